@@ -1,1 +1,45 @@
-//! placeholder
+//! The local wasmkeep host: runs actor components (`wasmkeep:actor@0.2.0`) under
+//! wasmtime with SQLite storage per actor and the deletion rules of ADR 0028.
+//!
+//! The [`Runtime`] is the whole host as a library; the `wasmkeep-shim` binary,
+//! its dev server ([`server`]), the conformance runner and every language's
+//! test harness use it.
+//!
+//! ```no_run
+//! use wasmkeep_shim::{ActorKey, HttpRequest, Runtime, RuntimeConfig};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let rt = Runtime::new(RuntimeConfig::for_tests("/tmp/wk-data"))?;
+//! rt.load_manifest("examples/counter-rust/wasmkeep.toml".as_ref())?;
+//! let key = ActorKey::new("examples/counter", "counter", "a");
+//! let answer = rt.request_blocking(&key, HttpRequest::new("POST", "/", ""))?;
+//! assert_eq!(answer.status, 200);
+//! # Ok(()) }
+//! ```
+
+pub mod actor_db;
+pub mod address;
+pub mod alarm_index;
+pub mod bindings;
+pub mod clock;
+pub mod component_cache;
+pub mod faults;
+mod host_impl;
+pub mod http_types;
+pub mod manifest;
+pub mod metrics;
+pub mod runtime;
+pub mod sql_types;
+pub mod state_store;
+mod worker;
+
+pub use address::ActorKey;
+pub use faults::FaultKind;
+pub use host_impl::HostState;
+pub use http_types::{HttpRequest, HttpResponse, Outbound, SocketMessage};
+pub use manifest::{Access, ClassSpec, Manifest};
+pub use runtime::{ActorInfo, ActorStatus, CallFailure, PendingResponse, Runtime, RuntimeConfig, ShimError, SocketHandle};
+pub use sql_types::{QueryResult, SqlError, SqlValue};
+
+/// The host's version.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+pub mod server;

@@ -1,0 +1,446 @@
+//! One actor's SQLite database, with the guard that keeps guest SQL inside it.
+//!
+//! Guest statements run under an authorizer that refuses, with `not-allowed`,
+//! anything that reaches outside the actor's own database (ATTACH, VACUUM INTO,
+//! load_extension, PRAGMAs that touch files or the journal), transaction
+//! control written as SQL (the host must know whether a transaction is open),
+//! and the host's own table `_wasmkeep_meta`, which holds the host metadata:
+//! the on-init marker and the alarm. Metadata lives in the database so that it
+//! goes with the data when the actor is deleted.
+
+use crate::sql_types::{QueryResult, SqlError, SqlValue, refusals};
+use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
+use rusqlite::types::{ToSqlOutput, Value, ValueRef};
+use rusqlite::{Connection, OptionalExtension, ToSql, params_from_iter};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// The host table guests may not touch.
+pub const META_TABLE: &str = "_wasmkeep_meta";
+
+/// Meta key: set once `on-init` returned for this database.
+pub const META_INITIALIZED: &str = "initialized";
+/// Meta key: the pending alarm, in ms since the epoch.
+pub const META_ALARM: &str = "alarm";
+
+/// PRAGMAs a guest may run: they read or set per-connection behaviour of its
+/// own database and touch no file.
+const ALLOWED_PRAGMAS: &[&str] = &[
+    "table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo",
+    "foreign_key_list", "foreign_key_check", "foreign_keys", "defer_foreign_keys",
+    "integrity_check", "quick_check", "user_version", "application_id", "data_version",
+    "recursive_triggers", "case_sensitive_like", "collation_list", "function_list",
+    "pragma_list", "module_list", "freelist_count", "page_count", "page_size",
+];
+
+#[derive(Debug, Default)]
+struct Guard {
+    /// True while guest SQL runs; the host's own statements pass unchecked.
+    guest: AtomicBool,
+    /// Why the authorizer refused the last statement.
+    denied: Mutex<Option<String>>,
+}
+
+impl Guard {
+    fn deny(&self, why: String) -> Authorization {
+        *self.denied.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(why);
+        Authorization::Deny
+    }
+
+    fn check(&self, ctx: AuthContext<'_>) -> Authorization {
+        if !self.guest.load(Ordering::SeqCst) {
+            return Authorization::Allow;
+        }
+        let is_meta = |t: &str| t.eq_ignore_ascii_case(META_TABLE) || t.to_ascii_lowercase().starts_with("_wasmkeep");
+        match ctx.action {
+            AuthAction::Attach { .. } | AuthAction::Detach { .. } => {
+                self.deny("ATTACH and DETACH reach outside the actor's database".into())
+            }
+            AuthAction::Pragma { pragma_name, .. } => {
+                if ALLOWED_PRAGMAS.iter().any(|p| p.eq_ignore_ascii_case(pragma_name)) {
+                    Authorization::Allow
+                } else {
+                    self.deny(format!("PRAGMA {pragma_name} is reserved to the host (it touches files or the journal)"))
+                }
+            }
+            AuthAction::Function { function_name } if function_name.eq_ignore_ascii_case("load_extension") => {
+                self.deny("load_extension is not available to actors".into())
+            }
+            AuthAction::Transaction { .. } | AuthAction::Savepoint { .. } => self.deny(
+                "transactions are opened with storage begin/commit/rollback, not with SQL text".into(),
+            ),
+            AuthAction::Read { table_name, .. }
+            | AuthAction::Insert { table_name }
+            | AuthAction::Update { table_name, .. }
+            | AuthAction::Delete { table_name }
+            | AuthAction::DropTable { table_name }
+            | AuthAction::CreateTable { table_name }
+            | AuthAction::AlterTable { table_name, .. }
+            | AuthAction::CreateIndex { table_name, .. }
+            | AuthAction::CreateTrigger { table_name, .. }
+                if is_meta(table_name) =>
+            {
+                self.deny(format!("{table_name} is the host's table"))
+            }
+            _ => Authorization::Allow,
+        }
+    }
+
+    fn take_denial(&self) -> Option<String> {
+        self.denied.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
+    }
+}
+
+/// An open actor database.
+#[derive(Debug)]
+pub struct ActorDb {
+    conn: Connection,
+    guard: Arc<Guard>,
+}
+
+struct Param<'a>(&'a SqlValue);
+
+impl ToSql for Param<'_> {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::Borrowed(match self.0 {
+            SqlValue::Null => ValueRef::Null,
+            SqlValue::Integer(i) => ValueRef::Integer(*i),
+            SqlValue::Real(f) => ValueRef::Real(*f),
+            SqlValue::Text(s) => ValueRef::Text(s.as_bytes()),
+            SqlValue::Blob(b) => ValueRef::Blob(b),
+        }))
+    }
+}
+
+fn from_value_ref(v: ValueRef<'_>) -> SqlValue {
+    match v {
+        ValueRef::Null => SqlValue::Null,
+        ValueRef::Integer(i) => SqlValue::Integer(i),
+        ValueRef::Real(f) => SqlValue::Real(f),
+        ValueRef::Text(t) => SqlValue::Text(String::from_utf8_lossy(t).into_owned()),
+        ValueRef::Blob(b) => SqlValue::Blob(b.to_vec()),
+    }
+}
+
+/// True if the SQL text, comments and case aside, contains `VACUUM … INTO`.
+fn is_vacuum_into(sql: &str) -> bool {
+    let mut words = Vec::new();
+    let mut cur = String::new();
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '-' && chars.peek() == Some(&'-') {
+            for c2 in chars.by_ref() {
+                if c2 == '\n' {
+                    break;
+                }
+            }
+        } else if c == '/' && chars.peek() == Some(&'*') {
+            chars.next();
+            let mut prev = ' ';
+            for c2 in chars.by_ref() {
+                if prev == '*' && c2 == '/' {
+                    break;
+                }
+                prev = c2;
+            }
+        } else if c.is_alphanumeric() || c == '_' {
+            cur.push(c.to_ascii_uppercase());
+            continue;
+        }
+        if !cur.is_empty() {
+            words.push(std::mem::take(&mut cur));
+        }
+    }
+    if !cur.is_empty() {
+        words.push(cur);
+    }
+    words.iter().position(|w| w == "VACUUM").is_some_and(|i| words[i..].iter().any(|w| w == "INTO"))
+}
+
+impl ActorDb {
+    /// Opens (or creates) the database at `path` in WAL mode with full sync,
+    /// and creates the host table.
+    ///
+    /// # Errors
+    /// SQLite could not open or set up the file.
+    pub fn open(path: &Path) -> Result<Self, SqlError> {
+        let conn = Connection::open(path).map_err(|e| SqlError::Internal(format!("opening {}: {e}", path.display())))?;
+        Self::setup(conn).map_err(|e| SqlError::Internal(format!("setting up {}: {e}", path.display())))
+    }
+
+    fn setup(conn: Connection) -> rusqlite::Result<Self> {
+        conn.execute_batch(&format!(
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;
+             CREATE TABLE IF NOT EXISTS {META_TABLE}(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        ))?;
+        conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
+        conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0)?;
+        let guard = Arc::new(Guard::default());
+        let g = guard.clone();
+        conn.authorizer(Some(move |ctx: AuthContext<'_>| g.check(ctx)));
+        Ok(Self { conn, guard })
+    }
+
+    fn guest<T>(&self, sql: &str, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, SqlError> {
+        if is_vacuum_into(sql) {
+            return Err(SqlError::NotAllowed("VACUUM INTO writes outside the actor's database".into()));
+        }
+        self.guard.take_denial();
+        self.guard.guest.store(true, Ordering::SeqCst);
+        let r = f(&self.conn);
+        self.guard.guest.store(false, Ordering::SeqCst);
+        r.map_err(|e| self.map_error(e))
+    }
+
+    fn map_error(&self, e: rusqlite::Error) -> SqlError {
+        if let Some(why) = self.guard.take_denial() {
+            return SqlError::NotAllowed(why);
+        }
+        match e {
+            rusqlite::Error::SqliteFailure(err, msg) => SqlError::Sqlite {
+                code: err.extended_code & 0xff,
+                message: msg.unwrap_or_else(|| err.to_string()),
+            },
+            rusqlite::Error::InvalidParameterCount(given, expected) => SqlError::Sqlite {
+                code: 25,
+                message: format!("the statement takes {expected} parameters, {given} were given"),
+            },
+            rusqlite::Error::MultipleStatement => SqlError::Sqlite {
+                code: 1,
+                message: "with parameters, or in query, the text must be one statement".into(),
+            },
+            other => SqlError::Sqlite { code: 1, message: other.to_string() },
+        }
+    }
+
+    /// Runs guest SQL; see `storage.exec` in the WIT.
+    ///
+    /// # Errors
+    /// `not-allowed` for forbidden statements, `sqlite` for SQLite's refusals.
+    pub fn exec(&self, sql: &str, params: &[SqlValue]) -> Result<u64, SqlError> {
+        self.guest(sql, |c| {
+            if params.is_empty() {
+                let before = c.total_changes();
+                c.execute_batch(sql)?;
+                Ok(c.total_changes().saturating_sub(before))
+            } else {
+                let mut stmt = c.prepare(sql)?;
+                let n = stmt.execute(params_from_iter(params.iter().map(Param)))?;
+                Ok(n as u64)
+            }
+        })
+    }
+
+    /// Runs one guest query; see `storage.query` in the WIT.
+    ///
+    /// # Errors
+    /// `not-allowed` for forbidden statements, `sqlite` for SQLite's refusals.
+    pub fn query(&self, sql: &str, params: &[SqlValue]) -> Result<QueryResult, SqlError> {
+        self.guest(sql, |c| {
+            let mut stmt = c.prepare(sql)?;
+            let columns: Vec<String> = stmt.column_names().into_iter().map(str::to_owned).collect();
+            let n = columns.len();
+            let mut rows = stmt.query(params_from_iter(params.iter().map(Param)))?;
+            let mut out = Vec::new();
+            while let Some(row) = rows.next()? {
+                let mut values = Vec::with_capacity(n);
+                for i in 0..n {
+                    values.push(from_value_ref(row.get_ref(i)?));
+                }
+                out.push(values);
+            }
+            Ok(QueryResult { columns, rows: out })
+        })
+    }
+
+    /// True while a transaction is open.
+    pub fn in_transaction(&self) -> bool {
+        !self.conn.is_autocommit()
+    }
+
+    /// Opens a transaction.
+    ///
+    /// # Errors
+    /// `not-allowed` if one is open.
+    pub fn begin(&self) -> Result<(), SqlError> {
+        if self.in_transaction() {
+            return Err(SqlError::NotAllowed(refusals::TRANSACTION_ALREADY_OPEN.into()));
+        }
+        self.conn.execute_batch("BEGIN").map_err(|e| self.map_error(e))
+    }
+
+    /// Commits the open transaction.
+    ///
+    /// # Errors
+    /// `not-allowed` if none is open; `sqlite` if the commit failed (deferred constraints).
+    pub fn commit(&self) -> Result<(), SqlError> {
+        if !self.in_transaction() {
+            return Err(SqlError::NotAllowed(refusals::NO_TRANSACTION.into()));
+        }
+        self.conn.execute_batch("COMMIT").map_err(|e| self.map_error(e))
+    }
+
+    /// Rolls back the open transaction.
+    ///
+    /// # Errors
+    /// `not-allowed` if none is open.
+    pub fn rollback(&self) -> Result<(), SqlError> {
+        if !self.in_transaction() {
+            return Err(SqlError::NotAllowed(refusals::NO_TRANSACTION.into()));
+        }
+        self.conn.execute_batch("ROLLBACK").map_err(|e| self.map_error(e))
+    }
+
+    /// Rolls back a transaction left open (event end, trap); true if there was one.
+    pub fn rollback_if_open(&self) -> bool {
+        if self.in_transaction() {
+            let _ = self.conn.execute_batch("ROLLBACK");
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Reads a host meta value.
+    ///
+    /// # Errors
+    /// `internal` if SQLite failed.
+    pub fn meta_get(&self, key: &str) -> Result<Option<String>, SqlError> {
+        self.conn
+            .query_row(&format!("SELECT value FROM {META_TABLE} WHERE key = ?1"), [key], |r| r.get(0))
+            .optional()
+            .map_err(|e| SqlError::Internal(format!("reading host metadata: {e}")))
+    }
+
+    /// Writes (or with `None` removes) a host meta value.
+    ///
+    /// # Errors
+    /// `internal` if SQLite failed.
+    pub fn meta_set(&self, key: &str, value: Option<&str>) -> Result<(), SqlError> {
+        let r = match value {
+            Some(v) => self.conn.execute(
+                &format!("INSERT INTO {META_TABLE}(key, value) VALUES(?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value"),
+                [key, v],
+            ),
+            None => self.conn.execute(&format!("DELETE FROM {META_TABLE} WHERE key = ?1"), [key]),
+        };
+        r.map(|_| ()).map_err(|e| SqlError::Internal(format!("writing host metadata: {e}")))
+    }
+
+    /// The guest's tables and their rows (the host's table left out), for the admin API.
+    ///
+    /// # Errors
+    /// `internal` if SQLite failed.
+    pub fn dump_tables(&self) -> Result<Vec<(String, QueryResult)>, SqlError> {
+        let internal = |e: rusqlite::Error| SqlError::Internal(format!("reading tables: {e}"));
+        let mut stmt = self
+            .conn
+            .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '\\_wasmkeep%' ESCAPE '\\' ORDER BY name")
+            .map_err(internal)?;
+        let names: Vec<String> = stmt.query_map([], |r| r.get(0)).map_err(internal)?.collect::<Result<_, _>>().map_err(internal)?;
+        let mut out = Vec::new();
+        for name in names {
+            let quoted = format!("\"{}\"", name.replace('"', "\"\""));
+            let mut s = self.conn.prepare(&format!("SELECT * FROM {quoted}")).map_err(internal)?;
+            let columns: Vec<String> = s.column_names().into_iter().map(str::to_owned).collect();
+            let n = columns.len();
+            let rows = s
+                .query_map([], |r| (0..n).map(|i| r.get::<_, Value>(i).map(|v| from_value_ref((&v).into()))).collect())
+                .map_err(internal)?
+                .collect::<Result<Vec<Vec<SqlValue>>, _>>()
+                .map_err(internal)?;
+            out.push((name, QueryResult { columns, rows }));
+        }
+        Ok(out)
+    }
+
+    /// Closes the database (checkpointing the WAL).
+    ///
+    /// # Errors
+    /// `internal` if SQLite could not close it cleanly.
+    pub fn close(self) -> Result<(), SqlError> {
+        self.conn.close().map_err(|(_, e)| SqlError::Internal(format!("closing the database: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn db() -> (tempfile::TempDir, ActorDb) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = ActorDb::open(&dir.path().join("a.db")).expect("open");
+        (dir, db)
+    }
+
+    #[test]
+    fn every_value_type_round_trips() {
+        let (_d, db) = db();
+        let vals = vec![
+            SqlValue::Null,
+            SqlValue::Integer(i64::MIN),
+            SqlValue::Real(1.5),
+            SqlValue::Text("ü".into()),
+            SqlValue::Blob(vec![0, 255]),
+        ];
+        let r = db.query("SELECT ?1, ?2, ?3, ?4, ?5", &vals).expect("query");
+        assert_eq!(r.rows, vec![vals], "parameters come back as the same sql-values");
+    }
+
+    #[test]
+    fn statements_reaching_outside_are_not_allowed() {
+        let (d, db) = db();
+        let outside = d.path().join("other.db");
+        for sql in [
+            format!("ATTACH '{}' AS x", outside.display()),
+            format!("VACUUM INTO '{}'", outside.display()),
+            "/* c */ vacuum   into 'x.db'".to_owned(),
+            "SELECT load_extension('x')".to_owned(),
+            "PRAGMA journal_mode=DELETE".to_owned(),
+            "PRAGMA writable_schema=ON".to_owned(),
+            "BEGIN".to_owned(),
+            "SAVEPOINT s".to_owned(),
+            format!("SELECT * FROM {META_TABLE}"),
+            format!("DROP TABLE {META_TABLE}"),
+        ] {
+            let e = db.exec(&sql, &[]).expect_err(&sql);
+            assert_eq!(e.kind(), "not-allowed", "{sql} must be refused with not-allowed, got {e}");
+        }
+        assert!(!outside.exists(), "no refused statement created a file outside the actor's database");
+        db.exec("PRAGMA user_version = 3", &[]).expect("harmless pragmas are allowed");
+    }
+
+    #[test]
+    fn sqlite_failures_carry_the_primary_code() {
+        let (_d, db) = db();
+        db.exec("CREATE TABLE t(x PRIMARY KEY)", &[]).expect("create");
+        db.exec("INSERT INTO t VALUES(?1)", &[SqlValue::Integer(1)]).expect("insert");
+        let e = db.exec("INSERT INTO t VALUES(?1)", &[SqlValue::Integer(1)]).expect_err("dup");
+        assert!(matches!(e, SqlError::Sqlite { code: 19, .. }), "a constraint failure is sqlite code 19: {e}");
+        let e = db.exec("SELEC 1", &[]).expect_err("syntax");
+        assert!(matches!(e, SqlError::Sqlite { code: 1, .. }), "a syntax error is sqlite code 1: {e}");
+    }
+
+    #[test]
+    fn transactions_are_tracked() {
+        let (_d, db) = db();
+        db.exec("CREATE TABLE t(x)", &[]).expect("create");
+        db.begin().expect("begin");
+        assert_eq!(db.begin().expect_err("twice").kind(), "not-allowed", "begin inside a transaction is refused");
+        db.exec("INSERT INTO t VALUES(1)", &[]).expect("insert");
+        db.rollback().expect("rollback");
+        assert_eq!(db.query("SELECT count(*) FROM t", &[]).expect("count").rows[0][0], SqlValue::Integer(0), "rollback discards the write");
+        assert_eq!(db.commit().expect_err("no txn").kind(), "not-allowed", "commit without begin is refused");
+    }
+
+    #[test]
+    fn meta_is_invisible_to_dump() {
+        let (_d, db) = db();
+        db.meta_set(META_INITIALIZED, Some("1")).expect("meta");
+        db.exec("CREATE TABLE t(x); INSERT INTO t VALUES(1)", &[]).expect("batch");
+        let tables = db.dump_tables().expect("dump");
+        assert_eq!(tables.len(), 1, "the host table is not listed: {tables:?}");
+        assert_eq!(db.meta_get(META_INITIALIZED).expect("get").as_deref(), Some("1"), "meta reads back");
+    }
+}

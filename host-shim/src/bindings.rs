@@ -1,0 +1,14 @@
+//! The host's bindings of `wasmkeep:actor@0.2.0`: the one place `bindgen!` runs.
+
+wasmtime::component::bindgen!({
+    world: "actor",
+    path: "../wit",
+    with: {
+        "wasmkeep:actor/http.response-outparam": crate::host_impl::Outparam,
+    },
+    // Host functions that fail with a trap return wasmtime::Result.
+    imports: { default: trappable },
+});
+
+pub use exports::wasmkeep::actor::events as guest_events;
+pub use wasmkeep::actor::{alarms, calls, context, http, sockets, storage, types};

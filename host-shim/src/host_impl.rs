@@ -1,0 +1,378 @@
+//! What an actor's imports do: the per-instance state and the `Host` traits.
+
+use crate::actor_db::{ActorDb, META_ALARM};
+use crate::address::ActorKey;
+use crate::bindings::{alarms, calls, context, http, sockets, storage, types};
+use crate::http_types::{HttpResponse, SocketMessage};
+use crate::metrics::{DELETE_FAILURES_TOTAL, DELETES_TOTAL, DeleteHow};
+use crate::runtime::Shared;
+use crate::sql_types::{QueryResult, SqlError, SqlValue, refusals};
+use std::sync::Arc;
+use tokio::sync::oneshot;
+use wasmtime::component::{Resource, ResourceTable};
+use wasmtime::StoreLimits;
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
+
+/// The response outparam handed to `on-request`: sends the answer when set.
+#[derive(Debug)]
+pub struct Outparam {
+    /// Shared with the event runner, which answers 500 if the event ends with it unset.
+    pub(crate) tx: ResponseSlot,
+}
+
+/// Where an event's HTTP answer goes; taken by whoever answers first.
+pub(crate) type ResponseSlot = Arc<std::sync::Mutex<Option<oneshot::Sender<HttpResponse>>>>;
+
+/// The actor's database, as this event may use it.
+#[derive(Debug, Default)]
+pub(crate) enum Db {
+    /// Not opened yet (opened at the start of each event).
+    #[default]
+    NotOpen,
+    /// Open and usable.
+    Open(ActorDb),
+    /// `delete-self-durable` answered ok in this event.
+    DeletedInEvent,
+    /// `delete-self-durable` failed in this event: closed, files maybe still there.
+    ClosedByFailedDelete,
+}
+
+/// What the current event has asked for.
+#[derive(Debug, Default)]
+pub(crate) struct EventState {
+    /// A delete to finish when the event ends.
+    pub delete: Option<DeleteHow>,
+    /// The files are already gone (durable delete answered ok).
+    pub files_removed: bool,
+    /// Actors waiting on this one, for cycle detection of calls.
+    pub chain: Vec<ActorKey>,
+}
+
+/// The data of one actor's store.
+pub struct HostState {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) key: ActorKey,
+    pub(crate) db: Db,
+    /// The alarm as the database says, cached.
+    pub(crate) alarm: Option<u64>,
+    pub(crate) ev: EventState,
+    pub(crate) wasi: WasiCtx,
+    pub(crate) table: ResourceTable,
+    pub(crate) limits: StoreLimits,
+    pub(crate) stderr: MemoryOutputPipe,
+}
+
+impl WasiView for HostState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl HostState {
+    pub(crate) fn new(shared: Arc<Shared>, key: ActorKey) -> Self {
+        let stderr = MemoryOutputPipe::new(64 * 1024);
+        let wasi = wasmtime_wasi::WasiCtxBuilder::new().stderr(stderr.clone()).stdout(stderr.clone()).build();
+        let limits = wasmtime::StoreLimitsBuilder::new()
+            .memory_size(shared.config.memory_limit_bytes)
+            .instances(4)
+            .tables(64)
+            .memories(4)
+            .build();
+        Self {
+            shared,
+            key,
+            db: Db::NotOpen,
+            alarm: None,
+            ev: EventState::default(),
+            wasi,
+            table: ResourceTable::new(),
+            limits,
+            stderr,
+        }
+    }
+
+    /// The last lines the guest wrote to stderr/stdout (panic messages), for error reports.
+    pub(crate) fn stderr_tail(&self) -> String {
+        let bytes = self.stderr.contents();
+        let text = String::from_utf8_lossy(&bytes);
+        let lines: Vec<&str> = text.lines().rev().take(5).collect();
+        lines.into_iter().rev().collect::<Vec<_>>().join("\n")
+    }
+
+    fn open_db(&self) -> Result<&ActorDb, SqlError> {
+        match &self.db {
+            Db::Open(db) => Ok(db),
+            Db::DeletedInEvent => Err(SqlError::NotAllowed(refusals::DELETED_IN_EVENT.into())),
+            Db::ClosedByFailedDelete => Err(SqlError::NotAllowed(refusals::CLOSED_BY_FAILED_DELETE.into())),
+            Db::NotOpen => Err(SqlError::Internal("the database is not open (host bug)".into())),
+        }
+    }
+
+    /// Re-reads the alarm after a rollback may have undone a change to it.
+    pub(crate) fn reload_alarm(&mut self) {
+        if let Db::Open(db) = &self.db {
+            self.alarm = db.meta_get(META_ALARM).ok().flatten().and_then(|v| v.parse().ok());
+        }
+    }
+
+    /// Deletes the actor's files now; see `delete-self-durable` in the WIT.
+    pub(crate) fn delete_durably(&mut self) -> Result<(), SqlError> {
+        match &self.db {
+            Db::DeletedInEvent => return Err(SqlError::NotAllowed(refusals::DELETED_IN_EVENT.into())),
+            Db::Open(db) if db.in_transaction() => {
+                return Err(SqlError::NotAllowed(refusals::OPEN_TRANSACTION.into()));
+            }
+            Db::NotOpen => return Err(SqlError::Internal("the database is not open (host bug)".into())),
+            Db::Open(_) | Db::ClosedByFailedDelete => {}
+        }
+        if let Db::Open(db) = std::mem::replace(&mut self.db, Db::ClosedByFailedDelete) {
+            // Closing checkpoints the WAL; a failure here still leaves files to remove.
+            if let Err(e) = db.close() {
+                tracing::warn!(actor = %self.key, "closing before a durable delete: {e}");
+            }
+        }
+        // Whatever happens now, the end of the event finishes the delete.
+        self.ev.delete = Some(DeleteHow::SelfDurable);
+        match self.shared.state.remove(&self.key) {
+            Ok(()) => {
+                self.db = Db::DeletedInEvent;
+                self.ev.files_removed = true;
+                self.alarm = None;
+                self.shared.metrics.inc(DELETES_TOTAL, DeleteHow::SelfDurable.label());
+                Ok(())
+            }
+            Err(e) => {
+                self.shared.metrics.inc(DELETE_FAILURES_TOTAL, DeleteHow::SelfDurable.label());
+                Err(SqlError::Internal(format!(
+                    "removing the actor's files failed ({e}); the delete is not known to be durable. \
+                     Storage stays closed for this event; calling delete-self-durable again is safe, \
+                     and the end of the event removes the files"
+                )))
+            }
+        }
+    }
+}
+
+fn to_wit_error(e: SqlError) -> types::SqlError {
+    match e {
+        SqlError::NotAllowed(m) => types::SqlError::NotAllowed(m),
+        SqlError::Internal(m) => types::SqlError::Internal(m),
+        SqlError::Sqlite { code, message } => types::SqlError::Sqlite(types::SqliteFailure { code, message }),
+    }
+}
+
+fn from_wit_value(v: types::SqlValue) -> SqlValue {
+    match v {
+        types::SqlValue::Null => SqlValue::Null,
+        types::SqlValue::Integer(i) => SqlValue::Integer(i),
+        types::SqlValue::Real(f) => SqlValue::Real(f),
+        types::SqlValue::Text(s) => SqlValue::Text(s),
+        types::SqlValue::Blob(b) => SqlValue::Blob(b),
+    }
+}
+
+fn to_wit_value(v: SqlValue) -> types::SqlValue {
+    match v {
+        SqlValue::Null => types::SqlValue::Null,
+        SqlValue::Integer(i) => types::SqlValue::Integer(i),
+        SqlValue::Real(f) => types::SqlValue::Real(f),
+        SqlValue::Text(s) => types::SqlValue::Text(s),
+        SqlValue::Blob(b) => types::SqlValue::Blob(b),
+    }
+}
+
+fn to_wit_rows(r: QueryResult) -> types::QueryResult {
+    types::QueryResult {
+        columns: r.columns,
+        rows: r.rows.into_iter().map(|row| row.into_iter().map(to_wit_value).collect()).collect(),
+    }
+}
+
+type R<T> = wasmtime::Result<T>;
+
+impl types::Host for HostState {}
+
+impl storage::Host for HostState {
+    fn exec(&mut self, sql: String, params: Vec<types::SqlValue>) -> R<Result<u64, types::SqlError>> {
+        let params: Vec<SqlValue> = params.into_iter().map(from_wit_value).collect();
+        Ok(self.open_db().and_then(|db| db.exec(&sql, &params)).map_err(to_wit_error))
+    }
+
+    fn query(&mut self, sql: String, params: Vec<types::SqlValue>) -> R<Result<types::QueryResult, types::SqlError>> {
+        let params: Vec<SqlValue> = params.into_iter().map(from_wit_value).collect();
+        Ok(self.open_db().and_then(|db| db.query(&sql, &params)).map(to_wit_rows).map_err(to_wit_error))
+    }
+
+    fn exec_durable(&mut self, sql: String, params: Vec<types::SqlValue>) -> R<Result<u64, types::SqlError>> {
+        let params: Vec<SqlValue> = params.into_iter().map(from_wit_value).collect();
+        // One node: every commit is synced (synchronous=FULL), so a write outside a
+        // transaction is durable when exec returns.
+        Ok(self
+            .open_db()
+            .and_then(|db| {
+                if db.in_transaction() {
+                    Err(SqlError::NotAllowed(refusals::OPEN_TRANSACTION.into()))
+                } else {
+                    db.exec(&sql, &params)
+                }
+            })
+            .map_err(to_wit_error))
+    }
+
+    fn begin(&mut self) -> R<Result<(), types::SqlError>> {
+        Ok(self.open_db().and_then(ActorDb::begin).map_err(to_wit_error))
+    }
+
+    fn commit(&mut self) -> R<Result<(), types::SqlError>> {
+        Ok(self.open_db().and_then(ActorDb::commit).map_err(to_wit_error))
+    }
+
+    fn rollback(&mut self) -> R<Result<(), types::SqlError>> {
+        let r = self.open_db().and_then(ActorDb::rollback);
+        self.reload_alarm();
+        Ok(r.map_err(to_wit_error))
+    }
+
+    fn delete_self(&mut self) -> R<()> {
+        if self.ev.delete.is_none() {
+            self.ev.delete = Some(DeleteHow::SelfDelete);
+        }
+        Ok(())
+    }
+
+    fn delete_self_durable(&mut self) -> R<Result<(), types::SqlError>> {
+        Ok(self.delete_durably().map_err(to_wit_error))
+    }
+}
+
+impl alarms::Host for HostState {
+    fn get_alarm(&mut self) -> R<Option<u64>> {
+        Ok(match self.db {
+            Db::Open(_) => self.alarm,
+            _ => None,
+        })
+    }
+
+    fn set_alarm(&mut self, at: u64) -> R<()> {
+        if let Db::Open(db) = &self.db {
+            match db.meta_set(META_ALARM, Some(&at.to_string())) {
+                Ok(()) => {
+                    self.alarm = Some(at);
+                    if let Err(e) = self.shared.alarms.set(&self.key, at) {
+                        tracing::error!(actor = %self.key, "alarm index: {e}");
+                    }
+                    self.shared.wake_timer();
+                }
+                Err(e) => tracing::error!(actor = %self.key, "set-alarm: {e}"),
+            }
+        }
+        Ok(())
+    }
+
+    fn clear_alarm(&mut self) -> R<()> {
+        if let Db::Open(db) = &self.db {
+            match db.meta_set(META_ALARM, None) {
+                // The index entry stays until it fires: it wakes nothing once the alarm is gone.
+                Ok(()) => self.alarm = None,
+                Err(e) => tracing::error!(actor = %self.key, "clear-alarm: {e}"),
+            }
+        }
+        Ok(())
+    }
+}
+
+impl context::Host for HostState {
+    fn self_address(&mut self) -> R<types::Address> {
+        Ok(types::Address {
+            class: self.key.class.clone(),
+            name: self.key.name.clone(),
+        })
+    }
+
+    fn app(&mut self) -> R<String> {
+        Ok(self.key.app.clone())
+    }
+
+    fn now(&mut self) -> R<u64> {
+        Ok(self.shared.clock.now_ms())
+    }
+
+    fn log(&mut self, level: context::LogLevel, message: String) -> R<()> {
+        let actor = &self.key;
+        match level {
+            context::LogLevel::Debug => tracing::debug!(target: "actor", %actor, "{message}"),
+            context::LogLevel::Info => tracing::info!(target: "actor", %actor, "{message}"),
+            context::LogLevel::Warn => tracing::warn!(target: "actor", %actor, "{message}"),
+            context::LogLevel::Error => tracing::error!(target: "actor", %actor, "{message}"),
+        }
+        self.shared.record_log(&self.key, level_name(level), &message);
+        Ok(())
+    }
+}
+
+fn level_name(l: context::LogLevel) -> &'static str {
+    match l {
+        context::LogLevel::Debug => "debug",
+        context::LogLevel::Info => "info",
+        context::LogLevel::Warn => "warn",
+        context::LogLevel::Error => "error",
+    }
+}
+
+impl sockets::Host for HostState {
+    fn send(&mut self, socket: u64, message: types::Message) -> R<Result<(), sockets::SocketError>> {
+        let msg = match message {
+            types::Message::Text(t) => SocketMessage::Text(t),
+            types::Message::Binary(b) => SocketMessage::Binary(b),
+        };
+        Ok(self.shared.socket_send(&self.key, socket, msg).map_err(|()| sockets::SocketError::NotOpen))
+    }
+
+    fn close(&mut self, socket: u64, code: u16, reason: String) -> R<Result<(), sockets::SocketError>> {
+        Ok(self.shared.socket_close_by_actor(&self.key, socket, code, reason).map_err(|()| sockets::SocketError::NotOpen))
+    }
+
+    fn open_sockets(&mut self) -> R<Vec<u64>> {
+        Ok(self.shared.sockets_of(&self.key))
+    }
+}
+
+impl calls::Host for HostState {
+    fn call(&mut self, target: types::Address, payload: Vec<u8>) -> R<Result<Vec<u8>, calls::CallError>> {
+        let mut chain = self.ev.chain.clone();
+        chain.push(self.key.clone());
+        let target = ActorKey::new(self.key.app.clone(), target.class, target.name);
+        Ok(self.shared.call_blocking(&target, Some(self.key.clone()), payload, chain).map_err(|e| match e {
+            crate::runtime::CallFailure::Refused(m) => calls::CallError::Refused(m),
+            crate::runtime::CallFailure::Rejected(m) => calls::CallError::Rejected(m),
+            crate::runtime::CallFailure::Failed(m) => calls::CallError::Failed(m),
+        }))
+    }
+}
+
+impl http::Host for HostState {}
+
+impl http::HostResponseOutparam for HostState {
+    fn set(&mut self, out: Resource<Outparam>, response: http::Response) -> R<()> {
+        let op = self.table.delete(out)?;
+        let tx = op.tx.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        if let Some(tx) = tx {
+            let _ = tx.send(HttpResponse {
+                status: response.status,
+                headers: response.headers,
+                body: response.body,
+            });
+        }
+        Ok(())
+    }
+
+    fn drop(&mut self, rep: Resource<Outparam>) -> R<()> {
+        // Dropped without an answer: the sender goes, and the event's end answers 500.
+        self.table.delete(rep)?;
+        Ok(())
+    }
+}

@@ -1,0 +1,141 @@
+//! `wasmkeep.toml`: the app, its classes, their components and access.
+
+use crate::address::{validate_app_name, validate_class_name};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Who may reach an actor of a class from outside the app (over HTTP).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Access {
+    /// Any request creates the actor if it does not exist.
+    Open,
+    /// Requests reach only actors that exist already (created by calls from the app's actors).
+    Existing,
+    /// Not reachable from outside: only calls from the app's own actors.
+    Internal,
+}
+
+/// A class as the manifest describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassSpec {
+    /// The class name.
+    pub name: String,
+    /// The component file (absolute, or relative to the working directory).
+    pub component: PathBuf,
+    /// Who may reach it.
+    pub access: Access,
+}
+
+/// A parsed manifest.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Manifest {
+    /// `tenant/app`.
+    pub app: String,
+    /// The classes, by name.
+    pub classes: Vec<ClassSpec>,
+}
+
+/// Why a manifest was refused.
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    /// The file could not be read.
+    #[error("cannot read manifest {path}: {source}")]
+    Read {
+        /// The manifest path.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The TOML is malformed or has unknown keys.
+    #[error("manifest {path} is not valid: {message}")]
+    Invalid {
+        /// The manifest path.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawManifest {
+    app: String,
+    #[serde(default)]
+    classes: BTreeMap<String, RawClass>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawClass {
+    component: PathBuf,
+    #[serde(default = "default_access")]
+    access: Access,
+}
+
+fn default_access() -> Access {
+    Access::Open
+}
+
+impl Manifest {
+    /// Reads and checks a manifest; component paths are resolved against its directory.
+    ///
+    /// # Errors
+    /// The file cannot be read, is not valid TOML, has unknown keys, bad names,
+    /// no class, or names a component file that does not exist.
+    pub fn load(path: &Path) -> Result<Self, ManifestError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ManifestError::Read { path: path.to_owned(), source })?;
+        Self::parse(&text, path.parent().unwrap_or(Path::new(".")), path)
+    }
+
+    /// Parses manifest text; `base` is the directory component paths are relative to.
+    ///
+    /// # Errors
+    /// As [`Manifest::load`], except reading.
+    pub fn parse(text: &str, base: &Path, shown_as: &Path) -> Result<Self, ManifestError> {
+        let invalid = |message: String| ManifestError::Invalid { path: shown_as.to_owned(), message };
+        let raw: RawManifest = toml::from_str(text).map_err(|e| invalid(e.to_string()))?;
+        validate_app_name(&raw.app).map_err(invalid)?;
+        if raw.classes.is_empty() {
+            return Err(invalid("no class: add a [classes.<name>] table with `component = \"path/to/actor.wasm\"`".into()));
+        }
+        let mut classes = Vec::new();
+        for (name, c) in raw.classes {
+            validate_class_name(&name).map_err(invalid)?;
+            let component = base.join(&c.component);
+            if !component.is_file() {
+                return Err(invalid(format!(
+                    "class {name}: component {} does not exist (build it first, e.g. `cargo xtask guests`)",
+                    component.display()
+                )));
+            }
+            classes.push(ClassSpec { name, component, access: c.access });
+        }
+        Ok(Self { app: raw.app, classes })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn manifests_are_checked() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("a.wasm"), b"x").expect("write");
+        let p = dir.path().join("wasmkeep.toml");
+        let ok = Manifest::parse("app = \"acme/shop\"\n[classes.cart]\ncomponent = \"a.wasm\"\naccess = \"existing\"\n", dir.path(), &p).expect("valid");
+        assert_eq!(ok.classes[0].access, Access::Existing, "access is read");
+        for (bad, why) in [
+            ("app = \"shop\"\n[classes.cart]\ncomponent = \"a.wasm\"", "tenant/app"),
+            ("app = \"acme/shop\"", "no class"),
+            ("app = \"acme/shop\"\n[classes.cart]\ncomponent = \"missing.wasm\"", "does not exist"),
+            ("app = \"acme/shop\"\n[classes.cart]\ncomponent = \"a.wasm\"\naccess = \"public\"", "unknown variant"),
+            ("app = \"acme/shop\"\n[classes.cart]\ncomponent = \"a.wasm\"\ncolour = 1", "unknown field"),
+        ] {
+            let e = Manifest::parse(bad, dir.path(), &p).expect_err(bad).to_string();
+            assert!(e.contains(why), "a bad manifest's error says why ({why}): {e}");
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! Counters the host exposes in Prometheus text at `/metrics`, with ADR 0028's names.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::sync::Mutex;
+
+/// How an actor was deleted, the `how` label of the delete metrics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum DeleteHow {
+    /// `storage.delete-self`.
+    SelfDelete,
+    /// `storage.delete-self-durable`.
+    SelfDurable,
+}
+
+impl DeleteHow {
+    /// The label value.
+    pub fn label(self) -> &'static str {
+        match self {
+            DeleteHow::SelfDelete => "self",
+            DeleteHow::SelfDurable => "self_durable",
+        }
+    }
+}
+
+/// The host's counters.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    counters: Mutex<BTreeMap<(&'static str, String), u64>>,
+}
+
+/// `wasmkeep_actor_deletes_total{how}`: deletes recorded.
+pub const DELETES_TOTAL: &str = "wasmkeep_actor_deletes_total";
+/// `wasmkeep_actor_delete_failures_total{how}`: deletes that failed to be recorded.
+pub const DELETE_FAILURES_TOTAL: &str = "wasmkeep_actor_delete_failures_total";
+/// `wasmkeep_events_total{kind}`: events run.
+pub const EVENTS_TOTAL: &str = "wasmkeep_events_total";
+/// `wasmkeep_event_failures_total{kind}`: events that trapped or ran out of time.
+pub const EVENT_FAILURES_TOTAL: &str = "wasmkeep_event_failures_total";
+
+const HELP: &[(&str, &str)] = &[
+    (DELETES_TOTAL, "Actor deletes recorded, by how (self, self_durable)."),
+    (DELETE_FAILURES_TOTAL, "Actor deletes that failed to be recorded, by how."),
+    (EVENTS_TOTAL, "Events run, by kind."),
+    (EVENT_FAILURES_TOTAL, "Events that trapped or ran out of time, by kind."),
+];
+
+impl Metrics {
+    /// Adds one to `name{label}`.
+    pub fn inc(&self, name: &'static str, label: &str) {
+        let mut c = self.counters.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        *c.entry((name, label.to_owned())).or_insert(0) += 1;
+    }
+
+    /// The value of `name{label}`.
+    pub fn get(&self, name: &str, label: &str) -> u64 {
+        let c = self.counters.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        c.iter().find(|((n, l), _)| *n == name && l == label).map_or(0, |(_, v)| *v)
+    }
+
+    /// Prometheus text exposition of every counter. The delete metrics are
+    /// always present (at 0) for both `how` values so that dashboards see them.
+    pub fn render(&self) -> String {
+        let c = self.counters.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut out = String::new();
+        for (name, help) in HELP {
+            let label_name = if name.starts_with("wasmkeep_actor_delete") { "how" } else { "kind" };
+            let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
+            let mut rows: BTreeMap<String, u64> = c
+                .iter()
+                .filter(|((n, _), _)| n == name)
+                .map(|((_, l), v)| (l.clone(), *v))
+                .collect();
+            if label_name == "how" {
+                for how in [DeleteHow::SelfDelete, DeleteHow::SelfDurable] {
+                    rows.entry(how.label().to_owned()).or_insert(0);
+                }
+            }
+            for (label, v) in rows {
+                let _ = writeln!(out, "{name}{{{label_name}=\"{label}\"}} {v}");
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn delete_metrics_are_rendered_even_at_zero() {
+        let m = Metrics::default();
+        let text = m.render();
+        assert!(text.contains("wasmkeep_actor_deletes_total{how=\"self_durable\"} 0"), "{text}");
+        assert!(text.contains("wasmkeep_actor_delete_failures_total{how=\"self\"} 0"), "{text}");
+        m.inc(DELETES_TOTAL, "self_durable");
+        assert!(m.render().contains("wasmkeep_actor_deletes_total{how=\"self_durable\"} 1"), "a recorded delete counts once");
+    }
+}

@@ -1,0 +1,727 @@
+//! The runtime: apps, classes, actors with one mailbox each, and the public API
+//! that the dev server, the test harnesses and the conformance runner all use.
+
+use crate::address::ActorKey;
+use crate::alarm_index::{AlarmIndex, MemoryAlarmIndex, SqliteAlarmIndex};
+use crate::bindings::ActorPre;
+use crate::clock::{Clock, SystemClock, VirtualClock};
+use crate::component_cache::{CacheOutcome, ComponentCache};
+use crate::faults::Faults;
+use crate::host_impl::HostState;
+use crate::http_types::{HttpRequest, HttpResponse, Outbound, SocketMessage};
+use crate::manifest::{Access, ClassSpec, Manifest};
+use crate::metrics::Metrics;
+use crate::sql_types::QueryResult;
+use crate::state_store::{LocalStateStore, StateStore};
+use crate::worker::{self, EventKind, Job};
+use serde::Serialize;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock, mpsc};
+use std::time::Duration;
+use tokio::sync::{mpsc as tmpsc, oneshot};
+use wasmtime::component::Linker;
+use wasmtime::{Config, Engine};
+
+/// How the runtime is set up.
+#[derive(Debug, Clone)]
+pub struct RuntimeConfig {
+    /// Where actors' databases and the host's own files go.
+    pub data_dir: PathBuf,
+    /// Where compiled components are cached (shared between data dirs).
+    pub cache_dir: PathBuf,
+    /// Use a virtual clock that only tests move (alarms then run when told).
+    pub virtual_clock: bool,
+    /// Keep the alarm index in memory instead of `<data-dir>/host/alarms.db`.
+    pub memory_alarm_index: bool,
+    /// How long one event may run before it is interrupted.
+    pub event_timeout: Duration,
+    /// Linear memory an actor instance may grow to.
+    pub memory_limit_bytes: usize,
+    /// How long an actor stays resident with no event before it hibernates.
+    pub idle_timeout: Duration,
+}
+
+impl RuntimeConfig {
+    /// Defaults for a data directory: real clock, 5 s events, 256 MiB memory,
+    /// 30 s idle, cache in `$WASMKEEP_CACHE_DIR` or `<data-dir>/cache`.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        let data_dir = data_dir.into();
+        let cache_dir = std::env::var_os("WASMKEEP_CACHE_DIR").map_or_else(|| data_dir.join("cache"), PathBuf::from);
+        Self {
+            data_dir,
+            cache_dir,
+            virtual_clock: false,
+            memory_alarm_index: false,
+            event_timeout: Duration::from_secs(5),
+            memory_limit_bytes: 256 << 20,
+            idle_timeout: Duration::from_secs(30),
+        }
+    }
+
+    /// For tests: virtual clock, in-memory alarm index.
+    pub fn for_tests(data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            virtual_clock: true,
+            memory_alarm_index: true,
+            ..Self::new(data_dir)
+        }
+    }
+}
+
+/// Errors of the runtime's API.
+#[derive(Debug, thiserror::Error)]
+pub enum ShimError {
+    /// The app is not loaded.
+    #[error("no app {0:?} is loaded")]
+    NoSuchApp(String),
+    /// The class is not in the app.
+    #[error("app {app} has no class {class:?} (classes: {known})")]
+    NoSuchClass {
+        /// The app.
+        app: String,
+        /// The class asked for.
+        class: String,
+        /// The classes it has.
+        known: String,
+    },
+    /// The class is `existing` and the actor does not exist.
+    #[error("no such actor: {0} (its class is `existing`: only calls from the app create actors)")]
+    NoSuchActor(ActorKey),
+    /// The class is `internal`.
+    #[error("class {0} is internal: it takes calls from the app's actors only")]
+    Internal(String),
+    /// A manifest problem.
+    #[error(transparent)]
+    Manifest(#[from] crate::manifest::ManifestError),
+    /// A component could not be read, compiled or linked.
+    #[error("component {path}: {message}")]
+    Component {
+        /// The file.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+    /// The operation needs the virtual clock.
+    #[error("the clock is real: start with a virtual clock (`serve --virtual-clock`, or RuntimeConfig::for_tests) to move it")]
+    RealClock,
+    /// No such socket.
+    #[error("socket {0} is not open")]
+    NoSuchSocket(u64),
+    /// The event did not complete.
+    #[error("{0}")]
+    Event(String),
+    /// The host failed.
+    #[error("host failure: {0}")]
+    Host(String),
+}
+
+/// A call's failure, as the WIT's `call-error`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallFailure {
+    /// Not delivered.
+    Refused(String),
+    /// The callee answered with an error.
+    Rejected(String),
+    /// The callee's event failed.
+    Failed(String),
+}
+
+/// A class of a loaded app.
+pub(crate) struct Class {
+    pub(crate) pre: ActorPre<HostState>,
+    pub(crate) access: Access,
+}
+
+/// A loaded app.
+pub(crate) struct App {
+    pub(crate) classes: HashMap<String, Arc<Class>>,
+}
+
+/// Where an actor stands, as the admin API shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ActorStatus {
+    /// In memory, with its database open.
+    Resident,
+    /// Only its files: the next event wakes it.
+    Hibernated,
+    /// Deleted by its last event; the next event creates a new, empty actor.
+    Deleted,
+}
+
+/// An actor and its state, for listings.
+#[derive(Debug, Clone, Serialize)]
+pub struct ActorInfo {
+    /// The actor.
+    #[serde(flatten)]
+    pub key: ActorKey,
+    /// Its state.
+    pub status: ActorStatus,
+    /// Its pending alarm, per the host's index (ms).
+    pub alarm: Option<u64>,
+}
+
+pub(crate) struct SlotInner {
+    pub(crate) sender: Option<mpsc::Sender<Job>>,
+    pub(crate) status: ActorStatus,
+    /// A delete whose files could not be removed: retried before the next event.
+    pub(crate) pending_removal: Option<crate::metrics::DeleteHow>,
+}
+
+/// One actor's mailbox and status.
+pub(crate) struct Slot {
+    pub(crate) key: ActorKey,
+    pub(crate) inner: Mutex<SlotInner>,
+}
+
+impl Slot {
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, SlotInner> {
+        self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+struct SocketEntry {
+    key: ActorKey,
+    out: tmpsc::UnboundedSender<Outbound>,
+}
+
+/// A log line an actor wrote.
+#[derive(Debug, Clone, Serialize)]
+pub struct LogLine {
+    /// The actor.
+    pub actor: String,
+    /// debug, info, warn, error.
+    pub level: &'static str,
+    /// The text.
+    pub message: String,
+}
+
+/// State shared by the runtime and every actor's worker.
+pub struct Shared {
+    pub(crate) engine: Engine,
+    pub(crate) linker: Linker<HostState>,
+    pub(crate) config: RuntimeConfig,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) faults: Arc<Faults>,
+    pub(crate) metrics: Metrics,
+    pub(crate) state: Arc<dyn StateStore>,
+    pub(crate) alarms: Arc<dyn AlarmIndex>,
+    pub(crate) apps: RwLock<HashMap<String, Arc<App>>>,
+    pub(crate) actors: Mutex<HashMap<ActorKey, Arc<Slot>>>,
+    sockets: Mutex<HashMap<u64, SocketEntry>>,
+    next_socket: AtomicU64,
+    cache: ComponentCache,
+    timer_wake: Mutex<Option<mpsc::Sender<()>>>,
+    logs: Mutex<std::collections::VecDeque<LogLine>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The local host. Cheap to clone; every clone is the same host.
+#[derive(Clone)]
+pub struct Runtime {
+    shared: Arc<Shared>,
+}
+
+/// An answer on its way: wait for it blocking or with `.await`.
+#[derive(Debug)]
+pub struct PendingResponse {
+    rx: oneshot::Receiver<HttpResponse>,
+}
+
+impl PendingResponse {
+    /// Blocks until the actor answers (or the host answers for it).
+    pub fn wait(self) -> HttpResponse {
+        self.rx.blocking_recv().unwrap_or_else(|_| HttpResponse::host_text(500, "the event ended without an answer"))
+    }
+
+    /// Waits asynchronously.
+    pub async fn recv(self) -> HttpResponse {
+        self.rx.await.unwrap_or_else(|_| HttpResponse::host_text(500, "the event ended without an answer"))
+    }
+}
+
+/// A socket opened through the library: the id and what the actor sends to it.
+#[derive(Debug)]
+pub struct SocketHandle {
+    /// The socket's id, as the actor sees it.
+    pub id: u64,
+    /// Messages and the close the actor (or the host) sends.
+    pub outbound: tmpsc::UnboundedReceiver<Outbound>,
+}
+
+impl Shared {
+    pub(crate) fn wake_timer(&self) {
+        if let Some(tx) = lock(&self.timer_wake).as_ref() {
+            let _ = tx.send(());
+        }
+    }
+
+    pub(crate) fn record_log(&self, key: &ActorKey, level: &'static str, message: &str) {
+        let mut logs = lock(&self.logs);
+        if logs.len() >= 1000 {
+            logs.pop_front();
+        }
+        logs.push_back(LogLine { actor: key.to_string(), level, message: message.to_owned() });
+    }
+
+    pub(crate) fn class(&self, key: &ActorKey) -> Result<Arc<Class>, ShimError> {
+        let apps = self.apps.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let app = apps.get(&key.app).ok_or_else(|| ShimError::NoSuchApp(key.app.clone()))?;
+        app.classes.get(&key.class).cloned().ok_or_else(|| {
+            let mut known: Vec<&str> = app.classes.keys().map(String::as_str).collect();
+            known.sort_unstable();
+            ShimError::NoSuchClass { app: key.app.clone(), class: key.class.clone(), known: known.join(", ") }
+        })
+    }
+
+    fn slot(&self, key: &ActorKey) -> Arc<Slot> {
+        lock(&self.actors)
+            .entry(key.clone())
+            .or_insert_with(|| {
+                Arc::new(Slot {
+                    key: key.clone(),
+                    inner: Mutex::new(SlotInner { sender: None, status: ActorStatus::Hibernated, pending_removal: None }),
+                })
+            })
+            .clone()
+    }
+
+    /// Puts a job in the actor's mailbox, waking a worker if it has none.
+    pub(crate) fn enqueue(self: &Arc<Self>, key: &ActorKey, job: Job) {
+        let slot = self.slot(key);
+        let mut inner = slot.lock();
+        let job = match &inner.sender {
+            Some(tx) => match tx.send(job) {
+                Ok(()) => return,
+                // The worker is gone (it panicked): start a new one with this job.
+                Err(mpsc::SendError(job)) => job,
+            },
+            None => job,
+        };
+        let (tx, rx) = mpsc::channel();
+        let _ = tx.send(job);
+        inner.sender = Some(tx);
+        let shared = self.clone();
+        let slot2 = slot.clone();
+        let spawned = std::thread::Builder::new()
+            .name(format!("actor {}", slot.key))
+            .spawn(move || worker::run(&shared, &slot2, &rx));
+        if let Err(e) = spawned {
+            tracing::error!("cannot start a worker thread: {e}");
+            inner.sender = None;
+        }
+    }
+
+    pub(crate) fn socket_send(&self, key: &ActorKey, id: u64, msg: SocketMessage) -> Result<(), ()> {
+        let sockets = lock(&self.sockets);
+        match sockets.get(&id) {
+            Some(s) if s.key == *key => s.out.send(Outbound::Message(msg)).map_err(|_| ()),
+            _ => Err(()),
+        }
+    }
+
+    pub(crate) fn socket_close_by_actor(self: &Arc<Self>, key: &ActorKey, id: u64, code: u16, reason: String) -> Result<(), ()> {
+        let entry = {
+            let mut sockets = lock(&self.sockets);
+            match sockets.get(&id) {
+                Some(s) if s.key == *key => sockets.remove(&id),
+                _ => None,
+            }
+        };
+        let entry = entry.ok_or(())?;
+        let _ = entry.out.send(Outbound::Close { code, reason: reason.clone() });
+        // The actor's own close event comes after the current event.
+        self.enqueue(key, Job::new(EventKind::SocketClose { id, code, reason }, Vec::new()));
+        Ok(())
+    }
+
+    pub(crate) fn sockets_of(&self, key: &ActorKey) -> Vec<u64> {
+        let mut v: Vec<u64> = lock(&self.sockets).iter().filter(|(_, s)| s.key == *key).map(|(id, _)| *id).collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// Closes every socket of a deleted actor with 1000 "actor deleted"; no close events run.
+    pub(crate) fn close_sockets_of_deleted(&self, key: &ActorKey) {
+        let mut sockets = lock(&self.sockets);
+        let ids: Vec<u64> = sockets.iter().filter(|(_, s)| s.key == *key).map(|(id, _)| *id).collect();
+        for id in ids {
+            if let Some(s) = sockets.remove(&id) {
+                let _ = s.out.send(Outbound::Close { code: 1000, reason: "actor deleted".into() });
+            }
+        }
+    }
+
+    pub(crate) fn call_blocking(
+        self: &Arc<Self>,
+        target: &ActorKey,
+        caller: Option<ActorKey>,
+        payload: Vec<u8>,
+        chain: Vec<ActorKey>,
+    ) -> Result<Vec<u8>, CallFailure> {
+        self.class(target).map_err(|e| CallFailure::Refused(e.to_string()))?;
+        if chain.contains(target) {
+            let path: Vec<String> = chain.iter().chain(std::iter::once(target)).map(ToString::to_string).collect();
+            return Err(CallFailure::Refused(format!(
+                "call cycle {}: the target is waiting on this call and would wait forever",
+                path.join(" → ")
+            )));
+        }
+        let (tx, rx) = oneshot::channel();
+        self.enqueue(target, Job::new(EventKind::Call { caller, payload, reply: tx }, chain));
+        rx.blocking_recv().unwrap_or_else(|_| Err(CallFailure::Failed("the callee's event ended without an answer".into())))
+    }
+}
+
+impl Runtime {
+    /// Starts a runtime: the engine, the data directory, the alarm timer.
+    ///
+    /// # Errors
+    /// The engine cannot be configured or the data directory cannot be created.
+    pub fn new(config: RuntimeConfig) -> Result<Self, ShimError> {
+        let host = |e: &dyn std::fmt::Display| ShimError::Host(e.to_string());
+        std::fs::create_dir_all(&config.data_dir).map_err(|e| host(&format!("creating {}: {e}", config.data_dir.display())))?;
+        let mut wcfg = Config::new();
+        wcfg.wasm_component_model(true).epoch_interruption(true);
+        let engine = Engine::new(&wcfg).map_err(|e| host(&e))?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| host(&e))?;
+        crate::bindings::Actor::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(&mut linker, |s| s)
+            .map_err(|e| host(&e))?;
+        let faults = Arc::new(Faults::default());
+        let clock: Arc<dyn Clock> = if config.virtual_clock { Arc::new(VirtualClock::default()) } else { Arc::new(SystemClock) };
+        let alarms: Arc<dyn AlarmIndex> = if config.memory_alarm_index {
+            Arc::new(MemoryAlarmIndex::default())
+        } else {
+            let dir = config.data_dir.join("host");
+            std::fs::create_dir_all(&dir).map_err(|e| host(&e))?;
+            Arc::new(SqliteAlarmIndex::open(&dir.join("alarms.db")).map_err(|e| host(&e))?)
+        };
+        let shared = Arc::new(Shared {
+            state: Arc::new(LocalStateStore::new(&config.data_dir, faults.clone())),
+            cache: ComponentCache::new(config.cache_dir.clone()),
+            engine,
+            linker,
+            clock,
+            faults,
+            metrics: Metrics::default(),
+            alarms,
+            apps: RwLock::new(HashMap::new()),
+            actors: Mutex::new(HashMap::new()),
+            sockets: Mutex::new(HashMap::new()),
+            next_socket: AtomicU64::new(1),
+            timer_wake: Mutex::new(None),
+            logs: Mutex::new(std::collections::VecDeque::new()),
+            config,
+        });
+        start_epoch_ticker(&shared.engine);
+        if !shared.config.virtual_clock {
+            start_alarm_timer(&shared);
+        }
+        Ok(Self { shared })
+    }
+
+    /// The configuration it runs with.
+    pub fn config(&self) -> &RuntimeConfig {
+        &self.shared.config
+    }
+
+    /// Loads (or replaces) an app from a manifest file, compiling its components.
+    ///
+    /// # Errors
+    /// The manifest is invalid or a component cannot be compiled or linked.
+    pub fn load_manifest(&self, path: &Path) -> Result<Manifest, ShimError> {
+        let manifest = Manifest::load(path)?;
+        self.add_app(&manifest.app, &manifest.classes)?;
+        Ok(manifest)
+    }
+
+    /// Loads (or replaces) an app from its classes.
+    ///
+    /// # Errors
+    /// A name is invalid, or a component cannot be read, compiled or linked.
+    pub fn add_app(&self, app: &str, classes: &[ClassSpec]) -> Result<(), ShimError> {
+        crate::address::validate_app_name(app).map_err(ShimError::Host)?;
+        let mut loaded = HashMap::new();
+        for c in classes {
+            crate::address::validate_class_name(&c.name).map_err(ShimError::Host)?;
+            let (pre, _) = self.load_component(&c.component)?;
+            loaded.insert(c.name.clone(), Arc::new(Class { pre, access: c.access }));
+        }
+        self.shared
+            .apps
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(app.to_owned(), Arc::new(App { classes: loaded }));
+        Ok(())
+    }
+
+    /// Compiles (or loads from the cache) one component and links it.
+    ///
+    /// # Errors
+    /// The file cannot be read, is not a component, or does not link against
+    /// `wasmkeep:actor@0.2.0` and WASI 0.2.
+    pub fn load_component(&self, path: &Path) -> Result<(ActorPre<HostState>, CacheOutcome), ShimError> {
+        let err = |message: String| ShimError::Component { path: path.to_owned(), message };
+        let bytes = std::fs::read(path).map_err(|e| err(format!("cannot read: {e}")))?;
+        let (component, outcome) = self
+            .shared
+            .cache
+            .load(&self.shared.engine, &bytes)
+            .map_err(|e| err(format!("not a valid component: {e:#}")))?;
+        let pre = self
+            .shared
+            .linker
+            .instantiate_pre(&component)
+            .map_err(|e| err(format!("does not link against wasmkeep:actor@0.2.0 and WASI 0.2: {e:#}")))?;
+        let pre = ActorPre::new(pre).map_err(|e| err(format!("does not export wasmkeep:actor/events@0.2.0: {e:#}")))?;
+        Ok((pre, outcome))
+    }
+
+    fn check_outside_access(&self, key: &ActorKey) -> Result<(), ShimError> {
+        match self.shared.class(key)?.access {
+            Access::Open => Ok(()),
+            Access::Existing if self.shared.state.exists(key) => Ok(()),
+            Access::Existing => Err(ShimError::NoSuchActor(key.clone())),
+            Access::Internal => Err(ShimError::Internal(key.class.clone())),
+        }
+    }
+
+    /// Delivers a request event from outside the app, as the dev server does.
+    ///
+    /// # Errors
+    /// Unknown app or class; the class's access refuses it.
+    pub fn request(&self, key: &ActorKey, req: HttpRequest) -> Result<PendingResponse, ShimError> {
+        self.check_outside_access(key)?;
+        let (tx, rx) = oneshot::channel();
+        self.shared.enqueue(key, Job::new(EventKind::Request { req, respond: tx }, Vec::new()));
+        Ok(PendingResponse { rx })
+    }
+
+    /// Sends a request and waits for the answer.
+    ///
+    /// # Errors
+    /// As [`Runtime::request`].
+    pub fn request_blocking(&self, key: &ActorKey, req: HttpRequest) -> Result<HttpResponse, ShimError> {
+        Ok(self.request(key, req)?.wait())
+    }
+
+    /// Runs `on-call` on an actor as the host (caller none) and waits for its answer.
+    ///
+    /// # Errors
+    /// Unknown app or class. The call's own failure is the inner result.
+    pub fn call(&self, key: &ActorKey, payload: Vec<u8>) -> Result<Result<Vec<u8>, CallFailure>, ShimError> {
+        self.shared.class(key)?;
+        Ok(self.shared.call_blocking(key, None, payload, Vec::new()))
+    }
+
+    /// Opens a WebSocket to an actor; `on-socket-open` is queued.
+    ///
+    /// # Errors
+    /// Unknown app or class; the class's access refuses it.
+    pub fn open_socket(&self, key: &ActorKey, path: &str) -> Result<SocketHandle, ShimError> {
+        self.check_outside_access(key)?;
+        let id = self.shared.next_socket.fetch_add(1, Ordering::SeqCst);
+        let (tx, rx) = tmpsc::unbounded_channel();
+        lock(&self.shared.sockets).insert(id, SocketEntry { key: key.clone(), out: tx });
+        self.shared.enqueue(key, Job::new(EventKind::SocketOpen { id, path: path.to_owned() }, Vec::new()));
+        Ok(SocketHandle { id, outbound: rx })
+    }
+
+    /// A message from a socket's client; `on-socket-message` is queued.
+    ///
+    /// # Errors
+    /// The socket is not open.
+    pub fn socket_message(&self, id: u64, msg: SocketMessage) -> Result<(), ShimError> {
+        let key = lock(&self.shared.sockets).get(&id).map(|s| s.key.clone()).ok_or(ShimError::NoSuchSocket(id))?;
+        self.shared.enqueue(&key, Job::new(EventKind::SocketMessage { id, msg }, Vec::new()));
+        Ok(())
+    }
+
+    /// The client closed the socket; `on-socket-close` is queued unless the
+    /// actor or the host closed it first.
+    pub fn socket_closed(&self, id: u64, code: u16, reason: &str) {
+        let entry = lock(&self.shared.sockets).remove(&id);
+        if let Some(e) = entry {
+            self.shared.enqueue(&e.key, Job::new(EventKind::SocketClose { id, code, reason: reason.to_owned() }, Vec::new()));
+        }
+    }
+
+    /// Waits until every event queued so far for `key` has run.
+    pub fn settle(&self, key: &ActorKey) {
+        let (tx, rx) = oneshot::channel();
+        self.shared.enqueue(key, Job::new(EventKind::Barrier { done: tx }, Vec::new()));
+        let _ = rx.blocking_recv();
+    }
+
+    /// The host's time (ms since the epoch).
+    pub fn now_ms(&self) -> u64 {
+        self.shared.clock.now_ms()
+    }
+
+    /// Moves the virtual clock forward by `ms`. Alarms do not run until
+    /// [`Runtime::run_due_alarms`] (or [`Runtime::run_alarm`]) is called.
+    ///
+    /// # Errors
+    /// The runtime uses the real clock.
+    pub fn advance_clock(&self, ms: u64) -> Result<u64, ShimError> {
+        self.shared.clock.as_virtual().map(|c| c.advance(ms)).ok_or(ShimError::RealClock)
+    }
+
+    /// Runs every alarm due now and waits for them; returns how many ran `on-alarm`.
+    pub fn run_due_alarms(&self) -> usize {
+        run_due(&self.shared)
+    }
+
+    /// Runs `key`'s alarm if it is due; true if `on-alarm` ran.
+    pub fn run_alarm(&self, key: &ActorKey) -> bool {
+        let (tx, rx) = oneshot::channel();
+        self.shared.enqueue(key, Job::new(EventKind::Alarm { ran: tx }, Vec::new()));
+        rx.blocking_recv().unwrap_or(false)
+    }
+
+    /// The fault switches.
+    pub fn faults(&self) -> &Faults {
+        &self.shared.faults
+    }
+
+    /// The counters.
+    pub fn metrics(&self) -> &Metrics {
+        &self.shared.metrics
+    }
+
+    /// The last (up to 1000) lines actors logged.
+    pub fn logs(&self) -> Vec<LogLine> {
+        lock(&self.shared.logs).iter().cloned().collect()
+    }
+
+    /// Whether the actor has a database.
+    pub fn exists(&self, key: &ActorKey) -> bool {
+        self.shared.state.exists(key)
+    }
+
+    /// The actor's database path.
+    pub fn db_path(&self, key: &ActorKey) -> PathBuf {
+        self.shared.state.db_path(key)
+    }
+
+    /// Every actor the host knows (in memory or on disk) and its state.
+    pub fn actors(&self) -> Vec<ActorInfo> {
+        let mut seen: HashMap<ActorKey, ActorStatus> = HashMap::new();
+        for k in self.shared.state.list() {
+            seen.insert(k, ActorStatus::Hibernated);
+        }
+        for (k, slot) in lock(&self.shared.actors).iter() {
+            let inner = slot.lock();
+            let status = if inner.sender.is_some() && inner.status != ActorStatus::Deleted {
+                ActorStatus::Resident
+            } else {
+                inner.status
+            };
+            if status != ActorStatus::Hibernated || seen.contains_key(k) {
+                seen.insert(k.clone(), status);
+            }
+        }
+        let mut v: Vec<ActorInfo> = seen
+            .into_iter()
+            .map(|(key, status)| ActorInfo { alarm: self.shared.alarms.get(&key).ok().flatten(), key, status })
+            .collect();
+        v.sort_by(|a, b| a.key.cmp(&b.key));
+        v
+    }
+
+    /// The actor's tables and rows (the host's own table left out), read in its mailbox.
+    ///
+    /// # Errors
+    /// The actor does not exist or its database cannot be read.
+    pub fn tables(&self, key: &ActorKey) -> Result<Vec<(String, QueryResult)>, ShimError> {
+        if !self.shared.state.exists(key) {
+            return Err(ShimError::Event(format!("no such actor: {key} has no database")));
+        }
+        let (tx, rx) = oneshot::channel();
+        self.shared.enqueue(key, Job::new(EventKind::Inspect { reply: tx }, Vec::new()));
+        rx.blocking_recv().map_err(|_| ShimError::Host("the actor's worker stopped".into()))?.map_err(ShimError::Event)
+    }
+
+    /// Hibernates every resident actor once its queued events have run.
+    pub fn hibernate_all(&self) {
+        let slots: Vec<Arc<Slot>> = lock(&self.shared.actors).values().cloned().collect();
+        let mut waits = Vec::new();
+        for s in slots {
+            if s.lock().sender.is_some() {
+                let (tx, rx) = oneshot::channel();
+                self.shared.enqueue(&s.key, Job::new(EventKind::Hibernate { done: tx }, Vec::new()));
+                waits.push(rx);
+            }
+        }
+        for w in waits {
+            let _ = w.blocking_recv();
+        }
+    }
+
+    /// How many actors are resident now.
+    pub fn resident_count(&self) -> usize {
+        lock(&self.shared.actors).values().filter(|s| s.lock().sender.is_some()).count()
+    }
+}
+
+fn run_due(shared: &Arc<Shared>) -> usize {
+    let now = shared.clock.now_ms();
+    let due = match shared.alarms.due(now) {
+        Ok(d) => d,
+        Err(e) => {
+            tracing::error!("reading the alarm index: {e}");
+            return 0;
+        }
+    };
+    let mut waits = Vec::new();
+    for (key, _) in due {
+        if shared.class(&key).is_err() {
+            continue; // its app is not loaded here
+        }
+        let (tx, rx) = oneshot::channel();
+        shared.enqueue(&key, Job::new(EventKind::Alarm { ran: tx }, Vec::new()));
+        waits.push(rx);
+    }
+    waits.into_iter().filter(|_| true).map(|rx| rx.blocking_recv().unwrap_or(false)).filter(|ran| *ran).count()
+}
+
+/// Interrupts guests: every 10 ms the engine's epoch moves; an event's deadline counts in epochs.
+fn start_epoch_ticker(engine: &Engine) {
+    let weak = engine.weak();
+    let _ = std::thread::Builder::new().name("epoch ticker".into()).spawn(move || {
+        while let Some(engine) = weak.upgrade() {
+            engine.increment_epoch();
+            drop(engine);
+            std::thread::sleep(worker::EPOCH_TICK);
+        }
+    });
+}
+
+/// With the real clock: runs alarms when they come due.
+fn start_alarm_timer(shared: &Arc<Shared>) {
+    let (tx, rx) = mpsc::channel::<()>();
+    *lock(&shared.timer_wake) = Some(tx);
+    let weak = Arc::downgrade(shared);
+    let _ = std::thread::Builder::new().name("alarm timer".into()).spawn(move || {
+        loop {
+            let Some(shared) = weak.upgrade() else { return };
+            run_due(&shared);
+            let now = shared.clock.now_ms();
+            let wait = match shared.alarms.next_at() {
+                Ok(Some(at)) => Duration::from_millis(at.saturating_sub(now).clamp(1, 1000)),
+                _ => Duration::from_secs(1),
+            };
+            drop(shared);
+            match rx.recv_timeout(wait) {
+                Ok(()) | Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => return,
+            }
+        }
+    });
+}

@@ -1,0 +1,308 @@
+//! The dev server: HTTP and WebSockets to actors, `/metrics`, and the admin API under `/_shim/`.
+
+use crate::address::ActorKey;
+use crate::faults::FaultKind;
+use crate::http_types::{HttpRequest, Outbound, SocketMessage};
+use crate::runtime::{Runtime, ShimError};
+use crate::sql_types::SqlValue;
+use axum::Router;
+use axum::body::{Body, to_bytes};
+use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{FromRequestParts, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get, post};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{Value, json};
+
+/// The largest request body an actor is sent.
+pub const MAX_BODY: usize = 16 << 20;
+
+#[derive(Clone)]
+struct Ctx {
+    rt: Runtime,
+    app: String,
+}
+
+/// The router for one app served by `rt`.
+pub fn router(rt: Runtime, app: String) -> Router {
+    let ctx = Ctx { rt, app };
+    Router::new()
+        .route("/metrics", get(metrics))
+        .route("/_shim/actors", get(actors))
+        .route("/_shim/actors/{class}/{name}/tables", get(tables))
+        .route("/_shim/clock", get(clock))
+        .route("/_shim/clock/advance", post(advance))
+        .route("/_shim/faults", get(faults_get).post(faults_set).delete(faults_clear))
+        .route("/_shim/alarms/run", post(run_alarms))
+        .route("/_shim/hibernate", post(hibernate))
+        .route("/_shim/logs", get(logs))
+        .route("/_shim/{*rest}", any(admin_unknown))
+        .route("/{class}/{name}", any(actor_route))
+        .route("/{class}/{name}/{*rest}", any(actor_route))
+        .fallback(no_route)
+        .with_state(ctx)
+}
+
+fn json_error(status: StatusCode, message: impl Into<String>) -> Response {
+    (status, axum::Json(json!({ "error": message.into() }))).into_response()
+}
+
+fn shim_error(e: &ShimError) -> Response {
+    let status = match e {
+        ShimError::NoSuchApp(_) | ShimError::NoSuchClass { .. } | ShimError::NoSuchActor(_) | ShimError::Internal(_) => {
+            StatusCode::NOT_FOUND
+        }
+        ShimError::RealClock => StatusCode::CONFLICT,
+        _ => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    json_error(status, e.to_string())
+}
+
+async fn no_route() -> Response {
+    json_error(
+        StatusCode::NOT_FOUND,
+        "no route: actors are at /<class>/<name>/<path>, metrics at /metrics, the admin API under /_shim/",
+    )
+}
+
+async fn admin_unknown() -> Response {
+    json_error(
+        StatusCode::NOT_FOUND,
+        "unknown admin call; see the README: /_shim/actors, /_shim/actors/<class>/<name>/tables, /_shim/clock, \
+         /_shim/clock/advance, /_shim/faults, /_shim/alarms/run, /_shim/hibernate, /_shim/logs",
+    )
+}
+
+async fn metrics(State(ctx): State<Ctx>) -> Response {
+    let mut r = ctx.rt.metrics().render().into_response();
+    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"));
+    r
+}
+
+async fn actors(State(ctx): State<Ctx>) -> Response {
+    axum::Json(json!({ "actors": ctx.rt.actors() })).into_response()
+}
+
+fn value_json(v: &SqlValue) -> Value {
+    match v {
+        SqlValue::Null => Value::Null,
+        SqlValue::Integer(i) => json!(i),
+        SqlValue::Real(f) => json!(f),
+        SqlValue::Text(s) => json!(s),
+        SqlValue::Blob(b) => json!({ "blob": hex::encode(b) }),
+    }
+}
+
+async fn tables(State(ctx): State<Ctx>, axum::extract::Path((class, name)): axum::extract::Path<(String, String)>) -> Response {
+    let key = ActorKey::new(ctx.app.clone(), class, name);
+    let rt = ctx.rt.clone();
+    match tokio::task::spawn_blocking(move || rt.tables(&key)).await {
+        Ok(Ok(tables)) => {
+            let mut obj = serde_json::Map::new();
+            for (t, r) in tables {
+                let rows: Vec<Value> = r.rows.iter().map(|row| Value::Array(row.iter().map(value_json).collect())).collect();
+                obj.insert(t, json!({ "columns": r.columns, "rows": rows }));
+            }
+            axum::Json(json!({ "tables": obj })).into_response()
+        }
+        Ok(Err(e)) => json_error(StatusCode::NOT_FOUND, e.to_string()),
+        Err(e) => json_error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
+async fn clock(State(ctx): State<Ctx>) -> Response {
+    axum::Json(json!({ "now": ctx.rt.now_ms(), "virtual": ctx.rt.config().virtual_clock })).into_response()
+}
+
+async fn read_json(req: Request) -> Result<Value, Response> {
+    let body = to_bytes(req.into_body(), 1 << 20)
+        .await
+        .map_err(|e| json_error(StatusCode::BAD_REQUEST, format!("cannot read the body: {e}")))?;
+    if body.is_empty() {
+        return Ok(json!({}));
+    }
+    serde_json::from_slice(&body).map_err(|e| json_error(StatusCode::BAD_REQUEST, format!("the body is not JSON: {e}")))
+}
+
+async fn advance(State(ctx): State<Ctx>, req: Request) -> Response {
+    let body = match read_json(req).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let Some(ms) = body.get("ms").and_then(Value::as_u64) else {
+        return json_error(StatusCode::BAD_REQUEST, "expected {\"ms\": <milliseconds to move the clock forward>}");
+    };
+    match ctx.rt.advance_clock(ms) {
+        Ok(now) => axum::Json(json!({ "now": now })).into_response(),
+        Err(e) => shim_error(&e),
+    }
+}
+
+fn faults_json(rt: &Runtime) -> Value {
+    let mut obj = serde_json::Map::new();
+    for k in FaultKind::ALL {
+        obj.insert(k.name().to_owned(), json!(rt.faults().remaining(k)));
+    }
+    Value::Object(obj)
+}
+
+async fn faults_get(State(ctx): State<Ctx>) -> Response {
+    axum::Json(json!({ "faults": faults_json(&ctx.rt) })).into_response()
+}
+
+async fn faults_set(State(ctx): State<Ctx>, req: Request) -> Response {
+    let body = match read_json(req).await {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let names: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
+    let Some(kind) = body.get("kind").and_then(Value::as_str).and_then(FaultKind::from_name) else {
+        return json_error(StatusCode::BAD_REQUEST, format!("expected {{\"kind\": one of {names:?}, \"count\": n}}"));
+    };
+    let count = body.get("count").and_then(Value::as_u64).unwrap_or(1);
+    ctx.rt.faults().arm(kind, u32::try_from(count).unwrap_or(u32::MAX));
+    axum::Json(json!({ "faults": faults_json(&ctx.rt) })).into_response()
+}
+
+async fn faults_clear(State(ctx): State<Ctx>) -> Response {
+    ctx.rt.faults().clear();
+    axum::Json(json!({ "faults": faults_json(&ctx.rt) })).into_response()
+}
+
+async fn run_alarms(State(ctx): State<Ctx>) -> Response {
+    let rt = ctx.rt.clone();
+    match tokio::task::spawn_blocking(move || rt.run_due_alarms()).await {
+        Ok(n) => axum::Json(json!({ "ran": n })).into_response(),
+        Err(e) => json_error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
+async fn hibernate(State(ctx): State<Ctx>) -> Response {
+    let rt = ctx.rt.clone();
+    match tokio::task::spawn_blocking(move || rt.hibernate_all()).await {
+        Ok(()) => axum::Json(json!({ "resident": ctx.rt.resident_count() })).into_response(),
+        Err(e) => json_error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
+async fn logs(State(ctx): State<Ctx>) -> Response {
+    axum::Json(json!({ "logs": ctx.rt.logs() })).into_response()
+}
+
+async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
+    let path = req.uri().path().to_owned();
+    let mut parts = path.trim_start_matches('/').splitn(3, '/');
+    let (Some(class), Some(name)) = (parts.next(), parts.next()) else {
+        return no_route().await;
+    };
+    let decode = |s: &str| percent_decode(s);
+    let (Some(class), Some(name)) = (decode(class), decode(name)) else {
+        return json_error(StatusCode::BAD_REQUEST, "the class or name is not valid percent-encoded UTF-8");
+    };
+    if name.is_empty() {
+        return json_error(StatusCode::NOT_FOUND, "an actor's name cannot be empty: /<class>/<name>/<path>");
+    }
+    let rest = parts.next().map_or_else(|| "/".to_owned(), |r| format!("/{r}"));
+    let rest = match req.uri().query() {
+        Some(q) => format!("{rest}?{q}"),
+        None => rest,
+    };
+    let key = ActorKey::new(ctx.app.clone(), class, name);
+    let is_upgrade = req
+        .headers()
+        .get(header::UPGRADE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
+    if is_upgrade {
+        let (mut parts, _) = req.into_parts();
+        return match WebSocketUpgrade::from_request_parts(&mut parts, &()).await {
+            Ok(ws) => match ctx.rt.open_socket(&key, &rest) {
+                Ok(handle) => {
+                    let rt = ctx.rt.clone();
+                    ws.on_upgrade(move |socket| pump_socket(rt, handle, socket))
+                }
+                Err(e) => shim_error(&e),
+            },
+            Err(e) => e.into_response(),
+        };
+    }
+    let method = req.method().as_str().to_owned();
+    let headers: Vec<(String, String)> = req
+        .headers()
+        .iter()
+        .map(|(k, v)| (k.as_str().to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+        .collect();
+    let body = match to_bytes(req.into_body(), MAX_BODY).await {
+        Ok(b) => b.to_vec(),
+        Err(e) => {
+            return json_error(StatusCode::PAYLOAD_TOO_LARGE, format!("the body could not be read (the limit is {MAX_BODY} bytes): {e}"));
+        }
+    };
+    let pending = match ctx.rt.request(&key, HttpRequest { method, path: rest, headers, body }) {
+        Ok(p) => p,
+        Err(e) => return shim_error(&e),
+    };
+    let answer = pending.recv().await;
+    let mut builder = Response::builder().status(answer.status);
+    for (k, v) in &answer.headers {
+        builder = builder.header(k, v);
+    }
+    builder.body(Body::from(answer.body)).unwrap_or_else(|e| {
+        json_error(StatusCode::INTERNAL_SERVER_ERROR, format!("the actor's response is not valid HTTP: {e}"))
+    })
+}
+
+fn percent_decode(s: &str) -> Option<String> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            let h = std::str::from_utf8(&b[i + 1..i + 3]).ok()?;
+            out.push(u8::from_str_radix(h, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+async fn pump_socket(rt: Runtime, mut handle: crate::runtime::SocketHandle, socket: WebSocket) {
+    let id = handle.id;
+    let (mut tx, mut rx) = socket.split();
+    loop {
+        tokio::select! {
+            out = handle.outbound.recv() => match out {
+                Some(Outbound::Message(SocketMessage::Text(t))) => {
+                    if tx.send(Message::Text(t.into())).await.is_err() { break; }
+                }
+                Some(Outbound::Message(SocketMessage::Binary(b))) => {
+                    if tx.send(Message::Binary(b.into())).await.is_err() { break; }
+                }
+                Some(Outbound::Close { code, reason }) => {
+                    let _ = tx.send(Message::Close(Some(CloseFrame { code, reason: reason.into() }))).await;
+                    return;
+                }
+                None => return,
+            },
+            incoming = rx.next() => match incoming {
+                Some(Ok(Message::Text(t))) => { let _ = rt.socket_message(id, SocketMessage::Text(t.to_string())); }
+                Some(Ok(Message::Binary(b))) => { let _ = rt.socket_message(id, SocketMessage::Binary(b.to_vec())); }
+                Some(Ok(Message::Close(frame))) => {
+                    let (code, reason) = frame.map_or((1005, String::new()), |f| (f.code, f.reason.to_string()));
+                    rt.socket_closed(id, code, &reason);
+                    return;
+                }
+                Some(Ok(_)) => {}
+                Some(Err(_)) | None => {
+                    rt.socket_closed(id, 1006, "connection lost");
+                    return;
+                }
+            },
+        }
+    }
+    rt.socket_closed(id, 1006, "connection lost");
+}

@@ -1,0 +1,462 @@
+//! One actor's worker: takes events from its mailbox one at a time and runs
+//! them, including the end of a deleting event (ADR 0028 §1–2, one node).
+
+use crate::actor_db::{ActorDb, META_ALARM, META_INITIALIZED};
+use crate::address::ActorKey;
+use crate::bindings::{Actor, http as wit_http, types as wit};
+use crate::host_impl::{Db, EventState, HostState, Outparam, ResponseSlot};
+use crate::http_types::{HttpRequest, HttpResponse, SocketMessage};
+use crate::metrics::{DELETE_FAILURES_TOTAL, DELETES_TOTAL, DeleteHow, EVENT_FAILURES_TOTAL, EVENTS_TOTAL};
+use crate::runtime::{ActorStatus, CallFailure, Shared, Slot};
+use crate::sql_types::QueryResult;
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
+use tokio::sync::oneshot;
+use wasmtime::Store;
+
+/// How often the engine's epoch moves (the granularity of event time limits).
+pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+/// What an event is.
+pub(crate) enum EventKind {
+    Request { req: HttpRequest, respond: oneshot::Sender<HttpResponse> },
+    Call { caller: Option<ActorKey>, payload: Vec<u8>, reply: oneshot::Sender<Result<Vec<u8>, CallFailure>> },
+    Alarm { ran: oneshot::Sender<bool> },
+    SocketOpen { id: u64, path: String },
+    SocketMessage { id: u64, msg: SocketMessage },
+    SocketClose { id: u64, code: u16, reason: String },
+    /// Host-side: read the actor's tables.
+    Inspect { reply: oneshot::Sender<Result<Vec<(String, QueryResult)>, String>> },
+    /// Host-side: every earlier job has run.
+    Barrier { done: oneshot::Sender<()> },
+    /// Host-side: drop the instance and close the database.
+    Hibernate { done: oneshot::Sender<()> },
+}
+
+impl EventKind {
+    fn label(&self) -> &'static str {
+        match self {
+            EventKind::Request { .. } => "request",
+            EventKind::Call { .. } => "call",
+            EventKind::Alarm { .. } => "alarm",
+            EventKind::SocketOpen { .. } => "socket_open",
+            EventKind::SocketMessage { .. } => "socket_message",
+            EventKind::SocketClose { .. } => "socket_close",
+            EventKind::Inspect { .. } | EventKind::Barrier { .. } | EventKind::Hibernate { .. } => "host",
+        }
+    }
+}
+
+/// A mailbox entry.
+pub(crate) struct Job {
+    kind: EventKind,
+    chain: Vec<ActorKey>,
+}
+
+impl Job {
+    pub(crate) fn new(kind: EventKind, chain: Vec<ActorKey>) -> Self {
+        Self { kind, chain }
+    }
+}
+
+/// A resident actor: its store (with the database) and, once needed, its instance.
+struct Resident {
+    store: Store<HostState>,
+    instance: Option<Actor>,
+}
+
+/// The worker loop: runs until the mailbox stays empty for the idle timeout.
+pub(crate) fn run(shared: &Arc<Shared>, slot: &Arc<Slot>, rx: &mpsc::Receiver<Job>) {
+    let mut resident: Option<Resident> = None;
+    slot.lock().status = ActorStatus::Resident;
+    loop {
+        let job = match rx.recv_timeout(shared.config.idle_timeout) {
+            Ok(job) => job,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                let mut inner = slot.lock();
+                if let Ok(job) = rx.try_recv() {
+                    drop(inner);
+                    job
+                } else {
+                    // Hibernate under the slot's lock so no new worker opens the files meanwhile.
+                    hibernate(&mut resident);
+                    inner.sender = None;
+                    if inner.status == ActorStatus::Resident {
+                        inner.status = ActorStatus::Hibernated;
+                    }
+                    return;
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                hibernate(&mut resident);
+                return;
+            }
+        };
+        if let EventKind::Hibernate { done } = job.kind {
+            let mut inner = slot.lock();
+            hibernate(&mut resident);
+            if let Ok(next) = rx.try_recv() {
+                drop(inner);
+                let _ = done.send(());
+                handle(shared, slot, &mut resident, next);
+                continue;
+            }
+            inner.sender = None;
+            if inner.status == ActorStatus::Resident {
+                inner.status = ActorStatus::Hibernated;
+            }
+            let _ = done.send(());
+            return;
+        }
+        handle(shared, slot, &mut resident, job);
+    }
+}
+
+fn hibernate(resident: &mut Option<Resident>) {
+    if let Some(mut r) = resident.take() {
+        if let Db::Open(db) = std::mem::take(&mut r.store.data_mut().db) {
+            db.rollback_if_open();
+            let _ = db.close();
+        }
+    }
+}
+
+/// Why an event failed, in words for the caller.
+type Failure = String;
+
+fn handle(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident>, job: Job) {
+    let key = slot.key.clone();
+    match job.kind {
+        EventKind::Barrier { done } => {
+            let _ = done.send(());
+            return;
+        }
+        EventKind::Inspect { reply } => {
+            let r = prepare(shared, slot, resident).and_then(|r| match &r.store.data().db {
+                Db::Open(db) => db.dump_tables().map_err(|e| e.to_string()),
+                _ => Err("the database is closed".into()),
+            });
+            let _ = reply.send(r);
+            return;
+        }
+        EventKind::Hibernate { done } => {
+            hibernate(resident);
+            let _ = done.send(());
+            return;
+        }
+        _ => {}
+    }
+    let label = job.kind.label();
+    shared.metrics.inc(EVENTS_TOTAL, label);
+    let res = match prepare(shared, slot, resident) {
+        Ok(r) => r,
+        Err(why) => {
+            shared.metrics.inc(EVENT_FAILURES_TOTAL, label);
+            fail_job(job.kind, &why);
+            return;
+        }
+    };
+    // An alarm runs guest code only if the actor's own alarm is due.
+    if let EventKind::Alarm { ran } = job.kind {
+        let now = shared.clock.now_ms();
+        let data = res.store.data_mut();
+        match data.alarm {
+            Some(at) if at <= now => {
+                if let Db::Open(db) = &data.db {
+                    if let Err(e) = db.meta_set(META_ALARM, None) {
+                        tracing::error!(actor = %key, "clearing a due alarm: {e}");
+                        let _ = ran.send(false);
+                        return;
+                    }
+                }
+                data.alarm = None;
+                let _ = shared.alarms.remove(&key);
+                let outcome = run_event(shared, res, EventKind::Alarm { ran }, job.chain);
+                finish(shared, slot, resident, outcome, label);
+            }
+            Some(at) => {
+                // The index was early (the alarm moved later): point it at the real time.
+                let _ = shared.alarms.set(&key, at);
+                let _ = ran.send(false);
+            }
+            None => {
+                // An entry left for an actor with no alarm wakes nothing.
+                let _ = shared.alarms.remove(&key);
+                let _ = ran.send(false);
+            }
+        }
+        return;
+    }
+    let outcome = run_event(shared, res, job.kind, job.chain);
+    finish(shared, slot, resident, outcome, label);
+}
+
+/// Retries an unfinished delete, opens the database and makes the store.
+fn prepare<'a>(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &'a mut Option<Resident>) -> Result<&'a mut Resident, Failure> {
+    let key = &slot.key;
+    let pending = slot.lock().pending_removal;
+    if let Some(how) = pending {
+        match shared.state.remove(key) {
+            Ok(()) => {
+                slot.lock().pending_removal = None;
+                shared.metrics.inc(DELETES_TOTAL, how.label());
+                let _ = shared.alarms.remove(key);
+            }
+            Err(e) => {
+                return Err(format!(
+                    "{key} was deleted but its files could not be removed ({e}); the host retries before its next event"
+                ));
+            }
+        }
+    }
+    if resident.is_none() {
+        let data = HostState::new(shared.clone(), key.clone());
+        let mut store = Store::new(&shared.engine, data);
+        store.limiter(|s| &mut s.limits);
+        store.epoch_deadline_trap();
+        *resident = Some(Resident { store, instance: None });
+    }
+    let Some(r) = resident.as_mut() else { return Err("host bug: no resident".into()) };
+    if matches!(r.store.data().db, Db::NotOpen) {
+        shared.state.prepare(key).map_err(|e| format!("creating the directory of {key}: {e}"))?;
+        let db = ActorDb::open(&shared.state.db_path(key)).map_err(|e| e.to_string())?;
+        let data = r.store.data_mut();
+        data.db = Db::Open(db);
+        data.reload_alarm();
+    }
+    slot.lock().status = ActorStatus::Resident;
+    Ok(r)
+}
+
+/// How an event ended.
+struct Outcome {
+    trapped: Option<String>,
+}
+
+fn deadline_ticks(shared: &Shared) -> u64 {
+    (shared.config.event_timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
+}
+
+fn describe_trap(shared: &Shared, store: &Store<HostState>, e: &wasmtime::Error) -> String {
+    let timed_out = e.downcast_ref::<wasmtime::Trap>() == Some(&wasmtime::Trap::Interrupt);
+    let mut msg = if timed_out {
+        format!(
+            "the event ran longer than its limit of {:?} and was interrupted (an endless loop?)",
+            shared.config.event_timeout
+        )
+    } else {
+        format!("the event trapped: {e:#}")
+    };
+    let tail = store.data().stderr_tail();
+    if !tail.is_empty() {
+        msg.push_str("\nguest output:\n");
+        msg.push_str(&tail);
+    }
+    msg
+}
+
+fn run_event(shared: &Arc<Shared>, res: &mut Resident, kind: EventKind, chain: Vec<ActorKey>) -> Outcome {
+    let key = res.store.data().key.clone();
+    res.store.data_mut().ev = EventState { chain, ..EventState::default() };
+    // Instantiate on first use.
+    if res.instance.is_none() {
+        let class = match shared.class(&key) {
+            Ok(c) => c,
+            Err(e) => return fail_kind(kind, &e.to_string()),
+        };
+        res.store.set_epoch_deadline(deadline_ticks(shared));
+        match class.pre.instantiate(&mut res.store) {
+            Ok(i) => res.instance = Some(i),
+            Err(e) => {
+                let why = format!("instantiating the component failed: {e:#}");
+                return fail_kind(kind, &why);
+            }
+        }
+    }
+    let Some(instance) = res.instance.as_ref() else { return fail_kind(kind, "host bug: no instance") };
+    let events = instance.wasmkeep_actor_events();
+
+    // on-init, once per new database, in the same event.
+    let initialized = match &res.store.data().db {
+        Db::Open(db) => db.meta_get(META_INITIALIZED).map(|v| v.is_some()),
+        _ => Ok(true),
+    };
+    match initialized {
+        Err(e) => return fail_kind(kind, &e.to_string()),
+        Ok(false) => {
+            res.store.set_epoch_deadline(deadline_ticks(shared));
+            if let Err(e) = events.call_on_init(&mut res.store) {
+                let why = format!("on-init failed, so the event did not run: {}", describe_trap(shared, &res.store, &e));
+                return Outcome { trapped: Some(fail_kind(kind, &why).trapped.unwrap_or(why)) };
+            }
+            let data = res.store.data_mut();
+            let mut rolled_back = false;
+            if let Db::Open(db) = &data.db {
+                if db.rollback_if_open() {
+                    tracing::warn!(actor = %key, "on-init left a transaction open: rolled back");
+                    rolled_back = true;
+                }
+                if let Err(e) = db.meta_set(META_INITIALIZED, Some("1")) {
+                    return fail_kind(kind, &e.to_string());
+                }
+            }
+            if rolled_back {
+                data.reload_alarm();
+            }
+        }
+        Ok(true) => {}
+    }
+
+    res.store.set_epoch_deadline(deadline_ticks(shared));
+    let result: Result<(), (wasmtime::Error, Option<Box<dyn FnOnce(String) + Send>>)> = match kind {
+        EventKind::Request { req, respond } => {
+            let slot: ResponseSlot = Arc::new(Mutex::new(Some(respond)));
+            let out = match res.store.data_mut().table.push(Outparam { tx: slot.clone() }) {
+                Ok(o) => o,
+                Err(e) => return fail_slot(&slot, &format!("host bug: {e}")),
+            };
+            let wreq = wit_http::Request { method: req.method, path: req.path, headers: req.headers, body: req.body };
+            let r = events.call_on_request(&mut res.store, &wreq, out);
+            let unanswered = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+            match r {
+                Ok(()) => {
+                    if let Some(tx) = unanswered {
+                        let _ = tx.send(HttpResponse::host_text(500, "the actor's on-request returned without setting a response"));
+                    }
+                    Ok(())
+                }
+                Err(e) => Err((e, unanswered.map(|tx| Box::new(move |why: String| { let _ = tx.send(HttpResponse::host_text(500, why)); }) as Box<dyn FnOnce(String) + Send>))),
+            }
+        }
+        EventKind::Call { caller, payload, reply } => {
+            let caller = caller.map(|k| wit::Address { class: k.class, name: k.name });
+            match events.call_on_call(&mut res.store, caller.as_ref(), &payload) {
+                Ok(answer) => {
+                    let _ = reply.send(answer.map_err(CallFailure::Rejected));
+                    Ok(())
+                }
+                Err(e) => Err((e, Some(Box::new(move |why: String| { let _ = reply.send(Err(CallFailure::Failed(why))); })))),
+            }
+        }
+        EventKind::Alarm { ran } => {
+            let r = events.call_on_alarm(&mut res.store);
+            let _ = ran.send(true);
+            r.map_err(|e| (e, None))
+        }
+        EventKind::SocketOpen { id, path } => events.call_on_socket_open(&mut res.store, id, &path).map_err(|e| (e, None)),
+        EventKind::SocketMessage { id, msg } => {
+            let m = match msg {
+                SocketMessage::Text(t) => wit::Message::Text(t),
+                SocketMessage::Binary(b) => wit::Message::Binary(b),
+            };
+            events.call_on_socket_message(&mut res.store, id, &m).map_err(|e| (e, None))
+        }
+        EventKind::SocketClose { id, code, reason } => {
+            events.call_on_socket_close(&mut res.store, id, code, &reason).map_err(|e| (e, None))
+        }
+        EventKind::Inspect { .. } | EventKind::Barrier { .. } | EventKind::Hibernate { .. } => Ok(()),
+    };
+    match result {
+        Ok(()) => Outcome { trapped: None },
+        Err((e, answer)) => {
+            let why = describe_trap(shared, &res.store, &e);
+            if let Some(answer) = answer {
+                answer(why.clone());
+            }
+            Outcome { trapped: Some(why) }
+        }
+    }
+}
+
+fn fail_slot(slot: &ResponseSlot, why: &str) -> Outcome {
+    if let Some(tx) = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take() {
+        let _ = tx.send(HttpResponse::host_text(500, why));
+    }
+    Outcome { trapped: Some(why.to_owned()) }
+}
+
+fn fail_kind(kind: EventKind, why: &str) -> Outcome {
+    fail_job(kind, why);
+    Outcome { trapped: Some(why.to_owned()) }
+}
+
+/// Answers a job that could not run.
+fn fail_job(kind: EventKind, why: &str) {
+    match kind {
+        EventKind::Request { respond, .. } => {
+            let _ = respond.send(HttpResponse::host_text(503, why));
+        }
+        EventKind::Call { reply, .. } => {
+            let _ = reply.send(Err(CallFailure::Failed(why.to_owned())));
+        }
+        EventKind::Alarm { ran } => {
+            let _ = ran.send(false);
+        }
+        EventKind::Inspect { reply } => {
+            let _ = reply.send(Err(why.to_owned()));
+        }
+        EventKind::Barrier { done } | EventKind::Hibernate { done } => {
+            let _ = done.send(());
+        }
+        EventKind::SocketOpen { .. } | EventKind::SocketMessage { .. } | EventKind::SocketClose { .. } => {}
+    }
+    tracing::warn!("event failed: {why}");
+}
+
+/// The end of an event: traps, transactions left open, and deletes.
+fn finish(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident>, outcome: Outcome, label: &str) {
+    let Some(res) = resident.as_mut() else { return };
+    let key = slot.key.clone();
+    let delete = res.store.data().ev.delete;
+    if let Some(why) = &outcome.trapped {
+        shared.metrics.inc(EVENT_FAILURES_TOTAL, label);
+        tracing::warn!(actor = %key, "{why}");
+    }
+    {
+        let data = res.store.data_mut();
+        if let Db::Open(db) = &data.db {
+            if db.rollback_if_open() {
+                if outcome.trapped.is_none() {
+                    tracing::warn!(actor = %key, "the event ended with a transaction open: rolled back");
+                }
+                data.reload_alarm();
+            }
+        }
+    }
+    if let Some(how) = delete {
+        finish_delete(shared, slot, resident, how);
+        return;
+    }
+    if outcome.trapped.is_some() {
+        // A trapped instance may be in any state: the next event gets a fresh one.
+        hibernate(resident);
+    }
+}
+
+/// ADR 0028 §1 at the end of a deleting event (one node): the alarm forgotten,
+/// sockets closed with 1000 "actor deleted", files removed, the actor given up.
+fn finish_delete(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident>, how: DeleteHow) {
+    let key = slot.key.clone();
+    let files_removed = resident.as_ref().is_some_and(|r| r.store.data().ev.files_removed);
+    // Give the actor up: drop the instance, close the database.
+    hibernate(resident);
+    shared.close_sockets_of_deleted(&key);
+    let removed = files_removed || {
+        match shared.state.remove(&key) {
+            Ok(()) => {
+                shared.metrics.inc(DELETES_TOTAL, how.label());
+                true
+            }
+            Err(e) => {
+                shared.metrics.inc(DELETE_FAILURES_TOTAL, how.label());
+                tracing::error!(actor = %key, "removing a deleted actor's files failed ({e}); retried before its next event");
+                slot.lock().pending_removal = Some(how);
+                false
+            }
+        }
+    };
+    if removed {
+        let _ = shared.alarms.remove(&key);
+    }
+    slot.lock().status = ActorStatus::Deleted;
+}

@@ -1,1 +1,171 @@
-fn main() {}
+//! The conformance runner: builds each language's testee, runs every case
+//! against it in the local host, prints a language × case matrix.
+//!
+//! A case that fails names the language, the step and both outcomes. Known
+//! failures are listed per language in `conformance/expected-failures/<lang>.txt`
+//! (`case-name  # reason`); an expected failure that passes fails the run.
+
+mod case;
+mod exec;
+mod expect;
+
+use anyhow::Context as _;
+use clap::Parser;
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+#[derive(Parser)]
+#[command(about = "Run the conformance cases against every language's testee")]
+struct Args {
+    /// The conformance directory (cases/, languages.toml, expected-failures/).
+    #[arg(long, default_value = "conformance")]
+    dir: PathBuf,
+    /// Only these languages (repeatable).
+    #[arg(long = "lang")]
+    langs: Vec<String>,
+    /// Only cases whose name contains this.
+    #[arg(long)]
+    case: Option<String>,
+    /// Do not run the languages' build commands (use the components as they are).
+    #[arg(long)]
+    no_build: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Language {
+    /// The built testee component, relative to the repository root.
+    component: PathBuf,
+    /// The command that builds it, run from the repository root.
+    build: Vec<String>,
+}
+
+/// How one case went for one language.
+#[derive(Debug, Clone, PartialEq)]
+enum Cell {
+    Pass,
+    Fail(String),
+    ExpectedFail,
+    UnexpectedPass,
+}
+
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(true) => std::process::ExitCode::SUCCESS,
+        Ok(false) => std::process::ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("conformance: {e:#}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
+fn load_expected_failures(dir: &Path, lang: &str) -> anyhow::Result<HashMap<String, String>> {
+    let path = dir.join("expected-failures").join(format!("{lang}.txt"));
+    let mut out = HashMap::new();
+    let Ok(text) = std::fs::read_to_string(&path) else { return Ok(out) };
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let Some((name, reason)) = line.split_once('#') else {
+            anyhow::bail!("{}:{}: every expected failure needs a reason: `case-name  # why`", path.display(), i + 1);
+        };
+        let reason = reason.trim();
+        if reason.is_empty() {
+            anyhow::bail!("{}:{}: the reason after '#' is empty", path.display(), i + 1);
+        }
+        out.insert(name.trim().to_owned(), reason.to_owned());
+    }
+    Ok(out)
+}
+
+fn run() -> anyhow::Result<bool> {
+    let args = Args::parse();
+    let root = std::env::current_dir()?;
+    let langs_text = std::fs::read_to_string(args.dir.join("languages.toml")).context("reading languages.toml")?;
+    let all_langs: BTreeMap<String, Language> = toml::from_str(&langs_text).context("parsing languages.toml")?;
+    let cases = case::load_all(&args.dir.join("cases"))?;
+    let cases: Vec<&case::Case> = cases.iter().filter(|c| args.case.as_ref().is_none_or(|f| c.name.contains(f.as_str()))).collect();
+    let langs: Vec<(&String, &Language)> =
+        all_langs.iter().filter(|(name, _)| args.langs.is_empty() || args.langs.contains(name)).collect();
+    if langs.is_empty() {
+        anyhow::bail!("no language selected; languages.toml knows: {:?}", all_langs.keys().collect::<Vec<_>>());
+    }
+    let cache_dir = root.join("target").join("wasmkeep-cache");
+    let mut matrix: BTreeMap<String, BTreeMap<String, Cell>> = BTreeMap::new();
+    for (lang, spec) in &langs {
+        if !args.no_build {
+            let (prog, rest) = spec.build.split_first().context("empty build command")?;
+            eprintln!("building the {lang} testee: {}", spec.build.join(" "));
+            let status = std::process::Command::new(prog).args(rest).status().with_context(|| format!("running {prog}"))?;
+            anyhow::ensure!(status.success(), "building the {lang} testee failed ({status})");
+        }
+        let component = root.join(&spec.component);
+        anyhow::ensure!(component.is_file(), "the {lang} testee {} is missing: build it with `{}`", component.display(), spec.build.join(" "));
+        let xfail = load_expected_failures(&args.dir, lang)?;
+        for name in xfail.keys() {
+            anyhow::ensure!(cases.iter().any(|c| &c.name == name) || args.case.is_some(), "expected-failures/{lang}.txt names an unknown case {name}");
+        }
+        for c in &cases {
+            let result = exec::run_case(c, &component, &cache_dir);
+            let cell = match (result, xfail.contains_key(&c.name)) {
+                (Ok(()), false) => Cell::Pass,
+                (Ok(()), true) => Cell::UnexpectedPass,
+                (Err(_), true) => Cell::ExpectedFail,
+                (Err(e), false) => Cell::Fail(format!("{e:#}")),
+            };
+            matrix.entry(c.name.clone()).or_default().insert((*lang).clone(), cell);
+        }
+    }
+    Ok(print_matrix(&cases, &langs.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>(), &matrix))
+}
+
+fn print_matrix(cases: &[&case::Case], langs: &[&str], matrix: &BTreeMap<String, BTreeMap<String, Cell>>) -> bool {
+    let width = cases.iter().map(|c| c.name.len()).max().unwrap_or(4).max(4);
+    print!("{:width$}", "case");
+    for l in langs {
+        print!("  {l:>10}");
+    }
+    println!();
+    let (mut passed, mut failed, mut xfailed) = (0, 0, 0);
+    let mut failures = Vec::new();
+    for c in cases {
+        print!("{:width$}", c.name);
+        for l in langs {
+            let cell = &matrix[&c.name][*l];
+            let mark = match cell {
+                Cell::Pass => {
+                    passed += 1;
+                    "pass"
+                }
+                Cell::ExpectedFail => {
+                    xfailed += 1;
+                    "xfail"
+                }
+                Cell::Fail(e) => {
+                    failed += 1;
+                    failures.push(format!("FAIL {l} {}: {e}\n  rule: {}", c.name, c.rule));
+                    "FAIL"
+                }
+                Cell::UnexpectedPass => {
+                    failed += 1;
+                    failures.push(format!(
+                        "XPASS {l} {}: listed in expected-failures/{l}.txt but passes; remove the line",
+                        c.name
+                    ));
+                    "XPASS"
+                }
+            };
+            print!("  {mark:>10}");
+        }
+        println!();
+    }
+    for f in &failures {
+        println!("{f}");
+    }
+    println!("conformance: {passed} passed, {failed} failed, {xfailed} skipped");
+    failed == 0
+}

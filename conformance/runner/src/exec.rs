@@ -1,0 +1,178 @@
+//! Running one case against one testee in a fresh host.
+
+use crate::case::{Case, Step};
+use crate::expect;
+use anyhow::{Context as _, anyhow, bail};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Duration;
+use wasmkeep_shim::{
+    Access, ActorKey, ClassSpec, FaultKind, HttpRequest, Outbound, Runtime, RuntimeConfig, SocketHandle,
+};
+
+/// The app every case runs in.
+pub const APP: &str = "conformance/testee";
+/// The class of the actors the steps address; `peer` is the same component, for calls.
+pub const CLASS: &str = "testee";
+
+/// Runs `case` against the testee component in a new host with its own data directory.
+///
+/// # Errors
+/// The first step whose outcome differs, naming the step and both outcomes.
+pub fn run_case(case: &Case, component: &Path, cache_dir: &Path) -> anyhow::Result<()> {
+    if case.mode != "single" {
+        bail!("mode {} is not supported by this runner yet", case.mode);
+    }
+    let dir = tempfile::tempdir()?;
+    let mut config = RuntimeConfig::for_tests(dir.path());
+    config.cache_dir = cache_dir.to_owned();
+    config.event_timeout = Duration::from_millis(1000);
+    config.idle_timeout = Duration::from_secs(5);
+    let rt = Runtime::new(config)?;
+    let classes = [CLASS, "peer"].map(|name| ClassSpec { name: name.into(), component: component.to_owned(), access: Access::Open });
+    rt.add_app(APP, &classes)?;
+    let mut sockets: HashMap<String, SocketHandle> = HashMap::new();
+    let result = (|| -> anyhow::Result<()> {
+        for (i, step) in case.steps.iter().enumerate() {
+            run_step(&rt, step, &mut sockets).with_context(|| format!("step {} ({})", i + 1, step_name(step)))?;
+        }
+        Ok(())
+    })();
+    rt.hibernate_all();
+    result
+}
+
+fn step_name(step: &Step) -> &'static str {
+    match step {
+        Step::Request { .. } => "request",
+        Step::Call { .. } => "call",
+        Step::Fault { .. } => "fault",
+        Step::Advance { .. } => "advance",
+        Step::RunAlarms { .. } => "run-alarms",
+        Step::Exists { .. } => "exists",
+        Step::SocketOpen { .. } => "socket-open",
+        Step::SocketClosed { .. } => "socket-closed",
+        Step::SocketOpenStill { .. } => "socket-open-still",
+        Step::Hibernate => "hibernate",
+        Step::Metric { .. } => "metric",
+    }
+}
+
+fn key(actor: &str) -> ActorKey {
+    ActorKey::new(APP, CLASS, actor)
+}
+
+fn check_outcomes(expect_list: &[Value], outcomes: &[Value]) -> anyhow::Result<()> {
+    for (i, e) in expect_list.iter().enumerate() {
+        expect::check(e, outcomes.get(i)).map_err(|m| anyhow!("operation {}: {m}", i + 1))?;
+    }
+    if outcomes.len() > expect_list.len() {
+        bail!("the testee answered {} outcomes, the case expects {}: {}", outcomes.len(), expect_list.len(), Value::from(outcomes.to_vec()));
+    }
+    Ok(())
+}
+
+/// Replaces a string `"$name"` naming a socket opened by an earlier step with its id.
+fn substitute(v: &Value, sockets: &HashMap<String, SocketHandle>) -> Value {
+    match v {
+        Value::String(s) => match s.strip_prefix('$').and_then(|n| sockets.get(n)) {
+            Some(h) => Value::String(h.id.to_string()),
+            None => v.clone(),
+        },
+        Value::Array(a) => Value::Array(a.iter().map(|x| substitute(x, sockets)).collect()),
+        Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), substitute(x, sockets))).collect()),
+        other => other.clone(),
+    }
+}
+
+fn parse_outcomes(body: &[u8]) -> anyhow::Result<Vec<Value>> {
+    let v: Value = serde_json::from_slice(body).with_context(|| format!("the testee's answer is not JSON: {}", String::from_utf8_lossy(body)))?;
+    v.get("outcomes").and_then(Value::as_array).cloned().ok_or_else(|| anyhow!("the testee's answer has no outcomes: {v}"))
+}
+
+fn run_step(rt: &Runtime, step: &Step, sockets: &mut HashMap<String, SocketHandle>) -> anyhow::Result<()> {
+    match step {
+        Step::Request { actor, ops, expect, status, body_contains } => {
+            let ops: Vec<Value> = ops.iter().map(|o| substitute(o, sockets)).collect();
+            let body = serde_json::to_vec(&json!({ "ops": ops }))?;
+            let answer = rt.request_blocking(&key(actor), HttpRequest::new("POST", "/", body))?;
+            let want = status.unwrap_or(200);
+            if answer.status != want {
+                bail!("expected status {want}, got {} with body {}", answer.status, answer.text());
+            }
+            if let Some(sub) = body_contains {
+                if !answer.text().contains(sub.as_str()) {
+                    bail!("expected the body to contain {sub:?}, got {}", answer.text());
+                }
+            }
+            if answer.status == 200 {
+                check_outcomes(expect, &parse_outcomes(&answer.body)?)?;
+            }
+            // The event may go on after answering; the next step starts once it ended.
+            rt.settle(&key(actor));
+        }
+        Step::Call { actor, ops, expect } => {
+            let payload = serde_json::to_vec(&json!({ "ops": ops }))?;
+            match rt.call(&key(actor), payload)? {
+                Ok(answer) => check_outcomes(expect, &parse_outcomes(&answer)?)?,
+                Err(e) => bail!("the call failed: {e:?}"),
+            }
+        }
+        Step::Fault { kind, count } => {
+            let k = FaultKind::from_name(kind).ok_or_else(|| anyhow!("unknown fault {kind}"))?;
+            rt.faults().arm(k, *count);
+        }
+        Step::Advance { ms } => {
+            rt.advance_clock(*ms)?;
+        }
+        Step::RunAlarms { ran } => {
+            let n = rt.run_due_alarms();
+            if n != *ran {
+                bail!("expected {ran} alarms to run, {n} ran");
+            }
+        }
+        Step::Exists { actor, expect } => {
+            let e = rt.exists(&key(actor));
+            if e != *expect {
+                bail!("expected the actor's database to {}exist, it does{}", if *expect { "" } else { "not " }, if e { "" } else { " not" });
+            }
+        }
+        Step::SocketOpen { actor, socket } => {
+            let h = rt.open_socket(&key(actor), "/")?;
+            rt.settle(&key(actor));
+            sockets.insert(socket.clone(), h);
+        }
+        Step::SocketClosed { socket, code, reason } => {
+            let h = sockets.get_mut(socket).ok_or_else(|| anyhow!("no socket named {socket}"))?;
+            loop {
+                match h.outbound.try_recv() {
+                    Ok(Outbound::Close { code: c, reason: r }) => {
+                        if c != *code || r != *reason {
+                            bail!("expected close {code} {reason:?}, got {c} {r:?}");
+                        }
+                        break;
+                    }
+                    Ok(Outbound::Message(_)) => {}
+                    Err(_) => bail!("expected the socket to be closed with {code} {reason:?}; it is still open"),
+                }
+            }
+        }
+        Step::SocketOpenStill { socket } => {
+            let h = sockets.get_mut(socket).ok_or_else(|| anyhow!("no socket named {socket}"))?;
+            while let Ok(m) = h.outbound.try_recv() {
+                if let Outbound::Close { code, reason } = m {
+                    bail!("expected the socket open, it was closed with {code} {reason:?}");
+                }
+            }
+        }
+        Step::Hibernate => rt.hibernate_all(),
+        Step::Metric { name, label, value } => {
+            let v = rt.metrics().get(name, label);
+            if v != *value {
+                bail!("expected {name}{{{label}}} = {value}, got {v}");
+            }
+        }
+    }
+    Ok(())
+}

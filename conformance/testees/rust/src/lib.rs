@@ -289,7 +289,10 @@ fn run_op(
         "delete-self-durable" => storage::delete_self_durable()
             .map(|()| Json::Null)
             .map_err(Into::into),
-        "get-alarm" => Ok(json!({ "at": alarms::get().map(|at| at.to_string()) })),
+        "get-alarm" => Ok(match alarms::get() {
+            Some(at) => json!({ "pending": true, "at": at.to_string() }),
+            None => json!({ "pending": false }),
+        }),
         "set-alarm" => {
             if op.contains_key("at") {
                 alarms::set(u64_field(op, "at")?);

@@ -147,3 +147,8 @@ macro_rules! params {
         [$($crate::Value::from($value)),+]
     };
 }
+
+/// Compiles the README's example as a doctest.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

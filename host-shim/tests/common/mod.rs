@@ -1,0 +1,18 @@
+//! Shared by the host's integration tests: the components `cargo xtask guests` builds.
+
+#![allow(dead_code, reason = "each test file uses a different part of this module")]
+
+use std::path::PathBuf;
+
+/// A built guest component, or a panic saying how to build it.
+pub fn component(name: &str) -> PathBuf {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let p = root.join("target").join("components").join(format!("{name}.wasm"));
+    assert!(p.is_file(), "{} is missing: run `cargo xtask guests` first (the test command does)", p.display());
+    p
+}
+
+/// The compiled-component cache the tests share.
+pub fn cache_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("target").join("wasmkeep-cache")
+}

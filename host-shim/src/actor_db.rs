@@ -27,11 +27,30 @@ pub const META_ALARM: &str = "alarm";
 /// PRAGMAs a guest may run: they read or set per-connection behaviour of its
 /// own database and touch no file.
 const ALLOWED_PRAGMAS: &[&str] = &[
-    "table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo",
-    "foreign_key_list", "foreign_key_check", "foreign_keys", "defer_foreign_keys",
-    "integrity_check", "quick_check", "user_version", "application_id", "data_version",
-    "recursive_triggers", "case_sensitive_like", "collation_list", "function_list",
-    "pragma_list", "module_list", "freelist_count", "page_count", "page_size",
+    "table_info",
+    "table_xinfo",
+    "table_list",
+    "index_list",
+    "index_info",
+    "index_xinfo",
+    "foreign_key_list",
+    "foreign_key_check",
+    "foreign_keys",
+    "defer_foreign_keys",
+    "integrity_check",
+    "quick_check",
+    "user_version",
+    "application_id",
+    "data_version",
+    "recursive_triggers",
+    "case_sensitive_like",
+    "collation_list",
+    "function_list",
+    "pragma_list",
+    "module_list",
+    "freelist_count",
+    "page_count",
+    "page_size",
 ];
 
 #[derive(Debug, Default)]
@@ -61,15 +80,17 @@ impl Guard {
                 if ALLOWED_PRAGMAS.iter().any(|p| p.eq_ignore_ascii_case(pragma_name)) {
                     Authorization::Allow
                 } else {
-                    self.deny(format!("PRAGMA {pragma_name} is reserved to the host (it touches files or the journal)"))
+                    self.deny(format!(
+                        "PRAGMA {pragma_name} is reserved to the host (it touches files or the journal)"
+                    ))
                 }
             }
             AuthAction::Function { function_name } if function_name.eq_ignore_ascii_case("load_extension") => {
                 self.deny("load_extension is not available to actors".into())
             }
-            AuthAction::Transaction { .. } | AuthAction::Savepoint { .. } => self.deny(
-                "transactions are opened with storage begin/commit/rollback, not with SQL text".into(),
-            ),
+            AuthAction::Transaction { .. } | AuthAction::Savepoint { .. } => {
+                self.deny("transactions are opened with storage begin/commit/rollback, not with SQL text".into())
+            }
             AuthAction::Read { table_name, .. }
             | AuthAction::Insert { table_name }
             | AuthAction::Update { table_name, .. }
@@ -88,7 +109,10 @@ impl Guard {
     }
 
     fn take_denial(&self) -> Option<String> {
-        self.denied.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take()
+        self.denied
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
     }
 }
 
@@ -155,7 +179,10 @@ fn is_vacuum_into(sql: &str) -> bool {
     if !cur.is_empty() {
         words.push(cur);
     }
-    words.iter().position(|w| w == "VACUUM").is_some_and(|i| words[i..].iter().any(|w| w == "INTO"))
+    words
+        .iter()
+        .position(|w| w == "VACUUM")
+        .is_some_and(|i| words[i..].iter().any(|w| w == "INTO"))
 }
 
 impl ActorDb {
@@ -165,7 +192,8 @@ impl ActorDb {
     /// # Errors
     /// SQLite could not open or set up the file.
     pub fn open(path: &Path) -> Result<Self, SqlError> {
-        let conn = Connection::open(path).map_err(|e| SqlError::Internal(format!("opening {}: {e}", path.display())))?;
+        let conn =
+            Connection::open(path).map_err(|e| SqlError::Internal(format!("opening {}: {e}", path.display())))?;
         Self::setup(conn).map_err(|e| SqlError::Internal(format!("setting up {}: {e}", path.display())))
     }
 
@@ -184,7 +212,9 @@ impl ActorDb {
 
     fn guest<T>(&self, sql: &str, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, SqlError> {
         if is_vacuum_into(sql) {
-            return Err(SqlError::NotAllowed("VACUUM INTO writes outside the actor's database".into()));
+            return Err(SqlError::NotAllowed(
+                "VACUUM INTO writes outside the actor's database".into(),
+            ));
         }
         self.guard.take_denial();
         self.guard.guest.store(true, Ordering::SeqCst);
@@ -210,7 +240,10 @@ impl ActorDb {
                 code: 1,
                 message: "with parameters, or in query, the text must be one statement".into(),
             },
-            other => SqlError::Sqlite { code: 1, message: other.to_string() },
+            other => SqlError::Sqlite {
+                code: 1,
+                message: other.to_string(),
+            },
         }
     }
 
@@ -308,7 +341,9 @@ impl ActorDb {
     /// `internal` if SQLite failed.
     pub fn meta_get(&self, key: &str) -> Result<Option<String>, SqlError> {
         self.conn
-            .query_row(&format!("SELECT value FROM {META_TABLE} WHERE key = ?1"), [key], |r| r.get(0))
+            .query_row(&format!("SELECT value FROM {META_TABLE} WHERE key = ?1"), [key], |r| {
+                r.get(0)
+            })
             .optional()
             .map_err(|e| SqlError::Internal(format!("reading host metadata: {e}")))
     }
@@ -325,7 +360,8 @@ impl ActorDb {
             ),
             None => self.conn.execute(&format!("DELETE FROM {META_TABLE} WHERE key = ?1"), [key]),
         };
-        r.map(|_| ()).map_err(|e| SqlError::Internal(format!("writing host metadata: {e}")))
+        r.map(|_| ())
+            .map_err(|e| SqlError::Internal(format!("writing host metadata: {e}")))
     }
 
     /// The guest's tables and their rows (the host's table left out), for the admin API.
@@ -338,15 +374,26 @@ impl ActorDb {
             .conn
             .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '\\_wasmkeep%' ESCAPE '\\' ORDER BY name")
             .map_err(internal)?;
-        let names: Vec<String> = stmt.query_map([], |r| r.get(0)).map_err(internal)?.collect::<Result<_, _>>().map_err(internal)?;
+        let names: Vec<String> = stmt
+            .query_map([], |r| r.get(0))
+            .map_err(internal)?
+            .collect::<Result<_, _>>()
+            .map_err(internal)?;
         let mut out = Vec::new();
         for name in names {
             let quoted = format!("\"{}\"", name.replace('"', "\"\""));
-            let mut s = self.conn.prepare(&format!("SELECT * FROM {quoted}")).map_err(internal)?;
+            let mut s = self
+                .conn
+                .prepare(&format!("SELECT * FROM {quoted}"))
+                .map_err(internal)?;
             let columns: Vec<String> = s.column_names().into_iter().map(str::to_owned).collect();
             let n = columns.len();
             let rows = s
-                .query_map([], |r| (0..n).map(|i| r.get::<_, Value>(i).map(|v| from_value_ref((&v).into()))).collect())
+                .query_map([], |r| {
+                    (0..n)
+                        .map(|i| r.get::<_, Value>(i).map(|v| from_value_ref((&v).into())))
+                        .collect()
+                })
                 .map_err(internal)?
                 .collect::<Result<Vec<Vec<SqlValue>>, _>>()
                 .map_err(internal)?;
@@ -360,7 +407,9 @@ impl ActorDb {
     /// # Errors
     /// `internal` if SQLite could not close it cleanly.
     pub fn close(self) -> Result<(), SqlError> {
-        self.conn.close().map_err(|(_, e)| SqlError::Internal(format!("closing the database: {e}")))
+        self.conn
+            .close()
+            .map_err(|(_, e)| SqlError::Internal(format!("closing the database: {e}")))
     }
 }
 
@@ -405,21 +454,38 @@ mod tests {
             format!("DROP TABLE {META_TABLE}"),
         ] {
             let e = db.exec(&sql, &[]).expect_err(&sql);
-            assert_eq!(e.kind(), "not-allowed", "{sql} must be refused with not-allowed, got {e}");
+            assert_eq!(
+                e.kind(),
+                "not-allowed",
+                "{sql} must be refused with not-allowed, got {e}"
+            );
         }
-        assert!(!outside.exists(), "no refused statement created a file outside the actor's database");
-        db.exec("PRAGMA user_version = 3", &[]).expect("harmless pragmas are allowed");
+        assert!(
+            !outside.exists(),
+            "no refused statement created a file outside the actor's database"
+        );
+        db.exec("PRAGMA user_version = 3", &[])
+            .expect("harmless pragmas are allowed");
     }
 
     #[test]
     fn sqlite_failures_carry_the_primary_code() {
         let (_d, db) = db();
         db.exec("CREATE TABLE t(x PRIMARY KEY)", &[]).expect("create");
-        db.exec("INSERT INTO t VALUES(?1)", &[SqlValue::Integer(1)]).expect("insert");
-        let e = db.exec("INSERT INTO t VALUES(?1)", &[SqlValue::Integer(1)]).expect_err("dup");
-        assert!(matches!(e, SqlError::Sqlite { code: 19, .. }), "a constraint failure is sqlite code 19: {e}");
+        db.exec("INSERT INTO t VALUES(?1)", &[SqlValue::Integer(1)])
+            .expect("insert");
+        let e = db
+            .exec("INSERT INTO t VALUES(?1)", &[SqlValue::Integer(1)])
+            .expect_err("dup");
+        assert!(
+            matches!(e, SqlError::Sqlite { code: 19, .. }),
+            "a constraint failure is sqlite code 19: {e}"
+        );
         let e = db.exec("SELEC 1", &[]).expect_err("syntax");
-        assert!(matches!(e, SqlError::Sqlite { code: 1, .. }), "a syntax error is sqlite code 1: {e}");
+        assert!(
+            matches!(e, SqlError::Sqlite { code: 1, .. }),
+            "a syntax error is sqlite code 1: {e}"
+        );
     }
 
     #[test]
@@ -427,20 +493,37 @@ mod tests {
         let (_d, db) = db();
         db.exec("CREATE TABLE t(x)", &[]).expect("create");
         db.begin().expect("begin");
-        assert_eq!(db.begin().expect_err("twice").kind(), "not-allowed", "begin inside a transaction is refused");
+        assert_eq!(
+            db.begin().expect_err("twice").kind(),
+            "not-allowed",
+            "begin inside a transaction is refused"
+        );
         db.exec("INSERT INTO t VALUES(1)", &[]).expect("insert");
         db.rollback().expect("rollback");
-        assert_eq!(db.query("SELECT count(*) FROM t", &[]).expect("count").rows[0][0], SqlValue::Integer(0), "rollback discards the write");
-        assert_eq!(db.commit().expect_err("no txn").kind(), "not-allowed", "commit without begin is refused");
+        assert_eq!(
+            db.query("SELECT count(*) FROM t", &[]).expect("count").rows[0][0],
+            SqlValue::Integer(0),
+            "rollback discards the write"
+        );
+        assert_eq!(
+            db.commit().expect_err("no txn").kind(),
+            "not-allowed",
+            "commit without begin is refused"
+        );
     }
 
     #[test]
     fn meta_is_invisible_to_dump() {
         let (_d, db) = db();
         db.meta_set(META_INITIALIZED, Some("1")).expect("meta");
-        db.exec("CREATE TABLE t(x); INSERT INTO t VALUES(1)", &[]).expect("batch");
+        db.exec("CREATE TABLE t(x); INSERT INTO t VALUES(1)", &[])
+            .expect("batch");
         let tables = db.dump_tables().expect("dump");
         assert_eq!(tables.len(), 1, "the host table is not listed: {tables:?}");
-        assert_eq!(db.meta_get(META_INITIALIZED).expect("get").as_deref(), Some("1"), "meta reads back");
+        assert_eq!(
+            db.meta_get(META_INITIALIZED).expect("get").as_deref(),
+            Some("1"),
+            "meta reads back"
+        );
     }
 }

@@ -72,7 +72,8 @@ pub fn validate_class_name(class: &str) -> Result<(), String> {
 fn valid_segment(s: &str) -> bool {
     !s.is_empty()
         && s.len() <= 63
-        && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
+        && s.bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'_')
 }
 
 #[cfg(test)]
@@ -82,14 +83,21 @@ mod tests {
     #[test]
     fn names_round_trip_through_hex() {
         let k = ActorKey::new("acme/shop", "cart", "u-1842 ü");
-        assert_eq!(ActorKey::name_from_hex(&k.name_hex()).as_deref(), Some("u-1842 ü"), "hex names decode back");
+        assert_eq!(
+            ActorKey::name_from_hex(&k.name_hex()).as_deref(),
+            Some("u-1842 ü"),
+            "hex names decode back"
+        );
     }
 
     #[test]
     fn bad_names_are_refused() {
         assert!(validate_app_name("acme/shop").is_ok(), "tenant/app is accepted");
         assert!(validate_app_name("acme").is_err(), "an app without tenant is refused");
-        assert!(validate_class_name("_shim").is_err(), "classes cannot shadow the admin API");
+        assert!(
+            validate_class_name("_shim").is_err(),
+            "classes cannot shadow the admin API"
+        );
         assert!(validate_class_name("Cart").is_err(), "upper case is refused");
     }
 }

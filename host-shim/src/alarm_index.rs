@@ -74,7 +74,12 @@ impl AlarmIndex for MemoryAlarmIndex {
         Ok(self.lock().get(key).copied())
     }
     fn due(&self, now: u64) -> Result<Vec<(ActorKey, u64)>, AlarmIndexError> {
-        let mut v: Vec<_> = self.lock().iter().filter(|(_, at)| **at <= now).map(|(k, at)| (k.clone(), *at)).collect();
+        let mut v: Vec<_> = self
+            .lock()
+            .iter()
+            .filter(|(_, at)| **at <= now)
+            .map(|(k, at)| (k.clone(), *at))
+            .collect();
         v.sort_by(|a, b| (a.1, &a.0).cmp(&(b.1, &b.0)));
         Ok(v)
     }
@@ -150,12 +155,18 @@ impl AlarmIndex for SqliteAlarmIndex {
         let mut stmt =
             conn.prepare("SELECT app, class, name, at FROM alarms WHERE at <= ?1 ORDER BY at, app, class, name")?;
         let rows = stmt.query_map(params![at_to_sql(now)], |r| {
-            Ok((ActorKey::new(r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?), at_from_sql(r.get(3)?)))
+            Ok((
+                ActorKey::new(r.get::<_, String>(0)?, r.get::<_, String>(1)?, r.get::<_, String>(2)?),
+                at_from_sql(r.get(3)?),
+            ))
         })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
     fn next_at(&self) -> Result<Option<u64>, AlarmIndexError> {
-        Ok(self.lock().query_row("SELECT MIN(at) FROM alarms", [], |r| r.get::<_, Option<i64>>(0))?.map(at_from_sql))
+        Ok(self
+            .lock()
+            .query_row("SELECT MIN(at) FROM alarms", [], |r| r.get::<_, Option<i64>>(0))?
+            .map(at_from_sql))
     }
 }
 
@@ -170,12 +181,28 @@ mod contract {
         assert_eq!(index.next_at().expect("next_at"), None, "a new index has no alarm");
         index.set(&a, 2_000).expect("set a");
         index.set(&b, 1_000).expect("set b");
-        assert_eq!(index.get(&a).expect("get"), Some(2_000), "get returns what set recorded");
-        assert_eq!(index.next_at().expect("next_at"), Some(1_000), "next_at is the earliest entry");
+        assert_eq!(
+            index.get(&a).expect("get"),
+            Some(2_000),
+            "get returns what set recorded"
+        );
+        assert_eq!(
+            index.next_at().expect("next_at"),
+            Some(1_000),
+            "next_at is the earliest entry"
+        );
         assert_eq!(index.due(999).expect("due"), vec![], "nothing is due before its time");
-        assert_eq!(index.due(2_000).expect("due"), vec![(b.clone(), 1_000), (a.clone(), 2_000)], "due lists entries at or before now, earliest first");
+        assert_eq!(
+            index.due(2_000).expect("due"),
+            vec![(b.clone(), 1_000), (a.clone(), 2_000)],
+            "due lists entries at or before now, earliest first"
+        );
         index.set(&a, 5_000).expect("move a");
-        assert_eq!(index.due(2_000).expect("due"), vec![(b.clone(), 1_000)], "set replaces an actor's entry");
+        assert_eq!(
+            index.due(2_000).expect("due"),
+            vec![(b.clone(), 1_000)],
+            "set replaces an actor's entry"
+        );
         index.remove(&b).expect("remove");
         index.remove(&b).expect("removing a missing entry is not an error");
         assert_eq!(index.get(&b).expect("get"), None, "a removed entry is gone");
@@ -198,6 +225,10 @@ mod contract {
         let p = dir.path().join("alarms.db");
         let k = ActorKey::new("acme/shop", "cart", "a");
         SqliteAlarmIndex::open(&p).expect("open").set(&k, 7).expect("set");
-        assert_eq!(SqliteAlarmIndex::open(&p).expect("reopen").get(&k).expect("get"), Some(7), "entries are kept across restarts");
+        assert_eq!(
+            SqliteAlarmIndex::open(&p).expect("reopen").get(&k).expect("get"),
+            Some(7),
+            "entries are kept across restarts"
+        );
     }
 }

@@ -77,13 +77,24 @@ mod tests {
     #[test]
     fn virtual_clock_moves_only_forward() {
         let c = VirtualClock::default();
-        assert_eq!(c.now_ms(), VIRTUAL_EPOCH_MS, "a new virtual clock starts at its fixed epoch");
+        assert_eq!(
+            c.now_ms(),
+            VIRTUAL_EPOCH_MS,
+            "a new virtual clock starts at its fixed epoch"
+        );
         assert_eq!(c.advance(500), VIRTUAL_EPOCH_MS + 500, "advance adds to the time");
-        assert_eq!(c.advance_to(VIRTUAL_EPOCH_MS), VIRTUAL_EPOCH_MS + 500, "advance_to never goes back");
+        assert_eq!(
+            c.advance_to(VIRTUAL_EPOCH_MS),
+            VIRTUAL_EPOCH_MS + 500,
+            "advance_to never goes back"
+        );
     }
 
     #[test]
     fn system_clock_is_after_2020() {
-        assert!(SystemClock.now_ms() > 1_577_836_800_000, "the system clock reads a plausible time");
+        assert!(
+            SystemClock.now_ms() > 1_577_836_800_000,
+            "the system clock reads a plausible time"
+        );
     }
 }

@@ -64,13 +64,19 @@ impl ComponentCache {
                 let _ = std::fs::rename(&tmp, &path);
             }
         }
-        #[allow(unsafe_code, reason = "the bytes were produced by this engine's precompile_component just now")]
+        #[allow(
+            unsafe_code,
+            reason = "the bytes were produced by this engine's precompile_component just now"
+        )]
         let component = unsafe { Component::deserialize(engine, &bytes)? };
         Ok((component, CacheOutcome::Compiled))
     }
 }
 
-#[allow(unsafe_code, reason = "cache files are written only by this cache, from precompile_component, under a name that includes the engine's compatibility hash")]
+#[allow(
+    unsafe_code,
+    reason = "cache files are written only by this cache, from precompile_component, under a name that includes the engine's compatibility hash"
+)]
 fn deserialize(engine: &Engine, path: &Path) -> anyhow::Result<Component> {
     Ok(unsafe { Component::deserialize_file(engine, path)? })
 }

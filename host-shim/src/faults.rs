@@ -93,7 +93,10 @@ mod tests {
         f.arm(FaultKind::FailRemoval, 2);
         assert!(f.take(FaultKind::FailRemoval), "first armed occurrence fails");
         assert!(f.take(FaultKind::FailRemoval), "second armed occurrence fails");
-        assert!(!f.take(FaultKind::FailRemoval), "a fault armed for 2 does not fire a third time");
+        assert!(
+            !f.take(FaultKind::FailRemoval),
+            "a fault armed for 2 does not fire a third time"
+        );
     }
 
     #[test]

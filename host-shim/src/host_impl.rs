@@ -9,8 +9,8 @@ use crate::runtime::Shared;
 use crate::sql_types::{QueryResult, SqlError, SqlValue, refusals};
 use std::sync::Arc;
 use tokio::sync::oneshot;
-use wasmtime::component::{Resource, ResourceTable};
 use wasmtime::StoreLimits;
+use wasmtime::component::{Resource, ResourceTable};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
@@ -75,7 +75,10 @@ impl WasiView for HostState {
 impl HostState {
     pub(crate) fn new(shared: Arc<Shared>, key: ActorKey) -> Self {
         let stderr = MemoryOutputPipe::new(64 * 1024);
-        let wasi = wasmtime_wasi::WasiCtxBuilder::new().stderr(stderr.clone()).stdout(stderr.clone()).build();
+        let wasi = wasmtime_wasi::WasiCtxBuilder::new()
+            .stderr(stderr.clone())
+            .stdout(stderr.clone())
+            .build();
         let limits = wasmtime::StoreLimitsBuilder::new()
             .memory_size(shared.config.memory_limit_bytes)
             .instances(4)
@@ -146,7 +149,9 @@ impl HostState {
                 Ok(())
             }
             Err(e) => {
-                self.shared.metrics.inc(DELETE_FAILURES_TOTAL, DeleteHow::SelfDurable.label());
+                self.shared
+                    .metrics
+                    .inc(DELETE_FAILURES_TOTAL, DeleteHow::SelfDurable.label());
                 Err(SqlError::Internal(format!(
                     "removing the actor's files failed ({e}); the delete is not known to be durable. \
                      Storage stays closed for this event; calling delete-self-durable again is safe, \
@@ -188,7 +193,11 @@ fn to_wit_value(v: SqlValue) -> types::SqlValue {
 fn to_wit_rows(r: QueryResult) -> types::QueryResult {
     types::QueryResult {
         columns: r.columns,
-        rows: r.rows.into_iter().map(|row| row.into_iter().map(to_wit_value).collect()).collect(),
+        rows: r
+            .rows
+            .into_iter()
+            .map(|row| row.into_iter().map(to_wit_value).collect())
+            .collect(),
     }
 }
 
@@ -199,12 +208,19 @@ impl types::Host for HostState {}
 impl storage::Host for HostState {
     fn exec(&mut self, sql: String, params: Vec<types::SqlValue>) -> R<Result<u64, types::SqlError>> {
         let params: Vec<SqlValue> = params.into_iter().map(from_wit_value).collect();
-        Ok(self.open_db().and_then(|db| db.exec(&sql, &params)).map_err(to_wit_error))
+        Ok(self
+            .open_db()
+            .and_then(|db| db.exec(&sql, &params))
+            .map_err(to_wit_error))
     }
 
     fn query(&mut self, sql: String, params: Vec<types::SqlValue>) -> R<Result<types::QueryResult, types::SqlError>> {
         let params: Vec<SqlValue> = params.into_iter().map(from_wit_value).collect();
-        Ok(self.open_db().and_then(|db| db.query(&sql, &params)).map(to_wit_rows).map_err(to_wit_error))
+        Ok(self
+            .open_db()
+            .and_then(|db| db.query(&sql, &params))
+            .map(to_wit_rows)
+            .map_err(to_wit_error))
     }
 
     fn exec_durable(&mut self, sql: String, params: Vec<types::SqlValue>) -> R<Result<u64, types::SqlError>> {
@@ -329,11 +345,17 @@ impl sockets::Host for HostState {
             types::Message::Text(t) => SocketMessage::Text(t),
             types::Message::Binary(b) => SocketMessage::Binary(b),
         };
-        Ok(self.shared.socket_send(&self.key, socket, msg).map_err(|()| sockets::SocketError::NotOpen))
+        Ok(self
+            .shared
+            .socket_send(&self.key, socket, msg)
+            .map_err(|()| sockets::SocketError::NotOpen))
     }
 
     fn close(&mut self, socket: u64, code: u16, reason: String) -> R<Result<(), sockets::SocketError>> {
-        Ok(self.shared.socket_close_by_actor(&self.key, socket, code, reason).map_err(|()| sockets::SocketError::NotOpen))
+        Ok(self
+            .shared
+            .socket_close_by_actor(&self.key, socket, code, reason)
+            .map_err(|()| sockets::SocketError::NotOpen))
     }
 
     fn open_sockets(&mut self) -> R<Vec<u64>> {
@@ -346,11 +368,14 @@ impl calls::Host for HostState {
         let mut chain = self.ev.chain.clone();
         chain.push(self.key.clone());
         let target = ActorKey::new(self.key.app.clone(), target.class, target.name);
-        Ok(self.shared.call_blocking(&target, Some(self.key.clone()), payload, chain).map_err(|e| match e {
-            crate::runtime::CallFailure::Refused(m) => calls::CallError::Refused(m),
-            crate::runtime::CallFailure::Rejected(m) => calls::CallError::Rejected(m),
-            crate::runtime::CallFailure::Failed(m) => calls::CallError::Failed(m),
-        }))
+        Ok(self
+            .shared
+            .call_blocking(&target, Some(self.key.clone()), payload, chain)
+            .map_err(|e| match e {
+                crate::runtime::CallFailure::Refused(m) => calls::CallError::Refused(m),
+                crate::runtime::CallFailure::Rejected(m) => calls::CallError::Rejected(m),
+                crate::runtime::CallFailure::Failed(m) => calls::CallError::Failed(m),
+            }))
     }
 }
 

@@ -37,7 +37,9 @@ pub use faults::FaultKind;
 pub use host_impl::HostState;
 pub use http_types::{HttpRequest, HttpResponse, Outbound, SocketMessage};
 pub use manifest::{Access, ClassSpec, Manifest};
-pub use runtime::{ActorInfo, ActorStatus, CallFailure, PendingResponse, Runtime, RuntimeConfig, ShimError, SocketHandle};
+pub use runtime::{
+    ActorInfo, ActorStatus, CallFailure, PendingResponse, Runtime, RuntimeConfig, ShimError, SocketHandle,
+};
 pub use sql_types::{QueryResult, SqlError, SqlValue};
 
 /// The host's version.

@@ -8,7 +8,11 @@ use std::time::Duration;
 use wasmkeep_shim::{Runtime, RuntimeConfig};
 
 #[derive(Parser)]
-#[command(name = "wasmkeep-shim", version, about = "The local wasmkeep host: serve actor components with SQLite storage and ADR 0028's deletion rules")]
+#[command(
+    name = "wasmkeep-shim",
+    version,
+    about = "The local wasmkeep host: serve actor components with SQLite storage and ADR 0028's deletion rules"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -18,6 +22,19 @@ struct Cli {
 enum Command {
     /// Serve an app's actors over HTTP and WebSockets on 127.0.0.1.
     Serve(ServeArgs),
+    /// Build a Rust guest crate into a component (wasm32-wasip2; falls back to
+    /// Debian's rustc-web with build-std when no wasm32 target is installed).
+    Build(BuildArgs),
+}
+
+#[derive(clap::Args)]
+struct BuildArgs {
+    /// The guest crate's Cargo.toml (or its directory).
+    #[arg(long, default_value = "Cargo.toml")]
+    manifest_path: PathBuf,
+    /// Where to write the component (default: <target dir>/components/<crate>.wasm).
+    #[arg(short, long)]
+    out: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -44,12 +61,20 @@ struct ServeArgs {
 
 fn main() -> std::process::ExitCode {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info,wasmtime=warn,cranelift=warn".into()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,wasmtime=warn,cranelift=warn".into()),
+        )
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Serve(args) => serve(args),
+        Command::Build(args) => {
+            wasmkeep_guest_build::build_rust_guest(&args.manifest_path, args.out.as_deref()).map(|p| {
+                println!("{}", p.display());
+            })
+        }
     };
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
@@ -62,7 +87,10 @@ fn main() -> std::process::ExitCode {
 
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if !args.listen.ip().is_loopback() {
-        eprintln!("warning: listening on {} (not loopback): the dev server has no authentication", args.listen);
+        eprintln!(
+            "warning: listening on {} (not loopback): the dev server has no authentication",
+            args.listen
+        );
     }
     let mut config = RuntimeConfig::new(&args.data_dir);
     config.virtual_clock = args.virtual_clock;
@@ -75,14 +103,22 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         "loaded app {} ({} classes: {}) in {:?}",
         manifest.app,
         manifest.classes.len(),
-        manifest.classes.iter().map(|c| c.name.as_str()).collect::<Vec<_>>().join(", "),
+        manifest
+            .classes
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
         started.elapsed()
     );
     let tokio_rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     tokio_rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(args.listen)
-            .await
-            .with_context(|| format!("cannot listen on {} (is another server using it? pick one with --listen)", args.listen))?;
+        let listener = tokio::net::TcpListener::bind(args.listen).await.with_context(|| {
+            format!(
+                "cannot listen on {} (is another server using it? pick one with --listen)",
+                args.listen
+            )
+        })?;
         let addr = listener.local_addr()?;
         // Scripts and tests read this line to find the port.
         println!("listening on http://{addr}");

@@ -85,7 +85,10 @@ impl Manifest {
     /// The file cannot be read, is not valid TOML, has unknown keys, bad names,
     /// no class, or names a component file that does not exist.
     pub fn load(path: &Path) -> Result<Self, ManifestError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ManifestError::Read { path: path.to_owned(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| ManifestError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
         Self::parse(&text, path.parent().unwrap_or(Path::new(".")), path)
     }
 
@@ -94,11 +97,16 @@ impl Manifest {
     /// # Errors
     /// As [`Manifest::load`], except reading.
     pub fn parse(text: &str, base: &Path, shown_as: &Path) -> Result<Self, ManifestError> {
-        let invalid = |message: String| ManifestError::Invalid { path: shown_as.to_owned(), message };
+        let invalid = |message: String| ManifestError::Invalid {
+            path: shown_as.to_owned(),
+            message,
+        };
         let raw: RawManifest = toml::from_str(text).map_err(|e| invalid(e.to_string()))?;
         validate_app_name(&raw.app).map_err(invalid)?;
         if raw.classes.is_empty() {
-            return Err(invalid("no class: add a [classes.<name>] table with `component = \"path/to/actor.wasm\"`".into()));
+            return Err(invalid(
+                "no class: add a [classes.<name>] table with `component = \"path/to/actor.wasm\"`".into(),
+            ));
         }
         let mut classes = Vec::new();
         for (name, c) in raw.classes {
@@ -110,7 +118,11 @@ impl Manifest {
                     component.display()
                 )));
             }
-            classes.push(ClassSpec { name, component, access: c.access });
+            classes.push(ClassSpec {
+                name,
+                component,
+                access: c.access,
+            });
         }
         Ok(Self { app: raw.app, classes })
     }
@@ -125,14 +137,28 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         std::fs::write(dir.path().join("a.wasm"), b"x").expect("write");
         let p = dir.path().join("wasmkeep.toml");
-        let ok = Manifest::parse("app = \"acme/shop\"\n[classes.cart]\ncomponent = \"a.wasm\"\naccess = \"existing\"\n", dir.path(), &p).expect("valid");
+        let ok = Manifest::parse(
+            "app = \"acme/shop\"\n[classes.cart]\ncomponent = \"a.wasm\"\naccess = \"existing\"\n",
+            dir.path(),
+            &p,
+        )
+        .expect("valid");
         assert_eq!(ok.classes[0].access, Access::Existing, "access is read");
         for (bad, why) in [
             ("app = \"shop\"\n[classes.cart]\ncomponent = \"a.wasm\"", "tenant/app"),
             ("app = \"acme/shop\"", "no class"),
-            ("app = \"acme/shop\"\n[classes.cart]\ncomponent = \"missing.wasm\"", "does not exist"),
-            ("app = \"acme/shop\"\n[classes.cart]\ncomponent = \"a.wasm\"\naccess = \"public\"", "unknown variant"),
-            ("app = \"acme/shop\"\n[classes.cart]\ncomponent = \"a.wasm\"\ncolour = 1", "unknown field"),
+            (
+                "app = \"acme/shop\"\n[classes.cart]\ncomponent = \"missing.wasm\"",
+                "does not exist",
+            ),
+            (
+                "app = \"acme/shop\"\n[classes.cart]\ncomponent = \"a.wasm\"\naccess = \"public\"",
+                "unknown variant",
+            ),
+            (
+                "app = \"acme/shop\"\n[classes.cart]\ncomponent = \"a.wasm\"\ncolour = 1",
+                "unknown field",
+            ),
         ] {
             let e = Manifest::parse(bad, dir.path(), &p).expect_err(bad).to_string();
             assert!(e.contains(why), "a bad manifest's error says why ({why}): {e}");

@@ -40,7 +40,10 @@ pub const EVENT_FAILURES_TOTAL: &str = "wasmkeep_event_failures_total";
 
 const HELP: &[(&str, &str)] = &[
     (DELETES_TOTAL, "Actor deletes recorded, by how (self, self_durable)."),
-    (DELETE_FAILURES_TOTAL, "Actor deletes that failed to be recorded, by how."),
+    (
+        DELETE_FAILURES_TOTAL,
+        "Actor deletes that failed to be recorded, by how.",
+    ),
     (EVENTS_TOTAL, "Events run, by kind."),
     (EVENT_FAILURES_TOTAL, "Events that trapped or ran out of time, by kind."),
 ];
@@ -55,7 +58,9 @@ impl Metrics {
     /// The value of `name{label}`.
     pub fn get(&self, name: &str, label: &str) -> u64 {
         let c = self.counters.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        c.iter().find(|((n, l), _)| *n == name && l == label).map_or(0, |(_, v)| *v)
+        c.iter()
+            .find(|((n, l), _)| *n == name && l == label)
+            .map_or(0, |(_, v)| *v)
     }
 
     /// Prometheus text exposition of every counter. The delete metrics are
@@ -64,7 +69,11 @@ impl Metrics {
         let c = self.counters.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut out = String::new();
         for (name, help) in HELP {
-            let label_name = if name.starts_with("wasmkeep_actor_delete") { "how" } else { "kind" };
+            let label_name = if name.starts_with("wasmkeep_actor_delete") {
+                "how"
+            } else {
+                "kind"
+            };
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
             let mut rows: BTreeMap<String, u64> = c
                 .iter()
@@ -92,9 +101,19 @@ mod tests {
     fn delete_metrics_are_rendered_even_at_zero() {
         let m = Metrics::default();
         let text = m.render();
-        assert!(text.contains("wasmkeep_actor_deletes_total{how=\"self_durable\"} 0"), "{text}");
-        assert!(text.contains("wasmkeep_actor_delete_failures_total{how=\"self\"} 0"), "{text}");
+        assert!(
+            text.contains("wasmkeep_actor_deletes_total{how=\"self_durable\"} 0"),
+            "{text}"
+        );
+        assert!(
+            text.contains("wasmkeep_actor_delete_failures_total{how=\"self\"} 0"),
+            "{text}"
+        );
         m.inc(DELETES_TOTAL, "self_durable");
-        assert!(m.render().contains("wasmkeep_actor_deletes_total{how=\"self_durable\"} 1"), "a recorded delete counts once");
+        assert!(
+            m.render()
+                .contains("wasmkeep_actor_deletes_total{how=\"self_durable\"} 1"),
+            "a recorded delete counts once"
+        );
     }
 }

@@ -104,7 +104,9 @@ pub enum ShimError {
         message: String,
     },
     /// The operation needs the virtual clock.
-    #[error("the clock is real: start with a virtual clock (`serve --virtual-clock`, or RuntimeConfig::for_tests) to move it")]
+    #[error(
+        "the clock is real: start with a virtual clock (`serve --virtual-clock`, or RuntimeConfig::for_tests) to move it"
+    )]
     RealClock,
     /// No such socket.
     #[error("socket {0} is not open")]
@@ -236,12 +238,16 @@ pub struct PendingResponse {
 impl PendingResponse {
     /// Blocks until the actor answers (or the host answers for it).
     pub fn wait(self) -> HttpResponse {
-        self.rx.blocking_recv().unwrap_or_else(|_| HttpResponse::host_text(500, "the event ended without an answer"))
+        self.rx
+            .blocking_recv()
+            .unwrap_or_else(|_| HttpResponse::host_text(500, "the event ended without an answer"))
     }
 
     /// Waits asynchronously.
     pub async fn recv(self) -> HttpResponse {
-        self.rx.await.unwrap_or_else(|_| HttpResponse::host_text(500, "the event ended without an answer"))
+        self.rx
+            .await
+            .unwrap_or_else(|_| HttpResponse::host_text(500, "the event ended without an answer"))
     }
 }
 
@@ -266,16 +272,26 @@ impl Shared {
         if logs.len() >= 1000 {
             logs.pop_front();
         }
-        logs.push_back(LogLine { actor: key.to_string(), level, message: message.to_owned() });
+        logs.push_back(LogLine {
+            actor: key.to_string(),
+            level,
+            message: message.to_owned(),
+        });
     }
 
     pub(crate) fn class(&self, key: &ActorKey) -> Result<Arc<Class>, ShimError> {
         let apps = self.apps.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let app = apps.get(&key.app).ok_or_else(|| ShimError::NoSuchApp(key.app.clone()))?;
+        let app = apps
+            .get(&key.app)
+            .ok_or_else(|| ShimError::NoSuchApp(key.app.clone()))?;
         app.classes.get(&key.class).cloned().ok_or_else(|| {
             let mut known: Vec<&str> = app.classes.keys().map(String::as_str).collect();
             known.sort_unstable();
-            ShimError::NoSuchClass { app: key.app.clone(), class: key.class.clone(), known: known.join(", ") }
+            ShimError::NoSuchClass {
+                app: key.app.clone(),
+                class: key.class.clone(),
+                known: known.join(", "),
+            }
         })
     }
 
@@ -285,7 +301,11 @@ impl Shared {
             .or_insert_with(|| {
                 Arc::new(Slot {
                     key: key.clone(),
-                    inner: Mutex::new(SlotInner { sender: None, status: ActorStatus::Hibernated, pending_removal: None }),
+                    inner: Mutex::new(SlotInner {
+                        sender: None,
+                        status: ActorStatus::Hibernated,
+                        pending_removal: None,
+                    }),
                 })
             })
             .clone()
@@ -325,7 +345,13 @@ impl Shared {
         }
     }
 
-    pub(crate) fn socket_close_by_actor(self: &Arc<Self>, key: &ActorKey, id: u64, code: u16, reason: String) -> Result<(), ()> {
+    pub(crate) fn socket_close_by_actor(
+        self: &Arc<Self>,
+        key: &ActorKey,
+        id: u64,
+        code: u16,
+        reason: String,
+    ) -> Result<(), ()> {
         let entry = {
             let mut sockets = lock(&self.sockets);
             match sockets.get(&id) {
@@ -334,14 +360,21 @@ impl Shared {
             }
         };
         let entry = entry.ok_or(())?;
-        let _ = entry.out.send(Outbound::Close { code, reason: reason.clone() });
+        let _ = entry.out.send(Outbound::Close {
+            code,
+            reason: reason.clone(),
+        });
         // The actor's own close event comes after the current event.
         self.enqueue(key, Job::new(EventKind::SocketClose { id, code, reason }, Vec::new()));
         Ok(())
     }
 
     pub(crate) fn sockets_of(&self, key: &ActorKey) -> Vec<u64> {
-        let mut v: Vec<u64> = lock(&self.sockets).iter().filter(|(_, s)| s.key == *key).map(|(id, _)| *id).collect();
+        let mut v: Vec<u64> = lock(&self.sockets)
+            .iter()
+            .filter(|(_, s)| s.key == *key)
+            .map(|(id, _)| *id)
+            .collect();
         v.sort_unstable();
         v
     }
@@ -349,10 +382,17 @@ impl Shared {
     /// Closes every socket of a deleted actor with 1000 "actor deleted"; no close events run.
     pub(crate) fn close_sockets_of_deleted(&self, key: &ActorKey) {
         let mut sockets = lock(&self.sockets);
-        let ids: Vec<u64> = sockets.iter().filter(|(_, s)| s.key == *key).map(|(id, _)| *id).collect();
+        let ids: Vec<u64> = sockets
+            .iter()
+            .filter(|(_, s)| s.key == *key)
+            .map(|(id, _)| *id)
+            .collect();
         for id in ids {
             if let Some(s) = sockets.remove(&id) {
-                let _ = s.out.send(Outbound::Close { code: 1000, reason: "actor deleted".into() });
+                let _ = s.out.send(Outbound::Close {
+                    code: 1000,
+                    reason: "actor deleted".into(),
+                });
             }
         }
     }
@@ -366,15 +406,30 @@ impl Shared {
     ) -> Result<Vec<u8>, CallFailure> {
         self.class(target).map_err(|e| CallFailure::Refused(e.to_string()))?;
         if chain.contains(target) {
-            let path: Vec<String> = chain.iter().chain(std::iter::once(target)).map(ToString::to_string).collect();
+            let path: Vec<String> = chain
+                .iter()
+                .chain(std::iter::once(target))
+                .map(ToString::to_string)
+                .collect();
             return Err(CallFailure::Refused(format!(
                 "call cycle {}: the target is waiting on this call and would wait forever",
                 path.join(" → ")
             )));
         }
         let (tx, rx) = oneshot::channel();
-        self.enqueue(target, Job::new(EventKind::Call { caller, payload, reply: tx }, chain));
-        rx.blocking_recv().unwrap_or_else(|_| Err(CallFailure::Failed("the callee's event ended without an answer".into())))
+        self.enqueue(
+            target,
+            Job::new(
+                EventKind::Call {
+                    caller,
+                    payload,
+                    reply: tx,
+                },
+                chain,
+            ),
+        );
+        rx.blocking_recv()
+            .unwrap_or_else(|_| Err(CallFailure::Failed("the callee's event ended without an answer".into())))
     }
 }
 
@@ -385,7 +440,8 @@ impl Runtime {
     /// The engine cannot be configured or the data directory cannot be created.
     pub fn new(config: RuntimeConfig) -> Result<Self, ShimError> {
         let host = |e: &dyn std::fmt::Display| ShimError::Host(e.to_string());
-        std::fs::create_dir_all(&config.data_dir).map_err(|e| host(&format!("creating {}: {e}", config.data_dir.display())))?;
+        std::fs::create_dir_all(&config.data_dir)
+            .map_err(|e| host(&format!("creating {}: {e}", config.data_dir.display())))?;
         let mut wcfg = Config::new();
         wcfg.wasm_component_model(true).epoch_interruption(true);
         let engine = Engine::new(&wcfg).map_err(|e| host(&e))?;
@@ -394,7 +450,11 @@ impl Runtime {
         crate::bindings::Actor::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(&mut linker, |s| s)
             .map_err(|e| host(&e))?;
         let faults = Arc::new(Faults::default());
-        let clock: Arc<dyn Clock> = if config.virtual_clock { Arc::new(VirtualClock::default()) } else { Arc::new(SystemClock) };
+        let clock: Arc<dyn Clock> = if config.virtual_clock {
+            Arc::new(VirtualClock::default())
+        } else {
+            Arc::new(SystemClock)
+        };
         let alarms: Arc<dyn AlarmIndex> = if config.memory_alarm_index {
             Arc::new(MemoryAlarmIndex::default())
         } else {
@@ -467,18 +527,21 @@ impl Runtime {
     /// The file cannot be read, is not a component, or does not link against
     /// `wasmkeep:actor@0.2.0` and WASI 0.2.
     pub fn load_component(&self, path: &Path) -> Result<(ActorPre<HostState>, CacheOutcome), ShimError> {
-        let err = |message: String| ShimError::Component { path: path.to_owned(), message };
+        let err = |message: String| ShimError::Component {
+            path: path.to_owned(),
+            message,
+        };
         let bytes = std::fs::read(path).map_err(|e| err(format!("cannot read: {e}")))?;
         let (component, outcome) = self
             .shared
             .cache
             .load(&self.shared.engine, &bytes)
             .map_err(|e| err(format!("not a valid component: {e:#}")))?;
-        let pre = self
-            .shared
-            .linker
-            .instantiate_pre(&component)
-            .map_err(|e| err(format!("does not link against wasmkeep:actor@0.2.0 and WASI 0.2: {e:#}")))?;
+        let pre = self.shared.linker.instantiate_pre(&component).map_err(|e| {
+            err(format!(
+                "does not link against wasmkeep:actor@0.2.0 and WASI 0.2: {e:#}"
+            ))
+        })?;
         let pre = ActorPre::new(pre).map_err(|e| err(format!("does not export wasmkeep:actor/events@0.2.0: {e:#}")))?;
         Ok((pre, outcome))
     }
@@ -499,7 +562,8 @@ impl Runtime {
     pub fn request(&self, key: &ActorKey, req: HttpRequest) -> Result<PendingResponse, ShimError> {
         self.check_outside_access(key)?;
         let (tx, rx) = oneshot::channel();
-        self.shared.enqueue(key, Job::new(EventKind::Request { req, respond: tx }, Vec::new()));
+        self.shared
+            .enqueue(key, Job::new(EventKind::Request { req, respond: tx }, Vec::new()));
         Ok(PendingResponse { rx })
     }
 
@@ -528,8 +592,23 @@ impl Runtime {
         self.check_outside_access(key)?;
         let id = self.shared.next_socket.fetch_add(1, Ordering::SeqCst);
         let (tx, rx) = tmpsc::unbounded_channel();
-        lock(&self.shared.sockets).insert(id, SocketEntry { key: key.clone(), out: tx });
-        self.shared.enqueue(key, Job::new(EventKind::SocketOpen { id, path: path.to_owned() }, Vec::new()));
+        lock(&self.shared.sockets).insert(
+            id,
+            SocketEntry {
+                key: key.clone(),
+                out: tx,
+            },
+        );
+        self.shared.enqueue(
+            key,
+            Job::new(
+                EventKind::SocketOpen {
+                    id,
+                    path: path.to_owned(),
+                },
+                Vec::new(),
+            ),
+        );
         Ok(SocketHandle { id, outbound: rx })
     }
 
@@ -538,8 +617,12 @@ impl Runtime {
     /// # Errors
     /// The socket is not open.
     pub fn socket_message(&self, id: u64, msg: SocketMessage) -> Result<(), ShimError> {
-        let key = lock(&self.shared.sockets).get(&id).map(|s| s.key.clone()).ok_or(ShimError::NoSuchSocket(id))?;
-        self.shared.enqueue(&key, Job::new(EventKind::SocketMessage { id, msg }, Vec::new()));
+        let key = lock(&self.shared.sockets)
+            .get(&id)
+            .map(|s| s.key.clone())
+            .ok_or(ShimError::NoSuchSocket(id))?;
+        self.shared
+            .enqueue(&key, Job::new(EventKind::SocketMessage { id, msg }, Vec::new()));
         Ok(())
     }
 
@@ -548,14 +631,25 @@ impl Runtime {
     pub fn socket_closed(&self, id: u64, code: u16, reason: &str) {
         let entry = lock(&self.shared.sockets).remove(&id);
         if let Some(e) = entry {
-            self.shared.enqueue(&e.key, Job::new(EventKind::SocketClose { id, code, reason: reason.to_owned() }, Vec::new()));
+            self.shared.enqueue(
+                &e.key,
+                Job::new(
+                    EventKind::SocketClose {
+                        id,
+                        code,
+                        reason: reason.to_owned(),
+                    },
+                    Vec::new(),
+                ),
+            );
         }
     }
 
     /// Waits until every event queued so far for `key` has run.
     pub fn settle(&self, key: &ActorKey) {
         let (tx, rx) = oneshot::channel();
-        self.shared.enqueue(key, Job::new(EventKind::Barrier { done: tx }, Vec::new()));
+        self.shared
+            .enqueue(key, Job::new(EventKind::Barrier { done: tx }, Vec::new()));
         let _ = rx.blocking_recv();
     }
 
@@ -570,7 +664,11 @@ impl Runtime {
     /// # Errors
     /// The runtime uses the real clock.
     pub fn advance_clock(&self, ms: u64) -> Result<u64, ShimError> {
-        self.shared.clock.as_virtual().map(|c| c.advance(ms)).ok_or(ShimError::RealClock)
+        self.shared
+            .clock
+            .as_virtual()
+            .map(|c| c.advance(ms))
+            .ok_or(ShimError::RealClock)
     }
 
     /// Runs every alarm due now and waits for them; returns how many ran `on-alarm`.
@@ -581,7 +679,8 @@ impl Runtime {
     /// Runs `key`'s alarm if it is due; true if `on-alarm` ran.
     pub fn run_alarm(&self, key: &ActorKey) -> bool {
         let (tx, rx) = oneshot::channel();
-        self.shared.enqueue(key, Job::new(EventKind::Alarm { ran: tx }, Vec::new()));
+        self.shared
+            .enqueue(key, Job::new(EventKind::Alarm { ran: tx }, Vec::new()));
         rx.blocking_recv().unwrap_or(false)
     }
 
@@ -629,7 +728,11 @@ impl Runtime {
         }
         let mut v: Vec<ActorInfo> = seen
             .into_iter()
-            .map(|(key, status)| ActorInfo { alarm: self.shared.alarms.get(&key).ok().flatten(), key, status })
+            .map(|(key, status)| ActorInfo {
+                alarm: self.shared.alarms.get(&key).ok().flatten(),
+                key,
+                status,
+            })
             .collect();
         v.sort_by(|a, b| a.key.cmp(&b.key));
         v
@@ -644,8 +747,11 @@ impl Runtime {
             return Err(ShimError::Event(format!("no such actor: {key} has no database")));
         }
         let (tx, rx) = oneshot::channel();
-        self.shared.enqueue(key, Job::new(EventKind::Inspect { reply: tx }, Vec::new()));
-        rx.blocking_recv().map_err(|_| ShimError::Host("the actor's worker stopped".into()))?.map_err(ShimError::Event)
+        self.shared
+            .enqueue(key, Job::new(EventKind::Inspect { reply: tx }, Vec::new()));
+        rx.blocking_recv()
+            .map_err(|_| ShimError::Host("the actor's worker stopped".into()))?
+            .map_err(ShimError::Event)
     }
 
     /// Hibernates every resident actor once its queued events have run.
@@ -655,7 +761,8 @@ impl Runtime {
         for s in slots {
             if s.lock().sender.is_some() {
                 let (tx, rx) = oneshot::channel();
-                self.shared.enqueue(&s.key, Job::new(EventKind::Hibernate { done: tx }, Vec::new()));
+                self.shared
+                    .enqueue(&s.key, Job::new(EventKind::Hibernate { done: tx }, Vec::new()));
                 waits.push(rx);
             }
         }
@@ -666,7 +773,10 @@ impl Runtime {
 
     /// How many actors are resident now.
     pub fn resident_count(&self) -> usize {
-        lock(&self.shared.actors).values().filter(|s| s.lock().sender.is_some()).count()
+        lock(&self.shared.actors)
+            .values()
+            .filter(|s| s.lock().sender.is_some())
+            .count()
     }
 }
 
@@ -688,7 +798,12 @@ fn run_due(shared: &Arc<Shared>) -> usize {
         shared.enqueue(&key, Job::new(EventKind::Alarm { ran: tx }, Vec::new()));
         waits.push(rx);
     }
-    waits.into_iter().filter(|_| true).map(|rx| rx.blocking_recv().unwrap_or(false)).filter(|ran| *ran).count()
+    waits
+        .into_iter()
+        .filter(|_| true)
+        .map(|rx| rx.blocking_recv().unwrap_or(false))
+        .filter(|ran| *ran)
+        .count()
 }
 
 /// Interrupts guests: every 10 ms the engine's epoch moves; an event's deadline counts in epochs.

@@ -50,9 +50,10 @@ fn json_error(status: StatusCode, message: impl Into<String>) -> Response {
 
 fn shim_error(e: &ShimError) -> Response {
     let status = match e {
-        ShimError::NoSuchApp(_) | ShimError::NoSuchClass { .. } | ShimError::NoSuchActor(_) | ShimError::Internal(_) => {
-            StatusCode::NOT_FOUND
-        }
+        ShimError::NoSuchApp(_)
+        | ShimError::NoSuchClass { .. }
+        | ShimError::NoSuchActor(_)
+        | ShimError::Internal(_) => StatusCode::NOT_FOUND,
         ShimError::RealClock => StatusCode::CONFLICT,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     };
@@ -76,7 +77,10 @@ async fn admin_unknown() -> Response {
 
 async fn metrics(State(ctx): State<Ctx>) -> Response {
     let mut r = ctx.rt.metrics().render().into_response();
-    r.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("text/plain; version=0.0.4"));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/plain; version=0.0.4"),
+    );
     r
 }
 
@@ -94,14 +98,21 @@ fn value_json(v: &SqlValue) -> Value {
     }
 }
 
-async fn tables(State(ctx): State<Ctx>, axum::extract::Path((class, name)): axum::extract::Path<(String, String)>) -> Response {
+async fn tables(
+    State(ctx): State<Ctx>,
+    axum::extract::Path((class, name)): axum::extract::Path<(String, String)>,
+) -> Response {
     let key = ActorKey::new(ctx.app.clone(), class, name);
     let rt = ctx.rt.clone();
     match tokio::task::spawn_blocking(move || rt.tables(&key)).await {
         Ok(Ok(tables)) => {
             let mut obj = serde_json::Map::new();
             for (t, r) in tables {
-                let rows: Vec<Value> = r.rows.iter().map(|row| Value::Array(row.iter().map(value_json).collect())).collect();
+                let rows: Vec<Value> = r
+                    .rows
+                    .iter()
+                    .map(|row| Value::Array(row.iter().map(value_json).collect()))
+                    .collect();
                 obj.insert(t, json!({ "columns": r.columns, "rows": rows }));
             }
             axum::Json(json!({ "tables": obj })).into_response()
@@ -131,7 +142,10 @@ async fn advance(State(ctx): State<Ctx>, req: Request) -> Response {
         Err(r) => return r,
     };
     let Some(ms) = body.get("ms").and_then(Value::as_u64) else {
-        return json_error(StatusCode::BAD_REQUEST, "expected {\"ms\": <milliseconds to move the clock forward>}");
+        return json_error(
+            StatusCode::BAD_REQUEST,
+            "expected {\"ms\": <milliseconds to move the clock forward>}",
+        );
     };
     match ctx.rt.advance_clock(ms) {
         Ok(now) => axum::Json(json!({ "now": now })).into_response(),
@@ -158,7 +172,10 @@ async fn faults_set(State(ctx): State<Ctx>, req: Request) -> Response {
     };
     let names: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
     let Some(kind) = body.get("kind").and_then(Value::as_str).and_then(FaultKind::from_name) else {
-        return json_error(StatusCode::BAD_REQUEST, format!("expected {{\"kind\": one of {names:?}, \"count\": n}}"));
+        return json_error(
+            StatusCode::BAD_REQUEST,
+            format!("expected {{\"kind\": one of {names:?}, \"count\": n}}"),
+        );
     };
     let count = body.get("count").and_then(Value::as_u64).unwrap_or(1);
     ctx.rt.faults().arm(kind, u32::try_from(count).unwrap_or(u32::MAX));
@@ -198,10 +215,16 @@ async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
     };
     let decode = |s: &str| percent_decode(s);
     let (Some(class), Some(name)) = (decode(class), decode(name)) else {
-        return json_error(StatusCode::BAD_REQUEST, "the class or name is not valid percent-encoded UTF-8");
+        return json_error(
+            StatusCode::BAD_REQUEST,
+            "the class or name is not valid percent-encoded UTF-8",
+        );
     };
     if name.is_empty() {
-        return json_error(StatusCode::NOT_FOUND, "an actor's name cannot be empty: /<class>/<name>/<path>");
+        return json_error(
+            StatusCode::NOT_FOUND,
+            "an actor's name cannot be empty: /<class>/<name>/<path>",
+        );
     }
     let rest = parts.next().map_or_else(|| "/".to_owned(), |r| format!("/{r}"));
     let rest = match req.uri().query() {
@@ -231,15 +254,31 @@ async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
     let headers: Vec<(String, String)> = req
         .headers()
         .iter()
-        .map(|(k, v)| (k.as_str().to_owned(), String::from_utf8_lossy(v.as_bytes()).into_owned()))
+        .map(|(k, v)| {
+            (
+                k.as_str().to_owned(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
         .collect();
     let body = match to_bytes(req.into_body(), MAX_BODY).await {
         Ok(b) => b.to_vec(),
         Err(e) => {
-            return json_error(StatusCode::PAYLOAD_TOO_LARGE, format!("the body could not be read (the limit is {MAX_BODY} bytes): {e}"));
+            return json_error(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!("the body could not be read (the limit is {MAX_BODY} bytes): {e}"),
+            );
         }
     };
-    let pending = match ctx.rt.request(&key, HttpRequest { method, path: rest, headers, body }) {
+    let pending = match ctx.rt.request(
+        &key,
+        HttpRequest {
+            method,
+            path: rest,
+            headers,
+            body,
+        },
+    ) {
         Ok(p) => p,
         Err(e) => return shim_error(&e),
     };
@@ -249,7 +288,10 @@ async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
         builder = builder.header(k, v);
     }
     builder.body(Body::from(answer.body)).unwrap_or_else(|e| {
-        json_error(StatusCode::INTERNAL_SERVER_ERROR, format!("the actor's response is not valid HTTP: {e}"))
+        json_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("the actor's response is not valid HTTP: {e}"),
+        )
     })
 }
 

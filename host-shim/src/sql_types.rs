@@ -64,8 +64,7 @@ pub mod refusals {
     /// A durable delete or durable write inside an open transaction.
     pub const OPEN_TRANSACTION: &str = "open transaction: commit or roll back first";
     /// After a durable delete failed in this event.
-    pub const CLOSED_BY_FAILED_DELETE: &str =
-        "database closed by a failed delete: call delete-self-durable again, or let the event end (its end removes the files)";
+    pub const CLOSED_BY_FAILED_DELETE: &str = "database closed by a failed delete: call delete-self-durable again, or let the event end (its end removes the files)";
     /// commit/rollback without begin.
     pub const NO_TRANSACTION: &str = "no open transaction: call begin first";
     /// begin twice.

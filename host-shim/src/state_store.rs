@@ -110,10 +110,18 @@ impl StateStore for LocalStateStore {
                 for c in std::fs::read_dir(a.path()).into_iter().flatten().flatten() {
                     for f in std::fs::read_dir(c.path()).into_iter().flatten().flatten() {
                         let fname = f.file_name().to_string_lossy().into_owned();
-                        let Some(stem) = fname.strip_suffix(".db") else { continue };
-                        let Some(name) = ActorKey::name_from_hex(stem) else { continue };
+                        let Some(stem) = fname.strip_suffix(".db") else {
+                            continue;
+                        };
+                        let Some(name) = ActorKey::name_from_hex(stem) else {
+                            continue;
+                        };
                         out.push(ActorKey::new(
-                            format!("{}/{}", t.file_name().to_string_lossy(), a.file_name().to_string_lossy()),
+                            format!(
+                                "{}/{}",
+                                t.file_name().to_string_lossy(),
+                                a.file_name().to_string_lossy()
+                            ),
                             c.file_name().to_string_lossy().into_owned(),
                             name,
                         ));
@@ -141,7 +149,11 @@ pub(crate) mod contract {
             std::fs::write(p, b"x").expect("write a file");
         }
         assert!(store.exists(&k), "an actor with a database exists");
-        assert_eq!(store.list(), vec![k.clone()], "list finds the actor back from its file name");
+        assert_eq!(
+            store.list(),
+            vec![k.clone()],
+            "list finds the actor back from its file name"
+        );
 
         faults.arm(FaultKind::FailRemoval, 1);
         assert!(store.remove(&k).is_err(), "an injected removal fault makes remove fail");
@@ -152,7 +164,9 @@ pub(crate) mod contract {
             assert!(!p.exists(), "remove leaves no file behind: {}", p.display());
         }
         assert!(!store.exists(&k), "a removed actor no longer exists");
-        store.remove(&k).expect("removing an actor without files is not an error");
+        store
+            .remove(&k)
+            .expect("removing an actor without files is not an error");
     }
 
     #[test]

@@ -19,18 +19,43 @@ pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);
 
 /// What an event is.
 pub(crate) enum EventKind {
-    Request { req: HttpRequest, respond: oneshot::Sender<HttpResponse> },
-    Call { caller: Option<ActorKey>, payload: Vec<u8>, reply: oneshot::Sender<Result<Vec<u8>, CallFailure>> },
-    Alarm { ran: oneshot::Sender<bool> },
-    SocketOpen { id: u64, path: String },
-    SocketMessage { id: u64, msg: SocketMessage },
-    SocketClose { id: u64, code: u16, reason: String },
+    Request {
+        req: HttpRequest,
+        respond: oneshot::Sender<HttpResponse>,
+    },
+    Call {
+        caller: Option<ActorKey>,
+        payload: Vec<u8>,
+        reply: oneshot::Sender<Result<Vec<u8>, CallFailure>>,
+    },
+    Alarm {
+        ran: oneshot::Sender<bool>,
+    },
+    SocketOpen {
+        id: u64,
+        path: String,
+    },
+    SocketMessage {
+        id: u64,
+        msg: SocketMessage,
+    },
+    SocketClose {
+        id: u64,
+        code: u16,
+        reason: String,
+    },
     /// Host-side: read the actor's tables.
-    Inspect { reply: oneshot::Sender<Result<Vec<(String, QueryResult)>, String>> },
+    Inspect {
+        reply: oneshot::Sender<Result<Vec<(String, QueryResult)>, String>>,
+    },
     /// Host-side: every earlier job has run.
-    Barrier { done: oneshot::Sender<()> },
+    Barrier {
+        done: oneshot::Sender<()>,
+    },
     /// Host-side: drop the instance and close the database.
-    Hibernate { done: oneshot::Sender<()> },
+    Hibernate {
+        done: oneshot::Sender<()>,
+    },
 }
 
 impl EventKind {
@@ -192,7 +217,11 @@ fn handle(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
 }
 
 /// Retries an unfinished delete, opens the database and makes the store.
-fn prepare<'a>(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &'a mut Option<Resident>) -> Result<&'a mut Resident, Failure> {
+fn prepare<'a>(
+    shared: &Arc<Shared>,
+    slot: &Arc<Slot>,
+    resident: &'a mut Option<Resident>,
+) -> Result<&'a mut Resident, Failure> {
     let key = &slot.key;
     let pending = slot.lock().pending_removal;
     if let Some(how) = pending {
@@ -216,9 +245,14 @@ fn prepare<'a>(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &'a mut Option<
         store.epoch_deadline_trap();
         *resident = Some(Resident { store, instance: None });
     }
-    let Some(r) = resident.as_mut() else { return Err("host bug: no resident".into()) };
+    let Some(r) = resident.as_mut() else {
+        return Err("host bug: no resident".into());
+    };
     if matches!(r.store.data().db, Db::NotOpen) {
-        shared.state.prepare(key).map_err(|e| format!("creating the directory of {key}: {e}"))?;
+        shared
+            .state
+            .prepare(key)
+            .map_err(|e| format!("creating the directory of {key}: {e}"))?;
         let db = ActorDb::open(&shared.state.db_path(key)).map_err(|e| e.to_string())?;
         let data = r.store.data_mut();
         data.db = Db::Open(db);
@@ -257,7 +291,10 @@ fn describe_trap(shared: &Shared, store: &Store<HostState>, e: &wasmtime::Error)
 
 fn run_event(shared: &Arc<Shared>, res: &mut Resident, kind: EventKind, chain: Vec<ActorKey>) -> Outcome {
     let key = res.store.data().key.clone();
-    res.store.data_mut().ev = EventState { chain, ..EventState::default() };
+    res.store.data_mut().ev = EventState {
+        chain,
+        ..EventState::default()
+    };
     // Instantiate on first use.
     if res.instance.is_none() {
         let class = match shared.class(&key) {
@@ -273,7 +310,9 @@ fn run_event(shared: &Arc<Shared>, res: &mut Resident, kind: EventKind, chain: V
             }
         }
     }
-    let Some(instance) = res.instance.as_ref() else { return fail_kind(kind, "host bug: no instance") };
+    let Some(instance) = res.instance.as_ref() else {
+        return fail_kind(kind, "host bug: no instance");
+    };
     let events = instance.wasmkeep_actor_events();
 
     // on-init, once per new database, in the same event.
@@ -286,8 +325,13 @@ fn run_event(shared: &Arc<Shared>, res: &mut Resident, kind: EventKind, chain: V
         Ok(false) => {
             res.store.set_epoch_deadline(deadline_ticks(shared));
             if let Err(e) = events.call_on_init(&mut res.store) {
-                let why = format!("on-init failed, so the event did not run: {}", describe_trap(shared, &res.store, &e));
-                return Outcome { trapped: Some(fail_kind(kind, &why).trapped.unwrap_or(why)) };
+                let why = format!(
+                    "on-init failed, so the event did not run: {}",
+                    describe_trap(shared, &res.store, &e)
+                );
+                return Outcome {
+                    trapped: Some(fail_kind(kind, &why).trapped.unwrap_or(why)),
+                };
             }
             let data = res.store.data_mut();
             let mut rolled_back = false;
@@ -315,27 +359,50 @@ fn run_event(shared: &Arc<Shared>, res: &mut Resident, kind: EventKind, chain: V
                 Ok(o) => o,
                 Err(e) => return fail_slot(&slot, &format!("host bug: {e}")),
             };
-            let wreq = wit_http::Request { method: req.method, path: req.path, headers: req.headers, body: req.body };
+            let wreq = wit_http::Request {
+                method: req.method,
+                path: req.path,
+                headers: req.headers,
+                body: req.body,
+            };
             let r = events.call_on_request(&mut res.store, &wreq, out);
             let unanswered = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
             match r {
                 Ok(()) => {
                     if let Some(tx) = unanswered {
-                        let _ = tx.send(HttpResponse::host_text(500, "the actor's on-request returned without setting a response"));
+                        let _ = tx.send(HttpResponse::host_text(
+                            500,
+                            "the actor's on-request returned without setting a response",
+                        ));
                     }
                     Ok(())
                 }
-                Err(e) => Err((e, unanswered.map(|tx| Box::new(move |why: String| { let _ = tx.send(HttpResponse::host_text(500, why)); }) as Box<dyn FnOnce(String) + Send>))),
+                Err(e) => Err((
+                    e,
+                    unanswered.map(|tx| {
+                        Box::new(move |why: String| {
+                            let _ = tx.send(HttpResponse::host_text(500, why));
+                        }) as Box<dyn FnOnce(String) + Send>
+                    }),
+                )),
             }
         }
         EventKind::Call { caller, payload, reply } => {
-            let caller = caller.map(|k| wit::Address { class: k.class, name: k.name });
+            let caller = caller.map(|k| wit::Address {
+                class: k.class,
+                name: k.name,
+            });
             match events.call_on_call(&mut res.store, caller.as_ref(), &payload) {
                 Ok(answer) => {
                     let _ = reply.send(answer.map_err(CallFailure::Rejected));
                     Ok(())
                 }
-                Err(e) => Err((e, Some(Box::new(move |why: String| { let _ = reply.send(Err(CallFailure::Failed(why))); })))),
+                Err(e) => Err((
+                    e,
+                    Some(Box::new(move |why: String| {
+                        let _ = reply.send(Err(CallFailure::Failed(why)));
+                    })),
+                )),
             }
         }
         EventKind::Alarm { ran } => {
@@ -343,17 +410,21 @@ fn run_event(shared: &Arc<Shared>, res: &mut Resident, kind: EventKind, chain: V
             let _ = ran.send(true);
             r.map_err(|e| (e, None))
         }
-        EventKind::SocketOpen { id, path } => events.call_on_socket_open(&mut res.store, id, &path).map_err(|e| (e, None)),
+        EventKind::SocketOpen { id, path } => events
+            .call_on_socket_open(&mut res.store, id, &path)
+            .map_err(|e| (e, None)),
         EventKind::SocketMessage { id, msg } => {
             let m = match msg {
                 SocketMessage::Text(t) => wit::Message::Text(t),
                 SocketMessage::Binary(b) => wit::Message::Binary(b),
             };
-            events.call_on_socket_message(&mut res.store, id, &m).map_err(|e| (e, None))
+            events
+                .call_on_socket_message(&mut res.store, id, &m)
+                .map_err(|e| (e, None))
         }
-        EventKind::SocketClose { id, code, reason } => {
-            events.call_on_socket_close(&mut res.store, id, code, &reason).map_err(|e| (e, None))
-        }
+        EventKind::SocketClose { id, code, reason } => events
+            .call_on_socket_close(&mut res.store, id, code, &reason)
+            .map_err(|e| (e, None)),
         EventKind::Inspect { .. } | EventKind::Barrier { .. } | EventKind::Hibernate { .. } => Ok(()),
     };
     match result {
@@ -372,12 +443,16 @@ fn fail_slot(slot: &ResponseSlot, why: &str) -> Outcome {
     if let Some(tx) = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take() {
         let _ = tx.send(HttpResponse::host_text(500, why));
     }
-    Outcome { trapped: Some(why.to_owned()) }
+    Outcome {
+        trapped: Some(why.to_owned()),
+    }
 }
 
 fn fail_kind(kind: EventKind, why: &str) -> Outcome {
     fail_job(kind, why);
-    Outcome { trapped: Some(why.to_owned()) }
+    Outcome {
+        trapped: Some(why.to_owned()),
+    }
 }
 
 /// Answers a job that could not run.
@@ -441,20 +516,21 @@ fn finish_delete(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<R
     // Give the actor up: drop the instance, close the database.
     hibernate(resident);
     shared.close_sockets_of_deleted(&key);
-    let removed = files_removed || {
-        match shared.state.remove(&key) {
-            Ok(()) => {
-                shared.metrics.inc(DELETES_TOTAL, how.label());
-                true
+    let removed = files_removed
+        || {
+            match shared.state.remove(&key) {
+                Ok(()) => {
+                    shared.metrics.inc(DELETES_TOTAL, how.label());
+                    true
+                }
+                Err(e) => {
+                    shared.metrics.inc(DELETE_FAILURES_TOTAL, how.label());
+                    tracing::error!(actor = %key, "removing a deleted actor's files failed ({e}); retried before its next event");
+                    slot.lock().pending_removal = Some(how);
+                    false
+                }
             }
-            Err(e) => {
-                shared.metrics.inc(DELETE_FAILURES_TOTAL, how.label());
-                tracing::error!(actor = %key, "removing a deleted actor's files failed ({e}); retried before its next event");
-                slot.lock().pending_removal = Some(how);
-                false
-            }
-        }
-    };
+        };
     if removed {
         let _ = shared.alarms.remove(&key);
     }

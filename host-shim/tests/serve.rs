@@ -21,10 +21,26 @@ async fn start(virtual_clock: bool) -> Server {
     rt.add_app(
         "demo/app",
         &[
-            ClassSpec { name: "counter".into(), component: common::component("counter-rust"), access: Access::Open },
-            ClassSpec { name: "testee".into(), component: common::component("conformance-testee-rust"), access: Access::Open },
-            ClassSpec { name: "hidden".into(), component: common::component("counter-rust"), access: Access::Internal },
-            ClassSpec { name: "known".into(), component: common::component("counter-rust"), access: Access::Existing },
+            ClassSpec {
+                name: "counter".into(),
+                component: common::component("counter-rust"),
+                access: Access::Open,
+            },
+            ClassSpec {
+                name: "testee".into(),
+                component: common::component("conformance-testee-rust"),
+                access: Access::Open,
+            },
+            ClassSpec {
+                name: "hidden".into(),
+                component: common::component("counter-rust"),
+                access: Access::Internal,
+            },
+            ClassSpec {
+                name: "known".into(),
+                component: common::component("counter-rust"),
+                access: Access::Existing,
+            },
         ],
     )
     .expect("app loads");
@@ -33,7 +49,10 @@ async fn start(virtual_clock: bool) -> Server {
     tokio::spawn(async move {
         let _ = axum::serve(listener, wasmkeep_shim::server::router(rt, "demo/app".into())).await;
     });
-    Server { base: format!("http://{addr}"), _dir: dir }
+    Server {
+        base: format!("http://{addr}"),
+        _dir: dir,
+    }
 }
 
 async fn send(method: reqwest::Method, url: &str, body: Option<Value>) -> (u16, String) {
@@ -50,14 +69,27 @@ async fn send(method: reqwest::Method, url: &str, body: Option<Value>) -> (u16, 
 async fn requests_reach_actors_by_class_and_name() {
     let s = start(true).await;
     let (st, body) = send(reqwest::Method::POST, &format!("{}/counter/c1", s.base), None).await;
-    assert_eq!((st, body.as_str()), (200, "1"), "POST /counter/c1 increments the counter");
-    send(reqwest::Method::POST, &format!("{}/counter/c1/any/path?x=1", s.base), None).await;
+    assert_eq!(
+        (st, body.as_str()),
+        (200, "1"),
+        "POST /counter/c1 increments the counter"
+    );
+    send(
+        reqwest::Method::POST,
+        &format!("{}/counter/c1/any/path?x=1", s.base),
+        None,
+    )
+    .await;
     let (_, body) = send(reqwest::Method::GET, &format!("{}/counter/c1", s.base), None).await;
     assert_eq!(body, "2", "both requests reached the same actor");
     let (_, body) = send(reqwest::Method::GET, &format!("{}/counter/c2", s.base), None).await;
     assert_eq!(body, "0", "another name is another actor");
     let (st, body) = send(reqwest::Method::DELETE, &format!("{}/counter/c1", s.base), None).await;
-    assert_eq!((st, body.as_str()), (200, "deleted"), "the counter deletes itself durably");
+    assert_eq!(
+        (st, body.as_str()),
+        (200, "deleted"),
+        "the counter deletes itself durably"
+    );
     let (_, body) = send(reqwest::Method::GET, &format!("{}/counter/c1", s.base), None).await;
     assert_eq!(body, "0", "after a delete the next request meets a new counter");
 }
@@ -67,10 +99,16 @@ async fn bad_routes_get_clear_errors() {
     let s = start(true).await;
     let (st, body) = send(reqwest::Method::GET, &format!("{}/nope/x", s.base), None).await;
     assert_eq!(st, 404, "an unknown class is 404");
-    assert!(body.contains("no class \\\"nope\\\"") && body.contains("counter"), "the error names the class and the known ones: {body}");
+    assert!(
+        body.contains("no class \\\"nope\\\"") && body.contains("counter"),
+        "the error names the class and the known ones: {body}"
+    );
     let (st, body) = send(reqwest::Method::GET, &format!("{}/", s.base), None).await;
     assert_eq!(st, 404, "the root is no route");
-    assert!(body.contains("/<class>/<name>"), "the error says what the routes are: {body}");
+    assert!(
+        body.contains("/<class>/<name>"),
+        "the error says what the routes are: {body}"
+    );
     let (st, body) = send(reqwest::Method::GET, &format!("{}/hidden/x", s.base), None).await;
     assert_eq!(st, 404, "an internal class is not reachable from outside");
     assert!(body.contains("internal"), "{body}");
@@ -80,7 +118,12 @@ async fn bad_routes_get_clear_errors() {
     let (st, body) = send(reqwest::Method::GET, &format!("{}/_shim/whatever", s.base), None).await;
     assert_eq!(st, 404, "unknown admin calls are 404 and never reach an actor");
     assert!(body.contains("unknown admin call"), "{body}");
-    let (st, _) = send(reqwest::Method::POST, &format!("{}/_shim/clock/advance", s.base), Some(json!({"minutes": 1}))).await;
+    let (st, _) = send(
+        reqwest::Method::POST,
+        &format!("{}/_shim/clock/advance", s.base),
+        Some(json!({"minutes": 1})),
+    )
+    .await;
     assert_eq!(st, 400, "a malformed admin body is 400");
 }
 
@@ -91,56 +134,120 @@ async fn admin_api_lists_actors_tables_clock_faults_alarms() {
     let (_, body) = send(reqwest::Method::GET, &format!("{}/_shim/actors", s.base), None).await;
     let v: Value = serde_json::from_str(&body).expect("json");
     assert_eq!(v["actors"][0]["name"], "c1", "the actor is listed: {v}");
-    assert_eq!(v["actors"][0]["status"], "resident", "a just-used actor is resident: {v}");
-    let (_, body) = send(reqwest::Method::GET, &format!("{}/_shim/actors/counter/c1/tables", s.base), None).await;
+    assert_eq!(
+        v["actors"][0]["status"], "resident",
+        "a just-used actor is resident: {v}"
+    );
+    let (_, body) = send(
+        reqwest::Method::GET,
+        &format!("{}/_shim/actors/counter/c1/tables", s.base),
+        None,
+    )
+    .await;
     let v: Value = serde_json::from_str(&body).expect("json");
-    assert_eq!(v["tables"]["counter"]["rows"], json!([[1, 1]]), "the admin API reads the actor's table: {v}");
+    assert_eq!(
+        v["tables"]["counter"]["rows"],
+        json!([[1, 1]]),
+        "the admin API reads the actor's table: {v}"
+    );
     send(reqwest::Method::POST, &format!("{}/_shim/hibernate", s.base), None).await;
     let (_, body) = send(reqwest::Method::GET, &format!("{}/_shim/actors", s.base), None).await;
-    assert!(body.contains("\"hibernated\""), "after hibernate the actor is hibernated: {body}");
+    assert!(
+        body.contains("\"hibernated\""),
+        "after hibernate the actor is hibernated: {body}"
+    );
 
     let ops = json!({"ops": [{"op": "set-alarm", "in": "1000"}]});
     send(reqwest::Method::POST, &format!("{}/testee/t", s.base), Some(ops)).await;
     let (_, body) = send(reqwest::Method::POST, &format!("{}/_shim/alarms/run", s.base), None).await;
-    assert_eq!(serde_json::from_str::<Value>(&body).expect("json")["ran"], 0, "nothing is due before the clock moves");
-    let (st, _) = send(reqwest::Method::POST, &format!("{}/_shim/clock/advance", s.base), Some(json!({"ms": 1000}))).await;
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).expect("json")["ran"],
+        0,
+        "nothing is due before the clock moves"
+    );
+    let (st, _) = send(
+        reqwest::Method::POST,
+        &format!("{}/_shim/clock/advance", s.base),
+        Some(json!({"ms": 1000})),
+    )
+    .await;
     assert_eq!(st, 200, "the virtual clock advances");
     let (_, body) = send(reqwest::Method::POST, &format!("{}/_shim/alarms/run", s.base), None).await;
-    assert_eq!(serde_json::from_str::<Value>(&body).expect("json")["ran"], 1, "the due alarm runs");
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).expect("json")["ran"],
+        1,
+        "the due alarm runs"
+    );
 
-    let (st, _) = send(reqwest::Method::POST, &format!("{}/_shim/faults", s.base), Some(json!({"kind": "fail-removal", "count": 1}))).await;
+    let (st, _) = send(
+        reqwest::Method::POST,
+        &format!("{}/_shim/faults", s.base),
+        Some(json!({"kind": "fail-removal", "count": 1})),
+    )
+    .await;
     assert_eq!(st, 200, "a fault is armed");
     let ops = json!({"ops": [{"op": "delete-self-durable"}]});
     let (_, body) = send(reqwest::Method::POST, &format!("{}/testee/t", s.base), Some(ops)).await;
-    assert!(body.contains("internal"), "the armed fault makes the durable delete answer internal: {body}");
+    assert!(
+        body.contains("internal"),
+        "the armed fault makes the durable delete answer internal: {body}"
+    );
     let (_, body) = send(reqwest::Method::GET, &format!("{}/metrics", s.base), None).await;
-    assert!(body.contains("wasmkeep_actor_delete_failures_total{how=\"self_durable\"} 1"), "{body}");
-    assert!(body.contains("wasmkeep_actor_deletes_total{how=\"self_durable\"} 1"), "the event's end finished the delete: {body}");
+    assert!(
+        body.contains("wasmkeep_actor_delete_failures_total{how=\"self_durable\"} 1"),
+        "{body}"
+    );
+    assert!(
+        body.contains("wasmkeep_actor_deletes_total{how=\"self_durable\"} 1"),
+        "the event's end finished the delete: {body}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_clock_cannot_be_advanced() {
     let s = start(false).await;
-    let (st, body) = send(reqwest::Method::POST, &format!("{}/_shim/clock/advance", s.base), Some(json!({"ms": 1}))).await;
+    let (st, body) = send(
+        reqwest::Method::POST,
+        &format!("{}/_shim/clock/advance", s.base),
+        Some(json!({"ms": 1})),
+    )
+    .await;
     assert_eq!(st, 409, "advancing a real clock is refused");
-    assert!(body.contains("--virtual-clock"), "the error says how to get a virtual clock: {body}");
+    assert!(
+        body.contains("--virtual-clock"),
+        "the error says how to get a virtual clock: {body}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn websockets_deliver_socket_events_and_deletes_close_them() {
     let s = start(true).await;
     let ws_url = format!("{}/testee/room/chat", s.base.replace("http://", "ws://"));
-    let (mut ws, _) = tokio_tungstenite::connect_async(&ws_url).await.expect("websocket connects");
+    let (mut ws, _) = tokio_tungstenite::connect_async(&ws_url)
+        .await
+        .expect("websocket connects");
     ws.send(Message::Text("echo:hello".into())).await.expect("send");
-    let got = tokio::time::timeout(std::time::Duration::from_secs(5), ws.next()).await.expect("an answer in time");
-    assert_eq!(got.expect("message").expect("ok").into_text().expect("text").as_str(), "hello", "the actor echoes over the socket");
+    let got = tokio::time::timeout(std::time::Duration::from_secs(5), ws.next())
+        .await
+        .expect("an answer in time");
+    assert_eq!(
+        got.expect("message").expect("ok").into_text().expect("text").as_str(),
+        "hello",
+        "the actor echoes over the socket"
+    );
     let ops = json!({"ops": [{"op": "delete-self-durable"}]});
     send(reqwest::Method::POST, &format!("{}/testee/room", s.base), Some(ops)).await;
-    let got = tokio::time::timeout(std::time::Duration::from_secs(5), ws.next()).await.expect("a close in time");
+    let got = tokio::time::timeout(std::time::Duration::from_secs(5), ws.next())
+        .await
+        .expect("a close in time");
     match got {
         Some(Ok(Message::Close(Some(frame)))) => {
             assert_eq!(u16::from(frame.code), 1000, "a deleted actor's sockets close with 1000");
-            assert_eq!(frame.reason.as_str(), "actor deleted", "and the reason \"actor deleted\"");
+            assert_eq!(
+                frame.reason.as_str(),
+                "actor deleted",
+                "and the reason \"actor deleted\""
+            );
         }
         other => panic!("expected a close frame, got {other:?}"),
     }

@@ -30,7 +30,11 @@ pub fn run_case(case: &Case, component: &Path, cache_dir: &Path) -> anyhow::Resu
     config.event_timeout = Duration::from_millis(1000);
     config.idle_timeout = Duration::from_secs(5);
     let rt = Runtime::new(config)?;
-    let classes = [CLASS, "peer"].map(|name| ClassSpec { name: name.into(), component: component.to_owned(), access: Access::Open });
+    let classes = [CLASS, "peer"].map(|name| ClassSpec {
+        name: name.into(),
+        component: component.to_owned(),
+        access: Access::Open,
+    });
     rt.add_app(APP, &classes)?;
     let mut sockets: HashMap<String, SocketHandle> = HashMap::new();
     let result = (|| -> anyhow::Result<()> {
@@ -68,7 +72,12 @@ fn check_outcomes(expect_list: &[Value], outcomes: &[Value]) -> anyhow::Result<(
         expect::check(e, outcomes.get(i)).map_err(|m| anyhow!("operation {}: {m}", i + 1))?;
     }
     if outcomes.len() > expect_list.len() {
-        bail!("the testee answered {} outcomes, the case expects {}: {}", outcomes.len(), expect_list.len(), Value::from(outcomes.to_vec()));
+        bail!(
+            "the testee answered {} outcomes, the case expects {}: {}",
+            outcomes.len(),
+            expect_list.len(),
+            Value::from(outcomes.to_vec())
+        );
     }
     Ok(())
 }
@@ -87,19 +96,33 @@ fn substitute(v: &Value, sockets: &HashMap<String, SocketHandle>) -> Value {
 }
 
 fn parse_outcomes(body: &[u8]) -> anyhow::Result<Vec<Value>> {
-    let v: Value = serde_json::from_slice(body).with_context(|| format!("the testee's answer is not JSON: {}", String::from_utf8_lossy(body)))?;
-    v.get("outcomes").and_then(Value::as_array).cloned().ok_or_else(|| anyhow!("the testee's answer has no outcomes: {v}"))
+    let v: Value = serde_json::from_slice(body)
+        .with_context(|| format!("the testee's answer is not JSON: {}", String::from_utf8_lossy(body)))?;
+    v.get("outcomes")
+        .and_then(Value::as_array)
+        .cloned()
+        .ok_or_else(|| anyhow!("the testee's answer has no outcomes: {v}"))
 }
 
 fn run_step(rt: &Runtime, step: &Step, sockets: &mut HashMap<String, SocketHandle>) -> anyhow::Result<()> {
     match step {
-        Step::Request { actor, ops, expect, status, body_contains } => {
+        Step::Request {
+            actor,
+            ops,
+            expect,
+            status,
+            body_contains,
+        } => {
             let ops: Vec<Value> = ops.iter().map(|o| substitute(o, sockets)).collect();
             let body = serde_json::to_vec(&json!({ "ops": ops }))?;
             let answer = rt.request_blocking(&key(actor), HttpRequest::new("POST", "/", body))?;
             let want = status.unwrap_or(200);
             if answer.status != want {
-                bail!("expected status {want}, got {} with body {}", answer.status, answer.text());
+                bail!(
+                    "expected status {want}, got {} with body {}",
+                    answer.status,
+                    answer.text()
+                );
             }
             if let Some(sub) = body_contains {
                 if !answer.text().contains(sub.as_str()) {
@@ -135,7 +158,11 @@ fn run_step(rt: &Runtime, step: &Step, sockets: &mut HashMap<String, SocketHandl
         Step::Exists { actor, expect } => {
             let e = rt.exists(&key(actor));
             if e != *expect {
-                bail!("expected the actor's database to {}exist, it does{}", if *expect { "" } else { "not " }, if e { "" } else { " not" });
+                bail!(
+                    "expected the actor's database to {}exist, it does{}",
+                    if *expect { "" } else { "not " },
+                    if e { "" } else { " not" }
+                );
             }
         }
         Step::SocketOpen { actor, socket } => {
@@ -144,7 +171,9 @@ fn run_step(rt: &Runtime, step: &Step, sockets: &mut HashMap<String, SocketHandl
             sockets.insert(socket.clone(), h);
         }
         Step::SocketClosed { socket, code, reason } => {
-            let h = sockets.get_mut(socket).ok_or_else(|| anyhow!("no socket named {socket}"))?;
+            let h = sockets
+                .get_mut(socket)
+                .ok_or_else(|| anyhow!("no socket named {socket}"))?;
             loop {
                 match h.outbound.try_recv() {
                     Ok(Outbound::Close { code: c, reason: r }) => {
@@ -159,7 +188,9 @@ fn run_step(rt: &Runtime, step: &Step, sockets: &mut HashMap<String, SocketHandl
             }
         }
         Step::SocketOpenStill { socket } => {
-            let h = sockets.get_mut(socket).ok_or_else(|| anyhow!("no socket named {socket}"))?;
+            let h = sockets
+                .get_mut(socket)
+                .ok_or_else(|| anyhow!("no socket named {socket}"))?;
             while let Ok(m) = h.outbound.try_recv() {
                 if let Outbound::Close { code, reason } = m {
                     bail!("expected the socket open, it was closed with {code} {reason:?}");

@@ -12,7 +12,9 @@ use serde_json::Value;
 /// A description of the mismatch.
 pub fn check(expect: &Value, outcome: Option<&Value>) -> Result<(), String> {
     let Some(outcome) = outcome else {
-        return Err(format!("expected {expect}, but the testee answered no outcome for this operation"));
+        return Err(format!(
+            "expected {expect}, but the testee answered no outcome for this operation"
+        ));
     };
     let kind_of = |o: &Value| -> String {
         if o.get("ok").is_some() {
@@ -37,7 +39,9 @@ pub fn check(expect: &Value, outcome: Option<&Value>) -> Result<(), String> {
                 return Err(format!("expected ok {v}, got {outcome}"));
             }
             let Some(kind) = m.get("err").and_then(Value::as_str) else {
-                return Err(format!("malformed expectation {expect}: use \"ok\", an error kind, {{ok = v}} or {{err = kind}}"));
+                return Err(format!(
+                    "malformed expectation {expect}: use \"ok\", an error kind, {{ok = v}} or {{err = kind}}"
+                ));
             };
             if kind_of(outcome) != kind {
                 return Err(format!("expected {kind}, got {outcome}"));
@@ -69,10 +73,19 @@ mod tests {
         let ok = json!({"ok": {"changed": 1}});
         let na = json!({"err": {"kind": "not-allowed", "message": "deleted in this event"}});
         assert!(check(&json!("ok"), Some(&ok)).is_ok(), "\"ok\" matches any success");
-        assert!(check(&json!({"ok": {"changed": 1}}), Some(&ok)).is_ok(), "an exact value matches");
-        assert!(check(&json!({"ok": {"changed": 2}}), Some(&ok)).is_err(), "a different value does not");
+        assert!(
+            check(&json!({"ok": {"changed": 1}}), Some(&ok)).is_ok(),
+            "an exact value matches"
+        );
+        assert!(
+            check(&json!({"ok": {"changed": 2}}), Some(&ok)).is_err(),
+            "a different value does not"
+        );
         assert!(check(&json!("not-allowed"), Some(&na)).is_ok(), "an error kind matches");
-        assert!(check(&json!({"err": "not-allowed", "message": "deleted"}), Some(&na)).is_ok(), "a message substring matches");
+        assert!(
+            check(&json!({"err": "not-allowed", "message": "deleted"}), Some(&na)).is_ok(),
+            "a message substring matches"
+        );
         assert!(check(&json!("ok"), Some(&na)).is_err(), "an error is not ok");
         assert!(check(&json!("ok"), None).is_err(), "a missing outcome fails");
     }

@@ -64,14 +64,20 @@ fn main() -> std::process::ExitCode {
 fn load_expected_failures(dir: &Path, lang: &str) -> anyhow::Result<HashMap<String, String>> {
     let path = dir.join("expected-failures").join(format!("{lang}.txt"));
     let mut out = HashMap::new();
-    let Ok(text) = std::fs::read_to_string(&path) else { return Ok(out) };
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Ok(out);
+    };
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
         let Some((name, reason)) = line.split_once('#') else {
-            anyhow::bail!("{}:{}: every expected failure needs a reason: `case-name  # why`", path.display(), i + 1);
+            anyhow::bail!(
+                "{}:{}: every expected failure needs a reason: `case-name  # why`",
+                path.display(),
+                i + 1
+            );
         };
         let reason = reason.trim();
         if reason.is_empty() {
@@ -88,11 +94,19 @@ fn run() -> anyhow::Result<bool> {
     let langs_text = std::fs::read_to_string(args.dir.join("languages.toml")).context("reading languages.toml")?;
     let all_langs: BTreeMap<String, Language> = toml::from_str(&langs_text).context("parsing languages.toml")?;
     let cases = case::load_all(&args.dir.join("cases"))?;
-    let cases: Vec<&case::Case> = cases.iter().filter(|c| args.case.as_ref().is_none_or(|f| c.name.contains(f.as_str()))).collect();
-    let langs: Vec<(&String, &Language)> =
-        all_langs.iter().filter(|(name, _)| args.langs.is_empty() || args.langs.contains(name)).collect();
+    let cases: Vec<&case::Case> = cases
+        .iter()
+        .filter(|c| args.case.as_ref().is_none_or(|f| c.name.contains(f.as_str())))
+        .collect();
+    let langs: Vec<(&String, &Language)> = all_langs
+        .iter()
+        .filter(|(name, _)| args.langs.is_empty() || args.langs.contains(name))
+        .collect();
     if langs.is_empty() {
-        anyhow::bail!("no language selected; languages.toml knows: {:?}", all_langs.keys().collect::<Vec<_>>());
+        anyhow::bail!(
+            "no language selected; languages.toml knows: {:?}",
+            all_langs.keys().collect::<Vec<_>>()
+        );
     }
     let cache_dir = root.join("target").join("wasmkeep-cache");
     let mut matrix: BTreeMap<String, BTreeMap<String, Cell>> = BTreeMap::new();
@@ -100,14 +114,25 @@ fn run() -> anyhow::Result<bool> {
         if !args.no_build {
             let (prog, rest) = spec.build.split_first().context("empty build command")?;
             eprintln!("building the {lang} testee: {}", spec.build.join(" "));
-            let status = std::process::Command::new(prog).args(rest).status().with_context(|| format!("running {prog}"))?;
+            let status = std::process::Command::new(prog)
+                .args(rest)
+                .status()
+                .with_context(|| format!("running {prog}"))?;
             anyhow::ensure!(status.success(), "building the {lang} testee failed ({status})");
         }
         let component = root.join(&spec.component);
-        anyhow::ensure!(component.is_file(), "the {lang} testee {} is missing: build it with `{}`", component.display(), spec.build.join(" "));
+        anyhow::ensure!(
+            component.is_file(),
+            "the {lang} testee {} is missing: build it with `{}`",
+            component.display(),
+            spec.build.join(" ")
+        );
         let xfail = load_expected_failures(&args.dir, lang)?;
         for name in xfail.keys() {
-            anyhow::ensure!(cases.iter().any(|c| &c.name == name) || args.case.is_some(), "expected-failures/{lang}.txt names an unknown case {name}");
+            anyhow::ensure!(
+                cases.iter().any(|c| &c.name == name) || args.case.is_some(),
+                "expected-failures/{lang}.txt names an unknown case {name}"
+            );
         }
         for c in &cases {
             let result = exec::run_case(c, &component, &cache_dir);
@@ -120,7 +145,11 @@ fn run() -> anyhow::Result<bool> {
             matrix.entry(c.name.clone()).or_default().insert((*lang).clone(), cell);
         }
     }
-    Ok(print_matrix(&cases, &langs.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>(), &matrix))
+    Ok(print_matrix(
+        &cases,
+        &langs.iter().map(|(l, _)| l.as_str()).collect::<Vec<_>>(),
+        &matrix,
+    ))
 }
 
 fn print_matrix(cases: &[&case::Case], langs: &[&str], matrix: &BTreeMap<String, BTreeMap<String, Cell>>) -> bool {

@@ -8,11 +8,18 @@ use std::path::PathBuf;
 pub fn component(name: &str) -> PathBuf {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
     let p = root.join("target").join("components").join(format!("{name}.wasm"));
-    assert!(p.is_file(), "{} is missing: run `cargo xtask guests` first (the test command does)", p.display());
+    assert!(
+        p.is_file(),
+        "{} is missing: run `cargo xtask guests` first (the test command does)",
+        p.display()
+    );
     p
 }
 
 /// The compiled-component cache the tests share.
 pub fn cache_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..").join("target").join("wasmkeep-cache")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("target")
+        .join("wasmkeep-cache")
 }

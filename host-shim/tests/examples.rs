@@ -1,0 +1,142 @@
+//! Examples are tests: `wasmkeep-shim serve` runs each example manifest, and
+//! the example's actors answer as their READMEs say. Also the binary's errors
+//! for bad input.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+struct Served {
+    child: Child,
+    base: String,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        // Only the server this test started.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(manifest: &Path) -> Served {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--manifest"])
+        .arg(manifest)
+        .arg("--data-dir")
+        .arg(dir.path())
+        .env("WASMKEEP_CACHE_DIR", common::cache_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start wasmkeep-shim serve");
+    let stdout = child.stdout.take().expect("stdout");
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("read the listening line");
+    let base = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("serve printed {line:?}"))
+        .to_owned();
+    Served { child, base, _dir: dir }
+}
+
+fn http(method: &str, url: &str) -> (u16, String) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio");
+    rt.block_on(async {
+        let r = reqwest::Client::new()
+            .request(method.parse().expect("method"), url)
+            .send()
+            .await
+            .expect("request");
+        (r.status().as_u16(), r.text().await.expect("body"))
+    })
+}
+
+#[test]
+fn counter_rust_example_counts_and_deletes() {
+    common::component("counter-rust");
+    for manifest in ["examples/counter-rust/wasmkeep.toml", "examples/wasmkeep.toml"] {
+        let s = serve(&repo().join(manifest));
+        let url = format!("{}/counter/visits", s.base);
+        assert_eq!(
+            http("GET", &url),
+            (200, "0".into()),
+            "{manifest}: a new counter reads 0"
+        );
+        assert_eq!(http("POST", &url), (200, "1".into()), "{manifest}: POST adds one");
+        assert_eq!(http("POST", &url), (200, "2".into()), "{manifest}: and again");
+        assert_eq!(
+            http("DELETE", &url),
+            (200, "deleted".into()),
+            "{manifest}: DELETE deletes durably"
+        );
+        assert_eq!(
+            http("GET", &url),
+            (200, "0".into()),
+            "{manifest}: the next request meets a new counter"
+        );
+        let (status, metrics) = http("GET", &format!("{}/metrics", s.base));
+        assert_eq!(status, 200, "metrics are served");
+        assert!(
+            metrics.contains("wasmkeep_actor_deletes_total{how=\"self_durable\"} 1"),
+            "{metrics}"
+        );
+    }
+}
+
+#[test]
+fn serve_refuses_bad_manifests_with_clear_errors() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cases: [(&str, &str); 3] = [
+        (
+            "app = \"no-tenant\"\n[classes.c]\ncomponent = \"x.wasm\"\n",
+            "must be `tenant/app`",
+        ),
+        (
+            "app = \"a/b\"\n[classes.c]\ncomponent = \"missing.wasm\"\n",
+            "does not exist",
+        ),
+        (
+            "app = \"a/b\"\n[classes.c]\ncomponent = \"not-wasm.wasm\"\n",
+            "not a valid component",
+        ),
+    ];
+    std::fs::write(dir.path().join("not-wasm.wasm"), b"hello").expect("write");
+    for (text, why) in cases {
+        let m = dir.path().join("wasmkeep.toml");
+        std::fs::write(&m, text).expect("write manifest");
+        let out = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--manifest"])
+            .arg(&m)
+            .arg("--data-dir")
+            .arg(dir.path().join("data"))
+            .output()
+            .expect("run");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "a bad manifest makes serve exit non-zero");
+        assert!(stderr.contains(why), "the error says {why:?}: {stderr}");
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
+        .args(["serve", "--manifest"])
+        .arg(dir.path().join("absent.toml"))
+        .output()
+        .expect("run");
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cannot read manifest"),
+        "a missing manifest is named"
+    );
+}

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what building and testing need and is missing; skips what is present.
+# Only package registries are used (Debian's apt, crates.io through cargo).
+set -euo pipefail
+
+say() { echo "setup: $*"; }
+
+# Rust guests compile to wasm32-wasip2. With rustup's wasm32-wasip2 target
+# installed nothing more is needed; without it we use Debian's rustc-web and its
+# standard library source (build-std), as docs/adr/002-guest-toolchain.md says.
+if command -v rustup >/dev/null 2>&1 && rustup target list --installed 2>/dev/null | grep -qx wasm32-wasip2; then
+  say "rust guests: rustup target wasm32-wasip2 is installed"
+else
+  missing=()
+  for p in rustc-web cargo-web rust-web-src libstd-rust-web-dev wasi-libc; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    say "rust guests: installing ${missing[*]} (Debian's rustc-web: no wasm32 target is installed)"
+    if [ "$(id -u)" = 0 ]; then sudo=(); else sudo=(sudo); fi
+    "${sudo[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    say "rust guests: Debian's rustc-web fallback is installed"
+  fi
+fi
+
+for tool in cargo rustfmt cargo-clippy; do
+  command -v "$tool" >/dev/null 2>&1 || { echo "setup: $tool is missing: install Rust with rustup (https://rustup.rs) and the rustfmt and clippy components" >&2; exit 1; }
+done
+say "ready"

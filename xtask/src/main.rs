@@ -31,6 +31,14 @@ enum Command {
     /// Build every Rust guest of the repo (examples, conformance testee) into
     /// target/components/<package>.wasm.
     Guests,
+    /// Build one Rust guest crate (in this repo or anywhere) into a component.
+    BuildGuest {
+        /// The guest crate's Cargo.toml or directory.
+        manifest: PathBuf,
+        /// Where to write the component [default: <target>/components/<package>.wasm].
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Benchmarks (not written yet).
     Bench,
 }
@@ -47,6 +55,11 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::VendorWit { check } => vendor_wit(&root, check),
         Command::Guests => guests(&root),
+        Command::BuildGuest { manifest, out } => {
+            wasmkeep_guest_build::build_rust_guest(&manifest, out.as_deref()).map(|wasm| {
+                println!("{}", wasm.display());
+            })
+        }
         Command::Bench => {
             eprintln!("cargo xtask bench: not yet");
             return ExitCode::from(2);
@@ -74,8 +87,7 @@ fn wit_files(dir: &Path) -> Result<BTreeMap<PathBuf, Vec<u8>>> {
                 walk(base, &path, out)?;
             } else if path.extension().is_some_and(|e| e == "wit") {
                 let rel = path.strip_prefix(base)?.to_path_buf();
-                let bytes =
-                    fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
+                let bytes = fs::read(&path).with_context(|| format!("reading {}", path.display()))?;
                 out.insert(rel, bytes);
             }
         }
@@ -101,11 +113,7 @@ fn vendor_wit(root: &Path, check: bool) -> Result<()> {
             let shown = Path::new(copy).join(rel);
             match existing.get(rel) {
                 Some(old) if old == bytes => continue,
-                Some(_) => stale.push(format!(
-                    "{} differs from wit/{}",
-                    shown.display(),
-                    rel.display()
-                )),
+                Some(_) => stale.push(format!("{} differs from wit/{}", shown.display(), rel.display())),
                 None => stale.push(format!("{} is missing", shown.display())),
             }
             if !check {
@@ -120,8 +128,7 @@ fn vendor_wit(root: &Path, check: bool) -> Result<()> {
             let shown = Path::new(copy).join(rel);
             stale.push(format!("{} is not in wit/", shown.display()));
             if !check {
-                fs::remove_file(dest_dir.join(rel))
-                    .with_context(|| format!("removing {}", shown.display()))?;
+                fs::remove_file(dest_dir.join(rel)).with_context(|| format!("removing {}", shown.display()))?;
             }
         }
     }
@@ -137,10 +144,7 @@ fn vendor_wit(root: &Path, check: bool) -> Result<()> {
         }
     } else {
         if stale.is_empty() {
-            println!(
-                "vendored WIT already up to date ({})",
-                WIT_COPIES.join(", ")
-            );
+            println!("vendored WIT already up to date ({})", WIT_COPIES.join(", "));
         } else {
             println!("updated:\n  {}", stale.join("\n  "));
         }

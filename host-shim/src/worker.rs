@@ -262,6 +262,9 @@ fn prepare<'a>(
     Ok(r)
 }
 
+/// Answers the event's caller with the reason the event failed.
+type AnswerFailure = Box<dyn FnOnce(String) + Send>;
+
 /// How an event ended.
 struct Outcome {
     trapped: Option<String>,
@@ -352,7 +355,7 @@ fn run_event(shared: &Arc<Shared>, res: &mut Resident, kind: EventKind, chain: V
     }
 
     res.store.set_epoch_deadline(deadline_ticks(shared));
-    let result: Result<(), (wasmtime::Error, Option<Box<dyn FnOnce(String) + Send>>)> = match kind {
+    let result: Result<(), (wasmtime::Error, Option<AnswerFailure>)> = match kind {
         EventKind::Request { req, respond } => {
             let slot: ResponseSlot = Arc::new(Mutex::new(Some(respond)));
             let out = match res.store.data_mut().table.push(Outparam { tx: slot.clone() }) {
@@ -382,7 +385,7 @@ fn run_event(shared: &Arc<Shared>, res: &mut Resident, kind: EventKind, chain: V
                     unanswered.map(|tx| {
                         Box::new(move |why: String| {
                             let _ = tx.send(HttpResponse::host_text(500, why));
-                        }) as Box<dyn FnOnce(String) + Send>
+                        }) as AnswerFailure
                     }),
                 )),
             }

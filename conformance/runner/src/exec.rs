@@ -124,10 +124,10 @@ fn run_step(rt: &Runtime, step: &Step, sockets: &mut HashMap<String, SocketHandl
                     answer.text()
                 );
             }
-            if let Some(sub) = body_contains {
-                if !answer.text().contains(sub.as_str()) {
-                    bail!("expected the body to contain {sub:?}, got {}", answer.text());
-                }
+            if let Some(sub) = body_contains
+                && !answer.text().contains(sub.as_str())
+            {
+                bail!("expected the body to contain {sub:?}, got {}", answer.text());
             }
             if answer.status == 200 {
                 check_outcomes(expect, &parse_outcomes(&answer.body)?)?;

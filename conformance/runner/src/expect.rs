@@ -46,10 +46,10 @@ pub fn check(expect: &Value, outcome: Option<&Value>) -> Result<(), String> {
             if kind_of(outcome) != kind {
                 return Err(format!("expected {kind}, got {outcome}"));
             }
-            if let Some(code) = m.get("code") {
-                if outcome.pointer("/err/code") != Some(code) {
-                    return Err(format!("expected {kind} with code {code}, got {outcome}"));
-                }
+            if let Some(code) = m.get("code")
+                && outcome.pointer("/err/code") != Some(code)
+            {
+                return Err(format!("expected {kind} with code {code}, got {outcome}"));
             }
             if let Some(sub) = m.get("message").and_then(Value::as_str) {
                 let msg = outcome.pointer("/err/message").and_then(Value::as_str).unwrap_or("");

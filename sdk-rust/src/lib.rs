@@ -105,6 +105,9 @@ pub mod __private {
 /// Exports a type implementing [`Actor`] as the component's event handlers.
 ///
 /// Use it exactly once, at the top level of the guest crate (a `cdylib`).
+/// The expansion holds the component's `unsafe` export shims behind
+/// `#[allow(unsafe_code)]`, so it works in crates that `deny(unsafe_code)`
+/// but not in crates that `forbid` it.
 ///
 /// ```no_run
 /// struct Nothing;

@@ -109,7 +109,9 @@ impl SqlError {
 /// One SQLite value, bound as a parameter or read from a row.
 ///
 /// Convert into it with `From` (integers, `f64`, `bool`, strings, bytes,
-/// `Option<T>` for NULL) and out of it with [`FromValue`].
+/// `Option<T>` for NULL) and out of it with [`FromValue`]. `u64` and `usize`
+/// have no `From` (they may not fit an SQLite integer): convert them with
+/// `i64::try_from` first.
 ///
 /// ```
 /// use wasmkeep_actor::Value;
@@ -339,11 +341,7 @@ impl Params for &Vec<Value> {
 }
 
 fn to_wit_params(params: impl Params) -> Vec<wit_types::SqlValue> {
-    params
-        .into_values()
-        .into_iter()
-        .map(Value::into_wit)
-        .collect()
+    params.into_values().into_iter().map(Value::into_wit).collect()
 }
 
 // ---------------------------------------------------------------------------

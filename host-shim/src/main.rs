@@ -127,7 +127,11 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         let app = wasmkeep_shim::server::router(rt, manifest.app.clone());
         axum::serve(listener, app)
             .with_graceful_shutdown(async {
-                let _ = tokio::signal::ctrl_c().await;
+                let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
+                }
                 eprintln!("stopping");
             })
             .await?;

@@ -1,0 +1,119 @@
+//! The runtime as a library: statuses, hibernation, access, inspection, caching.
+
+mod common;
+
+use std::time::Duration;
+use wasmkeep_shim::component_cache::CacheOutcome;
+use wasmkeep_shim::{Access, ActorKey, ActorStatus, ClassSpec, HttpRequest, Runtime, RuntimeConfig, ShimError};
+
+fn runtime(idle: Duration) -> (tempfile::TempDir, Runtime) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = RuntimeConfig::for_tests(dir.path());
+    config.cache_dir = common::cache_dir();
+    config.idle_timeout = idle;
+    let rt = Runtime::new(config).expect("runtime");
+    rt.add_app(
+        "t/app",
+        &[
+            ClassSpec {
+                name: "counter".into(),
+                component: common::component("counter-rust"),
+                access: Access::Open,
+            },
+            ClassSpec {
+                name: "known".into(),
+                component: common::component("counter-rust"),
+                access: Access::Existing,
+            },
+        ],
+    )
+    .expect("app");
+    (dir, rt)
+}
+
+fn status_of(rt: &Runtime, key: &ActorKey) -> Option<ActorStatus> {
+    rt.actors().into_iter().find(|a| a.key == *key).map(|a| a.status)
+}
+
+#[test]
+fn actors_go_resident_hibernated_deleted() {
+    let (_d, rt) = runtime(Duration::from_secs(30));
+    let k = ActorKey::new("t/app", "counter", "c");
+    assert_eq!(status_of(&rt, &k), None, "an actor never used is not listed");
+    rt.request_blocking(&k, HttpRequest::new("POST", "/", ""))
+        .expect("post");
+    assert_eq!(
+        status_of(&rt, &k),
+        Some(ActorStatus::Resident),
+        "a used actor is resident"
+    );
+    rt.hibernate_all();
+    assert_eq!(
+        status_of(&rt, &k),
+        Some(ActorStatus::Hibernated),
+        "hibernate_all hibernates it"
+    );
+    assert_eq!(rt.resident_count(), 0, "nothing is resident after hibernate_all");
+    let tables = rt.tables(&k).expect("tables of a hibernated actor");
+    assert_eq!(tables[0].0, "counter", "the actor's table is readable while hibernated");
+    let r = rt
+        .request_blocking(&k, HttpRequest::new("DELETE", "/", ""))
+        .expect("delete");
+    assert_eq!(r.text(), "deleted", "the counter deletes itself");
+    assert_eq!(
+        status_of(&rt, &k),
+        Some(ActorStatus::Deleted),
+        "a deleted actor is listed as deleted"
+    );
+    assert!(rt.tables(&k).is_err(), "a deleted actor has no tables to read");
+}
+
+#[test]
+fn idle_actors_hibernate_on_their_own() {
+    let (_d, rt) = runtime(Duration::from_millis(50));
+    let k = ActorKey::new("t/app", "counter", "c");
+    rt.request_blocking(&k, HttpRequest::new("POST", "/", ""))
+        .expect("post");
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while rt.resident_count() > 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(rt.resident_count(), 0, "an actor idle past the timeout hibernates");
+    let r = rt.request_blocking(&k, HttpRequest::new("GET", "/", "")).expect("get");
+    assert_eq!(r.text(), "1", "it wakes with its data on the next event");
+}
+
+#[test]
+fn access_existing_refuses_new_actors_from_outside() {
+    let (_d, rt) = runtime(Duration::from_secs(30));
+    let k = ActorKey::new("t/app", "known", "x");
+    match rt.request(&k, HttpRequest::new("GET", "/", "")) {
+        Err(ShimError::NoSuchActor(_)) => {}
+        other => panic!("expected NoSuchActor for an existing-only class, got {other:?}"),
+    }
+    rt.call(&k, b"ignored".to_vec())
+        .expect("calls reach existing-only classes")
+        .ok();
+    assert!(rt.exists(&k), "a call created the actor");
+    let r = rt
+        .request_blocking(&k, HttpRequest::new("GET", "/", ""))
+        .expect("now it exists");
+    assert_eq!(r.status, 200, "requests reach it once it exists");
+    match rt.request(&ActorKey::new("t/app", "nope", "x"), HttpRequest::new("GET", "/", "")) {
+        Err(e @ ShimError::NoSuchClass { .. }) => {
+            assert!(e.to_string().contains("counter"), "names known classes: {e}")
+        }
+        other => panic!("expected NoSuchClass, got {other:?}"),
+    }
+}
+
+#[test]
+fn components_load_from_the_cache_the_second_time() {
+    let (_d, rt) = runtime(Duration::from_secs(30));
+    let (_, outcome) = rt.load_component(&common::component("counter-rust")).expect("load");
+    assert_eq!(
+        outcome,
+        CacheOutcome::Hit,
+        "a component loaded before comes from the compiled cache"
+    );
+}

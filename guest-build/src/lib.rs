@@ -41,7 +41,8 @@ use anyhow::{Context, Result, anyhow, bail};
 pub const TARGET: &str = "wasm32-wasip2";
 
 /// The Debian packages of the fallback toolchain.
-pub const APT_INSTALL: &str = "apt-get install -y --no-install-recommends rustc-web cargo-web rust-web-src libstd-rust-web-dev wasi-libc";
+pub const APT_INSTALL: &str =
+    "apt-get install -y --no-install-recommends rustc-web cargo-web rust-web-src libstd-rust-web-dev wasi-libc";
 
 /// The environment variable that forces a toolchain: `target` or `debian`.
 pub const TOOLCHAIN_ENV: &str = "WASMKEEP_GUEST_TOOLCHAIN";
@@ -183,9 +184,7 @@ impl Toolchain {
 }
 
 fn run_output(cmd: &mut Command) -> Result<String> {
-    let out = cmd
-        .output()
-        .with_context(|| format!("could not run {cmd:?}"))?;
+    let out = cmd.output().with_context(|| format!("could not run {cmd:?}"))?;
     if !out.status.success() {
         bail!(
             "{cmd:?} failed ({}): {}",
@@ -217,9 +216,7 @@ fn installed_target() -> Result<Toolchain> {
         })
         .unwrap_or(false);
     if has_std {
-        Ok(Toolchain::InstalledTarget {
-            target_libdir: libdir,
-        })
+        Ok(Toolchain::InstalledTarget { target_libdir: libdir })
     } else {
         bail!("no {TARGET} standard library in {}", libdir.display())
     }
@@ -268,9 +265,7 @@ fn debian_build_std() -> Result<Toolchain> {
         if let Ok(sysroot) = run_output(Command::new(path_rustc()).args(["--print", "sysroot"])) {
             candidates.push(PathBuf::from(sysroot));
         }
-        if let Ok(sysroot) = run_output(
-            Command::new("rustup").args(["run", "stable", "rustc", "--print", "sysroot"]),
-        ) {
+        if let Ok(sysroot) = run_output(Command::new("rustup").args(["run", "stable", "rustc", "--print", "sysroot"])) {
             candidates.push(PathBuf::from(sysroot));
         }
         let found = candidates
@@ -278,10 +273,7 @@ fn debian_build_std() -> Result<Toolchain> {
             .map(|s| s.join("lib/rustlib").join(&host).join("bin"))
             .find(|d| d.join("wasm-component-ld").is_file() && d.join("rust-lld").is_file());
         if found.is_none() {
-            missing.push(
-                "rust-lld and wasm-component-ld (neither on PATH nor in a rustup toolchain)"
-                    .to_string(),
-            );
+            missing.push("rust-lld and wasm-component-ld (neither on PATH nor in a rustup toolchain)".to_string());
         }
         found
     };
@@ -322,17 +314,10 @@ fn metadata(manifest: &Path) -> Result<Metadata> {
     let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let text = run_output(
         Command::new(cargo)
-            .args([
-                "metadata",
-                "--format-version",
-                "1",
-                "--no-deps",
-                "--manifest-path",
-            ])
+            .args(["metadata", "--format-version", "1", "--no-deps", "--manifest-path"])
             .arg(manifest),
     )?;
-    let json: serde_json::Value =
-        serde_json::from_str(&text).context("cargo metadata printed invalid JSON")?;
+    let json: serde_json::Value = serde_json::from_str(&text).context("cargo metadata printed invalid JSON")?;
     let path = |key: &str| -> Result<PathBuf> {
         json[key]
             .as_str()
@@ -383,17 +368,12 @@ enum Profile {
 impl Profile {
     fn for_workspace(root: &Path) -> Result<Self> {
         let manifest = root.join("Cargo.toml");
-        let text = fs::read_to_string(&manifest)
-            .with_context(|| format!("reading {}", manifest.display()))?;
+        let text = fs::read_to_string(&manifest).with_context(|| format!("reading {}", manifest.display()))?;
         let toml: toml::Table = text
             .parse()
             .with_context(|| format!("parsing {}", manifest.display()))?;
         let has_guest = toml.get("profile").and_then(|p| p.get("guest")).is_some();
-        Ok(if has_guest {
-            Self::Guest
-        } else {
-            Self::ReleaseAbort
-        })
+        Ok(if has_guest { Self::Guest } else { Self::ReleaseAbort })
     }
 
     fn apply(self, cmd: &mut Command) {
@@ -402,8 +382,7 @@ impl Profile {
                 cmd.args(["--profile", "guest"]);
             }
             Self::ReleaseAbort => {
-                cmd.arg("--release")
-                    .env("CARGO_PROFILE_RELEASE_PANIC", "abort");
+                cmd.arg("--release").env("CARGO_PROFILE_RELEASE_PANIC", "abort");
             }
         }
     }
@@ -440,24 +419,16 @@ fn build_packages(
     }
     profile.apply(&mut cmd);
     let started = Instant::now();
-    let status = cmd
-        .status()
-        .with_context(|| format!("could not run {cmd:?}"))?;
+    let status = cmd.status().with_context(|| format!("could not run {cmd:?}"))?;
     if !status.success() {
         bail!("building the guests failed ({status}); the command was {cmd:?}");
     }
-    eprintln!(
-        "guest-build: cargo build took {:.1} s",
-        started.elapsed().as_secs_f64()
-    );
+    eprintln!("guest-build: cargo build took {:.1} s", started.elapsed().as_secs_f64());
     let out_dir = target_dir.join(TARGET).join(profile.dir());
     packages
         .iter()
         .map(|p| {
-            let lib = p
-                .cdylib
-                .as_deref()
-                .ok_or_else(|| anyhow!("{} has no cdylib", p.name))?;
+            let lib = p.cdylib.as_deref().ok_or_else(|| anyhow!("{} has no cdylib", p.name))?;
             let wasm = out_dir.join(format!("{lib}.wasm"));
             if wasm.is_file() {
                 Ok(wasm)
@@ -490,8 +461,7 @@ pub fn check_component(bytes: &[u8]) -> Result<()> {
     let mut exports = Vec::new();
     for payload in wasmparser::Parser::new(0).parse_all(bytes) {
         match payload.context("invalid component")? {
-            wasmparser::Payload::ModuleSection { .. }
-            | wasmparser::Payload::ComponentSection { .. } => depth += 1,
+            wasmparser::Payload::ModuleSection { .. } | wasmparser::Payload::ComponentSection { .. } => depth += 1,
             wasmparser::Payload::End(_) => depth = depth.saturating_sub(1),
             wasmparser::Payload::ComponentExportSection(reader) if depth == 0 => {
                 for export in reader {
@@ -599,10 +569,7 @@ pub fn build_rust_guest(manifest_path: &Path, out: Option<&Path>) -> Result<Path
 /// If `cargo metadata` fails.
 pub fn workspace_guests(workspace_root: &Path) -> Result<Vec<String>> {
     let meta = metadata(&workspace_root.join("Cargo.toml"))?;
-    Ok(guests_of(&meta)
-        .into_iter()
-        .map(|p| p.name.clone())
-        .collect())
+    Ok(guests_of(&meta).into_iter().map(|p| p.name.clone()).collect())
 }
 
 fn guests_of(meta: &Metadata) -> Vec<&Package> {
@@ -662,9 +629,7 @@ mod tests {
     #[test]
     fn core_module_is_refused() {
         let core = b"\0asm\x01\0\0\0";
-        let err = check_component(core)
-            .expect_err("a core module")
-            .to_string();
+        let err = check_component(core).expect_err("a core module").to_string();
         assert!(err.contains("core WebAssembly module"), "{err}");
     }
 

@@ -4,16 +4,15 @@
 
 use serde_json::{Map, Value as Json, json};
 use wasmkeep_actor::{
-    Actor, Address, CallError, Message, Request, Responder, Response, SocketError, SocketId,
-    SqlError, Value, alarms, calls, context, sockets, storage,
+    Actor, Address, CallError, Message, Request, Responder, Response, SocketError, SocketId, SqlError, Value, alarms,
+    calls, context, sockets, storage,
 };
 
 struct Testee;
 
 impl Actor for Testee {
     fn on_init() {
-        storage::exec("CREATE TABLE IF NOT EXISTS init_log(n INTEGER)", [])
-            .expect("create init_log");
+        storage::exec("CREATE TABLE IF NOT EXISTS init_log(n INTEGER)", []).expect("create init_log");
         storage::exec(
             "INSERT INTO init_log(n) VALUES ((SELECT count(*) FROM init_log) + 1)",
             [],
@@ -38,8 +37,7 @@ impl Actor for Testee {
     }
 
     fn on_alarm() {
-        storage::exec("CREATE TABLE IF NOT EXISTS alarm_log(at TEXT)", [])
-            .expect("create alarm_log");
+        storage::exec("CREATE TABLE IF NOT EXISTS alarm_log(at TEXT)", []).expect("create alarm_log");
         storage::exec(
             "INSERT INTO alarm_log(at) VALUES (?1)",
             [Value::Text(context::now().to_string())],
@@ -175,8 +173,7 @@ fn bad(message: impl Into<String>) -> OpError {
 }
 
 fn field<'a>(op: &'a Map<String, Json>, name: &str) -> Result<&'a Json, OpError> {
-    op.get(name)
-        .ok_or_else(|| bad(format!("missing field \"{name}\"")))
+    op.get(name).ok_or_else(|| bad(format!("missing field \"{name}\"")))
 }
 
 fn str_field<'a>(op: &'a Map<String, Json>, name: &str) -> Result<&'a str, OpError> {
@@ -227,7 +224,7 @@ fn value_from_json(v: &Json) -> Result<Value, OpError> {
 
 fn value_to_json(v: &Value) -> Json {
     match v {
-        Value::Null => json!({ "null": null }),
+        Value::Null => json!({ "null": true }),
         Value::Integer(i) => json!({ "integer": i.to_string() }),
         Value::Real(r) => json!({ "real": r }),
         Value::Text(t) => json!({ "text": t }),
@@ -253,14 +250,8 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-fn run_op(
-    op: &Json,
-    responder: &mut Option<Responder>,
-    outcomes_so_far: &[Json],
-) -> Result<Json, OpError> {
-    let op = op
-        .as_object()
-        .ok_or_else(|| bad("an operation is a JSON object"))?;
+fn run_op(op: &Json, responder: &mut Option<Responder>, outcomes_so_far: &[Json]) -> Result<Json, OpError> {
+    let op = op.as_object().ok_or_else(|| bad("an operation is a JSON object"))?;
     let name = str_field(op, "op")?;
     match name {
         "exec" => {
@@ -286,9 +277,7 @@ fn run_op(
             storage::delete_self();
             Ok(Json::Null)
         }
-        "delete-self-durable" => storage::delete_self_durable()
-            .map(|()| Json::Null)
-            .map_err(Into::into),
+        "delete-self-durable" => storage::delete_self_durable().map(|()| Json::Null).map_err(Into::into),
         "get-alarm" => Ok(match alarms::get() {
             Some(at) => json!({ "pending": true, "at": at.to_string() }),
             None => json!({ "pending": false }),
@@ -325,9 +314,9 @@ fn run_op(
                     .and_then(|s| u16::try_from(s).ok())
                     .ok_or_else(|| bad("\"status\" must be a number"))?,
             };
-            let r = responder.take().ok_or_else(|| {
-                bad("respond: no request to answer (already answered, or a call)")
-            })?;
+            let r = responder
+                .take()
+                .ok_or_else(|| bad("respond: no request to answer (already answered, or a call)"))?;
             r.send(outcomes_response(status, outcomes_so_far));
             Ok(Json::Null)
         }
@@ -341,10 +330,7 @@ fn run_op(
             Ok(json!({ "payload": String::from_utf8_lossy(&answer) }))
         }
         "sockets" => {
-            let ids: Vec<String> = sockets::open_sockets()
-                .iter()
-                .map(ToString::to_string)
-                .collect();
+            let ids: Vec<String> = sockets::open_sockets().iter().map(ToString::to_string).collect();
             Ok(json!({ "sockets": ids }))
         }
         "send" => {

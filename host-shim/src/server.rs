@@ -39,6 +39,7 @@ pub fn router(rt: Runtime, app: String) -> Router {
         .route("/_shim/logs", get(logs))
         .route("/_shim/{*rest}", any(admin_unknown))
         .route("/{class}/{name}", any(actor_route))
+        .route("/{class}/{name}/", any(actor_route))
         .route("/{class}/{name}/{*rest}", any(actor_route))
         .fallback(no_route)
         .with_state(ctx)

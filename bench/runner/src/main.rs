@@ -1,0 +1,141 @@
+//! `wasmkeep-bench`: the benchmark of the local host. Not a test: it prints
+//! figures, ratios against baselines, and whether each target is met.
+//!
+//! ```text
+//! cargo xtask guests
+//! cargo run --release -p wasmkeep-bench
+//! ```
+//!
+//! See `bench/README.md` for what each figure means. It exits 0 whatever the
+//! figures are; non-zero only when the benchmark itself could not run.
+
+mod http;
+mod memory;
+mod micro;
+mod miniflare;
+mod report;
+mod setup;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Result;
+use clap::{Parser, ValueEnum};
+
+use report::Report;
+
+/// Which figures to measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Figure {
+    /// Requests/s of the counter over HTTP, against Miniflare.
+    Http,
+    /// Warm cost of one `exec` from the guest, against native rusqlite.
+    Exec,
+    /// Component load from the compiled cache.
+    Load,
+    /// `delete-self-durable` latency, against unlink + fsync of the directory.
+    Delete,
+    /// RSS of hibernated actors.
+    Memory,
+}
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "wasmkeep-bench",
+    about = "Benchmark the wasmkeep local host (prints a report; not a test)"
+)]
+struct Args {
+    /// Seconds measured per HTTP run (each method × connection count × host).
+    #[arg(long, default_value_t = 5.0)]
+    duration: f64,
+    /// Seconds of warm-up before each HTTP run (not counted).
+    #[arg(long, default_value_t = 1.0)]
+    warmup: f64,
+    /// How many counter actors the memory figure touches and hibernates.
+    #[arg(long, default_value_t = 10_000)]
+    actors: usize,
+    /// Measure only these figures (comma-separated); all by default.
+    #[arg(long, value_enum, value_delimiter = ',')]
+    only: Vec<Figure>,
+    /// Leave Miniflare out (the HTTP ratio is then reported as missing).
+    #[arg(long)]
+    no_miniflare: bool,
+    /// The counter component [default: <target>/components/counter-rust.wasm, built if missing].
+    #[arg(long)]
+    counter: Option<PathBuf>,
+    /// The bench guest component [default: <target>/components/bench-guest.wasm, built if missing].
+    #[arg(long)]
+    bench_guest: Option<PathBuf>,
+}
+
+impl Args {
+    fn wants(&self, f: Figure) -> bool {
+        self.only.is_empty() || self.only.contains(&f)
+    }
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    match run(&args) {
+        Ok(report) => {
+            report.print();
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("wasmkeep-bench failed: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &Args) -> Result<Report> {
+    let paths = setup::Paths::find()?;
+    let needs_counter = args.wants(Figure::Http) || args.wants(Figure::Load) || args.wants(Figure::Memory);
+    let needs_guest = args.wants(Figure::Exec) || args.wants(Figure::Delete);
+    let counter = match &args.counter {
+        Some(p) => p.clone(),
+        None if needs_counter => paths.component("counter-rust", "examples/counter-rust")?,
+        None => PathBuf::new(),
+    };
+    let guest = match &args.bench_guest {
+        Some(p) => p.clone(),
+        None if needs_guest => paths.component("bench-guest", "bench/guest")?,
+        None => PathBuf::new(),
+    };
+    let mut report = Report::new();
+    report.note(format!(
+        "machine: {} cores; shim {}; data in a temporary directory under {}",
+        std::thread::available_parallelism().map_or(0, std::num::NonZero::get),
+        wasmkeep_shim::VERSION,
+        std::env::temp_dir().display()
+    ));
+
+    // Memory first: a process that has not yet run the other figures, so
+    // their freed memory does not hide what the actors cost.
+    if args.wants(Figure::Memory) {
+        eprintln!("== memory of {} hibernated actors", args.actors);
+        memory::run(&counter, args.actors, &mut report)?;
+    }
+    if args.wants(Figure::Exec) {
+        eprintln!("== exec: guest against native rusqlite");
+        micro::exec(&guest, &mut report)?;
+    }
+    if args.wants(Figure::Load) {
+        eprintln!("== component load from the compiled cache");
+        micro::load(&counter, &mut report)?;
+    }
+    if args.wants(Figure::Delete) {
+        eprintln!("== durable delete against unlink + fsync");
+        micro::delete(&guest, &mut report)?;
+    }
+    if args.wants(Figure::Http) {
+        eprintln!("== HTTP: the counter in the shim and in Miniflare");
+        let plan = http::Plan {
+            warmup: Duration::from_secs_f64(args.warmup.max(0.0)),
+            duration: Duration::from_secs_f64(args.duration.max(0.1)),
+        };
+        http::run(&paths, &counter, plan, !args.no_miniflare, &mut report)?;
+    }
+    Ok(report)
+}

@@ -1,0 +1,98 @@
+//! Memory of hibernated actors: this process's RSS before and after touching
+//! many counter actors once each and hibernating them.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, ensure};
+use wasmkeep_shim::HttpRequest;
+
+use crate::report::{Report, Row, met};
+use crate::setup;
+
+/// Actors woken at once: each resident actor has a worker thread and an open
+/// database, so they are touched in batches and hibernated after each.
+const BATCH: usize = 500;
+
+/// A field of `/proc/self/status`, in KiB.
+fn status_kib(field: &str) -> Result<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").context("reading /proc/self/status")?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .with_context(|| format!("no {field} in /proc/self/status"))
+}
+
+fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}
+
+pub fn run(counter: &Path, actors: usize, report: &mut Report) -> Result<()> {
+    let (rt, _dir) = setup::runtime("counter", counter)?;
+    // One actor first, so that what every process pays once (code paths,
+    // lazy statics, the first store) is in the "before" figure.
+    let touch = |name: String| -> Result<wasmkeep_shim::PendingResponse> {
+        Ok(rt.request(&setup::key("counter", name), HttpRequest::new("GET", "/", ""))?)
+    };
+    let first = touch("warm-up".into())?.wait();
+    ensure!(first.status == 200, "the counter answered {}", first.status);
+    rt.hibernate_all();
+
+    let before = status_kib("VmRSS")?;
+    // Reset the peak (VmHWM) to now; not fatal where the kernel refuses it.
+    let peak_reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
+    let start = std::time::Instant::now();
+    let mut done = 0;
+    while done < actors {
+        let n = BATCH.min(actors - done);
+        let pending = (done..done + n)
+            .map(|i| touch(format!("m{i}")))
+            .collect::<Result<Vec<_>>>()?;
+        for p in pending {
+            let answer = p.wait();
+            ensure!(
+                answer.status == 200,
+                "a counter answered {}: {}",
+                answer.status,
+                String::from_utf8_lossy(&answer.body)
+            );
+        }
+        rt.hibernate_all();
+        done += n;
+    }
+    let took = start.elapsed();
+    ensure!(
+        rt.resident_count() == 0,
+        "actors are still resident after hibernate_all"
+    );
+    let after = status_kib("VmRSS")?;
+    let peak = status_kib("VmHWM")?;
+    let grown = after.saturating_sub(before);
+    report.note(format!(
+        "memory: RSS {:.1} MiB before, {:.1} MiB after touching {actors} counter actors once each (GET, so on-init \
+         created each database) in batches of {BATCH}, hibernating after each batch; {:.0} bytes per actor; \
+         {}; took {:.1} s",
+        mib(before),
+        mib(after),
+        grown as f64 * 1024.0 / actors.max(1) as f64,
+        if peak_reset {
+            format!("peak while touching {:.1} MiB", mib(peak))
+        } else {
+            format!("peak of the process {:.1} MiB", mib(peak))
+        },
+        took.as_secs_f64()
+    ));
+    report.row(Row {
+        figure: format!("RSS growth, {actors} hibernated actors"),
+        shim: format!("{:.1} MiB", mib(grown)),
+        baseline: format!("{:.1} → {:.1} MiB", mib(before), mib(after)),
+        ratio: "-".into(),
+        target: if actors == 10_000 {
+            "≤ 200 MiB".into()
+        } else {
+            format!("≤ {:.1} MiB (200 per 10,000)", 200.0 * actors as f64 / 10_000.0)
+        },
+        met: met(mib(grown) <= 200.0 * actors as f64 / 10_000.0),
+    });
+    Ok(())
+}

@@ -1,0 +1,204 @@
+//! The figures measured without HTTP: `exec` against native rusqlite, the
+//! component load from the compiled cache, and the durable delete against
+//! unlink + fsync of the directory.
+
+use std::fs::File;
+use std::io::Write as _;
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::{Context, Result, ensure};
+use rusqlite::Connection;
+use wasmkeep_shim::component_cache::CacheOutcome;
+
+use crate::report::{Met, Report, Row, met, ratio, time};
+use crate::setup::{self, call, median};
+
+/// Execs per timed round.
+const EXECS: i64 = 1000;
+/// Untimed rounds first.
+const EXEC_WARMUP_ROUNDS: usize = 5;
+/// Timed rounds.
+const EXEC_ROUNDS: usize = 21;
+/// The statement both sides run.
+const INSERT: &str = "INSERT INTO t(x) VALUES (?1)";
+/// The host's pragmas (host-shim's actor_db) and the bench guest's table.
+const NATIVE_SETUP: &str = "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;
+     CREATE TABLE t(x INTEGER, pad BLOB);";
+
+/// Warm cost of one `exec` from the Rust guest against native rusqlite.
+///
+/// Both run rounds of `BEGIN`, `EXECS` inserts, `ROLLBACK`, timed from the
+/// host; the cost of one exec is (median round with `EXECS` inserts − median
+/// round with none) / `EXECS`, so the event, the transaction and the rollback
+/// drop out.
+pub fn exec(guest: &Path, report: &mut Report) -> Result<()> {
+    let (rt, dir) = setup::runtime("bench", guest)?;
+    let key = setup::key("bench", "exec");
+    call(&rt, &key, "noop")?; // creates the actor (on-init) and its instance
+    for _ in 0..EXEC_WARMUP_ROUNDS {
+        call(&rt, &key, &format!("exec {EXECS}"))?;
+        call(&rt, &key, "exec 0")?;
+    }
+    let (mut full, mut empty, mut inside) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..EXEC_ROUNDS {
+        let start = Instant::now();
+        let guest_ns: f64 = call(&rt, &key, &format!("exec {EXECS}"))?.parse()?;
+        full.push(start.elapsed().as_secs_f64());
+        inside.push(guest_ns * 1e-9 / EXECS as f64);
+        let start = Instant::now();
+        call(&rt, &key, "exec 0")?;
+        empty.push(start.elapsed().as_secs_f64());
+    }
+    let shim = (median(&mut full) - median(&mut empty)) / EXECS as f64;
+    let inside = median(&mut inside);
+    rt.hibernate_all();
+
+    let conn = Connection::open(dir.path().join("native.db"))?;
+    conn.execute_batch(NATIVE_SETUP)?;
+    let round = |n: i64| -> Result<f64> {
+        let start = Instant::now();
+        conn.execute_batch("BEGIN")?;
+        for i in 0..n {
+            // `execute` prepares the statement each time, as the host does.
+            conn.execute(INSERT, [i])?;
+        }
+        conn.execute_batch("ROLLBACK")?;
+        Ok(start.elapsed().as_secs_f64())
+    };
+    for _ in 0..EXEC_WARMUP_ROUNDS {
+        round(EXECS)?;
+        round(0)?;
+    }
+    let (mut nfull, mut nempty) = (Vec::new(), Vec::new());
+    for _ in 0..EXEC_ROUNDS {
+        nfull.push(round(EXECS)?);
+        nempty.push(round(0)?);
+    }
+    let native = (median(&mut nfull) - median(&mut nempty)) / EXECS as f64;
+    report.note(format!(
+        "exec: {EXEC_ROUNDS} rounds of {EXECS} × `{INSERT}` in BEGIN…ROLLBACK; shim {} per exec timed from the host \
+         ({} by the guest's own clock), native rusqlite {} (WAL, synchronous=FULL, prepare per call)",
+        time(shim),
+        time(inside),
+        time(native)
+    ));
+    report.row(Row {
+        figure: "exec from the guest (warm, per call)".into(),
+        shim: time(shim),
+        baseline: format!("native rusqlite {}", time(native)),
+        ratio: ratio(shim, native),
+        target: "≤ 2× native".into(),
+        met: met(shim <= 2.0 * native),
+    });
+    Ok(())
+}
+
+/// `Runtime::load_component` on a cache hit: the median of several loads.
+pub fn load(counter: &Path, report: &mut Report) -> Result<()> {
+    const LOADS: usize = 21;
+    let (rt, _dir) = setup::runtime("counter", counter)?; // compiles and stores it
+    let start = Instant::now();
+    let (_, first) = rt.load_component(counter)?;
+    let first_took = start.elapsed();
+    ensure!(
+        first == CacheOutcome::Hit,
+        "the second load of {} was not a cache hit",
+        counter.display()
+    );
+    let mut took = Vec::new();
+    for _ in 0..LOADS {
+        let start = Instant::now();
+        let (pre, outcome) = rt.load_component(counter)?;
+        took.push(start.elapsed().as_secs_f64());
+        drop(pre);
+        ensure!(outcome == CacheOutcome::Hit, "a load missed the cache");
+    }
+    let mut sorted = took.clone();
+    let med = median(&mut took);
+    sorted.sort_by(f64::total_cmp);
+    let size = std::fs::metadata(counter)?.len();
+    report.note(format!(
+        "load: counter-rust.wasm ({} KiB), {LOADS} loads on a cache hit: median {}, min {}, max {} (first hit {}); \
+         each reads and hashes the file, maps the .cwasm and links it (instantiate_pre)",
+        size / 1024,
+        time(med),
+        time(sorted.first().copied().unwrap_or(0.0)),
+        time(sorted.last().copied().unwrap_or(0.0)),
+        time(first_took.as_secs_f64()),
+    ));
+    report.row(Row {
+        figure: "component load from the compiled cache".into(),
+        shim: time(med),
+        baseline: "-".into(),
+        ratio: "-".into(),
+        target: "≤ 5 ms".into(),
+        met: met(med <= 5e-3),
+    });
+    Ok(())
+}
+
+/// `delete-self-durable` on a small actor, timed by the guest around the call,
+/// against unlinking a file of the same size and fsyncing its directory.
+pub fn delete(guest: &Path, report: &mut Report) -> Result<()> {
+    const WARMUP: usize = 3;
+    const ROUNDS: usize = 31;
+    const ROWS: usize = 20;
+    let (rt, dir) = setup::runtime("bench", guest)?;
+    let plain = dir.path().join("plain");
+    std::fs::create_dir_all(&plain)?;
+    let sync_dir = |d: &Path| -> Result<()> { Ok(File::open(d)?.sync_all()?) };
+    let (mut deletes, mut unlinks, mut sizes) = (Vec::new(), Vec::new(), Vec::new());
+    for i in 0..WARMUP + ROUNDS {
+        let key = setup::key("bench", format!("delete-{i}"));
+        call(&rt, &key, &format!("fill {ROWS}"))?;
+        let db = rt.db_path(&key);
+        let size: u64 = ["", "-wal", "-shm"]
+            .iter()
+            .filter_map(|suffix| {
+                let mut p = db.clone().into_os_string();
+                p.push(suffix);
+                std::fs::metadata(p).ok().map(|m| m.len())
+            })
+            .sum();
+        let ns: f64 = call(&rt, &key, "delete")?
+            .parse()
+            .context("the delete's answer is not a number")?;
+        ensure!(!rt.exists(&key), "{key} still has a database after delete-self-durable");
+
+        let file = plain.join(format!("f{i}"));
+        let mut f = File::create(&file)?;
+        f.write_all(&vec![0u8; usize::try_from(size)?])?;
+        f.sync_all()?;
+        drop(f);
+        sync_dir(&plain)?;
+        let start = Instant::now();
+        std::fs::remove_file(&file)?;
+        sync_dir(&plain)?;
+        let unlink = start.elapsed();
+        if i >= WARMUP {
+            deletes.push(ns * 1e-9);
+            unlinks.push(unlink.as_secs_f64());
+            sizes.push(size as f64);
+        }
+    }
+    rt.hibernate_all();
+    let (d, u) = (median(&mut deletes), median(&mut unlinks));
+    report.note(format!(
+        "delete: {ROUNDS} actors with {ROWS} rows ({:.0} KiB of files, median); delete-self-durable {} (the guest's \
+         clock around the call: close with WAL checkpoint, unlink WAL, db, shm, fsync the directory); \
+         unlink + fsync of one file of the same size {}",
+        median(&mut sizes) / 1024.0,
+        time(d),
+        time(u)
+    ));
+    report.row(Row {
+        figure: "durable delete (median)".into(),
+        shim: time(d),
+        baseline: format!("unlink+fsync dir {}", time(u)),
+        ratio: ratio(d, u),
+        target: "≤ 2× unlink+fsync".into(),
+        met: if u > 0.0 { met(d <= 2.0 * u) } else { Met::Unknown },
+    });
+    Ok(())
+}

@@ -93,7 +93,6 @@ struct Resident {
 /// The worker loop: runs until the mailbox stays empty for the idle timeout.
 pub(crate) fn run(shared: &Arc<Shared>, slot: &Arc<Slot>, rx: &mpsc::Receiver<Job>) {
     let mut resident: Option<Resident> = None;
-    slot.lock().status = ActorStatus::Resident;
     loop {
         let job = match rx.recv_timeout(shared.config.idle_timeout) {
             Ok(job) => job,

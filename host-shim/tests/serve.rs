@@ -192,7 +192,15 @@ async fn admin_api_lists_actors_tables_clock_faults_alarms() {
         body.contains("internal"),
         "the armed fault makes the durable delete answer internal: {body}"
     );
-    let (_, body) = send(reqwest::Method::GET, &format!("{}/metrics", s.base), None).await;
+    // The answer leaves before the event ends, and the event's end finishes the delete.
+    let mut body = String::new();
+    for _ in 0..100 {
+        body = send(reqwest::Method::GET, &format!("{}/metrics", s.base), None).await.1;
+        if body.contains("wasmkeep_actor_deletes_total{how=\"self_durable\"} 1") {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
     assert!(
         body.contains("wasmkeep_actor_delete_failures_total{how=\"self_durable\"} 1"),
         "{body}"

@@ -324,6 +324,11 @@ fn run_op(op: &Json, responder: &mut Option<Responder>, outcomes_so_far: &[Json]
         "loop" => loop {
             std::hint::black_box(());
         },
+        "alloc" => {
+            let mb = usize::try_from(u64_field(op, "mb")?).map_err(|_| bad("mb is too large"))?;
+            let block = std::hint::black_box(vec![1u8; mb << 20]);
+            Ok(json!({ "bytes": block.len() }))
+        }
         "call" => {
             let target = Address::new(str_field(op, "class")?, str_field(op, "name")?);
             let answer = calls::call(&target, str_field(op, "payload")?)?;

@@ -39,8 +39,13 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
-    /// Benchmarks (not written yet).
-    Bench,
+    /// The benchmark report (not a test): builds the guests, then runs
+    /// `wasmkeep-bench` in release mode and prints figures and ratios.
+    Bench {
+        /// Arguments passed to wasmkeep-bench.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
 }
 
 fn repo_root() -> PathBuf {
@@ -60,10 +65,7 @@ fn main() -> ExitCode {
                 println!("{}", wasm.display());
             })
         }
-        Command::Bench => {
-            eprintln!("cargo xtask bench: not yet");
-            return ExitCode::from(2);
-        }
+        Command::Bench { args } => guests(&root).and_then(|()| bench(&root, &args)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -165,5 +167,17 @@ fn guests(root: &Path) -> Result<()> {
         built.len(),
         started.elapsed().as_secs_f64()
     );
+    Ok(())
+}
+
+/// Runs the benchmark report in release mode.
+fn bench(root: &std::path::Path, args: &[String]) -> anyhow::Result<()> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let status = std::process::Command::new(cargo)
+        .current_dir(root)
+        .args(["run", "--release", "-p", "wasmkeep-bench", "--"])
+        .args(args)
+        .status()?;
+    anyhow::ensure!(status.success(), "wasmkeep-bench failed ({status})");
     Ok(())
 }

@@ -421,7 +421,12 @@ fn build_packages(
     let started = Instant::now();
     let status = cmd.status().with_context(|| format!("could not run {cmd:?}"))?;
     if !status.success() {
-        bail!("building the guests failed ({status}); the command was {cmd:?}");
+        let names: Vec<&str> = packages.iter().map(|p| p.name.as_str()).collect();
+        bail!(
+            "cargo could not build {} ({status}); the compiler's errors are above. \
+             To rerun by hand, the command was {cmd:?}",
+            names.join(", ")
+        );
     }
     eprintln!("guest-build: cargo build took {:.1} s", started.elapsed().as_secs_f64());
     let out_dir = target_dir.join(TARGET).join(profile.dir());

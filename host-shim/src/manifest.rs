@@ -114,7 +114,9 @@ impl Manifest {
             let component = base.join(&c.component);
             if !component.is_file() {
                 return Err(invalid(format!(
-                    "class {name}: component {} does not exist (build it first, e.g. `cargo xtask guests`)",
+                    "class {name}: component {} does not exist: build it first \
+                     (`wasmkeep-shim build --manifest-path <crate>/Cargo.toml -o <file>.wasm`, \
+                     or `cargo xtask guests` inside the wasmkeep repository)",
                     component.display()
                 )));
             }

@@ -192,6 +192,8 @@ struct SocketEntry {
 /// A log line an actor wrote.
 #[derive(Debug, Clone, Serialize)]
 pub struct LogLine {
+    /// When, on the host's clock (ms since the epoch; virtual under tests).
+    pub at: u64,
     /// The actor.
     pub actor: String,
     /// debug, info, warn, error.
@@ -273,6 +275,7 @@ impl Shared {
             logs.pop_front();
         }
         logs.push_back(LogLine {
+            at: self.clock.now_ms(),
             actor: key.to_string(),
             level,
             message: message.to_owned(),
@@ -532,11 +535,12 @@ impl Runtime {
             message,
         };
         let bytes = std::fs::read(path).map_err(|e| err(format!("cannot read: {e}")))?;
-        let (component, outcome) = self
-            .shared
-            .cache
-            .load(&self.shared.engine, &bytes)
-            .map_err(|e| err(format!("not a valid component: {e:#}")))?;
+        let (component, outcome) = self.shared.cache.load(&self.shared.engine, &bytes).map_err(|e| {
+            err(format!(
+                "not a valid WebAssembly component ({e:#}); build actors with `wasmkeep-shim build`, \
+                     which makes a wasm32-wasip2 component"
+            ))
+        })?;
         let pre = self.shared.linker.instantiate_pre(&component).map_err(|e| {
             err(format!(
                 "does not link against wasmkeep:actor@0.2.0 and WASI 0.2: {e:#}"

@@ -1,4 +1,4 @@
-//! Write [wasmkeep](https://github.com/) actors in Rust.
+//! Write wasmkeep actors in Rust.
 //!
 //! An actor is a WebAssembly component built for `wasm32-wasip2` from a
 //! `cdylib` crate. It owns one SQLite database ([`storage`]), one alarm
@@ -34,9 +34,11 @@
 //! wasmkeep_actor::export!(Hello);
 //! ```
 //!
-//! Build it with `cargo xtask guests` in the wasmkeep repository, or with any
-//! toolchain that has the `wasm32-wasip2` target:
-//! `cargo build --release --target wasm32-wasip2`.
+//! Build it into a component with the local host's build command,
+//! `wasmkeep-shim build --manifest-path Cargo.toml -o my-actor.wasm`: it uses
+//! the `wasm32-wasip2` target when rustup has it, and otherwise Debian's
+//! `rustc-web` (see the repository's README). With the rustup target installed,
+//! `cargo build --release --target wasm32-wasip2` gives the same component.
 //!
 //! # Memory is not state
 //!

@@ -769,6 +769,10 @@ impl<'a> Row<'a> {
 /// With parameters the text must be one statement; without parameters it
 /// may be several statements separated by `;`, run in order.
 ///
+/// To learn the id of a row you insert, use [`query`] with `INSERT … RETURNING
+/// id`, or `SELECT last_insert_rowid()` after the insert (both are plain SQLite
+/// and work here).
+///
 /// ```no_run
 /// use wasmkeep_actor::{params, storage};
 ///

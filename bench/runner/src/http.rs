@@ -14,7 +14,7 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 
 use crate::miniflare;
-use crate::report::{Met, Report, Row, met, ratio};
+use crate::report::{Met, Report, Row, met, ratio, thousands};
 use crate::setup::{self, Paths};
 
 /// How long each run warms up and is measured.
@@ -175,18 +175,6 @@ async fn measure_all(who: &str, addr: SocketAddr, plan: Plan) -> Result<Vec<Load
         "{who}: the counter says {n} after {posts} POSTs answered 200"
     );
     Ok(out)
-}
-
-fn thousands(v: f64) -> String {
-    let s = format!("{:.0}", v.max(0.0));
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 pub fn run(paths: &Paths, counter: &Path, plan: Plan, with_miniflare: bool, report: &mut Report) -> Result<()> {

@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::{Context, Result, ensure};
 use wasmkeep_shim::HttpRequest;
 
-use crate::report::{Report, Row, met};
+use crate::report::{Report, Row, met, thousands};
 use crate::setup;
 
 /// Actors woken at once: each resident actor has a worker thread and an open
@@ -83,7 +83,7 @@ pub fn run(counter: &Path, actors: usize, report: &mut Report) -> Result<()> {
         took.as_secs_f64()
     ));
     report.row(Row {
-        figure: format!("RSS growth, {actors} hibernated actors"),
+        figure: format!("RSS growth, {} hibernated actors", thousands(actors as f64)),
         shim: format!("{:.1} MiB", mib(grown)),
         baseline: format!("{:.1} → {:.1} MiB", mib(before), mib(after)),
         ratio: "-".into(),

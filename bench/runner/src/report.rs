@@ -119,3 +119,16 @@ pub fn ratio(a: f64, b: f64) -> String {
 pub fn met(ok: bool) -> Met {
     if ok { Met::Yes } else { Met::No }
 }
+
+/// `v` rounded, with thousands separators: 12,345.
+pub fn thousands(v: f64) -> String {
+    let s = format!("{:.0}", v.max(0.0));
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}

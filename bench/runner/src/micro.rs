@@ -147,8 +147,11 @@ pub fn delete(guest: &Path, report: &mut Report) -> Result<()> {
     let (rt, dir) = setup::runtime("bench", guest)?;
     let plain = dir.path().join("plain");
     std::fs::create_dir_all(&plain)?;
+    let native_dir = dir.path().join("native");
+    std::fs::create_dir_all(&native_dir)?;
     let sync_dir = |d: &Path| -> Result<()> { Ok(File::open(d)?.sync_all()?) };
-    let (mut deletes, mut unlinks, mut sizes) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut deletes, mut unlinks, mut natives, mut sizes) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut no_ckpt = Vec::new();
     for i in 0..WARMUP + ROUNDS {
         let key = setup::key("bench", format!("delete-{i}"));
         call(&rt, &key, &format!("fill {ROWS}"))?;
@@ -179,18 +182,24 @@ pub fn delete(guest: &Path, report: &mut Report) -> Result<()> {
         if i >= WARMUP {
             deletes.push(ns * 1e-9);
             unlinks.push(unlink.as_secs_f64());
+            natives.push(native_delete(&native_dir, i, ROWS, true)?);
+            no_ckpt.push(native_delete(&native_dir, i, ROWS, false)?);
             sizes.push(size as f64);
         }
     }
     rt.hibernate_all();
-    let (d, u) = (median(&mut deletes), median(&mut unlinks));
+    let (d, u, n) = (median(&mut deletes), median(&mut unlinks), median(&mut natives));
     report.note(format!(
         "delete: {ROUNDS} actors with {ROWS} rows ({:.0} KiB of files, median); delete-self-durable {} (the guest's \
          clock around the call: close with WAL checkpoint, unlink WAL, db, shm, fsync the directory); \
-         unlink + fsync of one file of the same size {}",
+         unlink + fsync of one file of the same size {}; for reference, the same steps natively (rusqlite: close \
+         with checkpoint, unlink the three files, fsync the directory) {}, and with no checkpoint on close \
+         (SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE) {}",
         median(&mut sizes) / 1024.0,
         time(d),
-        time(u)
+        time(u),
+        time(n),
+        time(median(&mut no_ckpt))
     ));
     report.row(Row {
         figure: "durable delete (median)".into(),
@@ -201,4 +210,35 @@ pub fn delete(guest: &Path, report: &mut Report) -> Result<()> {
         met: if u > 0.0 { met(d <= 2.0 * u) } else { Met::Unknown },
     });
     Ok(())
+}
+
+/// The durable delete's steps without the host: a database like the bench
+/// actor's (WAL, synchronous=FULL, `rows` rows written), then closed (which
+/// checkpoints, unless `checkpoint` is false), its files unlinked and the
+/// directory fsynced. Seconds.
+fn native_delete(dir: &Path, i: usize, rows: usize, checkpoint: bool) -> Result<f64> {
+    let db = dir.join(format!("n{i}-{checkpoint}.db"));
+    let conn = Connection::open(&db)?;
+    conn.execute_batch(NATIVE_SETUP)?;
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE,
+        !checkpoint,
+    )?;
+    conn.execute_batch("BEGIN")?;
+    for r in 0..rows {
+        conn.execute("INSERT INTO t(x, pad) VALUES (?1, zeroblob(100))", [r])?;
+    }
+    conn.execute_batch("COMMIT")?;
+    let start = Instant::now();
+    conn.close().map_err(|(_, e)| e)?;
+    for suffix in ["-wal", "", "-shm"] {
+        let mut p = db.clone().into_os_string();
+        p.push(suffix);
+        match std::fs::remove_file(&p) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e.into()),
+            _ => {}
+        }
+    }
+    File::open(dir)?.sync_all()?;
+    Ok(start.elapsed().as_secs_f64())
 }

@@ -15,6 +15,7 @@ use rusqlite::{Connection, OptionalExtension, ToSql, params_from_iter};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 /// The host table guests may not touch.
 pub const META_TABLE: &str = "_wasmkeep_meta";
@@ -53,25 +54,50 @@ const ALLOWED_PRAGMAS: &[&str] = &[
     "page_size",
 ];
 
+/// The largest string or blob a guest statement may make or bind (64 MiB).
+pub const MAX_VALUE_BYTES: i32 = 64 << 20;
+/// The most a query's rows may add up to before the query is refused (64 MiB).
+pub const MAX_RESULT_BYTES: usize = 64 << 20;
+
 #[derive(Debug, Default)]
 struct Guard {
     /// True while guest SQL runs; the host's own statements pass unchecked.
     guest: AtomicBool,
     /// Why the authorizer refused the last statement.
     denied: Mutex<Option<String>>,
+    /// When the current event's time is up: guest SQL still running then is interrupted.
+    deadline: Mutex<Option<Instant>>,
+    /// Set when a statement was interrupted at the deadline.
+    timed_out: AtomicBool,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Guard {
     fn deny(&self, why: String) -> Authorization {
-        *self.denied.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(why);
+        *lock(&self.denied) = Some(why);
         Authorization::Deny
+    }
+
+    /// Called every few thousand SQLite VM steps: true interrupts the statement.
+    fn past_deadline(&self) -> bool {
+        if !self.guest.load(Ordering::SeqCst) {
+            return false;
+        }
+        let late = lock(&self.deadline).is_some_and(|d| Instant::now() >= d);
+        if late {
+            self.timed_out.store(true, Ordering::SeqCst);
+        }
+        late
     }
 
     fn check(&self, ctx: AuthContext<'_>) -> Authorization {
         if !self.guest.load(Ordering::SeqCst) {
             return Authorization::Allow;
         }
-        let is_meta = |t: &str| t.eq_ignore_ascii_case(META_TABLE) || t.to_ascii_lowercase().starts_with("_wasmkeep");
+        let is_meta = |t: &str| t.to_ascii_lowercase().starts_with("_wasmkeep");
         match ctx.action {
             AuthAction::Attach { .. } | AuthAction::Detach { .. } => {
                 self.deny("ATTACH and DETACH reach outside the actor's database".into())
@@ -91,28 +117,43 @@ impl Guard {
             AuthAction::Transaction { .. } | AuthAction::Savepoint { .. } => {
                 self.deny("transactions are opened with storage begin/commit/rollback, not with SQL text".into())
             }
+            // The host's table, and any object named like it: a TEMP table of that
+            // name would shadow it for the host's statements, a trigger on it would
+            // run guest SQL when the host writes.
             AuthAction::Read { table_name, .. }
             | AuthAction::Insert { table_name }
             | AuthAction::Update { table_name, .. }
             | AuthAction::Delete { table_name }
             | AuthAction::DropTable { table_name }
+            | AuthAction::DropTempTable { table_name }
             | AuthAction::CreateTable { table_name }
+            | AuthAction::CreateTempTable { table_name }
             | AuthAction::AlterTable { table_name, .. }
             | AuthAction::CreateIndex { table_name, .. }
+            | AuthAction::CreateTempIndex { table_name, .. }
             | AuthAction::CreateTrigger { table_name, .. }
+            | AuthAction::CreateTempTrigger { table_name, .. }
+            | AuthAction::CreateView { view_name: table_name }
+            | AuthAction::CreateTempView { view_name: table_name }
+            | AuthAction::CreateVtable { table_name, .. }
                 if is_meta(table_name) =>
             {
                 self.deny(format!("{table_name} is the host's table"))
+            }
+            AuthAction::CreateIndex { index_name: name, .. }
+            | AuthAction::CreateTempIndex { index_name: name, .. }
+            | AuthAction::CreateTrigger { trigger_name: name, .. }
+            | AuthAction::CreateTempTrigger { trigger_name: name, .. }
+                if is_meta(name) =>
+            {
+                self.deny(format!("{name} is a name reserved to the host"))
             }
             _ => Authorization::Allow,
         }
     }
 
     fn take_denial(&self) -> Option<String> {
-        self.denied
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take()
+        lock(&self.denied).take()
     }
 }
 
@@ -147,13 +188,36 @@ fn from_value_ref(v: ValueRef<'_>) -> SqlValue {
     }
 }
 
-/// True if the SQL text, comments and case aside, contains `VACUUM … INTO`.
-fn is_vacuum_into(sql: &str) -> bool {
-    let mut words = Vec::new();
+fn value_bytes(v: &SqlValue) -> usize {
+    match v {
+        SqlValue::Text(t) => t.len(),
+        SqlValue::Blob(b) => b.len(),
+        _ => 8,
+    }
+}
+
+/// True if the SQL text, comments, quoted strings and case aside, has the
+/// keyword `VACUUM`: plain VACUUM needs an attach the host forbids, and VACUUM
+/// INTO writes a file; neither reaches the authorizer as such.
+fn mentions_vacuum(sql: &str) -> bool {
     let mut cur = String::new();
     let mut chars = sql.chars().peekable();
+    let mut found = false;
+    let mut end_word = |cur: &mut String| {
+        if cur == "VACUUM" {
+            found = true;
+        }
+        cur.clear();
+    };
     while let Some(c) = chars.next() {
-        if c == '-' && chars.peek() == Some(&'-') {
+        if matches!(c, '\'' | '"' | '`' | '[') {
+            let close = if c == '[' { ']' } else { c };
+            for c2 in chars.by_ref() {
+                if c2 == close {
+                    break;
+                }
+            }
+        } else if c == '-' && chars.peek() == Some(&'-') {
             for c2 in chars.by_ref() {
                 if c2 == '\n' {
                     break;
@@ -172,22 +236,22 @@ fn is_vacuum_into(sql: &str) -> bool {
             cur.push(c.to_ascii_uppercase());
             continue;
         }
-        if !cur.is_empty() {
-            words.push(std::mem::take(&mut cur));
-        }
+        end_word(&mut cur);
     }
-    if !cur.is_empty() {
-        words.push(cur);
-    }
-    words
-        .iter()
-        .position(|w| w == "VACUUM")
-        .is_some_and(|i| words[i..].iter().any(|w| w == "INTO"))
+    end_word(&mut cur);
+    found
+}
+
+/// How an `exec` runs its text.
+enum Shape {
+    /// Several statements allowed when there are no parameters.
+    Batch,
+    /// Exactly one statement.
+    One,
 }
 
 impl ActorDb {
-    /// Opens (or creates) the database at `path` in WAL mode with full sync,
-    /// and creates the host table.
+    /// Opens (or creates) the database at `path` in WAL mode and creates the host table.
     ///
     /// # Errors
     /// SQLite could not open or set up the file.
@@ -198,23 +262,47 @@ impl ActorDb {
     }
 
     fn setup(conn: Connection) -> rusqlite::Result<Self> {
+        // synchronous=NORMAL: an ordinary write is kept when the process dies and
+        // is synced at the next checkpoint, as a node keeps an event's writes at its
+        // end; exec-durable switches to FULL for its own commit.
         conn.execute_batch(&format!(
-            "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;
-             CREATE TABLE IF NOT EXISTS {META_TABLE}(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;
+             CREATE TABLE IF NOT EXISTS main.{META_TABLE}(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
         ))?;
         conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
         conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0)?;
+        conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)?;
         let guard = Arc::new(Guard::default());
         let g = guard.clone();
         conn.authorizer(Some(move |ctx: AuthContext<'_>| g.check(ctx)));
+        let g = guard.clone();
+        conn.progress_handler(10_000, Some(move || g.past_deadline()));
         Ok(Self { conn, guard })
     }
 
+    /// Sets when guest SQL must stop (the event's deadline), or none.
+    pub fn set_deadline(&self, deadline: Option<Instant>) {
+        *lock(&self.guard.deadline) = deadline;
+        self.guard.timed_out.store(false, Ordering::SeqCst);
+    }
+
+    /// True if the last guest statement was interrupted at the deadline: the
+    /// event has run out of time and must end.
+    pub fn timed_out(&self) -> bool {
+        self.guard.timed_out.load(Ordering::SeqCst)
+    }
+
     fn guest<T>(&self, sql: &str, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, SqlError> {
-        if is_vacuum_into(sql) {
+        if mentions_vacuum(sql) {
             return Err(SqlError::NotAllowed(
-                "VACUUM INTO writes outside the actor's database".into(),
+                "VACUUM is not available to actors: the host manages the database file".into(),
             ));
+        }
+        if sql.trim().trim_matches(';').trim().is_empty() {
+            return Err(SqlError::Sqlite {
+                code: 1,
+                message: "the SQL text is empty".into(),
+            });
         }
         self.guard.take_denial();
         self.guard.guest.store(true, Ordering::SeqCst);
@@ -238,7 +326,7 @@ impl ActorDb {
             },
             rusqlite::Error::MultipleStatement => SqlError::Sqlite {
                 code: 1,
-                message: "with parameters, or in query, the text must be one statement".into(),
+                message: "the text must be one statement here (with parameters, in query and in exec-durable)".into(),
             },
             other => SqlError::Sqlite {
                 code: 1,
@@ -247,43 +335,101 @@ impl ActorDb {
         }
     }
 
-    /// Runs guest SQL; see `storage.exec` in the WIT.
+    fn run(&self, sql: &str, params: &[SqlValue], shape: &Shape) -> Result<u64, SqlError> {
+        match shape {
+            Shape::One => self.guest(sql, |c| {
+                let mut stmt = c.prepare(sql)?;
+                let n = stmt.execute(params_from_iter(params.iter().map(Param)))?;
+                Ok(n as u64)
+            }),
+            Shape::Batch => {
+                // A batch runs inside a savepoint so that it changes nothing when
+                // one of its statements is refused or fails.
+                self.conn
+                    .execute_batch("SAVEPOINT wasmkeep_exec")
+                    .map_err(|e| self.map_error(e))?;
+                let r = self.guest(sql, |c| {
+                    let before = c.total_changes();
+                    c.execute_batch(sql)?;
+                    Ok(c.total_changes().saturating_sub(before))
+                });
+                let end = if r.is_ok() {
+                    "RELEASE wasmkeep_exec"
+                } else {
+                    "ROLLBACK TO wasmkeep_exec; RELEASE wasmkeep_exec"
+                };
+                if let Err(e) = self.conn.execute_batch(end) {
+                    // ON CONFLICT ROLLBACK inside the batch already rolled the whole
+                    // transaction back, savepoint included: nothing is left to undo.
+                    if !self.conn.is_autocommit() {
+                        return Err(self.map_error(e));
+                    }
+                }
+                r
+            }
+        }
+    }
+
+    /// Runs guest SQL; see `storage.exec` in the WIT. A batch changes nothing
+    /// unless all of it succeeds.
     ///
     /// # Errors
     /// `not-allowed` for forbidden statements, `sqlite` for SQLite's refusals.
     pub fn exec(&self, sql: &str, params: &[SqlValue]) -> Result<u64, SqlError> {
-        self.guest(sql, |c| {
-            if params.is_empty() {
-                let before = c.total_changes();
-                c.execute_batch(sql)?;
-                Ok(c.total_changes().saturating_sub(before))
-            } else {
-                let mut stmt = c.prepare(sql)?;
-                let n = stmt.execute(params_from_iter(params.iter().map(Param)))?;
-                Ok(n as u64)
-            }
-        })
+        let shape = if params.is_empty() { Shape::Batch } else { Shape::One };
+        self.run(sql, params, &shape)
+    }
+
+    /// Runs one guest statement and syncs its commit to disk; see
+    /// `storage.exec-durable` in the WIT.
+    ///
+    /// # Errors
+    /// `not-allowed` inside a transaction or for forbidden statements, `sqlite`
+    /// for SQLite's refusals, `internal` if the sync mode could not be set.
+    pub fn exec_durable(&self, sql: &str, params: &[SqlValue]) -> Result<u64, SqlError> {
+        if self.in_transaction() {
+            return Err(SqlError::NotAllowed(refusals::OPEN_TRANSACTION.into()));
+        }
+        let internal = |e: rusqlite::Error| SqlError::Internal(format!("setting the sync mode: {e}"));
+        self.conn.execute_batch("PRAGMA synchronous=FULL").map_err(internal)?;
+        let r = self.run(sql, params, &Shape::One);
+        self.conn.execute_batch("PRAGMA synchronous=NORMAL").map_err(internal)?;
+        r
     }
 
     /// Runs one guest query; see `storage.query` in the WIT.
     ///
     /// # Errors
-    /// `not-allowed` for forbidden statements, `sqlite` for SQLite's refusals.
+    /// `not-allowed` for forbidden statements, `sqlite` for SQLite's refusals
+    /// (code 18, SQLITE_TOOBIG, when the rows exceed [`MAX_RESULT_BYTES`]).
     pub fn query(&self, sql: &str, params: &[SqlValue]) -> Result<QueryResult, SqlError> {
-        self.guest(sql, |c| {
+        let r = self.guest(sql, |c| {
             let mut stmt = c.prepare(sql)?;
             let columns: Vec<String> = stmt.column_names().into_iter().map(str::to_owned).collect();
             let n = columns.len();
             let mut rows = stmt.query(params_from_iter(params.iter().map(Param)))?;
             let mut out = Vec::new();
+            let mut bytes = 0usize;
             while let Some(row) = rows.next()? {
                 let mut values = Vec::with_capacity(n);
                 for i in 0..n {
-                    values.push(from_value_ref(row.get_ref(i)?));
+                    let v = from_value_ref(row.get_ref(i)?);
+                    bytes += value_bytes(&v);
+                    values.push(v);
+                }
+                if bytes > MAX_RESULT_BYTES {
+                    return Ok(Err(()));
                 }
                 out.push(values);
             }
-            Ok(QueryResult { columns, rows: out })
+            Ok(Ok(QueryResult { columns, rows: out }))
+        })?;
+        r.map_err(|()| SqlError::Sqlite {
+            code: 18,
+            message: format!(
+                "the rows add up to more than {} MiB: select fewer rows or columns (LIMIT/OFFSET)",
+                MAX_RESULT_BYTES >> 20
+            ),
         })
     }
 
@@ -341,9 +487,11 @@ impl ActorDb {
     /// `internal` if SQLite failed.
     pub fn meta_get(&self, key: &str) -> Result<Option<String>, SqlError> {
         self.conn
-            .query_row(&format!("SELECT value FROM {META_TABLE} WHERE key = ?1"), [key], |r| {
-                r.get(0)
-            })
+            .query_row(
+                &format!("SELECT value FROM main.{META_TABLE} WHERE key = ?1"),
+                [key],
+                |r| r.get(0),
+            )
             .optional()
             .map_err(|e| SqlError::Internal(format!("reading host metadata: {e}")))
     }
@@ -355,10 +503,10 @@ impl ActorDb {
     pub fn meta_set(&self, key: &str, value: Option<&str>) -> Result<(), SqlError> {
         let r = match value {
             Some(v) => self.conn.execute(
-                &format!("INSERT INTO {META_TABLE}(key, value) VALUES(?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value"),
+                &format!("INSERT INTO main.{META_TABLE}(key, value) VALUES(?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value"),
                 [key, v],
             ),
-            None => self.conn.execute(&format!("DELETE FROM {META_TABLE} WHERE key = ?1"), [key]),
+            None => self.conn.execute(&format!("DELETE FROM main.{META_TABLE} WHERE key = ?1"), [key]),
         };
         r.map(|_| ())
             .map_err(|e| SqlError::Internal(format!("writing host metadata: {e}")))
@@ -407,6 +555,23 @@ impl ActorDb {
     /// # Errors
     /// `internal` if SQLite could not close it cleanly.
     pub fn close(self) -> Result<(), SqlError> {
+        self.close_inner()
+    }
+
+    /// Closes the database without folding the WAL into it first: for a
+    /// delete, which removes both files next (the removal marker keeps a crash
+    /// part way from exposing the older database file; ADR 003).
+    ///
+    /// # Errors
+    /// `internal` if SQLite could not close it cleanly.
+    pub fn close_for_delete(self) -> Result<(), SqlError> {
+        let _ = self
+            .conn
+            .set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
+        self.close_inner()
+    }
+
+    fn close_inner(self) -> Result<(), SqlError> {
         self.conn
             .close()
             .map_err(|(_, e)| SqlError::Internal(format!("closing the database: {e}")))

@@ -14,6 +14,9 @@ use wasmtime::component::{Resource, ResourceTable};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
+/// How much guest stdout/stderr one instance keeps (for error reports).
+const OUTPUT_BUFFER: usize = 64 << 10;
+
 /// The response outparam handed to `on-request`: sends the answer when set.
 #[derive(Debug)]
 pub struct Outparam {
@@ -47,6 +50,8 @@ pub(crate) struct EventState {
     pub files_removed: bool,
     /// Actors waiting on this one, for cycle detection of calls.
     pub chain: Vec<ActorKey>,
+    /// When the event's time is up (calls wait no longer than that).
+    pub deadline: Option<std::time::Instant>,
 }
 
 /// The data of one actor's store.
@@ -61,6 +66,8 @@ pub struct HostState {
     pub(crate) table: ResourceTable,
     pub(crate) limits: StoreLimits,
     pub(crate) stderr: MemoryOutputPipe,
+    /// How much guest output there was when the current event began.
+    pub(crate) stderr_mark: usize,
 }
 
 impl WasiView for HostState {
@@ -74,7 +81,7 @@ impl WasiView for HostState {
 
 impl HostState {
     pub(crate) fn new(shared: Arc<Shared>, key: ActorKey) -> Self {
-        let stderr = MemoryOutputPipe::new(64 * 1024);
+        let stderr = MemoryOutputPipe::new(OUTPUT_BUFFER);
         let wasi = wasmtime_wasi::WasiCtxBuilder::new()
             .stderr(stderr.clone())
             .stdout(stderr.clone())
@@ -95,13 +102,20 @@ impl HostState {
             table: ResourceTable::new(),
             limits,
             stderr,
+            stderr_mark: 0,
         }
     }
 
-    /// The last lines the guest wrote to stderr/stdout (panic messages), for error reports.
+    /// True when the guest's output buffer is filling up: the instance is then
+    /// replaced after the event (a full buffer would make the guest's writes fail).
+    pub(crate) fn output_nearly_full(&self) -> bool {
+        self.stderr.contents().len() > OUTPUT_BUFFER / 2
+    }
+
+    /// The last lines the guest wrote to stderr/stdout during this event (panic messages), for error reports.
     pub(crate) fn stderr_tail(&self) -> String {
         let bytes = self.stderr.contents();
-        let text = String::from_utf8_lossy(&bytes);
+        let text = String::from_utf8_lossy(bytes.get(self.stderr_mark..).unwrap_or_default());
         let lines: Vec<&str> = text.lines().rev().take(5).collect();
         lines.into_iter().rev().collect::<Vec<_>>().join("\n")
     }
@@ -115,11 +129,37 @@ impl HostState {
         }
     }
 
-    /// Re-reads the alarm after a rollback may have undone a change to it.
+    /// Re-reads the alarm from the database (a rollback may have undone a
+    /// change to it) and points the index at it.
     pub(crate) fn reload_alarm(&mut self) {
         if let Db::Open(db) = &self.db {
             self.alarm = db.meta_get(META_ALARM).ok().flatten().and_then(|v| v.parse().ok());
+            if let Some(at) = self.alarm {
+                // An entry for an alarm cleared meanwhile is harmless: it wakes nothing.
+                if let Err(e) = self.shared.alarms.set(&self.key, at) {
+                    tracing::error!(actor = %self.key, "alarm index: {e}");
+                }
+            }
         }
+    }
+
+    /// Runs a storage call; afterwards, if a transaction ended (by commit,
+    /// rollback, or SQLite's own rollback on a conflict), the alarm is re-read,
+    /// and if the event ran out of time inside SQL the event traps.
+    fn storage_call<T>(&mut self, f: impl FnOnce(&ActorDb) -> Result<T, SqlError>) -> R<Result<T, types::SqlError>> {
+        let was_in_txn = matches!(&self.db, Db::Open(db) if db.in_transaction());
+        let r = self.open_db().and_then(f);
+        let (ended, timed_out) = match &self.db {
+            Db::Open(db) => (was_in_txn && !db.in_transaction(), db.timed_out()),
+            _ => (false, false),
+        };
+        if ended {
+            self.reload_alarm();
+        }
+        if timed_out {
+            return Err(wasmtime::Trap::Interrupt.into());
+        }
+        Ok(r.map_err(to_wit_error))
     }
 
     /// Deletes the actor's files now; see `delete-self-durable` in the WIT.
@@ -133,8 +173,8 @@ impl HostState {
             Db::Open(_) | Db::ClosedByFailedDelete => {}
         }
         if let Db::Open(db) = std::mem::replace(&mut self.db, Db::ClosedByFailedDelete) {
-            // Closing checkpoints the WAL; a failure here still leaves files to remove.
-            if let Err(e) = db.close() {
+            // A failure to close still leaves files to remove.
+            if let Err(e) = db.close_for_delete() {
                 tracing::warn!(actor = %self.key, "closing before a durable delete: {e}");
             }
         }
@@ -208,49 +248,29 @@ impl types::Host for HostState {}
 impl storage::Host for HostState {
     fn exec(&mut self, sql: String, params: Vec<types::SqlValue>) -> R<Result<u64, types::SqlError>> {
         let params: Vec<SqlValue> = params.into_iter().map(from_wit_value).collect();
-        Ok(self
-            .open_db()
-            .and_then(|db| db.exec(&sql, &params))
-            .map_err(to_wit_error))
+        self.storage_call(|db| db.exec(&sql, &params))
     }
 
     fn query(&mut self, sql: String, params: Vec<types::SqlValue>) -> R<Result<types::QueryResult, types::SqlError>> {
         let params: Vec<SqlValue> = params.into_iter().map(from_wit_value).collect();
-        Ok(self
-            .open_db()
-            .and_then(|db| db.query(&sql, &params))
-            .map(to_wit_rows)
-            .map_err(to_wit_error))
+        Ok(self.storage_call(|db| db.query(&sql, &params))?.map(to_wit_rows))
     }
 
     fn exec_durable(&mut self, sql: String, params: Vec<types::SqlValue>) -> R<Result<u64, types::SqlError>> {
         let params: Vec<SqlValue> = params.into_iter().map(from_wit_value).collect();
-        // One node: every commit is synced (synchronous=FULL), so a write outside a
-        // transaction is durable when exec returns.
-        Ok(self
-            .open_db()
-            .and_then(|db| {
-                if db.in_transaction() {
-                    Err(SqlError::NotAllowed(refusals::OPEN_TRANSACTION.into()))
-                } else {
-                    db.exec(&sql, &params)
-                }
-            })
-            .map_err(to_wit_error))
+        self.storage_call(|db| db.exec_durable(&sql, &params))
     }
 
     fn begin(&mut self) -> R<Result<(), types::SqlError>> {
-        Ok(self.open_db().and_then(ActorDb::begin).map_err(to_wit_error))
+        self.storage_call(ActorDb::begin)
     }
 
     fn commit(&mut self) -> R<Result<(), types::SqlError>> {
-        Ok(self.open_db().and_then(ActorDb::commit).map_err(to_wit_error))
+        self.storage_call(ActorDb::commit)
     }
 
     fn rollback(&mut self) -> R<Result<(), types::SqlError>> {
-        let r = self.open_db().and_then(ActorDb::rollback);
-        self.reload_alarm();
-        Ok(r.map_err(to_wit_error))
+        self.storage_call(ActorDb::rollback)
     }
 
     fn delete_self(&mut self) -> R<()> {
@@ -317,7 +337,16 @@ impl context::Host for HostState {
         Ok(self.shared.clock.now_ms())
     }
 
-    fn log(&mut self, level: context::LogLevel, message: String) -> R<()> {
+    fn log(&mut self, level: context::LogLevel, mut message: String) -> R<()> {
+        const MAX_LINE: usize = 8 << 10;
+        if message.len() > MAX_LINE {
+            let mut cut = MAX_LINE;
+            while !message.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            message.truncate(cut);
+            message.push_str(" … (cut at 8 KiB)");
+        }
         let actor = &self.key;
         match level {
             context::LogLevel::Debug => tracing::debug!(target: "actor", %actor, "{message}"),
@@ -368,9 +397,12 @@ impl calls::Host for HostState {
         let mut chain = self.ev.chain.clone();
         chain.push(self.key.clone());
         let target = ActorKey::new(self.key.app.clone(), target.class, target.name);
+        let wait = self.ev.deadline.map_or(self.shared.config.event_timeout, |d| {
+            d.saturating_duration_since(std::time::Instant::now())
+        });
         Ok(self
             .shared
-            .call_blocking(&target, Some(self.key.clone()), payload, chain)
+            .call_blocking(&target, Some(self.key.clone()), payload, chain, wait)
             .map_err(|e| match e {
                 crate::runtime::CallFailure::Refused(m) => calls::CallError::Refused(m),
                 crate::runtime::CallFailure::Rejected(m) => calls::CallError::Rejected(m),

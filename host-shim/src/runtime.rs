@@ -168,8 +168,11 @@ pub struct ActorInfo {
 pub(crate) struct SlotInner {
     pub(crate) sender: Option<mpsc::Sender<Job>>,
     pub(crate) status: ActorStatus,
-    /// A delete whose files could not be removed: retried before the next event.
+    /// A delete whose files could not be removed (retried before the next
+    /// event; the marker on disk says so too): how, for the metrics.
     pub(crate) pending_removal: Option<crate::metrics::DeleteHow>,
+    /// Moves on at each delete: socket events queued before it are dropped.
+    pub(crate) generation: u64,
 }
 
 /// One actor's mailbox and status.
@@ -308,6 +311,7 @@ impl Shared {
                         sender: None,
                         status: ActorStatus::Hibernated,
                         pending_removal: None,
+                        generation: 0,
                     }),
                 })
             })
@@ -318,6 +322,8 @@ impl Shared {
     pub(crate) fn enqueue(self: &Arc<Self>, key: &ActorKey, job: Job) {
         let slot = self.slot(key);
         let mut inner = slot.lock();
+        let mut job = job;
+        job.generation = inner.generation;
         let job = match &inner.sender {
             Some(tx) => match tx.send(job) {
                 Ok(()) => return,
@@ -372,6 +378,10 @@ impl Shared {
         Ok(())
     }
 
+    pub(crate) fn socket_belongs_to(&self, key: &ActorKey, id: u64) -> bool {
+        lock(&self.sockets).get(&id).is_some_and(|s| s.key == *key)
+    }
+
     pub(crate) fn sockets_of(&self, key: &ActorKey) -> Vec<u64> {
         let mut v: Vec<u64> = lock(&self.sockets)
             .iter()
@@ -406,6 +416,7 @@ impl Shared {
         caller: Option<ActorKey>,
         payload: Vec<u8>,
         chain: Vec<ActorKey>,
+        limit: Duration,
     ) -> Result<Vec<u8>, CallFailure> {
         self.class(target).map_err(|e| CallFailure::Refused(e.to_string()))?;
         if chain.contains(target) {
@@ -419,7 +430,7 @@ impl Shared {
                 path.join(" → ")
             )));
         }
-        let (tx, rx) = oneshot::channel();
+        let (tx, rx) = mpsc::channel();
         self.enqueue(
             target,
             Job::new(
@@ -431,8 +442,17 @@ impl Shared {
                 chain,
             ),
         );
-        rx.blocking_recv()
-            .unwrap_or_else(|_| Err(CallFailure::Failed("the callee's event ended without an answer".into())))
+        // Never wait longer than the caller's event may run: two actors calling
+        // each other at once would otherwise wait for each other forever.
+        match rx.recv_timeout(limit) {
+            Ok(answer) => answer,
+            Err(mpsc::RecvTimeoutError::Timeout) => Err(CallFailure::Failed(format!(
+                "{target} did not answer within {limit:?} (busy, or waiting on a call back to this chain)"
+            ))),
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                Err(CallFailure::Failed("the callee's event ended without an answer".into()))
+            }
+        }
     }
 }
 
@@ -535,6 +555,12 @@ impl Runtime {
             message,
         };
         let bytes = std::fs::read(path).map_err(|e| err(format!("cannot read: {e}")))?;
+        if !bytes.starts_with(b"\0asm") {
+            return Err(err(
+                "is not a WebAssembly file: build actors with `wasmkeep-shim build`, which makes a wasm32-wasip2 component"
+                    .into(),
+            ));
+        }
         let (component, outcome) = self.shared.cache.load(&self.shared.engine, &bytes).map_err(|e| {
             err(format!(
                 "not a valid WebAssembly component ({e:#}); build actors with `wasmkeep-shim build`, \
@@ -565,9 +591,19 @@ impl Runtime {
     /// Unknown app or class; the class's access refuses it.
     pub fn request(&self, key: &ActorKey, req: HttpRequest) -> Result<PendingResponse, ShimError> {
         self.check_outside_access(key)?;
+        let require_existing = self.shared.class(key)?.access == Access::Existing;
         let (tx, rx) = oneshot::channel();
-        self.shared
-            .enqueue(key, Job::new(EventKind::Request { req, respond: tx }, Vec::new()));
+        self.shared.enqueue(
+            key,
+            Job::new(
+                EventKind::Request {
+                    req,
+                    respond: tx,
+                    require_existing,
+                },
+                Vec::new(),
+            ),
+        );
         Ok(PendingResponse { rx })
     }
 
@@ -585,7 +621,9 @@ impl Runtime {
     /// Unknown app or class. The call's own failure is the inner result.
     pub fn call(&self, key: &ActorKey, payload: Vec<u8>) -> Result<Result<Vec<u8>, CallFailure>, ShimError> {
         self.shared.class(key)?;
-        Ok(self.shared.call_blocking(key, None, payload, Vec::new()))
+        Ok(self
+            .shared
+            .call_blocking(key, None, payload, Vec::new(), self.shared.config.event_timeout))
     }
 
     /// Opens a WebSocket to an actor; `on-socket-open` is queued.
@@ -677,7 +715,11 @@ impl Runtime {
 
     /// Runs every alarm due now and waits for them; returns how many ran `on-alarm`.
     pub fn run_due_alarms(&self) -> usize {
-        run_due(&self.shared)
+        queue_due(&self.shared, &HashMap::new())
+            .into_iter()
+            .map(|(_, rx)| rx.blocking_recv().unwrap_or(false))
+            .filter(|ran| *ran)
+            .count()
     }
 
     /// Runs `key`'s alarm if it is due; true if `on-alarm` ran.
@@ -784,30 +826,29 @@ impl Runtime {
     }
 }
 
-fn run_due(shared: &Arc<Shared>) -> usize {
+/// Queues an alarm job for every due entry not already `in_flight`; returns the new ones.
+fn queue_due(
+    shared: &Arc<Shared>,
+    in_flight: &HashMap<ActorKey, oneshot::Receiver<bool>>,
+) -> Vec<(ActorKey, oneshot::Receiver<bool>)> {
     let now = shared.clock.now_ms();
     let due = match shared.alarms.due(now) {
         Ok(d) => d,
         Err(e) => {
             tracing::error!("reading the alarm index: {e}");
-            return 0;
+            return Vec::new();
         }
     };
-    let mut waits = Vec::new();
+    let mut queued = Vec::new();
     for (key, _) in due {
-        if shared.class(&key).is_err() {
-            continue; // its app is not loaded here
+        if shared.class(&key).is_err() || in_flight.contains_key(&key) {
+            continue; // its app is not loaded here, or its alarm job is still queued
         }
         let (tx, rx) = oneshot::channel();
         shared.enqueue(&key, Job::new(EventKind::Alarm { ran: tx }, Vec::new()));
-        waits.push(rx);
+        queued.push((key, rx));
     }
-    waits
-        .into_iter()
-        .filter(|_| true)
-        .map(|rx| rx.blocking_recv().unwrap_or(false))
-        .filter(|ran| *ran)
-        .count()
+    queued
 }
 
 /// Interrupts guests: every 10 ms the engine's epoch moves; an event's deadline counts in epochs.
@@ -828,12 +869,18 @@ fn start_alarm_timer(shared: &Arc<Shared>) {
     *lock(&shared.timer_wake) = Some(tx);
     let weak = Arc::downgrade(shared);
     let _ = std::thread::Builder::new().name("alarm timer".into()).spawn(move || {
+        // Alarm jobs are not waited for: one busy actor never holds up the others.
+        let mut in_flight: HashMap<ActorKey, oneshot::Receiver<bool>> = HashMap::new();
         loop {
             let Some(shared) = weak.upgrade() else { return };
-            run_due(&shared);
+            in_flight.retain(|_, rx| matches!(rx.try_recv(), Err(oneshot::error::TryRecvError::Empty)));
+            let queued = queue_due(&shared, &in_flight);
+            in_flight.extend(queued);
             let now = shared.clock.now_ms();
+            // At least 50 ms between passes, so an entry that cannot run yet
+            // (its actor busy, its removal pending) does not make the timer spin.
             let wait = match shared.alarms.next_at() {
-                Ok(Some(at)) => Duration::from_millis(at.saturating_sub(now).clamp(1, 1000)),
+                Ok(Some(at)) => Duration::from_millis(at.saturating_sub(now).clamp(50, 1000)),
                 _ => Duration::from_secs(1),
             };
             drop(shared);

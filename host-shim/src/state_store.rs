@@ -12,18 +12,25 @@ use std::sync::Arc;
 pub trait StateStore: Send + Sync + 'static {
     /// The path of the actor's SQLite database (the WAL and shm sit beside it).
     fn db_path(&self, key: &ActorKey) -> PathBuf;
-    /// Whether the actor has a database.
+    /// Whether the actor has a database (one whose removal has begun does not count).
     fn exists(&self, key: &ActorKey) -> bool;
+    /// Whether a removal of the actor's files began and did not finish (a
+    /// failure, or a crash): the files must go before the actor is used again.
+    fn removal_pending(&self, key: &ActorKey) -> bool;
     /// Creates the directory the database goes in.
     ///
     /// # Errors
     /// The file system's error.
     fn prepare(&self, key: &ActorKey) -> io::Result<()>;
-    /// Removes the actor's files durably: the WAL first, then the shm, then the
-    /// database, then fsyncs the directory. Missing files are not an error.
+    /// Removes the actor's files durably. First a marker records that the
+    /// removal began (so that a failure or a crash part way is finished before
+    /// the actor is used again, never read as data); then the WAL, the
+    /// database, the shm; then the directory is synced and the marker removed.
+    /// Missing files are not an error.
     ///
     /// # Errors
-    /// The file system's error (or an injected one); some files may remain.
+    /// The file system's error (or an injected one); the marker then remains
+    /// and some files may remain.
     fn remove(&self, key: &ActorKey) -> io::Result<()>;
     /// Every actor with a database, for listings.
     fn list(&self) -> Vec<ActorKey>;
@@ -62,6 +69,13 @@ fn remove_if_present(p: &Path) -> io::Result<()> {
     }
 }
 
+/// The marker that says a removal of `db` began.
+fn marker(db: &Path) -> PathBuf {
+    let mut m = db.as_os_str().to_owned();
+    m.push(".deleting");
+    PathBuf::from(m)
+}
+
 /// The WAL and shm paths SQLite uses beside `db`.
 pub fn sidecars(db: &Path) -> (PathBuf, PathBuf) {
     let mut wal = db.as_os_str().to_owned();
@@ -77,7 +91,11 @@ impl StateStore for LocalStateStore {
     }
 
     fn exists(&self, key: &ActorKey) -> bool {
-        self.db_path(key).exists()
+        self.db_path(key).exists() && !self.removal_pending(key)
+    }
+
+    fn removal_pending(&self, key: &ActorKey) -> bool {
+        marker(&self.db_path(key)).exists()
     }
 
     fn prepare(&self, key: &ActorKey) -> io::Result<()> {
@@ -85,19 +103,24 @@ impl StateStore for LocalStateStore {
     }
 
     fn remove(&self, key: &ActorKey) -> io::Result<()> {
+        let db = self.db_path(key);
+        let dir = self.dir(key);
+        if !dir.exists() {
+            return Ok(());
+        }
+        let mark = marker(&db);
+        // No sync here: the file system journals the marker's creation before the
+        // unlinks that follow, and the final sync covers them all (ADR 003).
+        std::fs::File::create(&mark)?;
         if self.faults.take(FaultKind::FailRemoval) {
             return Err(io::Error::other("injected fault: fail-removal"));
         }
-        let db = self.db_path(key);
         let (wal, shm) = sidecars(&db);
         remove_if_present(&wal)?;
         remove_if_present(&db)?;
         remove_if_present(&shm)?;
-        let dir = self.dir(key);
-        if dir.exists() {
-            std::fs::File::open(&dir)?.sync_all()?;
-        }
-        Ok(())
+        std::fs::File::open(&dir)?.sync_all()?;
+        remove_if_present(&mark)
     }
 
     fn list(&self) -> Vec<ActorKey> {
@@ -113,6 +136,9 @@ impl StateStore for LocalStateStore {
                         let Some(stem) = fname.strip_suffix(".db") else {
                             continue;
                         };
+                        if marker(&f.path()).exists() {
+                            continue;
+                        }
                         let Some(name) = ActorKey::name_from_hex(stem) else {
                             continue;
                         };
@@ -157,13 +183,17 @@ pub(crate) mod contract {
 
         faults.arm(FaultKind::FailRemoval, 1);
         assert!(store.remove(&k).is_err(), "an injected removal fault makes remove fail");
-        assert!(store.exists(&k), "a failed removal leaves the database in place");
+        assert!(db.exists(), "a failed removal leaves the database file in place");
+        assert!(store.removal_pending(&k), "a failed removal is remembered on disk");
+        assert!(!store.exists(&k), "an actor whose removal began no longer exists");
+        assert_eq!(store.list(), vec![], "nor is it listed");
 
         store.remove(&k).expect("remove succeeds once the fault is spent");
         for p in [&db, &wal, &shm] {
             assert!(!p.exists(), "remove leaves no file behind: {}", p.display());
         }
         assert!(!store.exists(&k), "a removed actor no longer exists");
+        assert!(!store.removal_pending(&k), "a finished removal leaves no marker");
         store
             .remove(&k)
             .expect("removing an actor without files is not an error");

@@ -22,11 +22,13 @@ pub(crate) enum EventKind {
     Request {
         req: HttpRequest,
         respond: oneshot::Sender<HttpResponse>,
+        /// From outside, to an `existing` class: checked again when it runs.
+        require_existing: bool,
     },
     Call {
         caller: Option<ActorKey>,
         payload: Vec<u8>,
-        reply: oneshot::Sender<Result<Vec<u8>, CallFailure>>,
+        reply: mpsc::Sender<Result<Vec<u8>, CallFailure>>,
     },
     Alarm {
         ran: oneshot::Sender<bool>,
@@ -76,11 +78,18 @@ impl EventKind {
 pub(crate) struct Job {
     kind: EventKind,
     chain: Vec<ActorKey>,
+    /// The actor's generation when the job was queued (stamped by `enqueue`):
+    /// socket events of an earlier generation belong to a deleted actor.
+    pub(crate) generation: u64,
 }
 
 impl Job {
     pub(crate) fn new(kind: EventKind, chain: Vec<ActorKey>) -> Self {
-        Self { kind, chain }
+        Self {
+            kind,
+            chain,
+            generation: 0,
+        }
     }
 }
 
@@ -150,16 +159,21 @@ type Failure = String;
 
 fn handle(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident>, job: Job) {
     let key = slot.key.clone();
-    match job.kind {
+    let kind = match job.kind {
         EventKind::Barrier { done } => {
             let _ = done.send(());
             return;
         }
         EventKind::Inspect { reply } => {
-            let r = prepare(shared, slot, resident).and_then(|r| match &r.store.data().db {
-                Db::Open(db) => db.dump_tables().map_err(|e| e.to_string()),
-                _ => Err("the database is closed".into()),
-            });
+            // Reading never creates an actor.
+            let r = match prepare(shared, slot, resident, false) {
+                Ok(Some(r)) => match &r.store.data().db {
+                    Db::Open(db) => db.dump_tables().map_err(|e| e.to_string()),
+                    _ => Err("the database is closed".into()),
+                },
+                Ok(None) => Err(format!("no such actor: {key} has no database")),
+                Err(e) => Err(e),
+            };
             let _ = reply.send(r);
             return;
         }
@@ -168,74 +182,132 @@ fn handle(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
             let _ = done.send(());
             return;
         }
-        _ => {}
+        // Socket events of an actor deleted since they were queued, or for a socket
+        // that is gone, run no guest code: they would create a new actor.
+        EventKind::SocketOpen { id, .. } | EventKind::SocketMessage { id, .. }
+            if job.generation != slot.lock().generation || !shared.socket_belongs_to(&key, id) =>
+        {
+            return;
+        }
+        EventKind::SocketClose { .. } if job.generation != slot.lock().generation => return,
+        EventKind::Request {
+            respond,
+            require_existing: true,
+            ..
+        } if !shared.state.exists(&key) => {
+            let _ = respond.send(crate::http_types::HttpResponse::host_text(
+                404,
+                format!("no such actor: {key} (its class is `existing`: only calls from the app create actors)"),
+            ));
+            return;
+        }
+        other => other,
+    };
+    let label = kind.label();
+    if let EventKind::Alarm { ran } = kind {
+        run_alarm(shared, slot, resident, ran, job.chain);
+        return;
     }
-    let label = job.kind.label();
     shared.metrics.inc(EVENTS_TOTAL, label);
-    let res = match prepare(shared, slot, resident) {
-        Ok(r) => r,
+    let res = match prepare(shared, slot, resident, true) {
+        Ok(Some(r)) => r,
+        Ok(None) => {
+            fail_job(kind, "host bug: the database was not created");
+            return;
+        }
         Err(why) => {
             shared.metrics.inc(EVENT_FAILURES_TOTAL, label);
-            fail_job(job.kind, &why);
+            fail_job(kind, &why);
             return;
         }
     };
-    // An alarm runs guest code only if the actor's own alarm is due.
-    if let EventKind::Alarm { ran } = job.kind {
-        let now = shared.clock.now_ms();
-        let data = res.store.data_mut();
-        match data.alarm {
-            Some(at) if at <= now => {
-                if let Db::Open(db) = &data.db {
-                    if let Err(e) = db.meta_set(META_ALARM, None) {
-                        tracing::error!(actor = %key, "clearing a due alarm: {e}");
-                        let _ = ran.send(false);
-                        return;
-                    }
-                }
-                data.alarm = None;
-                let _ = shared.alarms.remove(&key);
-                let outcome = run_event(shared, res, EventKind::Alarm { ran }, job.chain);
-                finish(shared, slot, resident, outcome, label);
-            }
-            Some(at) => {
-                // The index was early (the alarm moved later): point it at the real time.
-                let _ = shared.alarms.set(&key, at);
-                let _ = ran.send(false);
-            }
-            None => {
-                // An entry left for an actor with no alarm wakes nothing.
-                let _ = shared.alarms.remove(&key);
-                let _ = ran.send(false);
-            }
-        }
-        return;
-    }
-    let outcome = run_event(shared, res, job.kind, job.chain);
+    let outcome = run_event(shared, res, kind, job.chain);
     finish(shared, slot, resident, outcome, label);
 }
 
-/// Retries an unfinished delete, opens the database and makes the store.
+/// An alarm runs guest code only if the actor exists and its own alarm (in
+/// its database, not the index or a cache) is due.
+fn run_alarm(
+    shared: &Arc<Shared>,
+    slot: &Arc<Slot>,
+    resident: &mut Option<Resident>,
+    ran: oneshot::Sender<bool>,
+    chain: Vec<ActorKey>,
+) {
+    let key = slot.key.clone();
+    let res = match prepare(shared, slot, resident, false) {
+        Ok(Some(r)) => r,
+        Ok(None) => {
+            // No actor: the entry is left over from a delete.
+            let _ = shared.alarms.remove(&key);
+            let _ = ran.send(false);
+            return;
+        }
+        Err(why) => {
+            tracing::warn!(actor = %key, "alarm not run: {why}");
+            let _ = ran.send(false);
+            return;
+        }
+    };
+    let now = shared.clock.now_ms();
+    let data = res.store.data_mut();
+    data.reload_alarm();
+    match data.alarm {
+        Some(at) if at <= now => {
+            if let Db::Open(db) = &data.db
+                && let Err(e) = db.meta_set(META_ALARM, None)
+            {
+                tracing::error!(actor = %key, "clearing a due alarm: {e}");
+                let _ = ran.send(false);
+                return;
+            }
+            data.alarm = None;
+            let _ = shared.alarms.remove(&key);
+            shared.metrics.inc(EVENTS_TOTAL, "alarm");
+            let outcome = run_event(shared, res, EventKind::Alarm { ran }, chain);
+            finish(shared, slot, resident, outcome, "alarm");
+        }
+        Some(_) => {
+            // The index was early; reload_alarm pointed it at the real time.
+            let _ = ran.send(false);
+        }
+        None => {
+            // An entry left for an actor with no alarm wakes nothing.
+            let _ = shared.alarms.remove(&key);
+            let _ = ran.send(false);
+        }
+    }
+}
+
+/// Finishes an unfinished delete, opens the database (creating it only if
+/// `create`) and makes the store. `None`: the actor does not exist and was not created.
 fn prepare<'a>(
     shared: &Arc<Shared>,
     slot: &Arc<Slot>,
     resident: &'a mut Option<Resident>,
-) -> Result<&'a mut Resident, Failure> {
+    create: bool,
+) -> Result<Option<&'a mut Resident>, Failure> {
     let key = &slot.key;
-    let pending = slot.lock().pending_removal;
-    if let Some(how) = pending {
+    if resident.is_none() && shared.state.removal_pending(key) {
+        let how = slot.lock().pending_removal.take();
         match shared.state.remove(key) {
             Ok(()) => {
-                slot.lock().pending_removal = None;
-                shared.metrics.inc(DELETES_TOTAL, how.label());
+                if let Some(how) = how {
+                    shared.metrics.inc(DELETES_TOTAL, how.label());
+                }
                 let _ = shared.alarms.remove(key);
             }
             Err(e) => {
+                slot.lock().pending_removal = how;
                 return Err(format!(
-                    "{key} was deleted but its files could not be removed ({e}); the host retries before its next event"
+                    "{key} was deleted but its files could not be removed ({e}); \
+                     the host retries before its next event"
                 ));
             }
         }
+    }
+    if resident.is_none() && !create && !shared.state.exists(key) {
+        return Ok(None);
     }
     if resident.is_none() {
         let data = HostState::new(shared.clone(), key.clone());
@@ -258,7 +330,7 @@ fn prepare<'a>(
         data.reload_alarm();
     }
     slot.lock().status = ActorStatus::Resident;
-    Ok(r)
+    Ok(Some(r))
 }
 
 /// Answers the event's caller with the reason the event failed.
@@ -269,6 +341,16 @@ struct Outcome {
     trapped: Option<String>,
 }
 
+/// Starts the clock of a guest call: wasm is interrupted by the epoch, SQL by the database's progress handler.
+fn set_deadline(shared: &Shared, store: &mut Store<HostState>) {
+    store.set_epoch_deadline(deadline_ticks(shared));
+    let deadline = std::time::Instant::now() + shared.config.event_timeout;
+    store.data_mut().ev.deadline = Some(deadline);
+    if let Db::Open(db) = &store.data().db {
+        db.set_deadline(Some(deadline));
+    }
+}
+
 fn deadline_ticks(shared: &Shared) -> u64 {
     (shared.config.event_timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
 }
@@ -277,7 +359,8 @@ fn describe_trap(shared: &Shared, store: &Store<HostState>, e: &wasmtime::Error)
     let timed_out = e.downcast_ref::<wasmtime::Trap>() == Some(&wasmtime::Trap::Interrupt);
     let mut msg = if timed_out {
         format!(
-            "the event ran longer than its limit of {:?} and was interrupted (an endless loop?)",
+            "the event ran longer than its limit of {:?} and was interrupted \
+             (an endless loop, slow SQL, or a call that did not come back in time?)",
             shared.config.event_timeout
         )
     } else {
@@ -293,7 +376,9 @@ fn describe_trap(shared: &Shared, store: &Store<HostState>, e: &wasmtime::Error)
 
 fn run_event(shared: &Arc<Shared>, res: &mut Resident, kind: EventKind, chain: Vec<ActorKey>) -> Outcome {
     let key = res.store.data().key.clone();
-    res.store.data_mut().ev = EventState {
+    let data = res.store.data_mut();
+    data.stderr_mark = data.stderr.contents().len();
+    data.ev = EventState {
         chain,
         ..EventState::default()
     };
@@ -303,7 +388,7 @@ fn run_event(shared: &Arc<Shared>, res: &mut Resident, kind: EventKind, chain: V
             Ok(c) => c,
             Err(e) => return fail_kind(kind, &e.to_string()),
         };
-        res.store.set_epoch_deadline(deadline_ticks(shared));
+        set_deadline(shared, &mut res.store);
         match class.pre.instantiate(&mut res.store) {
             Ok(i) => res.instance = Some(i),
             Err(e) => {
@@ -325,7 +410,7 @@ fn run_event(shared: &Arc<Shared>, res: &mut Resident, kind: EventKind, chain: V
     match initialized {
         Err(e) => return fail_kind(kind, &e.to_string()),
         Ok(false) => {
-            res.store.set_epoch_deadline(deadline_ticks(shared));
+            set_deadline(shared, &mut res.store);
             if let Err(e) = events.call_on_init(&mut res.store) {
                 let why = format!(
                     "on-init failed, so the event did not run: {}",
@@ -353,9 +438,9 @@ fn run_event(shared: &Arc<Shared>, res: &mut Resident, kind: EventKind, chain: V
         Ok(true) => {}
     }
 
-    res.store.set_epoch_deadline(deadline_ticks(shared));
+    set_deadline(shared, &mut res.store);
     let result: Result<(), (wasmtime::Error, Option<AnswerFailure>)> = match kind {
-        EventKind::Request { req, respond } => {
+        EventKind::Request { req, respond, .. } => {
             let slot: ResponseSlot = Arc::new(Mutex::new(Some(respond)));
             let out = match res.store.data_mut().table.push(Outparam { tx: slot.clone() }) {
                 Ok(o) => o,
@@ -504,8 +589,10 @@ fn finish(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
         finish_delete(shared, slot, resident, how);
         return;
     }
-    if outcome.trapped.is_some() {
-        // A trapped instance may be in any state: the next event gets a fresh one.
+    let output_full = resident.as_ref().is_some_and(|r| r.store.data().output_nearly_full());
+    if outcome.trapped.is_some() || output_full {
+        // A trapped instance may be in any state, and one whose output buffer is
+        // filling up would soon fail to print: the next event gets a fresh one.
         hibernate(resident);
     }
 }

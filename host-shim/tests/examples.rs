@@ -112,7 +112,7 @@ fn serve_refuses_bad_manifests_with_clear_errors() {
         ),
         (
             "app = \"a/b\"\n[classes.c]\ncomponent = \"not-wasm.wasm\"\n",
-            "not a valid component",
+            "not a WebAssembly file",
         ),
     ];
     std::fs::write(dir.path().join("not-wasm.wasm"), b"hello").expect("write");

@@ -1,0 +1,133 @@
+//! Host behaviour found by review that the conformance cases cannot drive:
+//! concurrency, restarts, queued events of deleted actors.
+
+mod common;
+
+use serde_json::{Value, json};
+use std::time::{Duration, Instant};
+use wasmkeep_shim::{Access, ActorKey, ClassSpec, FaultKind, HttpRequest, Runtime, RuntimeConfig};
+
+fn runtime(dir: &std::path::Path) -> Runtime {
+    let mut config = RuntimeConfig::for_tests(dir);
+    config.memory_alarm_index = false;
+    config.cache_dir = common::cache_dir();
+    config.event_timeout = Duration::from_millis(1500);
+    let rt = Runtime::new(config).expect("runtime");
+    rt.add_app(
+        "t/app",
+        &[ClassSpec {
+            name: "testee".into(),
+            component: common::component("conformance-testee-rust"),
+            access: Access::Open,
+        }],
+    )
+    .expect("app");
+    rt
+}
+
+fn ops(rt: &Runtime, key: &ActorKey, ops: Value) -> (u16, String) {
+    let body = serde_json::to_vec(&json!({ "ops": ops })).expect("json");
+    let r = rt
+        .request_blocking(key, HttpRequest::new("POST", "/", body))
+        .expect("request");
+    (r.status, r.text())
+}
+
+#[test]
+fn actors_calling_each_other_at_once_both_get_an_answer() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rt = runtime(dir.path());
+    let a = ActorKey::new("t/app", "testee", "a");
+    let b = ActorKey::new("t/app", "testee", "b");
+    // Each first keeps busy for a while, then calls the other, which is busy calling back.
+    let slow = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 200000) SELECT count(*) FROM c";
+    let started = Instant::now();
+    let (rt2, a2) = (rt.clone(), a.clone());
+    let t = std::thread::spawn(move || {
+        ops(
+            &rt2,
+            &a2,
+            json!([{"op": "query", "sql": slow}, {"op": "call", "class": "testee", "name": "b", "payload": "{\"ops\":[]}"}]),
+        )
+    });
+    let rb = ops(
+        &rt,
+        &b,
+        json!([{"op": "query", "sql": slow}, {"op": "call", "class": "testee", "name": "a", "payload": "{\"ops\":[]}"}]),
+    );
+    let ra = t.join().expect("thread");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "crossed calls end within the time limits, not never"
+    );
+    for (name, (status, body)) in [("a", ra), ("b", rb)] {
+        assert!(
+            status == 200 || (status == 500 && body.contains("limit")),
+            "{name} gets an answer, or an error saying it ran out of time: {status} {body}"
+        );
+    }
+    let (status, _) = ops(&rt, &a, json!([]));
+    assert_eq!(status, 200, "both actors stay usable afterwards");
+}
+
+#[test]
+fn a_failed_removal_survives_a_restart_of_the_host() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let k = ActorKey::new("t/app", "testee", "r");
+    {
+        let rt = runtime(dir.path());
+        ops(
+            &rt,
+            &k,
+            json!([{"op": "exec", "sql": "CREATE TABLE secret(x); INSERT INTO secret VALUES('old')"}]),
+        );
+        rt.faults().arm(FaultKind::FailRemoval, 2);
+        let (_, body) = ops(&rt, &k, json!([{"op": "delete-self-durable"}]));
+        assert!(body.contains("internal"), "the durable delete fails: {body}");
+        rt.settle(&k);
+        assert!(
+            rt.db_path(&k).exists(),
+            "the event's end could not remove the file either"
+        );
+        rt.hibernate_all();
+    }
+    let rt = runtime(dir.path());
+    assert!(!rt.exists(&k), "after a restart the half-deleted actor does not exist");
+    let (status, body) = ops(
+        &rt,
+        &k,
+        json!([{"op": "query", "sql": "SELECT name FROM sqlite_schema WHERE name = 'secret'"}]),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains("\"rows\":[]"),
+        "the next event meets a new, empty actor, never the deleted data: {body}"
+    );
+}
+
+#[test]
+fn socket_events_queued_behind_a_delete_run_no_guest_code() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rt = runtime(dir.path());
+    let k = ActorKey::new("t/app", "testee", "s");
+    let sock = rt.open_socket(&k, "/").expect("socket");
+    rt.settle(&k);
+    // The delete's event runs a while; the message arrives meanwhile and queues behind it.
+    let (rt2, k2) = (rt.clone(), k.clone());
+    let t = std::thread::spawn(move || {
+        ops(
+            &rt2,
+            &k2,
+            json!([{"op": "delete-self"}, {"op": "query", "sql": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 100000) SELECT count(*) FROM c"}]),
+        )
+    });
+    std::thread::sleep(Duration::from_millis(20));
+    let _ = rt.socket_message(sock.id, wasmkeep_shim::SocketMessage::Text("hello".into()));
+    let (status, body) = t.join().expect("thread");
+    assert_eq!(status, 200, "{body}");
+    rt.settle(&k);
+    assert!(
+        !rt.exists(&k),
+        "a message for a deleted actor's socket does not create a new actor"
+    );
+}

@@ -103,7 +103,7 @@ struct Resident {
 pub(crate) fn run(shared: &Arc<Shared>, slot: &Arc<Slot>, rx: &mpsc::Receiver<Job>) {
     let mut resident: Option<Resident> = None;
     loop {
-        let job = match rx.recv_timeout(shared.config.idle_timeout) {
+        let job = match spin_then_wait(rx, shared.config.idle_timeout) {
             Ok(job) => job,
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 let mut inner = slot.lock();
@@ -144,6 +144,24 @@ pub(crate) fn run(shared: &Arc<Shared>, slot: &Arc<Slot>, rx: &mpsc::Receiver<Jo
         handle(shared, slot, &mut resident, job);
     }
 }
+
+/// Waits for the next job. A busy actor's next event often comes within
+/// microseconds (one client, request after request); parking the thread and
+/// waking it again costs more than that, so look briefly before parking.
+fn spin_then_wait(rx: &mpsc::Receiver<Job>, idle: Duration) -> Result<Job, mpsc::RecvTimeoutError> {
+    let spin_until = std::time::Instant::now() + SPIN;
+    while std::time::Instant::now() < spin_until {
+        match rx.try_recv() {
+            Ok(job) => return Ok(job),
+            Err(mpsc::TryRecvError::Disconnected) => return Err(mpsc::RecvTimeoutError::Disconnected),
+            Err(mpsc::TryRecvError::Empty) => std::thread::yield_now(),
+        }
+    }
+    rx.recv_timeout(idle)
+}
+
+/// How long a worker looks for its next job before it parks.
+const SPIN: Duration = Duration::from_micros(100);
 
 fn hibernate(resident: &mut Option<Resident>) {
     if let Some(mut r) = resident.take() {

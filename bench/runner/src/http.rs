@@ -194,6 +194,22 @@ pub fn run(paths: &Paths, counter: &Path, plan: Plan, with_miniflare: bool, repo
     })?;
     rt.hibernate_all();
 
+    // The floor: the same load generator against a handler that answers a
+    // constant in this process, no actor. No host can beat it here; at one
+    // connection it bounds the ratio any host could reach against Miniflare.
+    let floor = tokio_rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
+        let addr = listener.local_addr()?;
+        let app = axum::Router::new().route(PATH, axum::routing::get(|| async { "0" }));
+        let server = tokio::spawn(async move { axum::serve(listener, app).await });
+        let mut out = Vec::new();
+        for conns in [1, 8] {
+            out.push((conns, load(addr, "GET", conns, plan).await?));
+        }
+        server.abort();
+        anyhow::Ok(out)
+    })?;
+
     let miniflare: Result<Vec<Load>, String> = if with_miniflare {
         match miniflare::start(&paths.root) {
             Ok(mf) => {
@@ -215,6 +231,23 @@ pub fn run(paths: &Paths, counter: &Path, plan: Plan, with_miniflare: bool, repo
     };
     if let Err(why) = &miniflare {
         report.note(format!("no HTTP ratio: Miniflare could not be measured: {why}"));
+    }
+    for (conns, l) in &floor {
+        let bound = match &miniflare {
+            Ok(mf) => {
+                let i = if *conns == 1 { 0 } else { 1 };
+                format!(
+                    ", {} Miniflare's GET: the most any host could reach here",
+                    ratio(l.rps, mf[i].rps)
+                )
+            }
+            Err(_) => String::new(),
+        };
+        report.note(format!(
+            "HTTP floor, GET {conns} conn: a constant answer with no actor, same server stack and load generator:              {}/s (p50 {:.0} µs){bound}",
+            thousands(l.rps),
+            l.p50_us
+        ));
     }
     report.note(format!(
         "HTTP: {} s measured after {} s of warm-up per run; every connection keep-alive, one request at a time, all \

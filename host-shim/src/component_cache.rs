@@ -12,6 +12,14 @@ pub struct ComponentCache {
     dir: PathBuf,
 }
 
+/// Why a component could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum CacheError {
+    /// The bytes are not a valid component, or cranelift failed.
+    #[error("{0}")]
+    Compile(String),
+}
+
 /// How a component was obtained, for logs and the benchmark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CacheOutcome {
@@ -48,7 +56,12 @@ impl ComponentCache {
     ///
     /// # Errors
     /// The bytes are not a valid component, or it failed to compile.
-    pub fn load(&self, engine: &Engine, wasm: &[u8]) -> anyhow::Result<(Component, CacheOutcome)> {
+    pub fn load(&self, engine: &Engine, wasm: &[u8]) -> Result<(Component, CacheOutcome), CacheError> {
+        self.load_inner(engine, wasm)
+            .map_err(|e| CacheError::Compile(format!("{e:#}")))
+    }
+
+    fn load_inner(&self, engine: &Engine, wasm: &[u8]) -> wasmtime::Result<(Component, CacheOutcome)> {
         let path = self.path_for(engine, wasm);
         if path.exists() {
             match deserialize(engine, &path) {
@@ -77,6 +90,6 @@ impl ComponentCache {
     unsafe_code,
     reason = "cache files are written only by this cache, from precompile_component, under a name that includes the engine's compatibility hash"
 )]
-fn deserialize(engine: &Engine, path: &Path) -> anyhow::Result<Component> {
+fn deserialize(engine: &Engine, path: &Path) -> wasmtime::Result<Component> {
     Ok(unsafe { Component::deserialize_file(engine, path)? })
 }

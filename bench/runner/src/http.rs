@@ -244,7 +244,7 @@ pub fn run(paths: &Paths, counter: &Path, plan: Plan, with_miniflare: bool, repo
             Err(_) => String::new(),
         };
         report.note(format!(
-            "HTTP floor, GET {conns} conn: a constant answer with no actor, same server stack and load generator:              {}/s (p50 {:.0} µs){bound}",
+            "HTTP floor, GET {conns} conn: a constant answer with no actor, same server stack and load generator: {}/s (p50 {:.0} µs){bound}",
             thousands(l.rps),
             l.p50_us
         ));

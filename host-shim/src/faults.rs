@@ -14,16 +14,40 @@ pub enum FaultKind {
     /// The next attempts to remove an actor's files fail before anything is
     /// removed, as if the file system answered EIO.
     FailRemoval,
+    /// Cluster: the next uploads to the bucket fail and do not land.
+    FailUpload,
+    /// Cluster: the next uploads land but report failure (the ambiguous case).
+    UploadLandsButFails,
+    /// Cluster: the next erases (deletes of history objects) fail.
+    FailErase,
+    /// Cluster: the next time an actor's hold is checked, another node has
+    /// taken it (the hold is lost in the middle of an event).
+    LoseHold,
+    /// Cluster: the node answering the next request is cut off right after it
+    /// answered (it stops; its holds are no longer valid).
+    CutOffAfterAnswer,
 }
 
 impl FaultKind {
     /// Every kind, in a stable order.
-    pub const ALL: [FaultKind; 1] = [FaultKind::FailRemoval];
+    pub const ALL: [FaultKind; 6] = [
+        FaultKind::FailRemoval,
+        FaultKind::FailUpload,
+        FaultKind::UploadLandsButFails,
+        FaultKind::FailErase,
+        FaultKind::LoseHold,
+        FaultKind::CutOffAfterAnswer,
+    ];
 
     /// The name used by the admin API and the harnesses.
     pub fn name(self) -> &'static str {
         match self {
             FaultKind::FailRemoval => "fail-removal",
+            FaultKind::FailUpload => "fail-upload",
+            FaultKind::UploadLandsButFails => "upload-lands-but-fails",
+            FaultKind::FailErase => "fail-erase",
+            FaultKind::LoseHold => "lose-hold",
+            FaultKind::CutOffAfterAnswer => "cut-off-after-answer",
         }
     }
 

@@ -20,6 +20,7 @@ pub mod actor_db;
 pub mod address;
 pub mod alarm_index;
 pub mod bindings;
+pub mod bucket;
 pub mod clock;
 pub mod component_cache;
 pub mod faults;

@@ -1,0 +1,426 @@
+//! The bucket nodes of a cluster share, behind an object-store trait with the
+//! conditional writes ADR 0028 relies on: create-if-absent and
+//! replace-if-ETag-matches, and listings with ETags and last-modified times.
+//!
+//! Two implementations: a local directory (the default, keyed as in ADR 0028:
+//! `state/<tenant>/<app>/…`, `apps/<tenant>/<app>/…`) and memory (for the
+//! simulation). [`FaultyBucket`] wraps either and fails on purpose. The
+//! contract test at the bottom is run by every implementation.
+
+use crate::clock::Clock;
+use crate::faults::{FaultKind, Faults};
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// An object's version: changes with every write of it.
+pub type ETag = String;
+
+/// What a listing says of one object.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ObjectMeta {
+    /// The key.
+    pub key: String,
+    /// Its version.
+    pub etag: ETag,
+    /// When it was last written, on the bucket's clock (ms since the epoch).
+    pub last_modified: u64,
+}
+
+/// When a write may happen.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PutCondition {
+    /// Always.
+    None,
+    /// Only if no object has the key (If-None-Match: *).
+    IfAbsent,
+    /// Only if the object's ETag is this one (If-Match).
+    IfMatch(ETag),
+}
+
+/// Why a bucket call failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum BucketError {
+    /// The condition did not hold; nothing was written.
+    #[error("precondition failed for {0}")]
+    PreconditionFailed(String),
+    /// The bucket did not answer or refused; the write did not land.
+    #[error("the bucket failed: {0}")]
+    Unavailable(String),
+    /// The write landed but the caller was told it failed (the ambiguous case).
+    #[error("the bucket reported a failure for {0} (the write may have landed)")]
+    Ambiguous(String),
+}
+
+/// An object store with conditional writes.
+pub trait ObjectStore: Send + Sync + 'static {
+    /// Reads an object and its ETag.
+    ///
+    /// # Errors
+    /// The bucket failed.
+    fn get(&self, key: &str) -> Result<Option<(Vec<u8>, ETag)>, BucketError>;
+    /// Writes an object if `cond` holds; returns its new ETag.
+    ///
+    /// # Errors
+    /// `PreconditionFailed` when `cond` does not hold; `Unavailable` or
+    /// `Ambiguous` when the bucket failed.
+    fn put(&self, key: &str, body: &[u8], cond: &PutCondition) -> Result<ETag, BucketError>;
+    /// Deletes an object (no error if it is absent).
+    ///
+    /// # Errors
+    /// The bucket failed; the object may remain.
+    fn delete(&self, key: &str) -> Result<(), BucketError>;
+    /// Every object whose key starts with `prefix`, in key order.
+    ///
+    /// # Errors
+    /// The bucket failed.
+    fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError>;
+}
+
+fn etag_of(body: &[u8], counter: u64) -> ETag {
+    let mut h = Sha256::new();
+    h.update(body);
+    h.update(counter.to_le_bytes());
+    hex::encode(&h.finalize()[..12])
+}
+
+/// Objects held in memory.
+pub struct MemoryBucket {
+    objects: Mutex<(BTreeMap<String, (Vec<u8>, ETag, u64)>, u64)>,
+    clock: Arc<dyn Clock>,
+}
+
+impl MemoryBucket {
+    /// An empty bucket whose last-modified times come from `clock`.
+    pub fn new(clock: Arc<dyn Clock>) -> Self {
+        Self {
+            objects: Mutex::new((BTreeMap::new(), 0)),
+            clock,
+        }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl ObjectStore for MemoryBucket {
+    fn get(&self, key: &str) -> Result<Option<(Vec<u8>, ETag)>, BucketError> {
+        Ok(lock(&self.objects).0.get(key).map(|(b, e, _)| (b.clone(), e.clone())))
+    }
+
+    fn put(&self, key: &str, body: &[u8], cond: &PutCondition) -> Result<ETag, BucketError> {
+        let mut g = lock(&self.objects);
+        let current = g.0.get(key).map(|(_, e, _)| e.clone());
+        let ok = match cond {
+            PutCondition::None => true,
+            PutCondition::IfAbsent => current.is_none(),
+            PutCondition::IfMatch(e) => current.as_ref() == Some(e),
+        };
+        if !ok {
+            return Err(BucketError::PreconditionFailed(key.to_owned()));
+        }
+        g.1 += 1;
+        let etag = etag_of(body, g.1);
+        let now = self.clock.now_ms();
+        g.0.insert(key.to_owned(), (body.to_vec(), etag.clone(), now));
+        Ok(etag)
+    }
+
+    fn delete(&self, key: &str) -> Result<(), BucketError> {
+        lock(&self.objects).0.remove(key);
+        Ok(())
+    }
+
+    fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
+        Ok(lock(&self.objects)
+            .0
+            .range(prefix.to_owned()..)
+            .take_while(|(k, _)| k.starts_with(prefix))
+            .map(|(k, (_, e, t))| ObjectMeta {
+                key: k.clone(),
+                etag: e.clone(),
+                last_modified: *t,
+            })
+            .collect())
+    }
+}
+
+/// Objects as files under a directory: `<root>/<key>`, with `<key>.etag`
+/// beside each holding its ETag and last-modified time. Conditional writes are
+/// atomic for the nodes of one process (they share this value).
+pub struct LocalDirBucket {
+    root: PathBuf,
+    clock: Arc<dyn Clock>,
+    /// Serialises conditional writes; holds a counter that makes ETags unique.
+    write_lock: Mutex<u64>,
+}
+
+impl LocalDirBucket {
+    /// A bucket in `root` (created as needed).
+    pub fn new(root: impl Into<PathBuf>, clock: Arc<dyn Clock>) -> Self {
+        Self {
+            root: root.into(),
+            clock,
+            write_lock: Mutex::new(0),
+        }
+    }
+
+    /// The directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    fn path(&self, key: &str) -> Result<PathBuf, BucketError> {
+        if key.split('/').any(|p| p.is_empty() || p == "." || p == "..") || key.ends_with(".etag") {
+            return Err(BucketError::Unavailable(format!("invalid key {key:?}")));
+        }
+        Ok(self.root.join(key))
+    }
+
+    fn meta_path(p: &Path) -> PathBuf {
+        let mut m = p.as_os_str().to_owned();
+        m.push(".etag");
+        PathBuf::from(m)
+    }
+
+    fn read_meta(p: &Path) -> Option<(ETag, u64)> {
+        let text = std::fs::read_to_string(Self::meta_path(p)).ok()?;
+        let (etag, t) = text.trim().split_once(' ')?;
+        Some((etag.to_owned(), t.parse().ok()?))
+    }
+}
+
+fn io_err(e: &std::io::Error) -> BucketError {
+    BucketError::Unavailable(e.to_string())
+}
+
+/// Writes a file so that readers see either the old or the new bytes.
+fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path)
+}
+
+impl ObjectStore for LocalDirBucket {
+    fn get(&self, key: &str) -> Result<Option<(Vec<u8>, ETag)>, BucketError> {
+        let p = self.path(key)?;
+        let _g = lock(&self.write_lock);
+        match std::fs::read(&p) {
+            Ok(b) => Ok(Some((b, Self::read_meta(&p).map(|m| m.0).unwrap_or_default()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(io_err(&e)),
+        }
+    }
+
+    fn put(&self, key: &str, body: &[u8], cond: &PutCondition) -> Result<ETag, BucketError> {
+        let p = self.path(key)?;
+        let mut g = lock(&self.write_lock);
+        let current = if p.exists() {
+            Self::read_meta(&p).map(|m| m.0)
+        } else {
+            None
+        };
+        let ok = match cond {
+            PutCondition::None => true,
+            PutCondition::IfAbsent => !p.exists(),
+            PutCondition::IfMatch(e) => current.as_ref() == Some(e),
+        };
+        if !ok {
+            return Err(BucketError::PreconditionFailed(key.to_owned()));
+        }
+        *g += 1;
+        let etag = etag_of(body, *g);
+        write_atomic(&p, body).map_err(|e| io_err(&e))?;
+        write_atomic(
+            &Self::meta_path(&p),
+            format!("{etag} {}", self.clock.now_ms()).as_bytes(),
+        )
+        .map_err(|e| io_err(&e))?;
+        Ok(etag)
+    }
+
+    fn delete(&self, key: &str) -> Result<(), BucketError> {
+        let p = self.path(key)?;
+        let _g = lock(&self.write_lock);
+        for f in [Self::meta_path(&p), p] {
+            match std::fs::remove_file(&f) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io_err(&e)),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
+        let _g = lock(&self.write_lock);
+        let mut out = Vec::new();
+        // Walk from the deepest directory the prefix names.
+        let dir_part = prefix.rsplit_once('/').map_or("", |(d, _)| d);
+        let start = if dir_part.is_empty() {
+            self.root.clone()
+        } else {
+            self.root.join(dir_part)
+        };
+        let mut stack = vec![start];
+        while let Some(d) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&d) else { continue };
+            for e in entries.flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                    continue;
+                }
+                let Ok(rel) = p.strip_prefix(&self.root) else { continue };
+                let key = rel.to_string_lossy().replace('\\', "/");
+                if key.ends_with(".etag") || key.ends_with(".tmp") || !key.starts_with(prefix) {
+                    continue;
+                }
+                let (etag, last_modified) = Self::read_meta(&p).unwrap_or_default();
+                out.push(ObjectMeta {
+                    key,
+                    etag,
+                    last_modified,
+                });
+            }
+        }
+        out.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok(out)
+    }
+}
+
+/// Wraps a bucket and fails on purpose when the faults say so:
+/// `fail-upload` (a write fails and does not land), `upload-lands-but-fails`
+/// (it lands, the caller is told it failed), `fail-erase` (a delete fails).
+pub struct FaultyBucket {
+    inner: Arc<dyn ObjectStore>,
+    faults: Arc<Faults>,
+}
+
+impl FaultyBucket {
+    /// Wraps `inner`.
+    pub fn new(inner: Arc<dyn ObjectStore>, faults: Arc<Faults>) -> Self {
+        Self { inner, faults }
+    }
+}
+
+impl ObjectStore for FaultyBucket {
+    fn get(&self, key: &str) -> Result<Option<(Vec<u8>, ETag)>, BucketError> {
+        self.inner.get(key)
+    }
+
+    fn put(&self, key: &str, body: &[u8], cond: &PutCondition) -> Result<ETag, BucketError> {
+        if self.faults.take(FaultKind::FailUpload) {
+            return Err(BucketError::Unavailable(format!("injected fault: fail-upload ({key})")));
+        }
+        let etag = self.inner.put(key, body, cond)?;
+        if self.faults.take(FaultKind::UploadLandsButFails) {
+            return Err(BucketError::Ambiguous(key.to_owned()));
+        }
+        Ok(etag)
+    }
+
+    fn delete(&self, key: &str) -> Result<(), BucketError> {
+        if self.faults.take(FaultKind::FailErase) {
+            return Err(BucketError::Unavailable(format!("injected fault: fail-erase ({key})")));
+        }
+        self.inner.delete(key)
+    }
+
+    fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
+        self.inner.list(prefix)
+    }
+}
+
+/// The contract every [`ObjectStore`] must pass.
+#[cfg(test)]
+mod contract {
+    use super::*;
+    use crate::clock::VirtualClock;
+
+    fn check(b: &dyn ObjectStore) {
+        assert_eq!(b.get("state/t/a/x").expect("get"), None, "a new bucket holds nothing");
+        let e1 = b.put("state/t/a/x", b"one", &PutCondition::IfAbsent).expect("create");
+        assert_eq!(
+            b.put("state/t/a/x", b"two", &PutCondition::IfAbsent),
+            Err(BucketError::PreconditionFailed("state/t/a/x".into())),
+            "create-if-absent fails when the key exists"
+        );
+        assert_eq!(
+            b.get("state/t/a/x").expect("get"),
+            Some((b"one".to_vec(), e1.clone())),
+            "get returns the body and ETag"
+        );
+        let e2 = b
+            .put("state/t/a/x", b"two", &PutCondition::IfMatch(e1.clone()))
+            .expect("replace");
+        assert_ne!(e1, e2, "every write changes the ETag");
+        assert!(
+            matches!(
+                b.put("state/t/a/x", b"three", &PutCondition::IfMatch(e1)),
+                Err(BucketError::PreconditionFailed(_))
+            ),
+            "replace-if-match fails on an old ETag"
+        );
+        let e3 = b
+            .put("state/t/a/x", b"two", &PutCondition::None)
+            .expect("unconditional");
+        assert_ne!(e2, e3, "rewriting the same bytes still changes the ETag");
+        b.put("state/t/a/y/z", b"z", &PutCondition::None).expect("nested");
+        b.put("state/t/b/q", b"q", &PutCondition::None).expect("other app");
+        let keys: Vec<String> = b.list("state/t/a/").expect("list").into_iter().map(|m| m.key).collect();
+        assert_eq!(
+            keys,
+            vec!["state/t/a/x", "state/t/a/y/z"],
+            "list gives every key under the prefix, in order"
+        );
+        let m = &b.list("state/t/a/x").expect("list")[0];
+        assert_eq!(m.etag, e3, "listings carry the current ETag");
+        assert_eq!(
+            m.last_modified,
+            crate::clock::VIRTUAL_EPOCH_MS,
+            "listings carry the bucket clock's time"
+        );
+        b.delete("state/t/a/x").expect("delete");
+        b.delete("state/t/a/x").expect("deleting an absent key is not an error");
+        assert_eq!(b.get("state/t/a/x").expect("get"), None, "a deleted object is gone");
+    }
+
+    #[test]
+    fn memory_bucket_meets_the_contract() {
+        check(&MemoryBucket::new(Arc::new(VirtualClock::default())));
+    }
+
+    #[test]
+    fn local_dir_bucket_meets_the_contract() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        check(&LocalDirBucket::new(dir.path(), Arc::new(VirtualClock::default())));
+    }
+
+    #[test]
+    fn faulty_bucket_fails_as_armed() {
+        let faults = Arc::new(Faults::default());
+        let inner: Arc<dyn ObjectStore> = Arc::new(MemoryBucket::new(Arc::new(VirtualClock::default())));
+        let b = FaultyBucket::new(inner.clone(), faults.clone());
+        faults.arm(FaultKind::FailUpload, 1);
+        assert!(
+            matches!(b.put("k", b"x", &PutCondition::None), Err(BucketError::Unavailable(_))),
+            "fail-upload fails"
+        );
+        assert_eq!(inner.get("k").expect("get"), None, "and the write did not land");
+        faults.arm(FaultKind::UploadLandsButFails, 1);
+        assert!(
+            matches!(b.put("k", b"x", &PutCondition::None), Err(BucketError::Ambiguous(_))),
+            "the ambiguous case fails"
+        );
+        assert!(inner.get("k").expect("get").is_some(), "but the write landed");
+        faults.arm(FaultKind::FailErase, 1);
+        assert!(b.delete("k").is_err(), "fail-erase fails a delete");
+        assert!(inner.get("k").expect("get").is_some(), "and the object remains");
+    }
+}

@@ -85,9 +85,12 @@ fn etag_of(body: &[u8], counter: u64) -> ETag {
     hex::encode(&h.finalize()[..12])
 }
 
+/// Objects by key (body, ETag, last modified) and a write counter.
+type MemoryObjects = (BTreeMap<String, (Vec<u8>, ETag, u64)>, u64);
+
 /// Objects held in memory.
 pub struct MemoryBucket {
-    objects: Mutex<(BTreeMap<String, (Vec<u8>, ETag, u64)>, u64)>,
+    objects: Mutex<MemoryObjects>,
     clock: Arc<dyn Clock>,
 }
 

@@ -1,0 +1,92 @@
+//! Cluster mode: emulated nodes in one process sharing a bucket, with
+//! ownership records at generations (who holds an actor) and liveness.
+
+use crate::address::ActorKey;
+use crate::bucket::ObjectStore;
+use crate::runtime::Shared;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, Weak};
+
+/// What the nodes of one cluster share.
+#[allow(dead_code, reason = "the runtime's cluster mode is being wired in; remove with it")]
+pub struct Cluster {
+    bucket: Arc<dyn ObjectStore>,
+    nodes: Mutex<HashMap<String, Weak<Shared>>>,
+    cut_off: Mutex<HashSet<String>>,
+    alarms: Arc<dyn crate::alarm_index::AlarmIndex>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+#[allow(dead_code, reason = "the runtime's cluster mode is being wired in; remove with it")]
+impl Cluster {
+    /// A cluster over `bucket`. Its nodes share one alarm index (a node's
+    /// alarms are woken wherever the actor is held).
+    pub fn new(bucket: Arc<dyn ObjectStore>) -> Arc<Self> {
+        Arc::new(Self {
+            bucket,
+            nodes: Mutex::new(HashMap::new()),
+            cut_off: Mutex::new(HashSet::new()),
+            alarms: Arc::new(crate::alarm_index::MemoryAlarmIndex::default()),
+        })
+    }
+
+    /// The shared bucket.
+    pub fn bucket(&self) -> &Arc<dyn ObjectStore> {
+        &self.bucket
+    }
+
+    pub(crate) fn alarms(&self) -> Arc<dyn crate::alarm_index::AlarmIndex> {
+        self.alarms.clone()
+    }
+
+    pub(crate) fn join(&self, node: &str, shared: &Arc<Shared>) {
+        lock(&self.nodes).insert(node.to_owned(), Arc::downgrade(shared));
+        lock(&self.cut_off).remove(node);
+    }
+
+    /// Whether `node` runs and is reachable: its holds are valid only then.
+    pub fn is_live(&self, node: &str) -> bool {
+        !lock(&self.cut_off).contains(node) && lock(&self.nodes).get(node).is_some_and(|w| w.strong_count() > 0)
+    }
+
+    /// Cuts `node` off: from now on it holds nothing, and others may take its actors.
+    pub fn cut_off(&self, node: &str) {
+        lock(&self.cut_off).insert(node.to_owned());
+    }
+
+    pub(crate) fn node(&self, node: &str) -> Option<Arc<Shared>> {
+        if !self.is_live(node) {
+            return None;
+        }
+        lock(&self.nodes).get(node).and_then(Weak::upgrade)
+    }
+
+    /// The live nodes' ids.
+    pub fn live_nodes(&self) -> Vec<String> {
+        let mut v: Vec<String> = lock(&self.nodes).keys().filter(|n| self.is_live(n)).cloned().collect();
+        v.sort();
+        v
+    }
+}
+
+/// Bucket keys of an actor (ADR 0028's layout under the app's root).
+pub mod keys {
+    use super::ActorKey;
+
+    fn root(key: &ActorKey) -> String {
+        format!("state/{}", key.app)
+    }
+
+    /// `state/<tenant>/<app>/owners/<class>/<name hex>`: the ownership record.
+    pub fn owner(key: &ActorKey) -> String {
+        format!("{}/owners/{}/{}", root(key), key.class, key.name_hex())
+    }
+
+    /// `state/<tenant>/<app>/history/<class>/<name hex>/`: segments, resets, snapshots.
+    pub fn history_prefix(key: &ActorKey) -> String {
+        format!("{}/history/{}/{}/", root(key), key.class, key.name_hex())
+    }
+}

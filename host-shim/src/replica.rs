@@ -1,0 +1,455 @@
+//! One actor's history in the bucket, as its holder on one node sees it
+//! (ADR 0028 §1–2, after ADR 0007/0012/0020 as far as the seeds tell them).
+//!
+//! - **Hold.** Acquiring is a conditional write of the ownership record at a new
+//!   generation (above every generation the record or the history has seen). A
+//!   hold is valid while the record still names this node at that generation and
+//!   the node is live.
+//! - **History.** Objects `<generation>-<seq>.seg` (the database after an event,
+//!   or after `exec-durable`), `.reset` (an empty database: a delete) and
+//!   `.snap` (a snapshot at a reset). Positions order by generation, then seq.
+//!   The head is the greatest position: restores follow the chain from the newest
+//!   object of the highest generation.
+//! - **Fence.** Right after acquiring and restoring, the holder uploads the
+//!   restored state at its own generation. From then a late upload of an earlier
+//!   holder (lower generation) can never become the head, and what the restore
+//!   read is the state.
+//! - **Acknowledged** means the upload completed and the hold was still valid
+//!   afterwards.
+//! - **Delete.** A reset on the head, then a snapshot at it, then every object
+//!   before it is erased; the reset, the snapshot and the ownership record stay.
+
+use crate::address::ActorKey;
+use crate::bucket::{BucketError, ETag, ObjectStore, PutCondition};
+use crate::cluster::keys;
+use crate::faults::{FaultKind, Faults};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::sync::Arc;
+
+/// A position in an actor's history.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Pos {
+    /// The holder's generation.
+    pub generation: u64,
+    /// The upload's number within the generation.
+    pub seq: u64,
+}
+
+impl std::fmt::Display for Pos {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:016x}-{:016x}", self.generation, self.seq)
+    }
+}
+
+/// What a history object holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// The database after writes.
+    Segment,
+    /// An empty database: the actor was deleted here.
+    Reset,
+    /// A snapshot of the empty database at a reset.
+    Snapshot,
+}
+
+impl Kind {
+    fn ext(self) -> &'static str {
+        match self {
+            Kind::Segment => "seg",
+            Kind::Reset => "reset",
+            Kind::Snapshot => "snap",
+        }
+    }
+}
+
+/// A history object's key parsed back.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryObject {
+    /// Its key.
+    pub key: String,
+    /// Its position.
+    pub pos: Pos,
+    /// Its kind.
+    pub kind: Kind,
+}
+
+/// Parses `<prefix><gen>-<seq>.<ext>`.
+pub fn parse_history_key(prefix: &str, key: &str) -> Option<HistoryObject> {
+    let rest = key.strip_prefix(prefix)?;
+    let (pos, ext) = rest.split_once('.')?;
+    let (g, s) = pos.split_once('-')?;
+    let kind = match ext {
+        "seg" => Kind::Segment,
+        "reset" => Kind::Reset,
+        "snap" => Kind::Snapshot,
+        _ => return None,
+    };
+    Some(HistoryObject {
+        key: key.to_owned(),
+        pos: Pos {
+            generation: u64::from_str_radix(g, 16).ok()?,
+            seq: u64::from_str_radix(s, 16).ok()?,
+        },
+        kind,
+    })
+}
+
+/// The ownership record.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OwnerRecord {
+    /// The node that holds (or last held) the actor.
+    pub node: String,
+    /// Its generation; never goes down.
+    pub generation: u64,
+    /// True once the holder let it go (hibernation).
+    pub released: bool,
+}
+
+/// Why a replica operation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ReplicaError {
+    /// The bucket failed; what was written is not known to be there.
+    #[error(transparent)]
+    Bucket(#[from] BucketError),
+    /// The hold is not (or no longer) valid: another node holds the actor, or
+    /// this node is cut off. Nothing written now can be acknowledged.
+    #[error("the hold on the actor was lost (another node took it, or this node was cut off)")]
+    HoldLost,
+    /// The ownership record is not readable as one.
+    #[error("the ownership record of {0} is corrupt")]
+    CorruptRecord(String),
+}
+
+/// The outcome of an acquire.
+#[derive(Debug)]
+pub enum Acquired {
+    /// This node holds the actor now; the bucket's head (its image and position), if any.
+    Held {
+        /// The database at the head, or none for an actor with no history.
+        image: Option<Vec<u8>>,
+        /// The head's position.
+        head: Option<Pos>,
+    },
+    /// Another live node holds it.
+    HeldBy(String),
+}
+
+/// Deliberately broken variants of the replica's rules, for the simulation to
+/// prove it catches them. Never set outside tests.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Broken {
+    /// Acknowledge a delete's reset without checking the hold (after its hold ended).
+    AckAfterHoldEnded,
+    /// Erase the history before the delete's reset is acknowledged.
+    EraseBeforeAck,
+}
+
+#[derive(Debug, Clone)]
+struct Hold {
+    generation: u64,
+    etag: ETag,
+}
+
+/// One actor's replica on one node.
+pub struct Replica {
+    bucket: Arc<dyn ObjectStore>,
+    faults: Arc<Faults>,
+    key: ActorKey,
+    node: String,
+    hold: Option<Hold>,
+    head: Option<Pos>,
+    next_seq: u64,
+    last_hash: Option<[u8; 32]>,
+    broken: Option<Broken>,
+}
+
+fn hash(image: &[u8]) -> [u8; 32] {
+    Sha256::digest(image).into()
+}
+
+impl Replica {
+    /// A replica of `key` for `node`, holding nothing yet.
+    pub fn new(bucket: Arc<dyn ObjectStore>, faults: Arc<Faults>, key: ActorKey, node: impl Into<String>) -> Self {
+        Self {
+            bucket,
+            faults,
+            key,
+            node: node.into(),
+            hold: None,
+            head: None,
+            next_seq: 0,
+            last_hash: None,
+            broken: None,
+        }
+    }
+
+    /// Breaks a rule on purpose (the simulation's unsafe variants).
+    #[doc(hidden)]
+    pub fn set_broken(&mut self, broken: Option<Broken>) {
+        self.broken = broken;
+    }
+
+    /// The actor.
+    pub fn key(&self) -> &ActorKey {
+        &self.key
+    }
+
+    /// The head as this holder knows it.
+    pub fn head(&self) -> Option<Pos> {
+        self.head
+    }
+
+    /// The generation held, if any.
+    pub fn generation(&self) -> Option<u64> {
+        self.hold.as_ref().map(|h| h.generation)
+    }
+
+    fn read_record(&self) -> Result<Option<(OwnerRecord, ETag)>, ReplicaError> {
+        let key = keys::owner(&self.key);
+        match self.bucket.get(&key)? {
+            None => Ok(None),
+            Some((body, etag)) => {
+                let rec = serde_json::from_slice(&body).map_err(|_| ReplicaError::CorruptRecord(key))?;
+                Ok(Some((rec, etag)))
+            }
+        }
+    }
+
+    /// The history's objects, in position order.
+    ///
+    /// # Errors
+    /// The bucket failed.
+    pub fn history(&self) -> Result<Vec<HistoryObject>, ReplicaError> {
+        let prefix = keys::history_prefix(&self.key);
+        let mut v: Vec<HistoryObject> = self
+            .bucket
+            .list(&prefix)?
+            .into_iter()
+            .filter_map(|m| parse_history_key(&prefix, &m.key))
+            .collect();
+        v.sort_by_key(|o| (o.pos, o.kind != Kind::Snapshot));
+        Ok(v)
+    }
+
+    /// Takes the actor: a conditional write of the ownership record at a new
+    /// generation, the restore of the head, and the fence.
+    ///
+    /// # Errors
+    /// The bucket failed (nothing is held then), or the fence could not be uploaded.
+    pub fn acquire(&mut self, live: &dyn Fn(&str) -> bool) -> Result<Acquired, ReplicaError> {
+        let record = self.read_record()?;
+        if let Some((rec, _)) = &record
+            && !rec.released
+            && rec.node != self.node
+            && live(&rec.node)
+        {
+            return Ok(Acquired::HeldBy(rec.node.clone()));
+        }
+        let history = self.history()?;
+        let highest = history.iter().map(|o| o.pos.generation).max().unwrap_or(0);
+        let generation = record.as_ref().map_or(0, |(r, _)| r.generation).max(highest) + 1;
+        let body = serde_json::to_vec(&OwnerRecord {
+            node: self.node.clone(),
+            generation,
+            released: false,
+        })
+        .map_err(|_| ReplicaError::CorruptRecord(keys::owner(&self.key)))?;
+        let cond = match &record {
+            Some((_, etag)) => PutCondition::IfMatch(etag.clone()),
+            None => PutCondition::IfAbsent,
+        };
+        let etag = match self.bucket.put(&keys::owner(&self.key), &body, &cond) {
+            Ok(e) => e,
+            Err(BucketError::PreconditionFailed(_)) => {
+                // Another node acquired in between: it holds the actor now.
+                let holder = self.read_record()?.map_or_else(String::new, |(r, _)| r.node);
+                return Ok(Acquired::HeldBy(holder));
+            }
+            Err(e) => return Err(e.into()),
+        };
+        self.hold = Some(Hold { generation, etag });
+        self.next_seq = 0;
+        let head = history.iter().filter(|o| o.kind != Kind::Snapshot).map(|o| o.pos).max();
+        let image = match history.iter().rev().find(|o| o.kind != Kind::Snapshot) {
+            Some(o) => self.bucket.get(&o.key)?.map(|(b, _)| b),
+            None => None,
+        };
+        self.head = head;
+        self.last_hash = image.as_deref().map(hash);
+        if let Some(img) = &image {
+            // The fence: the restored state at this generation.
+            self.upload(Kind::Segment, img, live)?;
+        }
+        Ok(Acquired::Held { image, head })
+    }
+
+    /// Whether the hold is still valid: the record names this node at its
+    /// generation and the node is live.
+    ///
+    /// # Errors
+    /// The bucket failed.
+    pub fn holds(&mut self, live: &dyn Fn(&str) -> bool) -> Result<bool, ReplicaError> {
+        let Some(hold) = self.hold.clone() else {
+            return Ok(false);
+        };
+        if !live(&self.node) {
+            return Ok(false);
+        }
+        if self.faults.take(FaultKind::LoseHold) {
+            // Another node takes the actor over, as a node that believed this one dead would.
+            let thief = OwnerRecord {
+                node: format!("{}-usurper", self.node),
+                generation: hold.generation + 1,
+                released: false,
+            };
+            let body = serde_json::to_vec(&thief).unwrap_or_default();
+            let _ = self.bucket.put(&keys::owner(&self.key), &body, &PutCondition::None);
+        }
+        Ok(match self.read_record()? {
+            Some((rec, etag)) => {
+                rec.node == self.node && rec.generation == hold.generation && !rec.released && etag == hold.etag
+            }
+            None => false,
+        })
+    }
+
+    /// Uploads `image` as `kind` at the next position. Acknowledged (Ok) only
+    /// if the upload completed and the hold was valid before and after it.
+    ///
+    /// # Errors
+    /// `HoldLost` (nothing written, or written but not acknowledgeable), or the
+    /// bucket's error (`Ambiguous`: it may have landed).
+    pub fn upload(&mut self, kind: Kind, image: &[u8], live: &dyn Fn(&str) -> bool) -> Result<Pos, ReplicaError> {
+        let Some(hold) = self.hold.clone() else {
+            return Err(ReplicaError::HoldLost);
+        };
+        let check = !(self.broken == Some(Broken::AckAfterHoldEnded) && kind == Kind::Reset);
+        if check && !self.holds(live)? {
+            return Err(ReplicaError::HoldLost);
+        }
+        let pos = Pos {
+            generation: hold.generation,
+            seq: self.next_seq,
+        };
+        self.next_seq += 1;
+        let key = format!("{}{pos}.{}", keys::history_prefix(&self.key), kind.ext());
+        self.bucket.put(&key, image, &PutCondition::IfAbsent)?;
+        if check && !self.holds(live)? {
+            return Err(ReplicaError::HoldLost);
+        }
+        if kind != Kind::Snapshot {
+            self.head = Some(pos);
+            self.last_hash = Some(hash(image));
+        }
+        Ok(pos)
+    }
+
+    /// Uploads `image` as a segment unless it is what the head already holds.
+    ///
+    /// # Errors
+    /// As [`Replica::upload`].
+    pub fn upload_if_changed(
+        &mut self,
+        image: &[u8],
+        live: &dyn Fn(&str) -> bool,
+    ) -> Result<Option<Pos>, ReplicaError> {
+        if self.last_hash == Some(hash(image)) {
+            return Ok(None);
+        }
+        self.upload(Kind::Segment, image, live).map(Some)
+    }
+
+    /// The one delete routine: a reset (the empty database `empty`, with its
+    /// marker) on the head, acknowledged while the hold is valid. Returns its
+    /// position; [`Replica::collect_after_delete`] follows when the event ends.
+    ///
+    /// # Errors
+    /// As [`Replica::upload`]: the delete is then not known to be durable.
+    pub fn delete(&mut self, empty: &[u8], live: &dyn Fn(&str) -> bool) -> Result<Pos, ReplicaError> {
+        if self.broken == Some(Broken::EraseBeforeAck) {
+            for o in self.history()? {
+                let _ = self.bucket.delete(&o.key);
+            }
+        }
+        self.upload(Kind::Reset, empty, live)
+    }
+
+    /// After a reset at `reset` was acknowledged: a snapshot of the empty
+    /// database there, then, once that is acknowledged, every object before it
+    /// is erased. Returns how many objects could not be erased.
+    ///
+    /// # Errors
+    /// The snapshot failed (nothing is erased then).
+    pub fn collect_after_delete(
+        &mut self,
+        reset: Pos,
+        empty: &[u8],
+        live: &dyn Fn(&str) -> bool,
+    ) -> Result<usize, ReplicaError> {
+        let Some(hold) = self.hold.clone() else {
+            return Err(ReplicaError::HoldLost);
+        };
+        if !self.holds(live)? {
+            return Err(ReplicaError::HoldLost);
+        }
+        let key = format!("{}{reset}.{}", keys::history_prefix(&self.key), Kind::Snapshot.ext());
+        self.bucket.put(&key, empty, &PutCondition::IfAbsent)?;
+        let mut failed = 0;
+        for o in self.history()? {
+            if o.pos >= reset {
+                continue;
+            }
+            // The holder's generation check before each erase (ADR 0012).
+            if self.hold.as_ref().map(|h| h.generation) != Some(hold.generation) || !self.holds(live)? {
+                return Err(ReplicaError::HoldLost);
+            }
+            if self.bucket.delete(&o.key).is_err() {
+                failed += 1;
+            }
+        }
+        Ok(failed)
+    }
+
+    /// Lets the actor go: the record says released (best effort: a record that
+    /// cannot be written is taken over once this node is no longer live).
+    ///
+    /// # Errors
+    /// The bucket failed.
+    pub fn release(&mut self) -> Result<(), ReplicaError> {
+        let Some(hold) = self.hold.take() else { return Ok(()) };
+        let body = serde_json::to_vec(&OwnerRecord {
+            node: self.node.clone(),
+            generation: hold.generation,
+            released: true,
+        })
+        .map_err(|_| ReplicaError::CorruptRecord(keys::owner(&self.key)))?;
+        match self
+            .bucket
+            .put(&keys::owner(&self.key), &body, &PutCondition::IfMatch(hold.etag))
+        {
+            Ok(_) | Err(BucketError::PreconditionFailed(_)) => Ok(()),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Forgets the hold without writing (after a failure: the next acquire
+    /// decides from the bucket).
+    pub fn forget(&mut self) {
+        self.hold = None;
+        self.head = None;
+        self.last_hash = None;
+    }
+}
+
+/// Whether the history ends in a reset (the actor is deleted), and when/how
+/// it was, from the marker the reset's empty database carries.
+pub fn ends_in_reset(history: &[HistoryObject]) -> Option<Pos> {
+    history
+        .iter()
+        .rev()
+        .find(|o| o.kind != Kind::Snapshot)
+        .filter(|o| o.kind == Kind::Reset)
+        .map(|o| o.pos)
+}

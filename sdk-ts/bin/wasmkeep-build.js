@@ -1,0 +1,232 @@
+#!/usr/bin/env node
+// wasmkeep-build: type-checks, bundles and componentizes an actor.
+//
+//   npx wasmkeep-build src/actor.ts -o actor.wasm [--backend starlingmonkey|quickjs]
+//                      [--no-check] [--tsconfig path] [--cache-dir dir] [--keep-bundle path]
+//
+// The entry module must `export default defineActor({...})`. Components are
+// cached by content hash (bundle, WIT, backend, toolchain versions), so an
+// unchanged actor is not componentized again.
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { homedir } from "node:os";
+import { dirname, join, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const require = createRequire(import.meta.url);
+const sdkDir = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+const sdkVersion = JSON.parse(readFileSync(join(sdkDir, "package.json"), "utf8")).version;
+
+const USAGE = `usage: wasmkeep-build <entry.ts|entry.js> -o <out.wasm> [options]
+
+Type-checks (tsc), bundles (esbuild) and componentizes (jco) an actor whose
+entry module does \`export default defineActor({...})\`.
+
+options:
+  -o, --out <file>        the component to write (required)
+  --backend <engine>      starlingmonkey (default) or quickjs; quickjs needs a host
+                          with the component-model-async feature (see the README)
+  --no-check              skip the TypeScript type check
+  --tsconfig <file>       the tsconfig.json to check with (default: the nearest one
+                          above the entry, else strict defaults)
+  --cache-dir <dir>       where built components are cached by content hash
+                          (default: $WASMKEEP_BUILD_CACHE, else node_modules/.cache/wasmkeep-build
+                          next to the entry, else ~/.cache/wasmkeep-build)
+  --keep-bundle <file>    also write the bundled JavaScript there
+  -q, --quiet             print only errors
+  -h, --help              this text
+  -V, --version           the SDK's version`;
+
+function fail(message, code = 1) {
+  process.stderr.write(`wasmkeep-build: ${message}\n`);
+  process.exit(code);
+}
+
+function parseArgs(argv) {
+  const a = { backend: "starlingmonkey", check: true, quiet: false };
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i];
+    const value = () => {
+      if (i + 1 >= argv.length) fail(`${arg} needs a value\n\n${USAGE}`, 2);
+      return argv[++i];
+    };
+    switch (arg) {
+      case "-o":
+      case "--out":
+        a.out = value();
+        break;
+      case "--backend":
+        a.backend = value();
+        break;
+      case "--no-check":
+        a.check = false;
+        break;
+      case "--tsconfig":
+        a.tsconfig = value();
+        break;
+      case "--cache-dir":
+        a.cacheDir = value();
+        break;
+      case "--keep-bundle":
+        a.keepBundle = value();
+        break;
+      case "-q":
+      case "--quiet":
+        a.quiet = true;
+        break;
+      case "-h":
+      case "--help":
+        console.log(USAGE);
+        process.exit(0);
+        break;
+      case "-V":
+      case "--version":
+        console.log(sdkVersion);
+        process.exit(0);
+        break;
+      default:
+        if (arg.startsWith("-")) fail(`unknown option ${arg}\n\n${USAGE}`, 2);
+        if (a.entry) fail(`one entry module only (got ${a.entry} and ${arg})`, 2);
+        a.entry = arg;
+    }
+  }
+  if (!a.entry) fail(`no entry module given\n\n${USAGE}`, 2);
+  if (!a.out) fail(`no output given: add -o <file>.wasm`, 2);
+  const backends = { starlingmonkey: "starlingmonkey", sm: "starlingmonkey", quickjs: "quickjs", qjs: "quickjs" };
+  if (!backends[a.backend]) fail(`unknown backend ${a.backend}: starlingmonkey or quickjs`, 2);
+  a.backend = backends[a.backend];
+  return a;
+}
+
+function findUp(start, name) {
+  for (let dir = start; ; dir = dirname(dir)) {
+    const p = join(dir, name);
+    if (existsSync(p)) return p;
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
+// The package.json of a dependency (some packages do not export it).
+function packageJsonOf(pkg) {
+  for (const dir of require.resolve.paths(pkg) ?? []) {
+    const p = join(dir, pkg, "package.json");
+    if (existsSync(p)) return p;
+  }
+  fail(`cannot find the package ${pkg}: run npm install`);
+}
+
+function binOf(pkg, name) {
+  const pj = packageJsonOf(pkg);
+  const bin = JSON.parse(readFileSync(pj, "utf8")).bin;
+  return join(dirname(pj), typeof bin === "string" ? bin : bin[name]);
+}
+
+function versionOf(pkg) {
+  return JSON.parse(readFileSync(packageJsonOf(pkg), "utf8")).version;
+}
+
+function run(cmd, args, what) {
+  const r = spawnSync(cmd, args, { stdio: ["ignore", "inherit", "inherit"] });
+  if (r.error) fail(`${what}: ${r.error.message}`);
+  if (r.status !== 0) fail(`${what} failed (exit ${r.status ?? r.signal})`);
+}
+
+function typeCheck(a, entry) {
+  const tsc = binOf("typescript", "tsc");
+  const tsconfig = a.tsconfig ? resolve(a.tsconfig) : findUp(dirname(entry), "tsconfig.json");
+  const args = tsconfig
+    ? ["--noEmit", "-p", tsconfig]
+    : ["--noEmit", "--strict", "--target", "es2022", "--module", "esnext", "--moduleResolution", "bundler",
+       "--lib", "es2022", "--types", "", "--skipLibCheck", entry];
+  if (!a.quiet) console.error(`wasmkeep-build: type-checking (tsc ${tsconfig ? `-p ${relative(process.cwd(), tsconfig) || "."}` : "with strict defaults"})`);
+  run(process.execPath, [tsc, ...args], "the type check (tsc)");
+}
+
+async function bundle(entry) {
+  const esbuild = await import("esbuild");
+  const internal = join(sdkDir, "dist", "internal.js");
+  const wrapper = [
+    `import * as entry from ${JSON.stringify(entry)};`,
+    `import { eventsOfModule } from ${JSON.stringify(internal)};`,
+    `export const events = eventsOfModule(entry, ${JSON.stringify(relative(process.cwd(), entry))});`,
+  ].join("\n");
+  try {
+    const r = await esbuild.build({
+      stdin: { contents: wrapper, resolveDir: dirname(entry), sourcefile: "wasmkeep-entry.js", loader: "js" },
+      bundle: true,
+      write: false,
+      format: "esm",
+      platform: "neutral",
+      target: "es2022",
+      mainFields: ["module", "main"],
+      conditions: ["wasmkeep", "import"],
+      external: ["wasmkeep:*"],
+      legalComments: "none",
+      logLevel: "silent",
+    });
+    return r.outputFiles[0].text;
+  } catch (e) {
+    const msgs = (e.errors ?? []).map((m) => `${m.location ? `${m.location.file}:${m.location.line}: ` : ""}${m.text}`);
+    fail(`bundling failed:\n  ${msgs.join("\n  ") || e.message}`);
+  }
+}
+
+function cacheDirFor(a, entry) {
+  if (a.cacheDir) return resolve(a.cacheDir);
+  if (process.env.WASMKEEP_BUILD_CACHE) return resolve(process.env.WASMKEEP_BUILD_CACHE);
+  const nm = findUp(dirname(entry), "node_modules");
+  if (nm) return join(nm, ".cache", "wasmkeep-build");
+  return join(homedir(), ".cache", "wasmkeep-build");
+}
+
+async function main() {
+  const a = parseArgs(process.argv.slice(2));
+  const entry = resolve(a.entry);
+  if (!existsSync(entry) || !statSync(entry).isFile()) fail(`no such file: ${a.entry}`);
+  const started = Date.now();
+  if (a.check && /\.(c|m)?tsx?$/.test(entry)) typeCheck(a, entry);
+
+  const js = await bundle(entry);
+  if (a.keepBundle) writeFileSync(a.keepBundle, js);
+  const witDir = join(sdkDir, "wit");
+  const jcoVersion = versionOf("@bytecodealliance/jco");
+  const hash = createHash("sha256")
+    .update(JSON.stringify({ sdkVersion, jcoVersion, backend: a.backend, wit: readFileSync(join(witDir, "actor.wit"), "utf8") }))
+    .update("\0")
+    .update(js)
+    .digest("hex");
+  const cacheDir = cacheDirFor(a, entry);
+  const cached = join(cacheDir, `${hash}.wasm`);
+  const out = resolve(a.out);
+  mkdirSync(dirname(out), { recursive: true });
+  if (existsSync(cached)) {
+    copyFileSync(cached, out);
+    if (!a.quiet) console.error(`wasmkeep-build: ${a.out} unchanged (cached ${hash.slice(0, 12)}, ${a.backend})`);
+    return;
+  }
+  mkdirSync(cacheDir, { recursive: true });
+  const bundlePath = join(cacheDir, `${hash}.js`);
+  writeFileSync(bundlePath, js);
+  const tmp = join(cacheDir, `${hash}.${process.pid}.tmp.wasm`);
+  const args = ["componentize", bundlePath, "-w", witDir, "-n", "actor", "-o", tmp];
+  // The host provides WASI 0.2 but not wasi:http; the actor answers its own events.
+  args.push("-d", "http", "fetch-event");
+  if (a.backend === "quickjs") args.push("--backend", "quickjs");
+  if (!a.quiet) console.error(`wasmkeep-build: componentizing with ${a.backend} (jco ${jcoVersion})`);
+  const r = spawnSync(process.execPath, [binOf("@bytecodealliance/jco", "jco"), ...args], { encoding: "utf8" });
+  if (r.status !== 0 || !existsSync(tmp)) {
+    process.stderr.write(r.stdout ?? "");
+    process.stderr.write(r.stderr ?? "");
+    fail(`componentizing failed (exit ${r.status ?? r.signal})`);
+  }
+  renameSync(tmp, cached);
+  copyFileSync(cached, out);
+  if (!a.quiet) {
+    const kb = Math.round(statSync(out).size / 1024);
+    console.error(`wasmkeep-build: wrote ${a.out} (${kb} KiB, ${a.backend}) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  }
+}
+
+main().catch((e) => fail(e?.stack ?? String(e)));

@@ -1,0 +1,130 @@
+/**
+ * Requests routed to the actor and the answers it gives.
+ * @module
+ */
+import { decodeUtf8, encodeUtf8 } from "./utf8.js";
+
+
+
+
+/** A request for `/<class>/<name>/<path>`. */
+export class Request {
+  /** `GET`, `POST`, ... */
+  readonly method: string;
+  /** What follows `/<class>/<name>`, with the query string: `/`, `/items?page=2`. */
+  readonly path: string;
+  /** Header names and values, in order. */
+  readonly headers: ReadonlyArray<readonly [string, string]>;
+  /** The body's bytes. */
+  readonly body: Uint8Array;
+
+  constructor(method: string, path: string, headers: ReadonlyArray<readonly [string, string]> = [], body: Uint8Array | string = new Uint8Array()) {
+    this.method = method;
+    this.path = path;
+    this.headers = headers;
+    this.body = typeof body === "string" ? encodeUtf8(body) : body;
+  }
+
+  /** The path without its query string: `/items` for `/items?page=2`. */
+  get pathname(): string {
+    const q = this.path.indexOf("?");
+    return q < 0 ? this.path : this.path.slice(0, q);
+  }
+
+  /** The query string's parameters (decoded); the first value of a repeated name. */
+  get query(): Record<string, string> {
+    const q = this.path.indexOf("?");
+    const out: Record<string, string> = {};
+    if (q < 0) return out;
+    for (const part of this.path.slice(q + 1).split("&")) {
+      if (part === "") continue;
+      const eq = part.indexOf("=");
+      const k = decode(eq < 0 ? part : part.slice(0, eq));
+      if (!(k in out)) out[k] = eq < 0 ? "" : decode(part.slice(eq + 1));
+    }
+    return out;
+  }
+
+  /** The first value of a header (names compare case-insensitively), or `undefined`. */
+  header(name: string): string | undefined {
+    const n = name.toLowerCase();
+    return this.headers.find(([k]) => k.toLowerCase() === n)?.[1];
+  }
+
+  /** The body as UTF-8 text. */
+  text(): string {
+    return decodeUtf8(this.body);
+  }
+
+  /** The body parsed as JSON. @throws {SyntaxError} it is not JSON. */
+  json<T = unknown>(): T {
+    return JSON.parse(this.text()) as T;
+  }
+}
+
+function decode(s: string): string {
+  try {
+    return decodeURIComponent(s.replace(/\+/g, " "));
+  } catch {
+    return s;
+  }
+}
+
+/** Headers of a response: pairs in order, or an object. */
+export type HeadersInit = ReadonlyArray<readonly [string, string]> | Record<string, string>;
+
+/** The actor's answer to a request. */
+export interface Response {
+  /** The status code (default 200). */
+  status?: number;
+  /** Headers (default none). */
+  headers?: HeadersInit;
+  /** The body: text is sent as UTF-8 (default empty). */
+  body?: string | Uint8Array;
+}
+
+/** What `onRequest` may return: a {@link Response}, a string (200, `text/plain`), or nothing once it used the responder. */
+export type ResponseLike = Response | string | void;
+
+/** Status and headers for {@link text} and {@link json}: a status code, or both. */
+export type ResponseInit = number | { status?: number; headers?: HeadersInit };
+
+function init(i: ResponseInit | undefined, contentType: string): { status: number; headers: [string, string][] } {
+  const status = typeof i === "number" ? i : (i?.status ?? 200);
+  const extra = typeof i === "object" && i.headers ? headerPairs(i.headers) : [];
+  return { status, headers: [["content-type", contentType], ...extra] };
+}
+
+/** A text answer: `text("hello")`, `text("not found", 404)`. */
+export function text(body: string, i?: ResponseInit): Response {
+  return { ...init(i, "text/plain; charset=utf-8"), body };
+}
+
+/** A JSON answer: `json({ n: 1 })`, `json({ error: "no" }, 400)`. `bigint`s are written as numbers. */
+export function json(value: unknown, i?: ResponseInit): Response {
+  const body = JSON.stringify(value, (_k, v) => (typeof v === "bigint" ? JSON.rawJSON?.(v.toString()) ?? v.toString() : v));
+  return { ...init(i, "application/json"), body };
+}
+
+declare global {
+  interface JSON {
+    rawJSON?(text: string): unknown;
+  }
+}
+
+export function headerPairs(h: HeadersInit): [string, string][] {
+  return Array.isArray(h) ? h.map(([k, v]) => [k, v] as [string, string]) : Object.entries(h as Record<string, string>);
+}
+
+/**
+ * Sends the answer before the event ends: the second argument of
+ * `onRequest`. The answer goes out at once, whatever the event does
+ * afterwards (a delete, a throw). A request never answered gets 500.
+ */
+export interface Responder {
+  /** Sends the answer. @throws {Error} it was already sent. */
+  send(response: Response | string): void;
+  /** Whether the answer was sent. */
+  readonly sent: boolean;
+}
+

@@ -1,0 +1,237 @@
+/**
+ * The actor's own SQLite database. Each actor has one; nobody else reads it.
+ *
+ * Writes are kept when the event ends; {@link execDurable} and
+ * {@link deleteSelfDurable} return only once what they did is durable.
+ * Transactions are opened with {@link begin} or {@link transaction}, never with
+ * SQL text; one still open when the event ends (or throws) is rolled back.
+ *
+ * ```ts
+ * import { storage } from "@wasmkeep/actor";
+ *
+ * storage.exec("CREATE TABLE IF NOT EXISTS items(id INTEGER PRIMARY KEY, name TEXT)");
+ * storage.exec("INSERT INTO items(name) VALUES (?)", "apple");
+ * const rows = storage.query<{ id: number; name: string }>("SELECT id, name FROM items");
+ * ```
+ * @module
+ */
+import * as wit from "wasmkeep:actor/storage@0.2.0";
+import type { SqlValue as WitValue, QueryResult } from "wasmkeep:actor/types@0.2.0";
+import { SqlError, toSqlError } from "./errors.js";
+
+/**
+ * A value bound as a parameter or read from a row.
+ *
+ * Read: `null`, an integer as `number` (or `bigint` when it is beyond ±2^53,
+ * where a `number` would lose digits), a real as `number`, text as `string`, a
+ * blob as `Uint8Array`.
+ *
+ * Bound: the same, plus `boolean` (1 or 0) and `undefined` (NULL). A `number`
+ * that is an integer is bound as an SQLite INTEGER, any other as a REAL; use
+ * {@link real} to bind an integral number as a REAL, or a {@link TaggedValue}.
+ */
+export type Value = null | number | bigint | string | Uint8Array;
+
+/** A parameter: a {@link Value}, a boolean, `undefined` (NULL) or a {@link TaggedValue}. */
+export type Param = Value | boolean | undefined | TaggedValue;
+
+/**
+ * A value with its SQLite type spelled out, as the WIT `sql-value` has it
+ * (integers always `bigint`). {@link queryRaw} returns these; they are also
+ * accepted as parameters.
+ */
+export type TaggedValue =
+  | { tag: "null" }
+  | { tag: "integer"; val: bigint }
+  | { tag: "real"; val: number }
+  | { tag: "text"; val: string }
+  | { tag: "blob"; val: Uint8Array };
+
+/** A row of {@link query}: column name → value. */
+export type Row = Record<string, Value>;
+
+/** The answer of {@link queryRaw}: column names, then each row's tagged values in that order. */
+export interface RawRows {
+  columns: string[];
+  rows: TaggedValue[][];
+}
+
+/** Binds `x` as an SQLite REAL even when it is integral: `storage.exec("... ?", real(2))`. */
+export function real(x: number): TaggedValue {
+  return { tag: "real", val: x };
+}
+
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
+const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
+const I64_MIN = -(1n << 63n);
+const I64_MAX = (1n << 63n) - 1n;
+
+function toWit(p: Param, index: number): WitValue {
+  if (p === null || p === undefined) return { tag: "null" };
+  switch (typeof p) {
+    case "number":
+      return Number.isSafeInteger(p) ? { tag: "integer", val: BigInt(p) } : { tag: "real", val: p };
+    case "bigint":
+      if (p < I64_MIN || p > I64_MAX) throw new RangeError(`parameter ${index + 1}: ${p} does not fit in a 64-bit integer`);
+      return { tag: "integer", val: p };
+    case "string":
+      return { tag: "text", val: p };
+    case "boolean":
+      return { tag: "integer", val: p ? 1n : 0n };
+    case "object":
+      if (p instanceof Uint8Array) return { tag: "blob", val: p };
+      if ("tag" in p) return p as WitValue;
+      break;
+  }
+  throw new TypeError(`parameter ${index + 1}: cannot bind a ${typeof p} (${String(p)}) as an SQL value`);
+}
+
+function params(ps: Param[]): WitValue[] {
+  return ps.map(toWit);
+}
+
+/** A tagged value as a plain {@link Value}: integers within ±2^53 become `number`. */
+export function plain(v: TaggedValue): Value {
+  switch (v.tag) {
+    case "null":
+      return null;
+    case "integer":
+      return v.val >= MIN_SAFE && v.val <= MAX_SAFE ? Number(v.val) : v.val;
+    default:
+      return v.val;
+  }
+}
+
+function call<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (err) {
+    throw toSqlError(err);
+  }
+}
+
+/**
+ * Runs SQL and returns the number of rows it changed.
+ *
+ * With parameters the text must be one statement (`?`, `?1`, `?2`, ... are
+ * bound in order); without parameters it may be several statements separated
+ * by `;`, run all or nothing.
+ *
+ * @throws {SqlError} `"sqlite"` (syntax, constraint, ...), `"not-allowed"`
+ *   (forbidden statement, deleted in this event, ...), `"internal"`.
+ */
+export function exec(sql: string, ...values: Param[]): number {
+  return Number(call(() => wit.exec(sql, params(values))));
+}
+
+/**
+ * Runs one statement and returns its rows as objects keyed by column name.
+ * The type parameter only describes the rows; it is not checked.
+ *
+ * ```ts
+ * const [row] = storage.query<{ n: number }>("SELECT count(*) AS n FROM items");
+ * ```
+ * @throws {SqlError} as {@link exec}.
+ */
+export function query<T extends object = Row>(sql: string, ...values: Param[]): T[] {
+  const r = call(() => wit.query(sql, params(values)));
+  return r.rows.map((row) => {
+    const o: Record<string, Value> = {};
+    r.columns.forEach((c, i) => (o[c] = plain(row[i] as TaggedValue)));
+    return o as T;
+  });
+}
+
+/**
+ * Like {@link query} but returns the column names and each row's values with
+ * their SQLite types ({@link TaggedValue}, integers as `bigint`): use it when
+ * you must tell an INTEGER `2` from a REAL `2.0`, or read columns that share a name.
+ */
+export function queryRaw(sql: string, ...values: Param[]): RawRows {
+  const r: QueryResult = call(() => wit.query(sql, params(values)));
+  return { columns: r.columns, rows: r.rows as TaggedValue[][] };
+}
+
+/**
+ * Like {@link exec}, but always exactly one statement, and returns only once
+ * the write is durable (one node: synced to disk; a cluster: acknowledged by
+ * the bucket).
+ *
+ * @throws {SqlError} `"not-allowed"` inside an open transaction (nothing
+ *   changes); `"internal"`: not known to be durable.
+ */
+export function execDurable(sql: string, ...values: Param[]): number {
+  return Number(call(() => wit.execDurable(sql, params(values))));
+}
+
+/** Opens a transaction. @throws {SqlError} `"not-allowed"` if one is already open. */
+export function begin(): void {
+  call(() => wit.begin());
+}
+
+/** Commits the open transaction. @throws {SqlError} `"not-allowed"` if none is open. */
+export function commit(): void {
+  call(() => wit.commit());
+}
+
+/** Rolls the open transaction back. @throws {SqlError} `"not-allowed"` if none is open. */
+export function rollback(): void {
+  call(() => wit.rollback());
+}
+
+/**
+ * Runs `fn` inside a transaction: commits when it returns, rolls back and
+ * rethrows when it throws. `fn` must be synchronous (a returned promise is
+ * refused and rolled back).
+ *
+ * ```ts
+ * const total = storage.transaction(() => {
+ *   storage.exec("UPDATE accounts SET balance = balance - ? WHERE id = ?", 10, from);
+ *   storage.exec("UPDATE accounts SET balance = balance + ? WHERE id = ?", 10, to);
+ *   return storage.query<{ n: number }>("SELECT sum(balance) AS n FROM accounts")[0]!.n;
+ * });
+ * ```
+ */
+export function transaction<T>(fn: () => T): T {
+  begin();
+  let result: T;
+  try {
+    result = fn();
+    if (result instanceof Promise) throw new TypeError("storage.transaction: the function must be synchronous");
+  } catch (err) {
+    try {
+      rollback();
+    } catch {
+      // The transaction may already be gone (e.g. the actor was deleted); the first error matters.
+    }
+    throw err;
+  }
+  commit();
+  return result;
+}
+
+/**
+ * Deletes the actor when this event ends. Storage keeps working until then.
+ * At the end of the event the alarm is forgotten, sockets are closed with 1000
+ * "actor deleted" and the files are removed; the next event at this address
+ * meets a new, empty actor (`onInit` runs again).
+ */
+export function deleteSelf(): void {
+  wit.deleteSelf();
+}
+
+/**
+ * Deletes the actor inside the call, so that the answer can follow it. On
+ * return the delete is durable and every later storage call in this event
+ * throws `SqlError` `"not-allowed"` ("deleted in this event"); `getAlarm()`
+ * returns `null`, `setAlarm`/`clearAlarm` do nothing.
+ *
+ * @throws {SqlError} `"not-allowed"` inside an open transaction (nothing
+ *   changes; commit or roll back first); `"internal"`: not known to be durable
+ *   (storage stays refused until the event ends; calling again is safe).
+ */
+export function deleteSelfDurable(): void {
+  call(() => wit.deleteSelfDurable());
+}
+
+export { SqlError };

@@ -554,6 +554,39 @@ impl ActorDb {
         Ok(out)
     }
 
+    /// The whole database as one image (what a cluster uploads after an event).
+    ///
+    /// # Errors
+    /// `internal` if SQLite could not serialise it.
+    pub fn image(&self) -> Result<Vec<u8>, SqlError> {
+        self.conn
+            .serialize(rusqlite::MAIN_DB)
+            .map(|d| d.to_vec())
+            .map_err(|e| SqlError::Internal(format!("reading the database image: {e}")))
+    }
+
+    /// The image of an empty actor database whose host table holds `marks`
+    /// (a reset carries when and how the actor was deleted).
+    ///
+    /// # Errors
+    /// `internal` if SQLite failed.
+    pub fn empty_image(marks: &[(&str, &str)]) -> Result<Vec<u8>, SqlError> {
+        let internal = |e: rusqlite::Error| SqlError::Internal(format!("building an empty database: {e}"));
+        let conn = Connection::open_in_memory().map_err(internal)?;
+        conn.execute_batch(&format!(
+            "CREATE TABLE main.{META_TABLE}(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        ))
+        .map_err(internal)?;
+        for (k, v) in marks {
+            conn.execute(
+                &format!("INSERT INTO main.{META_TABLE}(key, value) VALUES(?1, ?2)"),
+                [k, v],
+            )
+            .map_err(internal)?;
+        }
+        conn.serialize(rusqlite::MAIN_DB).map(|d| d.to_vec()).map_err(internal)
+    }
+
     /// Closes the database (checkpointing the WAL).
     ///
     /// # Errors

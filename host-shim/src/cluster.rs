@@ -8,9 +8,9 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, Weak};
 
 /// What the nodes of one cluster share.
-#[allow(dead_code, reason = "the runtime's cluster mode is being wired in; remove with it")]
 pub struct Cluster {
     bucket: Arc<dyn ObjectStore>,
+    clock: Arc<dyn crate::clock::Clock>,
     nodes: Mutex<HashMap<String, Weak<Shared>>>,
     cut_off: Mutex<HashSet<String>>,
     alarms: Arc<dyn crate::alarm_index::AlarmIndex>,
@@ -20,13 +20,13 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-#[allow(dead_code, reason = "the runtime's cluster mode is being wired in; remove with it")]
 impl Cluster {
-    /// A cluster over `bucket`. Its nodes share one alarm index (a node's
-    /// alarms are woken wherever the actor is held).
-    pub fn new(bucket: Arc<dyn ObjectStore>) -> Arc<Self> {
+    /// A cluster over `bucket` on `clock`. Its nodes share the clock and one
+    /// alarm index (an alarm is woken wherever its actor is held).
+    pub fn new(bucket: Arc<dyn ObjectStore>, clock: Arc<dyn crate::clock::Clock>) -> Arc<Self> {
         Arc::new(Self {
             bucket,
+            clock,
             nodes: Mutex::new(HashMap::new()),
             cut_off: Mutex::new(HashSet::new()),
             alarms: Arc::new(crate::alarm_index::MemoryAlarmIndex::default()),
@@ -36,6 +36,11 @@ impl Cluster {
     /// The shared bucket.
     pub fn bucket(&self) -> &Arc<dyn ObjectStore> {
         &self.bucket
+    }
+
+    /// The cluster's clock.
+    pub fn clock(&self) -> &Arc<dyn crate::clock::Clock> {
+        &self.clock
     }
 
     pub(crate) fn alarms(&self) -> Arc<dyn crate::alarm_index::AlarmIndex> {
@@ -69,6 +74,22 @@ impl Cluster {
         let mut v: Vec<String> = lock(&self.nodes).keys().filter(|n| self.is_live(n)).cloned().collect();
         v.sort();
         v
+    }
+}
+
+/// A runtime's place in a cluster: the cluster, its node id, and the bucket
+/// as this node reaches it (through its own faults).
+pub(crate) struct ClusterNode {
+    pub(crate) cluster: Arc<Cluster>,
+    pub(crate) node: String,
+    pub(crate) bucket: Arc<dyn ObjectStore>,
+    pub(crate) faults: Arc<crate::faults::Faults>,
+}
+
+impl ClusterNode {
+    /// Liveness as the replica code asks for it.
+    pub(crate) fn live(&self) -> impl Fn(&str) -> bool + '_ {
+        move |n: &str| self.cluster.is_live(n)
     }
 }
 

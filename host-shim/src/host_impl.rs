@@ -52,6 +52,11 @@ pub(crate) struct EventState {
     pub chain: Vec<ActorKey>,
     /// When the event's time is up (calls wait no longer than that).
     pub deadline: Option<std::time::Instant>,
+    /// Cluster: an upload failed in this event; its local writes are not kept
+    /// and the next event restores what the bucket holds.
+    pub replication_stopped: bool,
+    /// Cluster: the acknowledged reset of a durable delete in this event.
+    pub reset: Option<crate::replica::Pos>,
 }
 
 /// The data of one actor's store.
@@ -68,6 +73,8 @@ pub struct HostState {
     pub(crate) stderr: MemoryOutputPipe,
     /// How much guest output there was when the current event began.
     pub(crate) stderr_mark: usize,
+    /// Cluster: this node's replica of the actor while it holds it.
+    pub(crate) replica: Option<crate::replica::Replica>,
 }
 
 impl WasiView for HostState {
@@ -103,6 +110,7 @@ impl HostState {
             limits,
             stderr,
             stderr_mark: 0,
+            replica: None,
         }
     }
 
@@ -172,6 +180,9 @@ impl HostState {
             Db::NotOpen => return Err(SqlError::Internal("the database is not open (host bug)".into())),
             Db::Open(_) | Db::ClosedByFailedDelete => {}
         }
+        if self.shared.cluster.is_some() {
+            return self.delete_durably_in_cluster();
+        }
         if let Db::Open(db) = std::mem::replace(&mut self.db, Db::ClosedByFailedDelete) {
             // A failure to close still leaves files to remove.
             if let Err(e) = db.close_for_delete() {
@@ -196,6 +207,83 @@ impl HostState {
                     "removing the actor's files failed ({e}); the delete is not known to be durable. \
                      Storage stays closed for this event; calling delete-self-durable again is safe, \
                      and the end of the event removes the files"
+                )))
+            }
+        }
+    }
+}
+
+impl HostState {
+    /// The marks the empty database of a reset carries: when and how.
+    pub(crate) fn deletion_marks(&self, how: DeleteHow) -> Vec<(&'static str, String)> {
+        vec![("deleted", format!("{} {}", self.shared.clock.now_ms(), how.label()))]
+    }
+
+    /// Cluster: the reset uploaded on the head while the hold is valid.
+    fn delete_durably_in_cluster(&mut self) -> Result<(), SqlError> {
+        let marks = self.deletion_marks(DeleteHow::SelfDurable);
+        let marks: Vec<(&str, &str)> = marks.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let empty = ActorDb::empty_image(&marks)?;
+        let Some(c) = &self.shared.cluster else {
+            return Err(SqlError::Internal("host bug: no cluster".into()));
+        };
+        let Some(replica) = self.replica.as_mut() else {
+            return Err(SqlError::Internal("host bug: no replica".into()));
+        };
+        match replica.delete(&empty, &c.live()) {
+            Ok(pos) => {
+                if let Db::Open(db) = std::mem::replace(&mut self.db, Db::DeletedInEvent) {
+                    let _ = db.close_for_delete();
+                }
+                self.db = Db::DeletedInEvent;
+                self.ev.reset = Some(pos);
+                self.ev.delete = Some(DeleteHow::SelfDurable);
+                self.alarm = None;
+                crate::replication::note_head(&self.shared, &self.key, None);
+                self.shared.metrics.inc(DELETES_TOTAL, DeleteHow::SelfDurable.label());
+                Ok(())
+            }
+            Err(e) => {
+                // Not known to be durable: the upload may still land. This event's
+                // local writes are not kept; the next event restores what the
+                // bucket holds.
+                self.ev.replication_stopped = true;
+                if let Db::Open(db) = std::mem::replace(&mut self.db, Db::ClosedByFailedDelete) {
+                    db.rollback_if_open();
+                    let _ = db.close();
+                }
+                self.shared
+                    .metrics
+                    .inc(DELETE_FAILURES_TOTAL, DeleteHow::SelfDurable.label());
+                Err(SqlError::Internal(format!(
+                    "the delete was not acknowledged by the bucket ({e}); it is not known to be durable (the \
+                     upload may still land). Storage stays closed for this event, whose writes are not kept; \
+                     calling delete-self-durable again is safe, and the next event restores what the bucket holds"
+                )))
+            }
+        }
+    }
+
+    /// Cluster: uploads the database now (exec-durable).
+    fn replicate_now(&mut self) -> Result<(), SqlError> {
+        let Some(c) = &self.shared.cluster else { return Ok(()) };
+        let Db::Open(db) = &self.db else { return Ok(()) };
+        let image = db.image()?;
+        let Some(replica) = self.replica.as_mut() else {
+            return Err(SqlError::Internal("host bug: no replica".into()));
+        };
+        match replica.upload_if_changed(&image, &c.live()) {
+            Ok(_) => {
+                crate::replication::note_head(&self.shared, &self.key, replica.head());
+                Ok(())
+            }
+            Err(e) => {
+                self.ev.replication_stopped = true;
+                crate::replication::forget_head(&self.shared, &self.key);
+                Err(SqlError::Internal(format!(
+                    "the write was not acknowledged by the bucket ({e}); it is not known to be durable. \
+                     Replication stopped for this actor: the event's writes are not kept, and the next event \
+                     restores what the bucket holds"
                 )))
             }
         }
@@ -258,7 +346,20 @@ impl storage::Host for HostState {
 
     fn exec_durable(&mut self, sql: String, params: Vec<types::SqlValue>) -> R<Result<u64, types::SqlError>> {
         let params: Vec<SqlValue> = params.into_iter().map(from_wit_value).collect();
-        self.storage_call(|db| db.exec_durable(&sql, &params))
+        if self.ev.replication_stopped {
+            return Ok(Err(types::SqlError::Internal(
+                "replication stopped for this actor earlier in this event: nothing more is durable until the \
+                 next event"
+                    .into(),
+            )));
+        }
+        let r = self.storage_call(|db| db.exec_durable(&sql, &params))?;
+        if r.is_ok()
+            && let Err(e) = self.replicate_now()
+        {
+            return Ok(Err(to_wit_error(e)));
+        }
+        Ok(r)
     }
 
     fn begin(&mut self) -> R<Result<(), types::SqlError>> {

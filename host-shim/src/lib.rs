@@ -30,6 +30,7 @@ pub mod http_types;
 pub mod manifest;
 pub mod metrics;
 pub mod replica;
+mod replication;
 pub mod runtime;
 pub mod sql_types;
 pub mod state_store;

@@ -33,6 +33,9 @@ pub struct Metrics {
 pub const DELETES_TOTAL: &str = "wasmkeep_actor_deletes_total";
 /// `wasmkeep_actor_delete_failures_total{how}`: deletes that failed to be recorded.
 pub const DELETE_FAILURES_TOTAL: &str = "wasmkeep_actor_delete_failures_total";
+/// `wasmkeep_history_collect_failures_total`: erases after a delete that failed
+/// (old history objects stay in the bucket; no restore uses them).
+pub const HISTORY_COLLECT_FAILURES_TOTAL: &str = "wasmkeep_history_collect_failures_total";
 /// `wasmkeep_events_total{kind}`: events run.
 pub const EVENTS_TOTAL: &str = "wasmkeep_events_total";
 /// `wasmkeep_event_failures_total{kind}`: events that trapped or ran out of time.
@@ -43,6 +46,10 @@ const HELP: &[(&str, &str)] = &[
     (
         DELETE_FAILURES_TOTAL,
         "Actor deletes that failed to be recorded, by how.",
+    ),
+    (
+        HISTORY_COLLECT_FAILURES_TOTAL,
+        "Collections after a delete that failed (old history objects left in the bucket).",
     ),
     (EVENTS_TOTAL, "Events run, by kind."),
     (EVENT_FAILURES_TOTAL, "Events that trapped or ran out of time, by kind."),
@@ -84,6 +91,11 @@ impl Metrics {
                 for how in [DeleteHow::SelfDelete, DeleteHow::SelfDurable] {
                     rows.entry(how.label().to_owned()).or_insert(0);
                 }
+            }
+            if *name == HISTORY_COLLECT_FAILURES_TOTAL {
+                // One series, no label.
+                let _ = writeln!(out, "{name} {}", rows.values().sum::<u64>());
+                continue;
             }
             for (label, v) in rows {
                 let _ = writeln!(out, "{name}{{{label_name}=\"{label}\"}} {v}");

@@ -222,6 +222,8 @@ pub struct Shared {
     cache: ComponentCache,
     timer_wake: Mutex<Option<mpsc::Sender<()>>>,
     logs: Mutex<std::collections::VecDeque<LogLine>>,
+    /// Set in cluster mode: the cluster and this node's place in it.
+    pub(crate) cluster: Option<crate::cluster::ClusterNode>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -462,6 +464,36 @@ impl Runtime {
     /// # Errors
     /// The engine cannot be configured or the data directory cannot be created.
     pub fn new(config: RuntimeConfig) -> Result<Self, ShimError> {
+        Self::build(config, None)
+    }
+
+    /// Starts one node of a cluster: its own data directory (local files, a
+    /// cache of the bucket's heads), the cluster's bucket, clock and alarm index.
+    ///
+    /// # Errors
+    /// As [`Runtime::new`]; a node id that is empty or has a `/`.
+    pub fn new_node(
+        config: RuntimeConfig,
+        cluster: Arc<crate::cluster::Cluster>,
+        node: &str,
+    ) -> Result<Self, ShimError> {
+        if node.is_empty() || node.contains('/') {
+            return Err(ShimError::Host(format!(
+                "node id {node:?} must be non-empty and have no '/'"
+            )));
+        }
+        Self::build(config, Some((cluster, node.to_owned())))
+    }
+
+    /// This node's id in its cluster (none on a single node).
+    pub fn node_id(&self) -> Option<&str> {
+        self.shared.cluster.as_ref().map(|c| c.node.as_str())
+    }
+
+    fn build(
+        config: RuntimeConfig,
+        cluster: Option<(Arc<crate::cluster::Cluster>, String)>,
+    ) -> Result<Self, ShimError> {
         let host = |e: &dyn std::fmt::Display| ShimError::Host(e.to_string());
         std::fs::create_dir_all(&config.data_dir)
             .map_err(|e| host(&format!("creating {}: {e}", config.data_dir.display())))?;
@@ -473,12 +505,16 @@ impl Runtime {
         crate::bindings::Actor::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(&mut linker, |s| s)
             .map_err(|e| host(&e))?;
         let faults = Arc::new(Faults::default());
-        let clock: Arc<dyn Clock> = if config.virtual_clock {
+        let clock: Arc<dyn Clock> = if let Some((c, _)) = &cluster {
+            c.clock().clone()
+        } else if config.virtual_clock {
             Arc::new(VirtualClock::default())
         } else {
             Arc::new(SystemClock)
         };
-        let alarms: Arc<dyn AlarmIndex> = if config.memory_alarm_index {
+        let alarms: Arc<dyn AlarmIndex> = if let Some((c, _)) = &cluster {
+            c.alarms()
+        } else if config.memory_alarm_index {
             Arc::new(MemoryAlarmIndex::default())
         } else {
             let dir = config.data_dir.join("host");
@@ -491,7 +527,7 @@ impl Runtime {
             engine,
             linker,
             clock,
-            faults,
+            faults: faults.clone(),
             metrics: Metrics::default(),
             alarms,
             apps: RwLock::new(HashMap::new()),
@@ -500,10 +536,22 @@ impl Runtime {
             next_socket: AtomicU64::new(1),
             timer_wake: Mutex::new(None),
             logs: Mutex::new(std::collections::VecDeque::new()),
+            cluster: cluster.map(|(cluster, node)| crate::cluster::ClusterNode {
+                faults: faults.clone(),
+                bucket: Arc::new(crate::bucket::FaultyBucket::new(
+                    cluster.bucket().clone(),
+                    faults.clone(),
+                )),
+                cluster,
+                node,
+            }),
             config,
         });
+        if let Some(c) = &shared.cluster {
+            c.cluster.join(&c.node, &shared);
+        }
         start_epoch_ticker(&shared.engine);
-        if !shared.config.virtual_clock {
+        if shared.clock.as_virtual().is_none() {
             start_alarm_timer(&shared);
         }
         Ok(Self { shared })
@@ -579,7 +627,7 @@ impl Runtime {
     fn check_outside_access(&self, key: &ActorKey) -> Result<(), ShimError> {
         match self.shared.class(key)?.access {
             Access::Open => Ok(()),
-            Access::Existing if self.shared.state.exists(key) => Ok(()),
+            Access::Existing if crate::replication::exists(&self.shared, key) => Ok(()),
             Access::Existing => Err(ShimError::NoSuchActor(key.clone())),
             Access::Internal => Err(ShimError::Internal(key.class.clone())),
         }
@@ -747,7 +795,7 @@ impl Runtime {
 
     /// Whether the actor has a database.
     pub fn exists(&self, key: &ActorKey) -> bool {
-        self.shared.state.exists(key)
+        crate::replication::exists(&self.shared, key)
     }
 
     /// The actor's database path.
@@ -789,7 +837,7 @@ impl Runtime {
     /// # Errors
     /// The actor does not exist or its database cannot be read.
     pub fn tables(&self, key: &ActorKey) -> Result<Vec<(String, QueryResult)>, ShimError> {
-        if !self.shared.state.exists(key) {
+        if !crate::replication::exists(&self.shared, key) {
             return Err(ShimError::Event(format!("no such actor: {key} has no database")));
         }
         let (tx, rx) = oneshot::channel();

@@ -4,9 +4,12 @@
 use crate::actor_db::{ActorDb, META_ALARM, META_INITIALIZED};
 use crate::address::ActorKey;
 use crate::bindings::{Actor, http as wit_http, types as wit};
+use crate::faults::FaultKind;
 use crate::host_impl::{Db, EventState, HostState, Outparam, ResponseSlot};
 use crate::http_types::{HttpRequest, HttpResponse, SocketMessage};
-use crate::metrics::{DELETE_FAILURES_TOTAL, DELETES_TOTAL, DeleteHow, EVENT_FAILURES_TOTAL, EVENTS_TOTAL};
+use crate::metrics::{
+    DELETE_FAILURES_TOTAL, DELETES_TOTAL, DeleteHow, EVENT_FAILURES_TOTAL, EVENTS_TOTAL, HISTORY_COLLECT_FAILURES_TOTAL,
+};
 use crate::runtime::{ActorStatus, CallFailure, Shared, Slot};
 use crate::sql_types::QueryResult;
 use std::sync::{Arc, Mutex, mpsc};
@@ -165,11 +168,36 @@ const SPIN: Duration = Duration::from_micros(100);
 
 fn hibernate(resident: &mut Option<Resident>) {
     if let Some(mut r) = resident.take() {
-        if let Db::Open(db) = std::mem::take(&mut r.store.data_mut().db) {
+        let data = r.store.data_mut();
+        if let Db::Open(db) = std::mem::take(&mut data.db) {
             db.rollback_if_open();
             let _ = db.close();
         }
+        release(data);
     }
+}
+
+/// Cluster: lets the actor's hold go (the ownership record says released), if
+/// this node can still reach the bucket.
+fn release(data: &mut HostState) {
+    if let (Some(mut replica), Some(c)) = (data.replica.take(), &data.shared.cluster)
+        && c.cluster.is_live(&c.node)
+        && let Err(e) = replica.release()
+    {
+        tracing::warn!(actor = %data.key, "releasing the hold: {e}");
+    }
+}
+
+/// Cluster: gives the actor up after a failed upload. Its local writes are not
+/// kept: the next event restores what the bucket holds.
+fn give_up(shared: &Arc<Shared>, resident: &mut Option<Resident>, key: &ActorKey) {
+    if let Some(r) = resident.as_mut()
+        && let Some(mut replica) = r.store.data_mut().replica.take()
+    {
+        replica.forget();
+    }
+    hibernate(resident);
+    crate::replication::forget_head(shared, key);
 }
 
 /// Why an event failed, in words for the caller.
@@ -185,11 +213,15 @@ fn handle(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
         EventKind::Inspect { reply } => {
             // Reading never creates an actor.
             let r = match prepare(shared, slot, resident, false) {
-                Ok(Some(r)) => match &r.store.data().db {
+                Ok(Prepared::Ready(r)) => match &r.store.data().db {
                     Db::Open(db) => db.dump_tables().map_err(|e| e.to_string()),
                     _ => Err("the database is closed".into()),
                 },
-                Ok(None) => Err(format!("no such actor: {key} has no database")),
+                Ok(Prepared::Absent) => Err(format!("no such actor: {key} has no database")),
+                Ok(Prepared::Elsewhere(s)) => {
+                    s.enqueue(&key, Job::new(EventKind::Inspect { reply }, job.chain));
+                    return;
+                }
                 Err(e) => Err(e),
             };
             let _ = reply.send(r);
@@ -212,7 +244,7 @@ fn handle(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
             respond,
             require_existing: true,
             ..
-        } if !shared.state.exists(&key) => {
+        } if !crate::replication::exists(shared, &key) => {
             let _ = respond.send(crate::http_types::HttpResponse::host_text(
                 404,
                 format!("no such actor: {key} (its class is `existing`: only calls from the app create actors)"),
@@ -228,9 +260,13 @@ fn handle(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
     }
     shared.metrics.inc(EVENTS_TOTAL, label);
     let res = match prepare(shared, slot, resident, true) {
-        Ok(Some(r)) => r,
-        Ok(None) => {
+        Ok(Prepared::Ready(r)) => r,
+        Ok(Prepared::Absent) => {
             fail_job(kind, "host bug: the database was not created");
+            return;
+        }
+        Ok(Prepared::Elsewhere(s)) => {
+            s.enqueue(&key, Job::new(kind, job.chain));
             return;
         }
         Err(why) => {
@@ -254,11 +290,15 @@ fn run_alarm(
 ) {
     let key = slot.key.clone();
     let res = match prepare(shared, slot, resident, false) {
-        Ok(Some(r)) => r,
-        Ok(None) => {
+        Ok(Prepared::Ready(r)) => r,
+        Ok(Prepared::Absent) => {
             // No actor: the entry is left over from a delete.
             let _ = shared.alarms.remove(&key);
             let _ = ran.send(false);
+            return;
+        }
+        Ok(Prepared::Elsewhere(s)) => {
+            s.enqueue(&key, Job::new(EventKind::Alarm { ran }, chain));
             return;
         }
         Err(why) => {
@@ -304,7 +344,7 @@ fn prepare<'a>(
     slot: &Arc<Slot>,
     resident: &'a mut Option<Resident>,
     create: bool,
-) -> Result<Option<&'a mut Resident>, Failure> {
+) -> Result<Prepared<'a>, Failure> {
     let key = &slot.key;
     if resident.is_none() && shared.state.removal_pending(key) {
         let how = slot.lock().pending_removal.take();
@@ -324,11 +364,19 @@ fn prepare<'a>(
             }
         }
     }
-    if resident.is_none() && !create && !shared.state.exists(key) {
-        return Ok(None);
+    let mut replica = None;
+    if resident.is_none() && shared.cluster.is_some() {
+        match crate::replication::take(shared, key, create)? {
+            crate::replication::Taken::Here(r) => replica = Some(*r),
+            crate::replication::Taken::Absent => return Ok(Prepared::Absent),
+            crate::replication::Taken::Elsewhere(s) => return Ok(Prepared::Elsewhere(s)),
+        }
+    } else if resident.is_none() && !create && !shared.state.exists(key) {
+        return Ok(Prepared::Absent);
     }
     if resident.is_none() {
-        let data = HostState::new(shared.clone(), key.clone());
+        let mut data = HostState::new(shared.clone(), key.clone());
+        data.replica = replica;
         let mut store = Store::new(&shared.engine, data);
         store.limiter(|s| &mut s.limits);
         store.epoch_deadline_trap();
@@ -348,7 +396,17 @@ fn prepare<'a>(
         data.reload_alarm();
     }
     slot.lock().status = ActorStatus::Resident;
-    Ok(Some(r))
+    Ok(Prepared::Ready(r))
+}
+
+/// What `prepare` found.
+enum Prepared<'a> {
+    /// The actor is resident here, its database open.
+    Ready(&'a mut Resident),
+    /// It does not exist and was not created.
+    Absent,
+    /// Another node holds it (cluster): the job goes there.
+    Elsewhere(Arc<Shared>),
 }
 
 /// Answers the event's caller with the reason the event failed.
@@ -603,8 +661,27 @@ fn finish(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
             }
         }
     }
+    let cut_off = label == "request" && shared.cluster.is_some() && shared.faults.take(FaultKind::CutOffAfterAnswer);
+    if cut_off && let Some(c) = &shared.cluster {
+        // The node answered and is cut off now: nothing it does from here counts.
+        tracing::warn!(node = %c.node, "cut off after answering (injected fault)");
+        c.cluster.cut_off(&c.node);
+    }
+    let stopped = resident.as_ref().is_some_and(|r| r.store.data().ev.replication_stopped);
+    if stopped {
+        give_up(shared, resident, &key);
+        return;
+    }
     if let Some(how) = delete {
         finish_delete(shared, slot, resident, how);
+        return;
+    }
+    if shared.cluster.is_some()
+        && let Some(res) = resident.as_mut()
+        && let Err(why) = replicate_at_end(shared, res.store.data_mut())
+    {
+        tracing::warn!(actor = %key, "{why}");
+        give_up(shared, resident, &key);
         return;
     }
     let output_full = resident.as_ref().is_some_and(|r| r.store.data().output_nearly_full());
@@ -615,23 +692,99 @@ fn finish(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
     }
 }
 
-/// ADR 0028 §1 at the end of a deleting event (one node): the alarm forgotten,
-/// sockets closed with 1000 "actor deleted", files removed, the actor given up.
+/// Cluster: uploads the event's writes (if any) at its end.
+fn replicate_at_end(shared: &Arc<Shared>, data: &mut HostState) -> Result<(), String> {
+    let Some(c) = &shared.cluster else { return Ok(()) };
+    let Db::Open(db) = &data.db else { return Ok(()) };
+    let image = db.image().map_err(|e| e.to_string())?;
+    let Some(replica) = data.replica.as_mut() else {
+        return Ok(());
+    };
+    match replica.upload_if_changed(&image, &c.live()) {
+        Ok(_) => {
+            crate::replication::note_head(shared, &data.key, replica.head());
+            Ok(())
+        }
+        Err(e) => Err(format!(
+            "the event's writes could not be replicated ({e}); they are not kept, and the next event restores \
+             what the bucket holds"
+        )),
+    }
+}
+
+/// ADR 0028 §1 at the end of a deleting event: the alarm forgotten, sockets
+/// closed with 1000 "actor deleted", files removed, the actor given up. In a
+/// cluster, `delete-self`'s reset is uploaded now (lost if that fails), and
+/// after an acknowledged reset its snapshot and the erase follow.
 fn finish_delete(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident>, how: DeleteHow) {
     let key = slot.key.clone();
     let files_removed = resident.as_ref().is_some_and(|r| r.store.data().ev.files_removed);
-    // Give the actor up: drop the instance, close the database.
-    hibernate(resident);
+    if let Some(c) = &shared.cluster
+        && let Some(res) = resident.as_mut()
+    {
+        let data = res.store.data_mut();
+        let reset = match data.ev.reset {
+            Some(pos) => Some(pos),
+            None => {
+                let marks = data.deletion_marks(how);
+                let marks: Vec<(&str, &str)> = marks.iter().map(|(k, v)| (*k, v.as_str())).collect();
+                let uploaded = ActorDb::empty_image(&marks)
+                    .map_err(|e| e.to_string())
+                    .and_then(|empty| match data.replica.as_mut() {
+                        Some(r) => r.delete(&empty, &c.live()).map_err(|e| e.to_string()),
+                        None => Err("no replica".into()),
+                    });
+                match uploaded {
+                    Ok(pos) => {
+                        shared.metrics.inc(DELETES_TOTAL, how.label());
+                        Some(pos)
+                    }
+                    Err(e) => {
+                        // delete-self is lost when its upload fails: the next event restores the data.
+                        shared.metrics.inc(DELETE_FAILURES_TOTAL, how.label());
+                        tracing::warn!(actor = %key, "delete-self was not recorded ({e}); the data stays");
+                        give_up(shared, resident, &key);
+                        return;
+                    }
+                }
+            }
+        };
+        if let (Some(pos), Some(replica)) = (reset, data.replica.as_mut()) {
+            let empty = ActorDb::empty_image(&[]).unwrap_or_default();
+            match replica.collect_after_delete(pos, &empty, &c.live()) {
+                Ok(0) => {}
+                Ok(_) | Err(_) => shared.metrics.inc(HISTORY_COLLECT_FAILURES_TOTAL, ""),
+            }
+        }
+    }
+    // Give the actor up: drop the instance, close the database (without
+    // folding the WAL in: both files go next), release the hold.
+    if let Some(mut r) = resident.take() {
+        let data = r.store.data_mut();
+        if let Db::Open(db) = std::mem::take(&mut data.db) {
+            db.rollback_if_open();
+            let _ = db.close_for_delete();
+        }
+        release(data);
+    }
+    // From here, socket events queued for the deleted actor run no guest code.
+    slot.lock().generation += 1;
     shared.close_sockets_of_deleted(&key);
+    crate::replication::note_head(shared, &key, None);
+    let single = shared.cluster.is_none();
     let removed = files_removed
         || {
             match shared.state.remove(&key) {
                 Ok(()) => {
-                    shared.metrics.inc(DELETES_TOTAL, how.label());
+                    if single {
+                        shared.metrics.inc(DELETES_TOTAL, how.label());
+                    }
                     true
                 }
                 Err(e) => {
-                    shared.metrics.inc(DELETE_FAILURES_TOTAL, how.label());
+                    if single {
+                        shared.metrics.inc(DELETE_FAILURES_TOTAL, how.label());
+                    }
                     tracing::error!(actor = %key, "removing a deleted actor's files failed ({e}); retried before its next event");
                     slot.lock().pending_removal = Some(how);
                     false

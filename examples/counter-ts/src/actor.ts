@@ -2,7 +2,7 @@
 // actor (the next request meets a new counter at 0).
 //
 // Copy this directory to start a new wasmkeep actor in TypeScript.
-import { defineActor, storage, text } from "@wasmkeep/actor";
+import { SqlError, defineActor, storage, text } from "@wasmkeep/actor";
 
 /** The current count. */
 function count(): number {
@@ -28,7 +28,13 @@ export default defineActor({
         return text(String(count()));
       case "DELETE":
         // Durable before the answer: a 200 means the counter is gone.
-        storage.deleteSelfDurable();
+        try {
+          storage.deleteSelfDurable();
+        } catch (err) {
+          // "internal": not known to be durable; the client may retry.
+          if (err instanceof SqlError) return text(`${err.code}: ${err.message}`, 500);
+          throw err;
+        }
         return text("deleted");
       default:
         return text("use GET, POST or DELETE", 405);

@@ -1,0 +1,85 @@
+#!/usr/bin/env node
+// Builds the repository's TypeScript guests into target/components/ with the
+// SDK's own build command, installing npm dependencies where node_modules is
+// missing (`npm ci`, from the lock files). Run from anywhere:
+//
+//   node sdk-ts/scripts/build-guests.js [--only <name>] [--backend quickjs]
+//
+// Components are cached by content hash in target/wasmkeep-ts-cache/, so an
+// unchanged guest is not componentized again.
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const sdk = join(root, "sdk-ts");
+
+/** name → [package dir, entry (relative to it)] */
+const GUESTS = {
+  "conformance-testee-ts": ["conformance/testees/ts", "src/testee.ts"],
+  "counter-ts": ["examples/counter-ts", "src/actor.ts"],
+  "chat-ts": ["examples/chat-ts", "src/actor.ts"],
+};
+
+const args = process.argv.slice(2);
+const only = [];
+let backend;
+for (let i = 0; i < args.length; i++) {
+  if (args[i] === "--only") only.push(args[++i]);
+  else if (args[i] === "--backend") backend = args[++i];
+  else {
+    console.error(`build-guests: unknown argument ${args[i]}`);
+    process.exit(2);
+  }
+}
+
+function run(cmd, argv, cwd) {
+  const r = spawnSync(cmd, argv, { cwd, stdio: "inherit" });
+  if (r.status !== 0) {
+    console.error(`build-guests: \`${cmd} ${argv.join(" ")}\` in ${cwd} failed (${r.status ?? r.signal})`);
+    process.exit(1);
+  }
+}
+
+const npm = process.platform === "win32" ? "npm.cmd" : "npm";
+function ensureInstalled(dir) {
+  if (!existsSync(join(dir, "node_modules"))) {
+    console.error(`build-guests: npm ci in ${dir.slice(root.length + 1) || "."}`);
+    run(npm, ["ci", "--no-audit", "--no-fund", "--loglevel=error"], dir);
+  }
+}
+
+function newest(dir) {
+  let t = 0;
+  for (const n of readdirSync(dir)) {
+    const p = join(dir, n);
+    const s = statSync(p);
+    t = Math.max(t, s.isDirectory() ? newest(p) : s.mtimeMs);
+  }
+  return t;
+}
+
+ensureInstalled(sdk);
+// The SDK's JavaScript (dist/) is compiled from src/ when it is missing or older.
+const distIndex = join(sdk, "dist", "index.js");
+if (!existsSync(distIndex) || statSync(distIndex).mtimeMs < newest(join(sdk, "src"))) {
+  console.error("build-guests: compiling the SDK (tsc -p sdk-ts)");
+  run(process.execPath, [join(sdk, "node_modules", "typescript", "bin", "tsc"), "-p", "."], sdk);
+}
+
+const names = only.length ? only : Object.keys(GUESTS);
+for (const name of names) {
+  const guest = GUESTS[name];
+  if (!guest) {
+    console.error(`build-guests: unknown guest ${name}: ${Object.keys(GUESTS).join(", ")}`);
+    process.exit(2);
+  }
+  const dir = join(root, guest[0]);
+  if (!existsSync(dir)) continue;
+  ensureInstalled(dir);
+  const out = join(root, "target", "components", `${name}.wasm`);
+  const argv = [join(sdk, "bin", "wasmkeep-build.js"), guest[1], "-o", out, "--cache-dir", join(root, "target", "wasmkeep-ts-cache")];
+  if (backend) argv.push("--backend", backend);
+  run(process.execPath, argv, dir);
+}

@@ -237,6 +237,8 @@ impl HostState {
                 }
                 self.db = Db::DeletedInEvent;
                 self.ev.reset = Some(pos);
+                // A retry that succeeded: the delete is recorded, and the event's end finishes it.
+                self.ev.replication_stopped = false;
                 self.ev.delete = Some(DeleteHow::SelfDurable);
                 self.alarm = None;
                 crate::replication::note_head(&self.shared, &self.key, None);

@@ -485,6 +485,21 @@ impl Runtime {
         Self::build(config, Some((cluster, node.to_owned())))
     }
 
+    /// Cuts this node off from its cluster: from now on it holds nothing, its
+    /// uploads are never acknowledged, and other nodes may take its actors.
+    ///
+    /// # Errors
+    /// This runtime is a single node.
+    pub fn cut_off(&self) -> Result<(), ShimError> {
+        let c = self
+            .shared
+            .cluster
+            .as_ref()
+            .ok_or_else(|| ShimError::Host("cut_off needs a cluster node (Runtime::new_node)".into()))?;
+        c.cluster.cut_off(&c.node);
+        Ok(())
+    }
+
     /// This node's id in its cluster (none on a single node).
     pub fn node_id(&self) -> Option<&str> {
         self.shared.cluster.as_ref().map(|c| c.node.as_str())

@@ -12,7 +12,7 @@ pub struct Case {
     pub name: String,
     /// The rule the case shows, in words.
     pub rule: String,
-    /// `single` (the only mode so far).
+    /// `single` (one node) or `cluster` (two nodes, `node = 1|2` in steps, sharing a bucket).
     #[serde(default = "single")]
     pub mode: String,
     /// The steps, in order.
@@ -30,6 +30,8 @@ fn single() -> String {
 pub enum Step {
     /// Send a request listing operations to an actor of class `testee`.
     Request {
+        #[serde(default = "default_node")]
+        node: usize,
         #[serde(default = "default_actor")]
         actor: String,
         #[serde(default)]
@@ -46,14 +48,23 @@ pub enum Step {
     },
     /// Call an actor from the host with a list of operations.
     Call {
+        #[serde(default = "default_node")]
+        node: usize,
         #[serde(default = "default_actor")]
         actor: String,
         ops: Vec<Value>,
         #[serde(default)]
         expect: Vec<Value>,
     },
-    /// Arm a fault.
-    Fault { kind: String, count: u32 },
+    /// Arm a fault (on a node).
+    Fault {
+        #[serde(default = "default_node")]
+        node: usize,
+        kind: String,
+        count: u32,
+    },
+    /// Cut a node off (cluster): it holds nothing from now on.
+    CutOff { node: usize },
     /// Move the virtual clock forward.
     Advance { ms: u64 },
     /// Run due alarms and check how many ran.
@@ -76,8 +87,18 @@ pub enum Step {
     SocketOpenStill { socket: String },
     /// Hibernate every actor.
     Hibernate,
-    /// Check a counter.
-    Metric { name: String, label: String, value: u64 },
+    /// Check a counter (on a node).
+    Metric {
+        #[serde(default = "default_node")]
+        node: usize,
+        name: String,
+        label: String,
+        value: u64,
+    },
+}
+
+fn default_node() -> usize {
+    1
 }
 
 fn default_actor() -> String {

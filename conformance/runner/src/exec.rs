@@ -6,7 +6,11 @@ use anyhow::{Context as _, anyhow, bail};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
+use wasmkeep_shim::bucket::LocalDirBucket;
+use wasmkeep_shim::clock::VirtualClock;
+use wasmkeep_shim::cluster::Cluster;
 use wasmkeep_shim::{
     Access, ActorKey, ClassSpec, FaultKind, HttpRequest, Outbound, Runtime, RuntimeConfig, SocketHandle,
 };
@@ -21,30 +25,58 @@ pub const CLASS: &str = "testee";
 /// # Errors
 /// The first step whose outcome differs, naming the step and both outcomes.
 pub fn run_case(case: &Case, component: &Path, cache_dir: &Path) -> anyhow::Result<()> {
-    if case.mode != "single" {
-        bail!("mode {} is not supported by this runner yet", case.mode);
-    }
     let dir = tempfile::tempdir()?;
-    let mut config = RuntimeConfig::for_tests(dir.path());
-    config.cache_dir = cache_dir.to_owned();
-    config.event_timeout = Duration::from_millis(1000);
-    config.idle_timeout = Duration::from_secs(5);
-    let rt = Runtime::new(config)?;
+    let config = |d: &Path| {
+        let mut config = RuntimeConfig::for_tests(d);
+        config.cache_dir = cache_dir.to_owned();
+        config.event_timeout = Duration::from_millis(1000);
+        config.idle_timeout = Duration::from_secs(5);
+        config
+    };
+    let nodes: Vec<Runtime> = match case.mode.as_str() {
+        "single" => vec![Runtime::new(config(dir.path()))?],
+        "cluster" => {
+            // Two nodes in this process sharing a bucket in a local directory.
+            let clock = Arc::new(VirtualClock::default());
+            let bucket = Arc::new(LocalDirBucket::new(dir.path().join("bucket"), clock.clone()));
+            let cluster = Cluster::new(bucket, clock);
+            (1..=2)
+                .map(|i| {
+                    Runtime::new_node(
+                        config(&dir.path().join(format!("node-{i}"))),
+                        cluster.clone(),
+                        &format!("node-{i}"),
+                    )
+                })
+                .collect::<Result<_, _>>()?
+        }
+        other => bail!("unknown mode {other:?}: use single or cluster"),
+    };
     let classes = [CLASS, "peer"].map(|name| ClassSpec {
         name: name.into(),
         component: component.to_owned(),
         access: Access::Open,
     });
-    rt.add_app(APP, &classes)?;
+    for rt in &nodes {
+        rt.add_app(APP, &classes)?;
+    }
     let mut sockets: HashMap<String, SocketHandle> = HashMap::new();
     let result = (|| -> anyhow::Result<()> {
         for (i, step) in case.steps.iter().enumerate() {
-            run_step(&rt, step, &mut sockets).with_context(|| format!("step {} ({})", i + 1, step_name(step)))?;
+            run_step(&nodes, step, &mut sockets).with_context(|| format!("step {} ({})", i + 1, step_name(step)))?;
         }
         Ok(())
     })();
-    rt.hibernate_all();
+    for rt in &nodes {
+        rt.hibernate_all();
+    }
     result
+}
+
+fn node(nodes: &[Runtime], n: usize) -> anyhow::Result<&Runtime> {
+    nodes
+        .get(n.wrapping_sub(1))
+        .ok_or_else(|| anyhow!("node {n} does not exist (this mode has {} node(s))", nodes.len()))
 }
 
 fn step_name(step: &Step) -> &'static str {
@@ -52,6 +84,7 @@ fn step_name(step: &Step) -> &'static str {
         Step::Request { .. } => "request",
         Step::Call { .. } => "call",
         Step::Fault { .. } => "fault",
+        Step::CutOff { .. } => "cut-off",
         Step::Advance { .. } => "advance",
         Step::RunAlarms { .. } => "run-alarms",
         Step::Exists { .. } => "exists",
@@ -82,6 +115,16 @@ fn check_outcomes(expect_list: &[Value], outcomes: &[Value]) -> anyhow::Result<(
     Ok(())
 }
 
+/// Waits until every node has run what was queued for `key` (twice, since an
+/// event may be forwarded from one node to the other).
+fn settle(nodes: &[Runtime], key: &ActorKey) {
+    for _ in 0..2 {
+        for rt in nodes {
+            rt.settle(key);
+        }
+    }
+}
+
 /// Replaces a string `"$name"` naming a socket opened by an earlier step with its id.
 fn substitute(v: &Value, sockets: &HashMap<String, SocketHandle>) -> Value {
     match v {
@@ -104,9 +147,11 @@ fn parse_outcomes(body: &[u8]) -> anyhow::Result<Vec<Value>> {
         .ok_or_else(|| anyhow!("the testee's answer has no outcomes: {v}"))
 }
 
-fn run_step(rt: &Runtime, step: &Step, sockets: &mut HashMap<String, SocketHandle>) -> anyhow::Result<()> {
+fn run_step(nodes: &[Runtime], step: &Step, sockets: &mut HashMap<String, SocketHandle>) -> anyhow::Result<()> {
+    let rt = node(nodes, 1)?;
     match step {
         Step::Request {
+            node: n,
             actor,
             ops,
             expect,
@@ -115,6 +160,7 @@ fn run_step(rt: &Runtime, step: &Step, sockets: &mut HashMap<String, SocketHandl
         } => {
             let ops: Vec<Value> = ops.iter().map(|o| substitute(o, sockets)).collect();
             let body = serde_json::to_vec(&json!({ "ops": ops }))?;
+            let rt = node(nodes, *n)?;
             let answer = rt.request_blocking(&key(actor), HttpRequest::new("POST", "/", body))?;
             let want = status.unwrap_or(200);
             if answer.status != want {
@@ -132,19 +178,28 @@ fn run_step(rt: &Runtime, step: &Step, sockets: &mut HashMap<String, SocketHandl
             if answer.status == 200 {
                 check_outcomes(expect, &parse_outcomes(&answer.body)?)?;
             }
-            // The event may go on after answering; the next step starts once it ended.
-            rt.settle(&key(actor));
+            // The event may go on after answering (or run on the node that holds the
+            // actor); the next step starts once it ended everywhere.
+            settle(nodes, &key(actor));
         }
-        Step::Call { actor, ops, expect } => {
+        Step::Call {
+            node: n,
+            actor,
+            ops,
+            expect,
+        } => {
             let payload = serde_json::to_vec(&json!({ "ops": ops }))?;
-            match rt.call(&key(actor), payload)? {
+            match node(nodes, *n)?.call(&key(actor), payload)? {
                 Ok(answer) => check_outcomes(expect, &parse_outcomes(&answer)?)?,
                 Err(e) => bail!("the call failed: {e:?}"),
             }
         }
-        Step::Fault { kind, count } => {
+        Step::Fault { node: n, kind, count } => {
             let k = FaultKind::from_name(kind).ok_or_else(|| anyhow!("unknown fault {kind}"))?;
-            rt.faults().arm(k, *count);
+            node(nodes, *n)?.faults().arm(k, *count);
+        }
+        Step::CutOff { node: n } => {
+            node(nodes, *n)?.cut_off()?;
         }
         Step::Advance { ms } => {
             rt.advance_clock(*ms)?;
@@ -197,9 +252,18 @@ fn run_step(rt: &Runtime, step: &Step, sockets: &mut HashMap<String, SocketHandl
                 }
             }
         }
-        Step::Hibernate => rt.hibernate_all(),
-        Step::Metric { name, label, value } => {
-            let v = rt.metrics().get(name, label);
+        Step::Hibernate => {
+            for rt in nodes {
+                rt.hibernate_all();
+            }
+        }
+        Step::Metric {
+            node: n,
+            name,
+            label,
+            value,
+        } => {
+            let v = node(nodes, *n)?.metrics().get(name, label);
             if v != *value {
                 bail!("expected {name}{{{label}}} = {value}, got {v}");
             }

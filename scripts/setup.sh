@@ -4,6 +4,7 @@
 set -euo pipefail
 
 say() { echo "setup: $*"; }
+cd "$(dirname "$0")/.."
 
 # Rust guests compile to wasm32-wasip2. With rustup's wasm32-wasip2 target
 # installed nothing more is needed; without it we use Debian's rustc-web and its
@@ -24,6 +25,26 @@ else
     say "rust guests: Debian's rustc-web fallback is installed"
   fi
 fi
+
+# TypeScript guests (sdk-ts/): node and npm, then each TS package's npm
+# dependencies from its lock file where node_modules is missing, then the TS
+# guests (examples and the conformance testee) built into target/components/
+# by the SDK's own build command (cached by content hash: unchanged ones take
+# well under a second).
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  say "typescript: installing nodejs and npm (Debian)"
+  if [ "$(id -u)" = 0 ]; then sudo=(); else sudo=(sudo); fi
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+fi
+for dir in sdk-ts conformance/testees/ts examples/counter-ts examples/chat-ts; do
+  if [ -f "$dir/package-lock.json" ] && [ ! -d "$dir/node_modules" ]; then
+    say "typescript: npm ci in $dir"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+done
+say "typescript: node $(node --version); building the TS guests"
+node sdk-ts/scripts/build-guests.js --quiet
 
 for tool in cargo rustfmt cargo-clippy; do
   command -v "$tool" >/dev/null 2>&1 || { echo "setup: $tool is missing: install Rust with rustup (https://rustup.rs) and the rustfmt and clippy components" >&2; exit 1; }

@@ -14,9 +14,17 @@ step "WIT copies match wit/ (cargo xtask vendor-wit --check)"
 cargo xtask vendor-wit --check
 step "build the guests: examples and testees (cargo xtask guests)"
 cargo xtask guests
+step "TypeScript: generated guest types match wit/ (npm run gen:check in sdk-ts)"
+(cd sdk-ts && npm run -s gen:check)
 step "lints (cargo clippy -D warnings)"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 step "tests (cargo test)"
 cargo test --workspace --quiet
+step "TypeScript tests (the harness addon, then npm test in sdk-ts and examples/*-ts)"
+cargo build --quiet -p wasmkeep-node-harness
+export COUNTER_WASM="$PWD/target/components/counter-ts.wasm" CHAT_WASM="$PWD/target/components/chat-ts.wasm"
+for dir in sdk-ts examples/counter-ts examples/chat-ts; do
+  if [ -f "$dir/package.json" ]; then (cd "$dir" && npm test --silent); fi
+done
 step "conformance matrix"
 cargo run --quiet -p conformance-runner -- --no-build

@@ -3,7 +3,7 @@
 // SDK's own build command, installing npm dependencies where node_modules is
 // missing (`npm ci`, from the lock files). Run from anywhere:
 //
-//   node sdk-ts/scripts/build-guests.js [--only <name>] [--backend quickjs]
+//   node sdk-ts/scripts/build-guests.js [--only <name>] [--backend quickjs] [--quiet]
 //
 // Components are cached by content hash in target/wasmkeep-ts-cache/, so an
 // unchanged guest is not componentized again.
@@ -25,9 +25,11 @@ const GUESTS = {
 const args = process.argv.slice(2);
 const only = [];
 let backend;
+let quiet = false;
 for (let i = 0; i < args.length; i++) {
   if (args[i] === "--only") only.push(args[++i]);
   else if (args[i] === "--backend") backend = args[++i];
+  else if (args[i] === "--quiet") quiet = true;
   else {
     console.error(`build-guests: unknown argument ${args[i]}`);
     process.exit(2);
@@ -81,5 +83,6 @@ for (const name of names) {
   const out = join(root, "target", "components", `${name}.wasm`);
   const argv = [join(sdk, "bin", "wasmkeep-build.js"), guest[1], "-o", out, "--cache-dir", join(root, "target", "wasmkeep-ts-cache")];
   if (backend) argv.push("--backend", backend);
+  if (quiet) argv.push("--quiet");
   run(process.execPath, argv, dir);
 }

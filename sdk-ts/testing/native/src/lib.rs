@@ -91,7 +91,10 @@ impl NativeHost {
         let (data_dir, temp) = match options.data_dir {
             Some(d) => (PathBuf::from(d), None),
             None => {
-                let t = tempfile::Builder::new().prefix("wasmkeep-test-").tempdir().map_err(err)?;
+                let t = tempfile::Builder::new()
+                    .prefix("wasmkeep-test-")
+                    .tempdir()
+                    .map_err(err)?;
                 (t.path().to_owned(), Some(t))
             }
         };
@@ -133,7 +136,12 @@ impl NativeHost {
                     "open" => Access::Open,
                     "existing" => Access::Existing,
                     "internal" => Access::Internal,
-                    other => return Err(err(format!("class {}: access {other:?} is not open, existing or internal", c.name))),
+                    other => {
+                        return Err(err(format!(
+                            "class {}: access {other:?} is not open, existing or internal",
+                            c.name
+                        )));
+                    }
                 };
                 Ok(ClassSpec {
                     name: c.name,
@@ -197,7 +205,10 @@ impl NativeHost {
         let handle = self.rt()?.open_socket(&key(app, class, name), &path).map_err(err)?;
         let id = handle.id;
         self.sockets.lock().map_err(err)?.insert(id, handle);
-        #[allow(clippy::cast_precision_loss, reason = "socket ids count up from 1 and stay far below 2^53")]
+        #[allow(
+            clippy::cast_precision_loss,
+            reason = "socket ids count up from 1 and stay far below 2^53"
+        )]
         Ok(id as f64)
     }
 
@@ -225,7 +236,9 @@ impl NativeHost {
     pub fn socket_take(&self, id: f64) -> napi::Result<Vec<Json>> {
         let id = socket_id(id)?;
         let mut sockets = self.sockets.lock().map_err(err)?;
-        let handle = sockets.get_mut(&id).ok_or_else(|| err(format!("no socket {id} was opened by this host")))?;
+        let handle = sockets
+            .get_mut(&id)
+            .ok_or_else(|| err(format!("no socket {id} was opened by this host")))?;
         let mut out = Vec::new();
         while let Ok(o) = handle.outbound.try_recv() {
             out.push(match o {

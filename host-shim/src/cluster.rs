@@ -54,7 +54,9 @@ impl Cluster {
 
     /// Whether `node` runs and is reachable: its holds are valid only then.
     pub fn is_live(&self, node: &str) -> bool {
-        !lock(&self.cut_off).contains(node) && lock(&self.nodes).get(node).is_some_and(|w| w.strong_count() > 0)
+        // One lock at a time: never hold one while taking the other.
+        let cut = lock(&self.cut_off).contains(node);
+        !cut && lock(&self.nodes).get(node).is_some_and(|w| w.strong_count() > 0)
     }
 
     /// Cuts `node` off: from now on it holds nothing, and others may take its actors.
@@ -71,7 +73,8 @@ impl Cluster {
 
     /// The live nodes' ids.
     pub fn live_nodes(&self) -> Vec<String> {
-        let mut v: Vec<String> = lock(&self.nodes).keys().filter(|n| self.is_live(n)).cloned().collect();
+        let all: Vec<String> = lock(&self.nodes).keys().cloned().collect();
+        let mut v: Vec<String> = all.into_iter().filter(|n| self.is_live(n)).collect();
         v.sort();
         v
     }

@@ -95,9 +95,9 @@ impl HostState {
             .build();
         let limits = wasmtime::StoreLimitsBuilder::new()
             .memory_size(shared.config.memory_limit_bytes)
-            .instances(4)
+            .instances(16)
             .tables(64)
-            .memories(4)
+            .memories(16)
             .build();
         Self {
             shared,

@@ -40,7 +40,7 @@ pub use address::ActorKey;
 pub use faults::FaultKind;
 pub use host_impl::HostState;
 pub use http_types::{HttpRequest, HttpResponse, Outbound, SocketMessage};
-pub use manifest::{Access, ClassSpec, Manifest};
+pub use manifest::{Access, ClassSpec, Manifest, Mode};
 pub use runtime::{
     ActorInfo, ActorStatus, CallFailure, PendingResponse, Runtime, RuntimeConfig, ShimError, SocketHandle,
 };

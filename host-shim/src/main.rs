@@ -4,8 +4,12 @@ use anyhow::Context as _;
 use clap::{Parser, Subcommand};
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
-use wasmkeep_shim::{Runtime, RuntimeConfig};
+use wasmkeep_shim::bucket::LocalDirBucket;
+use wasmkeep_shim::clock::{Clock, SystemClock, VirtualClock};
+use wasmkeep_shim::cluster::Cluster;
+use wasmkeep_shim::{Manifest, Mode, Runtime, RuntimeConfig};
 
 #[derive(Parser)]
 #[command(
@@ -57,6 +61,15 @@ struct ServeArgs {
     /// How long an idle actor stays resident (ms) before it hibernates.
     #[arg(long, default_value_t = 30_000)]
     idle_timeout_ms: u64,
+    /// single (one node, local files) or cluster (nodes sharing a bucket); default: the manifest's `mode`.
+    #[arg(long, value_enum)]
+    mode: Option<Mode>,
+    /// How many nodes a cluster has (default: the manifest's `nodes`, or 2). Node i listens on the port + i - 1.
+    #[arg(long)]
+    nodes: Option<usize>,
+    /// The bucket directory of a cluster (default: <data-dir>/bucket).
+    #[arg(long)]
+    bucket: Option<PathBuf>,
 }
 
 fn main() -> std::process::ExitCode {
@@ -92,13 +105,48 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             args.listen
         );
     }
-    let mut config = RuntimeConfig::new(&args.data_dir);
-    config.virtual_clock = args.virtual_clock;
-    config.event_timeout = Duration::from_millis(args.event_timeout_ms);
-    config.idle_timeout = Duration::from_millis(args.idle_timeout_ms);
-    let rt = Runtime::new(config)?;
+    let manifest = Manifest::load(&args.manifest)?;
+    let mode = args.mode.unwrap_or(manifest.mode);
+    let nodes = match (mode, args.nodes) {
+        (Mode::Single, Some(n)) if n != 1 => anyhow::bail!("--nodes {n} needs --mode cluster"),
+        (_, Some(n)) if !(1..=16).contains(&n) => anyhow::bail!("--nodes {n}: a local cluster has 1 to 16 nodes"),
+        (Mode::Single, _) => 1,
+        (Mode::Cluster, n) => n.unwrap_or(manifest.nodes.max(2)),
+    };
+    let config_for = |dir: PathBuf| {
+        let mut config = RuntimeConfig::new(dir);
+        config.virtual_clock = args.virtual_clock;
+        config.event_timeout = Duration::from_millis(args.event_timeout_ms);
+        config.idle_timeout = Duration::from_millis(args.idle_timeout_ms);
+        config
+    };
     let started = std::time::Instant::now();
-    let manifest = rt.load_manifest(&args.manifest)?;
+    let runtimes: Vec<Runtime> = match mode {
+        Mode::Single => vec![Runtime::new(config_for(args.data_dir.clone()))?],
+        Mode::Cluster => {
+            let clock: Arc<dyn Clock> = if args.virtual_clock {
+                Arc::new(VirtualClock::default())
+            } else {
+                Arc::new(SystemClock)
+            };
+            let bucket_dir = args.bucket.clone().unwrap_or_else(|| args.data_dir.join("bucket"));
+            let bucket = Arc::new(LocalDirBucket::new(bucket_dir.clone(), clock.clone()));
+            let cluster = Cluster::new(bucket, clock);
+            eprintln!("cluster of {nodes} nodes sharing the bucket {}", bucket_dir.display());
+            (1..=nodes)
+                .map(|i| {
+                    Runtime::new_node(
+                        config_for(args.data_dir.join(format!("node-{i}"))),
+                        cluster.clone(),
+                        &format!("node-{i}"),
+                    )
+                })
+                .collect::<Result<_, _>>()?
+        }
+    };
+    for rt in &runtimes {
+        rt.add_app(&manifest.app, &manifest.classes)?;
+    }
     eprintln!(
         "loaded app {} ({} classes: {}) in {:?}",
         manifest.app,
@@ -113,28 +161,45 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     );
     let tokio_rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     tokio_rt.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(args.listen).await.with_context(|| {
-            format!(
-                "cannot listen on {} (is another server using it? pick one with --listen)",
-                args.listen
-            )
-        })?;
-        let addr = listener.local_addr()?;
-        // Scripts and tests read this line to find the port.
-        println!("listening on http://{addr}");
-        use std::io::Write as _;
-        let _ = std::io::stdout().flush();
-        let app = wasmkeep_shim::server::router(rt, manifest.app.clone());
-        axum::serve(listener, app)
-            .with_graceful_shutdown(async {
-                let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
-                }
-                eprintln!("stopping");
-            })
-            .await?;
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let mut servers = Vec::new();
+        for (i, rt) in runtimes.into_iter().enumerate() {
+            // Node i listens on the given port + i (or on a free port when it is 0).
+            let mut addr = args.listen;
+            if addr.port() != 0 {
+                addr.set_port(addr.port() + u16::try_from(i)?);
+            }
+            let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| {
+                format!("cannot listen on {addr} (is another server using it? pick one with --listen)")
+            })?;
+            let bound = listener.local_addr()?;
+            // Scripts and tests read these lines to find the ports.
+            match rt.node_id() {
+                Some(node) => println!("listening on http://{bound} ({node})"),
+                None => println!("listening on http://{bound}"),
+            }
+            use std::io::Write as _;
+            let _ = std::io::stdout().flush();
+            let app = wasmkeep_shim::server::router(rt, manifest.app.clone());
+            let mut stop = stop_rx.clone();
+            servers.push(tokio::spawn(async move {
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(async move {
+                        let _ = stop.changed().await;
+                    })
+                    .await
+            }));
+        }
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
+        }
+        eprintln!("stopping");
+        let _ = stop_tx.send(true);
+        for s in servers {
+            s.await??;
+        }
         eprintln!("stopped");
         anyhow::Ok(())
     })

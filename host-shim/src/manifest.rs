@@ -33,6 +33,10 @@ pub struct ClassSpec {
 pub struct Manifest {
     /// `tenant/app`.
     pub app: String,
+    /// `mode = "single" | "cluster"` (single by default).
+    pub mode: Mode,
+    /// `nodes = n` in cluster mode (2 by default).
+    pub nodes: usize,
     /// The classes, by name.
     pub classes: Vec<ClassSpec>,
 }
@@ -63,7 +67,21 @@ pub enum ManifestError {
 struct RawManifest {
     app: String,
     #[serde(default)]
+    mode: Mode,
+    nodes: Option<usize>,
+    #[serde(default)]
     classes: BTreeMap<String, RawClass>,
+}
+
+/// How the app is hosted: one node with local files, or emulated nodes sharing a bucket.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Mode {
+    /// One node; the durable delete removes the local files.
+    #[default]
+    Single,
+    /// Several nodes in one process sharing a bucket (a local directory).
+    Cluster,
 }
 
 #[derive(Deserialize)]
@@ -126,7 +144,22 @@ impl Manifest {
                 access: c.access,
             });
         }
-        Ok(Self { app: raw.app, classes })
+        let nodes = raw.nodes.unwrap_or(match raw.mode {
+            Mode::Single => 1,
+            Mode::Cluster => 2,
+        });
+        if raw.mode == Mode::Single && nodes != 1 {
+            return Err(invalid(format!("nodes = {nodes} needs mode = \"cluster\"")));
+        }
+        if !(1..=16).contains(&nodes) {
+            return Err(invalid(format!("nodes = {nodes}: a local cluster has 1 to 16 nodes")));
+        }
+        Ok(Self {
+            app: raw.app,
+            mode: raw.mode,
+            nodes,
+            classes,
+        })
     }
 }
 

@@ -500,6 +500,15 @@ impl Runtime {
         Ok(())
     }
 
+    /// The live nodes of this node's cluster (empty on a single node).
+    pub fn live_nodes(&self) -> Vec<String> {
+        self.shared
+            .cluster
+            .as_ref()
+            .map(|c| c.cluster.live_nodes())
+            .unwrap_or_default()
+    }
+
     /// This node's id in its cluster (none on a single node).
     pub fn node_id(&self) -> Option<&str> {
         self.shared.cluster.as_ref().map(|c| c.node.as_str())

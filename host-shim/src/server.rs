@@ -37,6 +37,8 @@ pub fn router(rt: Runtime, app: String) -> Router {
         .route("/_shim/alarms/run", post(run_alarms))
         .route("/_shim/hibernate", post(hibernate))
         .route("/_shim/logs", get(logs))
+        .route("/_shim/cluster", get(cluster_info))
+        .route("/_shim/cluster/cut-off", post(cut_off))
         .route("/_shim/{*rest}", any(admin_unknown))
         .route("/{class}/{name}", any(actor_route))
         .route("/{class}/{name}/", any(actor_route))
@@ -72,7 +74,8 @@ async fn admin_unknown() -> Response {
     json_error(
         StatusCode::NOT_FOUND,
         "unknown admin call; see the README: /_shim/actors, /_shim/actors/<class>/<name>/tables, /_shim/clock, \
-         /_shim/clock/advance, /_shim/faults, /_shim/alarms/run, /_shim/hibernate, /_shim/logs",
+         /_shim/clock/advance, /_shim/faults, /_shim/alarms/run, /_shim/hibernate, /_shim/logs, /_shim/cluster, \
+         /_shim/cluster/cut-off",
     )
 }
 
@@ -201,6 +204,22 @@ async fn hibernate(State(ctx): State<Ctx>) -> Response {
     match tokio::task::spawn_blocking(move || rt.hibernate_all()).await {
         Ok(()) => axum::Json(json!({ "resident": ctx.rt.resident_count() })).into_response(),
         Err(e) => json_error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
+async fn cluster_info(State(ctx): State<Ctx>) -> Response {
+    match ctx.rt.node_id() {
+        Some(node) => {
+            axum::Json(json!({ "mode": "cluster", "node": node, "live": ctx.rt.live_nodes() })).into_response()
+        }
+        None => axum::Json(json!({ "mode": "single" })).into_response(),
+    }
+}
+
+async fn cut_off(State(ctx): State<Ctx>) -> Response {
+    match ctx.rt.cut_off() {
+        Ok(()) => axum::Json(json!({ "cut_off": ctx.rt.node_id() })).into_response(),
+        Err(e) => json_error(StatusCode::CONFLICT, e.to_string()),
     }
 }
 

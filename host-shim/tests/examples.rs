@@ -13,23 +13,32 @@ fn repo() -> PathBuf {
 }
 
 struct Served {
-    child: Child,
+    child: Option<Child>,
     base: String,
-    _dir: tempfile::TempDir,
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl Drop for Served {
     fn drop(&mut self) {
         // Only the server this test started.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if let Some(c) = self.child.as_mut() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
     }
 }
 
 fn serve(manifest: &Path) -> Served {
+    serve_with(manifest, &[]).remove(0)
+}
+
+/// Starts `serve` with extra arguments; one `Served` per node (they share the process).
+fn serve_with(manifest: &Path, extra: &[&str]) -> Vec<Served> {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut child = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--manifest"])
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(extra)
+        .arg("--manifest")
         .arg(manifest)
         .arg("--data-dir")
         .arg(dir.path())
@@ -39,16 +48,33 @@ fn serve(manifest: &Path) -> Served {
         .spawn()
         .expect("start wasmkeep-shim serve");
     let stdout = child.stdout.take().expect("stdout");
-    let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("read the listening line");
-    let base = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("serve printed {line:?}"))
-        .to_owned();
-    Served { child, base, _dir: dir }
+    let mut reader = BufReader::new(stdout);
+    let nodes = extra
+        .iter()
+        .position(|a| *a == "--nodes")
+        .map_or(1, |i| extra[i + 1].parse().expect("nodes"));
+    let mut bases = Vec::new();
+    for _ in 0..nodes {
+        let mut line = String::new();
+        reader.read_line(&mut line).expect("read the listening line");
+        let rest = line
+            .trim()
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("serve printed {line:?}"));
+        bases.push(rest.split(' ').next().unwrap_or_default().to_owned());
+    }
+    let mut out = Vec::new();
+    let mut child = Some(child);
+    let mut dir = Some(dir);
+    for base in bases {
+        // The first Served owns the process and the directory; the others only name a port.
+        out.push(Served {
+            child: child.take(),
+            base,
+            _dir: dir.take(),
+        });
+    }
+    out
 }
 
 fn http(method: &str, url: &str) -> (u16, String) {
@@ -96,6 +122,52 @@ fn counter_rust_example_counts_and_deletes() {
             "{metrics}"
         );
     }
+}
+
+#[test]
+fn a_two_node_cluster_serves_one_actor_from_either_node() {
+    common::component("counter-rust");
+    let nodes = serve_with(
+        &repo().join("examples/counter-rust/wasmkeep.toml"),
+        &["--mode", "cluster", "--nodes", "2"],
+    );
+    let (n1, n2) = (&nodes[0].base, &nodes[1].base);
+    assert_ne!(n1, n2, "each node has its own port");
+    assert_eq!(
+        http("POST", &format!("{n1}/counter/c")),
+        (200, "1".into()),
+        "node 1 counts"
+    );
+    assert_eq!(
+        http("POST", &format!("{n2}/counter/c")),
+        (200, "2".into()),
+        "node 2 reaches the same actor (held by node 1)"
+    );
+    let (_, info) = http("GET", &format!("{n1}/_shim/cluster"));
+    assert!(
+        info.contains("node-1") && info.contains("node-2"),
+        "both nodes are live: {info}"
+    );
+    assert_eq!(
+        http("POST", &format!("{n1}/_shim/cluster/cut-off")).0,
+        200,
+        "node 1 can be cut off"
+    );
+    assert_eq!(
+        http("GET", &format!("{n2}/counter/c")),
+        (200, "2".into()),
+        "node 2 takes the actor over with its data"
+    );
+    assert_eq!(
+        http("DELETE", &format!("{n2}/counter/c")),
+        (200, "deleted".into()),
+        "and deletes it durably"
+    );
+    assert_eq!(
+        http("GET", &format!("{n2}/counter/c")),
+        (200, "0".into()),
+        "the next request meets a new counter"
+    );
 }
 
 #[test]

@@ -3,7 +3,10 @@
 //!
 //! The [`Runtime`] is the whole host as a library; the `wasmkeep-shim` binary,
 //! its dev server ([`server`]), the conformance runner and every language's
-//! test harness use it.
+//! test harness use it. [`Runtime::new`] is one node with local files;
+//! [`Runtime::new_node`] is one node of a [`cluster::Cluster`] whose nodes share
+//! a [`bucket::ObjectStore`] and hold actors through [`replica::Replica`]
+//! (docs/adr/006-cluster-mode.md).
 //!
 //! ```no_run
 //! use wasmkeep_shim::{ActorKey, HttpRequest, Runtime, RuntimeConfig};

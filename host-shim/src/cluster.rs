@@ -14,6 +14,7 @@ pub struct Cluster {
     nodes: Mutex<HashMap<String, Weak<Shared>>>,
     cut_off: Mutex<HashSet<String>>,
     alarms: Arc<dyn crate::alarm_index::AlarmIndex>,
+    sockets: Arc<crate::runtime::SocketTable>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -30,6 +31,7 @@ impl Cluster {
             nodes: Mutex::new(HashMap::new()),
             cut_off: Mutex::new(HashSet::new()),
             alarms: Arc::new(crate::alarm_index::MemoryAlarmIndex::default()),
+            sockets: Arc::default(),
         })
     }
 
@@ -41,6 +43,10 @@ impl Cluster {
     /// The cluster's clock.
     pub fn clock(&self) -> &Arc<dyn crate::clock::Clock> {
         &self.clock
+    }
+
+    pub(crate) fn sockets(&self) -> Arc<crate::runtime::SocketTable> {
+        self.sockets.clone()
     }
 
     pub(crate) fn alarms(&self) -> Arc<dyn crate::alarm_index::AlarmIndex> {

@@ -187,6 +187,21 @@ impl Slot {
     }
 }
 
+/// Every open socket, by id. Shared by the nodes of a cluster, so that the
+/// node holding an actor reaches sockets another node accepted.
+#[derive(Default)]
+pub struct SocketTable {
+    map: Mutex<HashMap<u64, SocketEntry>>,
+    next: AtomicU64,
+}
+
+impl SocketTable {
+    /// A new id, never reused by this table.
+    fn next_id(&self) -> u64 {
+        self.next.fetch_add(1, Ordering::SeqCst) + 1
+    }
+}
+
 struct SocketEntry {
     key: ActorKey,
     out: tmpsc::UnboundedSender<Outbound>,
@@ -217,8 +232,7 @@ pub struct Shared {
     pub(crate) alarms: Arc<dyn AlarmIndex>,
     pub(crate) apps: RwLock<HashMap<String, Arc<App>>>,
     pub(crate) actors: Mutex<HashMap<ActorKey, Arc<Slot>>>,
-    sockets: Mutex<HashMap<u64, SocketEntry>>,
-    next_socket: AtomicU64,
+    sockets: Arc<SocketTable>,
     cache: ComponentCache,
     timer_wake: Mutex<Option<mpsc::Sender<()>>>,
     logs: Mutex<std::collections::VecDeque<LogLine>>,
@@ -349,7 +363,7 @@ impl Shared {
     }
 
     pub(crate) fn socket_send(&self, key: &ActorKey, id: u64, msg: SocketMessage) -> Result<(), ()> {
-        let sockets = lock(&self.sockets);
+        let sockets = lock(&self.sockets.map);
         match sockets.get(&id) {
             Some(s) if s.key == *key => s.out.send(Outbound::Message(msg)).map_err(|_| ()),
             _ => Err(()),
@@ -364,7 +378,7 @@ impl Shared {
         reason: String,
     ) -> Result<(), ()> {
         let entry = {
-            let mut sockets = lock(&self.sockets);
+            let mut sockets = lock(&self.sockets.map);
             match sockets.get(&id) {
                 Some(s) if s.key == *key => sockets.remove(&id),
                 _ => None,
@@ -381,11 +395,11 @@ impl Shared {
     }
 
     pub(crate) fn socket_belongs_to(&self, key: &ActorKey, id: u64) -> bool {
-        lock(&self.sockets).get(&id).is_some_and(|s| s.key == *key)
+        lock(&self.sockets.map).get(&id).is_some_and(|s| s.key == *key)
     }
 
     pub(crate) fn sockets_of(&self, key: &ActorKey) -> Vec<u64> {
-        let mut v: Vec<u64> = lock(&self.sockets)
+        let mut v: Vec<u64> = lock(&self.sockets.map)
             .iter()
             .filter(|(_, s)| s.key == *key)
             .map(|(id, _)| *id)
@@ -396,7 +410,7 @@ impl Shared {
 
     /// Closes every socket of a deleted actor with 1000 "actor deleted"; no close events run.
     pub(crate) fn close_sockets_of_deleted(&self, key: &ActorKey) {
-        let mut sockets = lock(&self.sockets);
+        let mut sockets = lock(&self.sockets.map);
         let ids: Vec<u64> = sockets
             .iter()
             .filter(|(_, s)| s.key == *key)
@@ -556,8 +570,7 @@ impl Runtime {
             alarms,
             apps: RwLock::new(HashMap::new()),
             actors: Mutex::new(HashMap::new()),
-            sockets: Mutex::new(HashMap::new()),
-            next_socket: AtomicU64::new(1),
+            sockets: cluster.as_ref().map_or_else(Default::default, |(c, _)| c.sockets()),
             timer_wake: Mutex::new(None),
             logs: Mutex::new(std::collections::VecDeque::new()),
             cluster: cluster.map(|(cluster, node)| crate::cluster::ClusterNode {
@@ -704,9 +717,9 @@ impl Runtime {
     /// Unknown app or class; the class's access refuses it.
     pub fn open_socket(&self, key: &ActorKey, path: &str) -> Result<SocketHandle, ShimError> {
         self.check_outside_access(key)?;
-        let id = self.shared.next_socket.fetch_add(1, Ordering::SeqCst);
+        let id = self.shared.sockets.next_id();
         let (tx, rx) = tmpsc::unbounded_channel();
-        lock(&self.shared.sockets).insert(
+        lock(&self.shared.sockets.map).insert(
             id,
             SocketEntry {
                 key: key.clone(),
@@ -731,7 +744,7 @@ impl Runtime {
     /// # Errors
     /// The socket is not open.
     pub fn socket_message(&self, id: u64, msg: SocketMessage) -> Result<(), ShimError> {
-        let key = lock(&self.shared.sockets)
+        let key = lock(&self.shared.sockets.map)
             .get(&id)
             .map(|s| s.key.clone())
             .ok_or(ShimError::NoSuchSocket(id))?;
@@ -743,7 +756,7 @@ impl Runtime {
     /// The client closed the socket; `on-socket-close` is queued unless the
     /// actor or the host closed it first.
     pub fn socket_closed(&self, id: u64, code: u16, reason: &str) {
-        let entry = lock(&self.shared.sockets).remove(&id);
+        let entry = lock(&self.shared.sockets.map).remove(&id);
         if let Some(e) = entry {
             self.shared.enqueue(
                 &e.key,

@@ -77,6 +77,8 @@ pub enum Step {
     },
     /// Open a socket to an actor, named for later steps.
     SocketOpen {
+        #[serde(default = "default_node")]
+        node: usize,
         #[serde(default = "default_actor")]
         actor: String,
         socket: String,

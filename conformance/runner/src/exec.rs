@@ -220,9 +220,9 @@ fn run_step(nodes: &[Runtime], step: &Step, sockets: &mut HashMap<String, Socket
                 );
             }
         }
-        Step::SocketOpen { actor, socket } => {
-            let h = rt.open_socket(&key(actor), "/")?;
-            rt.settle(&key(actor));
+        Step::SocketOpen { node: n, actor, socket } => {
+            let h = node(nodes, *n)?.open_socket(&key(actor), "/")?;
+            settle(nodes, &key(actor));
             sockets.insert(socket.clone(), h);
         }
         Step::SocketClosed { socket, code, reason } => {

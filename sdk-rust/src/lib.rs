@@ -120,7 +120,10 @@ pub mod __private {
 #[macro_export]
 macro_rules! export {
     ($actor:ty) => {
-        #[allow(unsafe_code, reason = "the generated exports are extern functions the component model calls")]
+        #[allow(
+            unsafe_code,
+            reason = "the generated exports are extern functions the component model calls"
+        )]
         const _: () = {
             type __WasmkeepActorExport = $crate::__private::Adapter<$actor>;
             $crate::__private::bindings::export_generated!(

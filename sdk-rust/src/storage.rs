@@ -458,7 +458,10 @@ impl FromValue for f64 {
     fn from_value(value: &Value) -> Result<Self, ValueError> {
         match value {
             Value::Real(r) => Ok(*r),
-            #[allow(clippy::cast_precision_loss, reason = "SQLite integers read as real, as SQLite itself converts them")]
+            #[allow(
+                clippy::cast_precision_loss,
+                reason = "SQLite integers read as real, as SQLite itself converts them"
+            )]
             Value::Integer(i) => Ok(*i as f64),
             other => Err(wrong_type("real", other)),
         }

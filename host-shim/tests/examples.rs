@@ -145,7 +145,11 @@ fn a_two_node_cluster_serves_one_actor_from_either_node() {
     );
     // The answer leaves before the event ends; the event's writes are uploaded at
     // its end. A request queued behind it returns only once that is done.
-    assert_eq!(http("GET", &format!("{n1}/counter/c")), (200, "2".into()), "node 1 sees both");
+    assert_eq!(
+        http("GET", &format!("{n1}/counter/c")),
+        (200, "2".into()),
+        "node 1 sees both"
+    );
     let (_, info) = http("GET", &format!("{n1}/_shim/cluster"));
     assert!(
         info.contains("node-1") && info.contains("node-2"),

@@ -26,9 +26,8 @@ entry module does \`export default defineActor({...})\`.
 
 options:
   -o, --out <file>        the component to write (required)
-  --backend <engine>      starlingmonkey (default) or quickjs (smaller and faster per
-                          call; needs a host that allows 5 core instances per store,
-                          see the README)
+  --backend <engine>      starlingmonkey (default) or quickjs (smaller, faster to build
+                          and per call; 64-bit integers only within ±2^53; see the README)
   --no-check              skip the TypeScript type check
   --tsconfig <file>       the tsconfig.json to check with (default: the nearest one
                           above the entry, else strict defaults)
@@ -145,7 +144,7 @@ function typeCheck(a, entry) {
   run(process.execPath, [tsc, ...args], "the type check (tsc)");
 }
 
-async function bundle(entry) {
+async function bundle(entry, backend) {
   const esbuild = await import("esbuild");
   const internal = join(sdkDir, "dist", "internal.js");
   const wrapper = [
@@ -164,6 +163,8 @@ async function bundle(entry) {
       mainFields: ["module", "main"],
       conditions: ["wasmkeep", "import"],
       external: ["wasmkeep:*"],
+      // How 64-bit integers cross the boundary differs by engine (sdk-ts/src/abi.ts).
+      define: { __WASMKEEP_BACKEND__: JSON.stringify(backend) },
       legalComments: "none",
       logLevel: "silent",
     });
@@ -189,7 +190,7 @@ async function main() {
   const started = Date.now();
   if (a.check && /\.(c|m)?tsx?$/.test(entry)) typeCheck(a, entry);
 
-  const js = await bundle(entry);
+  const js = await bundle(entry, a.backend);
   if (a.keepBundle) writeFileSync(a.keepBundle, js);
   const witDir = join(sdkDir, "wit");
   const jcoVersion = versionOf("@bytecodealliance/jco");

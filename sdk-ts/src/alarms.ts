@@ -6,6 +6,7 @@
  */
 import * as wit from "wasmkeep:actor/alarms@0.2.0";
 import * as ctx from "wasmkeep:actor/context@0.2.0";
+import { int64 } from "./abi.js";
 
 /**
  * The pending alarm's time, or `null`. `null` after `deleteSelfDurable()`
@@ -23,7 +24,7 @@ export function getAlarm(): Date | null {
 export function setAlarm(at: Date | number): void {
   const ms = typeof at === "number" ? at : at.getTime();
   if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`setAlarm: invalid time ${String(at)}`);
-  wit.setAlarm(BigInt(Math.floor(ms)));
+  wit.setAlarm(int64(Math.floor(ms), "setAlarm: time"));
 }
 
 /** Sets the alarm `ms` milliseconds from the host's {@link now}. */

@@ -4,6 +4,7 @@
  * @module
  */
 import * as wit from "wasmkeep:actor/sockets@0.2.0";
+import { int64 } from "./abi.js";
 import { SocketError, errorValueOf } from "./errors.js";
 
 /** Identifies one socket (a WIT `u64`; host ids stay far below 2^53). */
@@ -25,7 +26,7 @@ function call<T>(f: () => T): T {
  */
 export function send(socket: SocketId, message: string | Uint8Array): void {
   const m = typeof message === "string" ? { tag: "text" as const, val: message } : { tag: "binary" as const, val: message };
-  call(() => wit.send(BigInt(socket), m));
+  call(() => wit.send(int64(socket), m));
 }
 
 /**
@@ -34,7 +35,7 @@ export function send(socket: SocketId, message: string | Uint8Array): void {
  * @throws {SocketError} the socket is not open.
  */
 export function close(socket: SocketId, code = 1000, reason = ""): void {
-  call(() => wit.close(BigInt(socket), code, reason));
+  call(() => wit.close(int64(socket), code, reason));
 }
 
 /** The actor's open sockets. */

@@ -18,6 +18,7 @@
 import * as wit from "wasmkeep:actor/storage@0.2.0";
 import type { SqlValue as WitValue, QueryResult } from "wasmkeep:actor/types@0.2.0";
 import { SqlError, toSqlError } from "./errors.js";
+import { INT64_AS_NUMBER, fromInt64, int64 } from "./abi.js";
 
 /**
  * A value bound as a parameter or read from a row.
@@ -70,17 +71,20 @@ function toWit(p: Param, index: number): WitValue {
   if (p === null || p === undefined) return { tag: "null" };
   switch (typeof p) {
     case "number":
-      return Number.isSafeInteger(p) ? { tag: "integer", val: BigInt(p) } : { tag: "real", val: p };
+      return Number.isSafeInteger(p) ? { tag: "integer", val: int64(p) } : { tag: "real", val: p };
     case "bigint":
       if (p < I64_MIN || p > I64_MAX) throw new RangeError(`parameter ${index + 1}: ${p} does not fit in a 64-bit integer`);
-      return { tag: "integer", val: p };
+      return { tag: "integer", val: int64(p, `parameter ${index + 1}:`) };
     case "string":
       return { tag: "text", val: p };
     case "boolean":
-      return { tag: "integer", val: p ? 1n : 0n };
+      return { tag: "integer", val: int64(p ? 1 : 0) };
     case "object":
       if (p instanceof Uint8Array) return { tag: "blob", val: p };
-      if ("tag" in p) return p as WitValue;
+      if ("tag" in p) {
+        const t = p as WitValue;
+        return INT64_AS_NUMBER && t.tag === "integer" ? { tag: "integer", val: int64(t.val, `parameter ${index + 1}:`) } : t;
+      }
       break;
   }
   throw new TypeError(`parameter ${index + 1}: cannot bind a ${typeof p} (${String(p)}) as an SQL value`);
@@ -149,7 +153,9 @@ export function query<T extends object = Row>(sql: string, ...values: Param[]): 
  */
 export function queryRaw(sql: string, ...values: Param[]): RawRows {
   const r: QueryResult = call(() => wit.query(sql, params(values)));
-  return { columns: r.columns, rows: r.rows as TaggedValue[][] };
+  const rows = r.rows as TaggedValue[][];
+  if (INT64_AS_NUMBER) for (const row of rows) for (const v of row) if (v.tag === "integer") v.val = fromInt64(v.val);
+  return { columns: r.columns, rows };
 }
 
 /**

@@ -177,22 +177,54 @@ async fn measure_all(who: &str, addr: SocketAddr, plan: Plan) -> Result<Vec<Load
     Ok(out)
 }
 
-pub fn run(paths: &Paths, counter: &Path, plan: Plan, with_miniflare: bool, report: &mut Report) -> Result<()> {
-    let tokio_rt = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .context("starting tokio")?;
+/// Every case against `counter` served by the shim's dev server in this process.
+fn measure_shim(tokio_rt: &tokio::runtime::Runtime, who: &str, counter: &Path, plan: Plan) -> Result<Vec<Load>> {
     let (rt, _dir) = setup::runtime("counter", counter)?;
-    let shim = tokio_rt.block_on(async {
+    let loads = tokio_rt.block_on(async {
         let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
         let addr = listener.local_addr()?;
         let app = wasmkeep_shim::server::router(rt.clone(), setup::APP.to_owned());
         let server = tokio::spawn(async move { axum::serve(listener, app).await });
-        let result = measure_all("shim", addr, plan).await;
+        let result = measure_all(who, addr, plan).await;
         server.abort();
         result
     })?;
     rt.hibernate_all();
+    Ok(loads)
+}
+
+pub fn run(
+    paths: &Paths,
+    counter: &Path,
+    ts_counter: Option<&Path>,
+    plan: Plan,
+    with_miniflare: bool,
+    report: &mut Report,
+) -> Result<()> {
+    let tokio_rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting tokio")?;
+    let shim = measure_shim(&tokio_rt, "shim", counter, plan)?;
+    // The TypeScript counter (examples/counter-ts), same server and cases.
+    // The first load compiles the component (StarlingMonkey: ~12 MB, tens of
+    // seconds); the warm-up runs after that, so it is not measured.
+    let ts = match ts_counter {
+        Some(wasm) => {
+            let started = Instant::now();
+            let loads = measure_shim(&tokio_rt, "shim ts", wasm, plan)
+                .with_context(|| format!("the TypeScript counter {}", wasm.display()))?;
+            report.note(format!(
+                "TypeScript counter: {} ({:.1} MiB), its runs took {:.0} s including the first compile",
+                wasm.file_name()
+                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+                std::fs::metadata(wasm).map_or(0.0, |m| m.len() as f64 / 1_048_576.0),
+                started.elapsed().as_secs_f64()
+            ));
+            Some(loads)
+        }
+        None => None,
+    };
 
     // The floor: the same load generator against a handler that answers a
     // constant in this process, no actor. No host can beat it here; at one
@@ -275,6 +307,23 @@ pub fn run(paths: &Paths, counter: &Path, plan: Plan, with_miniflare: bool, repo
             ratio: r,
             target: format!("≥ {TARGET_RATIO:.0}× Miniflare"),
             met: m,
+        });
+    }
+    // The TypeScript counter's rows: the same ratio, no target of its own.
+    for (i, (method, conns)) in CASES.iter().enumerate() {
+        let Some(ts) = &ts else { break };
+        let s = &ts[i];
+        let (baseline, r) = match &miniflare {
+            Ok(mf) => (format!("Miniflare {}/s", thousands(mf[i].rps)), ratio(s.rps, mf[i].rps)),
+            Err(_) => ("Miniflare: missing (see notes)".into(), "n/a".into()),
+        };
+        report.row(Row {
+            figure: format!("HTTP {method} counter-ts, {conns} conn"),
+            shim: format!("{}/s (p50 {:.0} µs)", thousands(s.rps), s.p50_us),
+            baseline,
+            ratio: r,
+            target: "- (reported)".into(),
+            met: Met::Unknown,
         });
     }
     Ok(())

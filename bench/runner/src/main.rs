@@ -64,6 +64,14 @@ struct Args {
     /// The counter component [default: <target>/components/counter-rust.wasm, built if missing].
     #[arg(long)]
     counter: Option<PathBuf>,
+    /// The TypeScript counter (examples/counter-ts) for extra HTTP rows
+    /// [default: <target>/components/counter-ts.wasm when it exists; build it
+    /// with `node sdk-ts/scripts/build-guests.js --only counter-ts [--backend quickjs]`].
+    #[arg(long)]
+    ts_counter: Option<PathBuf>,
+    /// Leave the TypeScript counter out even when its component exists.
+    #[arg(long, conflicts_with = "ts_counter")]
+    no_ts_counter: bool,
     /// The bench guest component [default: <target>/components/bench-guest.wasm, built if missing].
     #[arg(long)]
     bench_guest: Option<PathBuf>,
@@ -135,7 +143,22 @@ fn run(args: &Args) -> Result<Report> {
             warmup: Duration::from_secs_f64(args.warmup.max(0.0)),
             duration: Duration::from_secs_f64(args.duration.max(0.1)),
         };
-        http::run(&paths, &counter, plan, !args.no_miniflare, &mut report)?;
+        let ts_counter = match &args.ts_counter {
+            Some(p) => {
+                anyhow::ensure!(p.exists(), "--ts-counter {}: no such file", p.display());
+                Some(p.clone())
+            }
+            None if args.no_ts_counter => None,
+            None => Some(paths.components.join("counter-ts.wasm")).filter(|p| p.exists()),
+        };
+        http::run(
+            &paths,
+            &counter,
+            ts_counter.as_deref(),
+            plan,
+            !args.no_miniflare,
+            &mut report,
+        )?;
     }
     Ok(report)
 }

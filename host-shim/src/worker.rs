@@ -167,11 +167,17 @@ fn spin_then_wait(rx: &mpsc::Receiver<Job>, idle: Duration) -> Result<Job, mpsc:
 const SPIN: Duration = Duration::from_micros(100);
 
 fn hibernate(resident: &mut Option<Resident>) {
+    close_resident(resident, false);
+}
+
+/// Drops the instance, closes the database (for a delete, without folding the
+/// WAL in: both files go next) and releases the hold.
+fn close_resident(resident: &mut Option<Resident>, for_delete: bool) {
     if let Some(mut r) = resident.take() {
         let data = r.store.data_mut();
         if let Db::Open(db) = std::mem::take(&mut data.db) {
             db.rollback_if_open();
-            let _ = db.close();
+            let _ = if for_delete { db.close_for_delete() } else { db.close() };
         }
         release(data);
     }
@@ -757,16 +763,8 @@ fn finish_delete(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<R
             }
         }
     }
-    // Give the actor up: drop the instance, close the database (without
-    // folding the WAL in: both files go next), release the hold.
-    if let Some(mut r) = resident.take() {
-        let data = r.store.data_mut();
-        if let Db::Open(db) = std::mem::take(&mut data.db) {
-            db.rollback_if_open();
-            let _ = db.close_for_delete();
-        }
-        release(data);
-    }
+    // Give the actor up.
+    close_resident(resident, true);
     // From here, socket events queued for the deleted actor run no guest code.
     slot.lock().generation += 1;
     shared.close_sockets_of_deleted(&key);

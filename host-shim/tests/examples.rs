@@ -115,6 +115,14 @@ fn counter_rust_example_counts_and_deletes() {
             (200, "0".into()),
             "{manifest}: the next request meets a new counter"
         );
+        if manifest == "examples/wasmkeep.toml" {
+            let ts = format!("{}/counter-ts/visits", s.base);
+            assert_eq!(
+                http("POST", &ts),
+                (200, "1".into()),
+                "the TypeScript counter is served beside it"
+            );
+        }
         let (status, metrics) = http("GET", &format!("{}/metrics", s.base));
         assert_eq!(status, 200, "metrics are served");
         assert!(

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing need and is missing; skips what is present.
-# Only package registries are used (Debian's apt, crates.io through cargo).
+# Only package registries are used (Debian's apt, the crate registry through cargo, npm).
 set -euo pipefail
 
 say() { echo "setup: $*"; }

@@ -11,7 +11,7 @@
 //! ```no_run
 //! use wasmkeep_shim::{ActorKey, HttpRequest, Runtime, RuntimeConfig};
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
-//! let rt = Runtime::new(RuntimeConfig::for_tests("/tmp/wk-data"))?;
+//! let rt = Runtime::new(RuntimeConfig::for_tests("wk-data"))?;
 //! rt.load_manifest("examples/counter-rust/wasmkeep.toml".as_ref())?;
 //! let key = ActorKey::new("examples/counter", "counter", "a");
 //! let answer = rt.request_blocking(&key, HttpRequest::new("POST", "/", ""))?;

@@ -26,9 +26,38 @@ struct Cli {
 enum Command {
     /// Serve an app's actors over HTTP and WebSockets on 127.0.0.1.
     Serve(ServeArgs),
+    /// Operator commands on actors (cluster mode's bucket).
+    #[command(subcommand)]
+    Actor(ActorCommand),
     /// Build a Rust guest crate into a component (wasm32-wasip2; falls back to
     /// Debian's rustc-web with build-std when no wasm32 target is installed).
     Build(BuildArgs),
+}
+
+#[derive(Subcommand)]
+enum ActorCommand {
+    /// Whether an actor was deleted, from positive evidence in the bucket only:
+    /// prints `deleted at <ms> (<how>)`, `not deleted`, or `unknown: <why>`
+    /// (exit 0, 0, 2). With --json, one JSON object.
+    Status(StatusArgs),
+}
+
+#[derive(clap::Args)]
+struct StatusArgs {
+    /// The app, `tenant/app`.
+    #[arg(long)]
+    app: String,
+    /// The actor, `class/name`.
+    actor: String,
+    /// The data directory of `serve --mode cluster` (its bucket is `<data-dir>/bucket`).
+    #[arg(long, default_value = ".wasmkeep")]
+    data_dir: PathBuf,
+    /// The bucket directory, when it is not `<data-dir>/bucket`.
+    #[arg(long)]
+    bucket: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args)]
@@ -83,6 +112,10 @@ fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Serve(args) => serve(args),
+        Command::Actor(ActorCommand::Status(args)) => match status(&args) {
+            Ok(code) => return code,
+            Err(e) => Err(e),
+        },
         Command::Build(args) => {
             wasmkeep_guest_build::build_rust_guest(&args.manifest_path, args.out.as_deref()).map(|p| {
                 println!("{}", p.display());
@@ -202,5 +235,36 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         eprintln!("stopped");
         anyhow::Ok(())
+    })
+}
+
+fn status(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode> {
+    use wasmkeep_shim::replica::{DeletionStatus, deletion_status};
+    wasmkeep_shim::address::validate_app_name(&args.app).map_err(anyhow::Error::msg)?;
+    let (class, name) = args
+        .actor
+        .split_once('/')
+        .ok_or_else(|| anyhow::anyhow!("the actor is `class/name`, got {:?}", args.actor))?;
+    let dir = args.bucket.clone().unwrap_or_else(|| args.data_dir.join("bucket"));
+    anyhow::ensure!(
+        dir.is_dir(),
+        "no bucket at {}: point --data-dir at a `serve --mode cluster` data directory, or --bucket at the bucket",
+        dir.display()
+    );
+    let bucket = LocalDirBucket::new(dir, Arc::new(SystemClock));
+    let key = wasmkeep_shim::ActorKey::new(args.app.clone(), class, name);
+    let st = deletion_status(&bucket, &key);
+    if args.json {
+        println!("{}", serde_json::to_string(&st)?);
+    } else {
+        match &st {
+            DeletionStatus::Deleted { at_ms, how } => println!("deleted at {at_ms} ({how})"),
+            DeletionStatus::NotDeleted => println!("not deleted"),
+            DeletionStatus::Unknown { reason } => println!("unknown: {reason}"),
+        }
+    }
+    Ok(match st {
+        DeletionStatus::Unknown { .. } => std::process::ExitCode::from(2),
+        _ => std::process::ExitCode::SUCCESS,
     })
 }

@@ -453,3 +453,72 @@ pub fn ends_in_reset(history: &[HistoryObject]) -> Option<Pos> {
         .filter(|o| o.kind == Kind::Reset)
         .map(|o| o.pos)
 }
+
+/// Whether an actor was deleted, from positive evidence only (actingweb's
+/// lesson): a reset at the head of its history, with the marker its empty
+/// database carries. Absence of history is never "deleted".
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub enum DeletionStatus {
+    /// The head is a reset: deleted at `at_ms` (ms since the epoch), by `how`
+    /// (`self`, `self_durable`; `unknown` for a reset without a marker).
+    Deleted {
+        /// When, on the deleting node's clock.
+        at_ms: u64,
+        /// How.
+        how: String,
+    },
+    /// No evidence of a delete: no history, or a head that is not a reset.
+    NotDeleted,
+    /// The bucket could not be read; neither answer is known.
+    Unknown {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// Reads the marker `deleted = "<ms> <how>"` from a reset's empty database.
+fn read_marker(image: &[u8]) -> Option<(u64, String)> {
+    let mut conn = rusqlite::Connection::open_in_memory().ok()?;
+    conn.deserialize_read_exact(rusqlite::MAIN_DB, image, image.len(), true)
+        .ok()?;
+    let value: String = conn
+        .query_row("SELECT value FROM _wasmkeep_meta WHERE key = 'deleted'", [], |r| {
+            r.get(0)
+        })
+        .ok()?;
+    let (at, how) = value.split_once(' ')?;
+    Some((at.parse().ok()?, how.to_owned()))
+}
+
+/// The deletion status of `key` in `bucket`.
+pub fn deletion_status(bucket: &dyn ObjectStore, key: &ActorKey) -> DeletionStatus {
+    let prefix = keys::history_prefix(key);
+    let listing = match bucket.list(&prefix) {
+        Ok(l) => l,
+        Err(e) => return DeletionStatus::Unknown { reason: e.to_string() },
+    };
+    let head = listing
+        .iter()
+        .filter_map(|m| parse_history_key(&prefix, &m.key).map(|o| (o, m.last_modified)))
+        .filter(|(o, _)| o.kind != Kind::Snapshot)
+        .max_by_key(|(o, _)| o.pos);
+    match head {
+        None => DeletionStatus::NotDeleted,
+        Some((o, _)) if o.kind != Kind::Reset => DeletionStatus::NotDeleted,
+        Some((o, last_modified)) => match bucket.get(&o.key) {
+            Err(e) => DeletionStatus::Unknown { reason: e.to_string() },
+            // Listed a moment ago and gone now: erased or replaced meanwhile; ask again.
+            Ok(None) => DeletionStatus::Unknown {
+                reason: format!("{} changed while it was read", o.key),
+            },
+            Ok(Some((image, _))) => match read_marker(&image) {
+                Some((at_ms, how)) => DeletionStatus::Deleted { at_ms, how },
+                None => DeletionStatus::Deleted {
+                    at_ms: last_modified,
+                    how: "unknown".into(),
+                },
+            },
+        },
+    }
+}

@@ -514,6 +514,18 @@ impl Runtime {
         Ok(())
     }
 
+    /// Whether the actor was deleted, from positive evidence in the bucket (a
+    /// reset at the head of its history). On a single node there is no bucket
+    /// and no such evidence: the answer is `unknown`.
+    pub fn deletion_status(&self, key: &ActorKey) -> crate::replica::DeletionStatus {
+        match &self.shared.cluster {
+            Some(c) => crate::replica::deletion_status(c.bucket.as_ref(), key),
+            None => crate::replica::DeletionStatus::Unknown {
+                reason: "a single node keeps no record of deletes (its files are removed): run in cluster mode".into(),
+            },
+        }
+    }
+
     /// The live nodes of this node's cluster (empty on a single node).
     pub fn live_nodes(&self) -> Vec<String> {
         self.shared

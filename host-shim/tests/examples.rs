@@ -178,6 +178,29 @@ fn a_two_node_cluster_serves_one_actor_from_either_node() {
         (200, "deleted".into()),
         "and deletes it durably"
     );
+    let data_dir = nodes[0]._dir.as_ref().expect("the first node owns the data dir").path();
+    let status = |actor: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
+            .args(["actor", "status", "--app", "examples/counter", actor, "--data-dir"])
+            .arg(data_dir)
+            .output()
+            .expect("run actor status");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).trim().to_owned(),
+        )
+    };
+    let (code, text) = status("counter/c");
+    assert_eq!(code, Some(0), "actor status answers: {text}");
+    assert!(
+        text.starts_with("deleted at ") && text.ends_with("(self_durable)"),
+        "the reset is positive evidence: {text}"
+    );
+    assert_eq!(
+        status("counter/never"),
+        (Some(0), "not deleted".into()),
+        "absence is never deleted"
+    );
     assert_eq!(
         http("GET", &format!("{n2}/counter/c")),
         (200, "0".into()),

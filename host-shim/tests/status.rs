@@ -1,0 +1,105 @@
+//! Deletion status: known only from positive evidence (a reset at the head of
+//! the history, with its marker); absence is never "deleted"; a bucket that
+//! cannot be read gives "unknown".
+
+mod common;
+
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+use wasmkeep_shim::bucket::{BucketError, ETag, LocalDirBucket, ObjectMeta, ObjectStore, PutCondition};
+use wasmkeep_shim::clock::{VIRTUAL_EPOCH_MS, VirtualClock};
+use wasmkeep_shim::cluster::Cluster;
+use wasmkeep_shim::replica::{DeletionStatus, deletion_status};
+use wasmkeep_shim::{Access, ActorKey, ClassSpec, HttpRequest, Runtime, RuntimeConfig};
+
+fn ops(rt: &Runtime, key: &ActorKey, ops: serde_json::Value) -> String {
+    let body = serde_json::to_vec(&json!({ "ops": ops })).expect("json");
+    let r = rt
+        .request_blocking(key, HttpRequest::new("POST", "/", body))
+        .expect("request");
+    rt.settle(key);
+    r.text()
+}
+
+#[test]
+fn status_follows_the_head_of_the_history() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let clock = Arc::new(VirtualClock::default());
+    let cluster = Cluster::new(
+        Arc::new(LocalDirBucket::new(dir.path().join("bucket"), clock.clone())),
+        clock,
+    );
+    let mut config = RuntimeConfig::for_tests(dir.path().join("node-1"));
+    config.cache_dir = common::cache_dir();
+    config.event_timeout = Duration::from_secs(5);
+    let rt = Runtime::new_node(config, cluster, "node-1").expect("node");
+    rt.add_app(
+        "t/app",
+        &[ClassSpec {
+            name: "testee".into(),
+            component: common::component("conformance-testee-rust"),
+            access: Access::Open,
+        }],
+    )
+    .expect("app");
+    let k = ActorKey::new("t/app", "testee", "a");
+    assert_eq!(
+        rt.deletion_status(&k),
+        DeletionStatus::NotDeleted,
+        "an actor never seen is not deleted (absence is no evidence)"
+    );
+    ops(&rt, &k, json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}]));
+    assert_eq!(
+        rt.deletion_status(&k),
+        DeletionStatus::NotDeleted,
+        "a live actor is not deleted"
+    );
+    ops(&rt, &k, json!([{"op": "delete-self-durable"}]));
+    assert_eq!(
+        rt.deletion_status(&k),
+        DeletionStatus::Deleted {
+            at_ms: VIRTUAL_EPOCH_MS,
+            how: "self_durable".into()
+        },
+        "a durable delete is known from its reset, with when and how"
+    );
+    ops(&rt, &k, json!([{"op": "exec", "sql": "CREATE TABLE u(x)"}]));
+    assert_eq!(
+        rt.deletion_status(&k),
+        DeletionStatus::NotDeleted,
+        "an actor created again is not deleted"
+    );
+    ops(&rt, &k, json!([{"op": "delete-self"}]));
+    assert!(
+        matches!(rt.deletion_status(&k), DeletionStatus::Deleted { ref how, .. } if how == "self"),
+        "delete-self is known too: {:?}",
+        rt.deletion_status(&k)
+    );
+}
+
+struct Unreadable;
+
+impl ObjectStore for Unreadable {
+    fn get(&self, _: &str) -> Result<Option<(Vec<u8>, ETag)>, BucketError> {
+        Err(BucketError::Unavailable("down".into()))
+    }
+    fn put(&self, _: &str, _: &[u8], _: &PutCondition) -> Result<ETag, BucketError> {
+        Err(BucketError::Unavailable("down".into()))
+    }
+    fn delete(&self, _: &str) -> Result<(), BucketError> {
+        Err(BucketError::Unavailable("down".into()))
+    }
+    fn list(&self, _: &str) -> Result<Vec<ObjectMeta>, BucketError> {
+        Err(BucketError::Unavailable("down".into()))
+    }
+}
+
+#[test]
+fn an_unreadable_bucket_gives_unknown() {
+    let k = ActorKey::new("t/app", "testee", "a");
+    assert!(
+        matches!(deletion_status(&Unreadable, &k), DeletionStatus::Unknown { .. }),
+        "unknown is never reported as deleted or not deleted"
+    );
+}

@@ -443,17 +443,6 @@ impl Replica {
     }
 }
 
-/// Whether the history ends in a reset (the actor is deleted), and when/how
-/// it was, from the marker the reset's empty database carries.
-pub fn ends_in_reset(history: &[HistoryObject]) -> Option<Pos> {
-    history
-        .iter()
-        .rev()
-        .find(|o| o.kind != Kind::Snapshot)
-        .filter(|o| o.kind == Kind::Reset)
-        .map(|o| o.pos)
-}
-
 /// Whether an actor was deleted, from positive evidence only (actingweb's
 /// lesson): a reset at the head of its history, with the marker its empty
 /// database carries. Absence of history is never "deleted".

@@ -5,7 +5,7 @@ mod common;
 
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
-use wasmkeep_shim::{Access, ActorKey, ClassSpec, FaultKind, HttpRequest, Runtime, RuntimeConfig};
+use wasmkeep_shim::{ActorKey, FaultKind, HttpRequest, Runtime, RuntimeConfig};
 
 fn runtime(dir: &std::path::Path) -> Runtime {
     let mut config = RuntimeConfig::for_tests(dir);
@@ -13,15 +13,7 @@ fn runtime(dir: &std::path::Path) -> Runtime {
     config.cache_dir = common::cache_dir();
     config.event_timeout = Duration::from_millis(1500);
     let rt = Runtime::new(config).expect("runtime");
-    rt.add_app(
-        "t/app",
-        &[ClassSpec {
-            name: "testee".into(),
-            component: common::component("conformance-testee-rust"),
-            access: Access::Open,
-        }],
-    )
-    .expect("app");
+    common::add_testee_app(&rt);
     rt
 }
 

@@ -11,7 +11,7 @@ use wasmkeep_shim::bucket::{BucketError, ETag, LocalDirBucket, ObjectMeta, Objec
 use wasmkeep_shim::clock::{VIRTUAL_EPOCH_MS, VirtualClock};
 use wasmkeep_shim::cluster::Cluster;
 use wasmkeep_shim::replica::{DeletionStatus, deletion_status};
-use wasmkeep_shim::{Access, ActorKey, ClassSpec, HttpRequest, Runtime, RuntimeConfig};
+use wasmkeep_shim::{ActorKey, HttpRequest, Runtime, RuntimeConfig};
 
 fn ops(rt: &Runtime, key: &ActorKey, ops: serde_json::Value) -> String {
     let body = serde_json::to_vec(&json!({ "ops": ops })).expect("json");
@@ -34,15 +34,7 @@ fn status_follows_the_head_of_the_history() {
     config.cache_dir = common::cache_dir();
     config.event_timeout = Duration::from_secs(5);
     let rt = Runtime::new_node(config, cluster, "node-1").expect("node");
-    rt.add_app(
-        "t/app",
-        &[ClassSpec {
-            name: "testee".into(),
-            component: common::component("conformance-testee-rust"),
-            access: Access::Open,
-        }],
-    )
-    .expect("app");
+    common::add_testee_app(&rt);
     let k = ActorKey::new("t/app", "testee", "a");
     assert_eq!(
         rt.deletion_status(&k),

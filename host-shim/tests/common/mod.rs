@@ -23,3 +23,16 @@ pub fn cache_dir() -> PathBuf {
         .join("target")
         .join("wasmkeep-cache")
 }
+
+/// Loads the app `t/app` with one open class, `testee`: the Rust conformance testee.
+pub fn add_testee_app(rt: &wasmkeep_shim::Runtime) {
+    rt.add_app(
+        "t/app",
+        &[wasmkeep_shim::ClassSpec {
+            name: "testee".into(),
+            component: component("conformance-testee-rust"),
+            access: wasmkeep_shim::Access::Open,
+        }],
+    )
+    .expect("the testee app loads");
+}

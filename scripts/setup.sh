@@ -46,6 +46,11 @@ done
 say "typescript: node $(node --version); building the TS guests"
 node sdk-ts/scripts/build-guests.js --quiet
 
+# The C and Python SDKs set up what they need themselves (sdk-*/scripts/setup.sh).
+for sdk in sdk-c sdk-python; do
+  if [ -f "$sdk/scripts/setup.sh" ]; then bash "$sdk/scripts/setup.sh"; fi
+done
+
 for tool in cargo rustfmt cargo-clippy; do
   command -v "$tool" >/dev/null 2>&1 || { echo "setup: $tool is missing: install Rust with rustup (https://rustup.rs) and the rustfmt and clippy components" >&2; exit 1; }
 done

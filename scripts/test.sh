@@ -26,6 +26,9 @@ export COUNTER_WASM="$PWD/target/components/counter-ts.wasm" CHAT_WASM="$PWD/tar
 for dir in sdk-ts examples/counter-ts examples/chat-ts; do
   if [ -f "$dir/package.json" ]; then (cd "$dir" && npm test --silent); fi
 done
+for sdk in sdk-c sdk-python; do
+  if [ -f "$sdk/scripts/test.sh" ]; then step "$sdk tests ($sdk/scripts/test.sh)"; bash "$sdk/scripts/test.sh"; fi
+done
 step "cluster simulation (seeds and steps run, broken variants caught)"
 cargo test --quiet -p wasmkeep-shim --test simulation -- --nocapture 2>&1 | grep -E "simulation:|broken variant|test result"
 step "conformance matrix"

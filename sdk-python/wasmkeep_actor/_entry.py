@@ -1,0 +1,124 @@
+"""Not public API: what the build command wires into the component (the WIT
+`events` export). May change in any release.
+
+componentize-py looks for a class named `Events` in the entry module and
+calls its methods for the world's exported `events` interface. The build
+command writes an entry module that does
+
+    Events = events_for(<the app module>)
+"""
+
+from __future__ import annotations
+
+import traceback
+from types import ModuleType
+from typing import Any
+
+from ._wit import Err
+from ._wit import http as _h
+from ._wit import types as _t
+from .actor import Actor
+from .context import Address, log
+from .http import Request, Response, to_response
+
+
+def find_actor(module: ModuleType) -> type[Actor]:
+    """The actor class of an app module: `module.actor` if set, else the one
+    `Actor` subclass defined in the module."""
+    named = getattr(module, "actor", None)
+    if named is not None:
+        if isinstance(named, type) and issubclass(named, Actor):
+            return named
+        raise TypeError(f"{module.__name__}.actor must be an Actor subclass (the class, not an instance), not {named!r}")
+    found = [
+        v
+        for v in vars(module).values()
+        if isinstance(v, type) and issubclass(v, Actor) and v is not Actor and v.__module__ == module.__name__
+    ]
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise TypeError(
+            f"{module.__name__} defines no actor: define a class that extends wasmkeep_actor.Actor "
+            "(from wasmkeep_actor import Actor; class MyActor(Actor): ...)"
+        )
+    names = ", ".join(c.__name__ for c in found)
+    raise TypeError(f"{module.__name__} defines several Actor subclasses ({names}): say which one with `actor = <Class>` at module level")
+
+
+def _to_wit_response(r: Response) -> _h.Response:
+    return _h.Response(r.status, [(str(k), str(v)) for k, v in r.headers], r.body_bytes())
+
+
+def _report(what: str, err: BaseException) -> None:
+    """Writes an exception that escapes a handler to the host's log (the event then fails)."""
+    try:
+        log.error(f"{what} raised:\n" + "".join(traceback.format_exception(err)).rstrip())
+    except BaseException:  # noqa: BLE001 (logging must never hide the original failure)
+        pass
+
+
+def events_for(module: ModuleType) -> type:
+    """The `Events` class componentize-py exports for the actor of `module`."""
+    cls = find_actor(module)
+    state: dict[str, Actor] = {}
+
+    def actor() -> Actor:
+        # Created at the first event, not at build time: the build pre-imports
+        # the module in a sandbox where no host is there to call.
+        a = state.get("a")
+        if a is None:
+            a = state["a"] = cls()
+        return a
+
+    def run(what: str, f: Any, *args: Any) -> Any:
+        try:
+            return f(*args)
+        except BaseException as err:
+            _report(what, err)
+            raise
+
+    class Events:
+        def on_init(self) -> None:
+            run("on_init", actor().on_init)
+
+        def on_request(self, request: Any, out: Any) -> None:
+            def send(response: Response) -> None:
+                _h.ResponseOutparam.set(out, _to_wit_response(response))
+
+            req = Request(request.method, request.path, list(request.headers), bytes(request.body), send)
+            answer = run("on_request", actor().on_request, req)
+            if req.responded:
+                if answer is not None:
+                    raise RuntimeError("on_request returned an answer after request.respond(...) had sent one")
+                return
+            if answer is None:
+                req.respond(Response.text("on_request returned None without request.respond(...)", 500))
+                return
+            req.respond(run("on_request's answer", to_response, answer))
+
+        def on_alarm(self) -> None:
+            run("on_alarm", actor().on_alarm)
+
+        def on_call(self, caller: Any, payload: bytes) -> bytes:
+            who = None if caller is None else Address(caller.class_, caller.name)
+            try:
+                answer = actor().on_call(bytes(payload), who)
+            except Exception as err:  # noqa: BLE001 (every exception answers the caller `rejected`)
+                raise Err(str(err) or type(err).__name__) from None
+            if answer is None:
+                return b""
+            return answer.encode() if isinstance(answer, str) else bytes(answer)
+
+        def on_socket_open(self, socket: int, path: str) -> None:
+            run("on_socket_open", actor().on_socket_open, socket, path)
+
+        def on_socket_message(self, socket: int, message: Any) -> None:
+            value = message.value if isinstance(message, _t.Message_Text) else bytes(message.value)
+            run("on_socket_message", actor().on_socket_message, socket, value)
+
+        def on_socket_close(self, socket: int, code: int, reason: str) -> None:
+            run("on_socket_close", actor().on_socket_close, socket, code, reason)
+
+    Events.__name__ = Events.__qualname__ = "Events"
+    return Events

@@ -1,0 +1,177 @@
+"""The build command: an app module → a WebAssembly component, by componentize-py.
+
+    python -m wasmkeep_actor build app.py -o app.wasm
+
+What goes into the component: the app module and the Python modules and
+packages beside it (files ending in `.py` and folders with an `__init__.py`),
+the SDK, anything under the `-p` paths, and componentize-py's own Python
+standard library. They are staged in a temporary folder first, so that a
+virtualenv or `.git` beside the app never ends up inside.
+
+A build whose inputs (every staged file, the WIT, the componentize-py
+version) are unchanged since the last one into the same output is skipped:
+the output keeps its bytes, so the host's compiled-component cache stays warm.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+#: The componentize-py release the SDK's bindings are generated with.
+COMPONENTIZE_PY_VERSION = "0.25.1"
+ENTRY = "wasmkeep_entry__"
+_SDK = Path(__file__).resolve().parent
+#: SDK files that only make sense on the host, never inside a component.
+_HOST_ONLY = {"testing.py", "pytest_plugin.py", "build.py", "__main__.py", "cli.py", "_bindings", "wit", "__pycache__"}
+_SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "target"}
+
+
+class BuildError(Exception):
+    """The build failed; the message says why and what to do."""
+
+
+@dataclass
+class BuildResult:
+    output: Path
+    skipped: bool
+    seconds: float
+    size: int
+
+
+def _componentize_cmd() -> list[str]:
+    try:
+        import componentize_py  # noqa: F401
+
+        # The wheel has no __main__; its console script calls script().
+        launcher = "import sys; from componentize_py import script; sys.argv[0] = 'componentize-py'; sys.exit(script())"
+        return [sys.executable, "-c", launcher]
+    except ImportError:
+        pass
+    exe = shutil.which("componentize-py")
+    if exe:
+        return [exe]
+    raise BuildError(
+        f"componentize-py is not installed: pip install componentize-py=={COMPONENTIZE_PY_VERSION} "
+        "(in the environment you run the build command from)"
+    )
+
+
+def _componentize_version(cmd: list[str]) -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("componentize-py")
+    except Exception:  # noqa: BLE001 (fall back to asking the binary)
+        out = subprocess.run([*cmd, "--version"], capture_output=True, text=True, check=False)
+        return out.stdout.strip() or "unknown"
+
+
+def _is_venv(d: Path) -> bool:
+    return (d / "pyvenv.cfg").exists()
+
+
+def _copy_tree(src: Path, dst: Path) -> None:
+    def ignore(directory: str, names: list[str]) -> set[str]:
+        return {
+            n
+            for n in names
+            if n in _SKIP_DIRS or n.startswith(".") or n.endswith((".pyc", ".so", ".pyd")) or _is_venv(Path(directory) / n)
+        }
+
+    shutil.copytree(src, dst, ignore=ignore, dirs_exist_ok=True)
+
+
+def _stage(app: Path, paths: list[Path], stage: Path) -> None:
+    """Copies what goes into the component into `stage`."""
+    app_dir = app.parent
+    for entry in sorted(app_dir.iterdir()):
+        if entry.name.startswith(".") or entry.name in _SKIP_DIRS:
+            continue
+        if entry.is_file() and entry.suffix == ".py":
+            shutil.copy2(entry, stage / entry.name)
+        elif entry.is_dir() and (entry / "__init__.py").exists() and not _is_venv(entry):
+            _copy_tree(entry, stage / entry.name)
+    sdk = stage / "wasmkeep_actor"
+    sdk.mkdir()
+    for entry in _SDK.iterdir():
+        if entry.name in _HOST_ONLY or entry.name.startswith("_harness"):
+            continue
+        if entry.is_file() and entry.suffix in (".py", ".typed"):
+            shutil.copy2(entry, sdk / entry.name)
+    for p in paths:
+        if not p.is_dir():
+            raise BuildError(f"-p {p}: not a directory")
+        _copy_tree(p, stage)
+    (stage / f"{ENTRY}.py").write_text(
+        "# Written by `python -m wasmkeep_actor build`: componentize-py exports this module's `Events`.\n"
+        f"import {app.stem} as _app\n"
+        "from wasmkeep_actor._entry import events_for\n\n"
+        "Events = events_for(_app)\n"
+    )
+
+
+def _digest(stage: Path, wit: Path, cpy_version: str) -> str:
+    h = hashlib.sha256()
+    h.update(f"componentize-py {cpy_version}\n".encode())
+    for root in (stage, wit):
+        for f in sorted(p for p in root.rglob("*") if p.is_file()):
+            h.update(str(f.relative_to(root)).encode() + b"\0")
+            h.update(f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _stamp(output: Path) -> Path:
+    return output.with_name(f".{output.name}.inputs")
+
+
+def build(
+    app: str | os.PathLike[str],
+    output: str | os.PathLike[str],
+    paths: list[str] | None = None,
+    force: bool = False,
+    quiet: bool = False,
+) -> BuildResult:
+    """Builds the actor module `app` into the component `output`."""
+    started = time.monotonic()
+    app_path = Path(app).resolve()
+    out = Path(output).resolve()
+    if app_path.suffix != ".py" or not app_path.is_file():
+        raise BuildError(f"{app}: not a Python file (give the module that defines your Actor subclass, e.g. app.py)")
+    if not app_path.stem.isidentifier():
+        raise BuildError(f"{app}: {app_path.stem!r} is not a valid module name: rename the file (letters, digits, _)")
+    wit = _SDK / "wit"
+    if not (wit / "actor.wit").exists():
+        raise BuildError(f"the SDK's WIT is missing ({wit / 'actor.wit'}): reinstall wasmkeep-actor")
+    cmd = _componentize_cmd()
+    cpy_version = _componentize_version(cmd)
+    with tempfile.TemporaryDirectory(prefix="wasmkeep-build-") as tmp:
+        stage = Path(tmp) / "stage"
+        stage.mkdir()
+        _stage(app_path, [Path(p).resolve() for p in paths or []], stage)
+        digest = _digest(stage, wit, cpy_version)
+        stamp = _stamp(out)
+        if not force and out.exists() and stamp.exists() and stamp.read_text().strip() == digest:
+            return BuildResult(out, True, time.monotonic() - started, out.stat().st_size)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        partial = Path(tmp) / "out.wasm"
+        argv = [*cmd, "-d", str(wit), "-w", "actor", "componentize", "-p", str(stage), ENTRY, "-o", str(partial)]
+        if not quiet:
+            print(f"wasmkeep build: componentizing {app_path.name} (componentize-py {cpy_version}, ~15 s)", file=sys.stderr)
+        r = subprocess.run(argv, cwd=tmp, capture_output=True, text=True, check=False)
+        if r.returncode != 0 or not partial.exists():
+            detail = (r.stderr or r.stdout).strip()
+            raise BuildError(
+                f"componentize-py failed on {app_path.name} (exit {r.returncode}). An exception while importing "
+                f"your module at build time shows here; fix it and build again:\n{detail}"
+            )
+        shutil.move(str(partial), out)
+        stamp.write_text(digest + "\n")
+    return BuildResult(out, False, time.monotonic() - started, out.stat().st_size)

@@ -1,0 +1,39 @@
+"""The command line: `python -m wasmkeep_actor build app.py -o app.wasm` (also `wasmkeep-py`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from . import WIT_PACKAGE, __version__
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m wasmkeep_actor", description="Build wasmkeep actors written in Python.")
+    parser.add_argument("--version", action="version", version=f"wasmkeep-actor {__version__} ({WIT_PACKAGE})")
+    sub = parser.add_subparsers(dest="command", required=True)
+    b = sub.add_parser("build", help="build an actor module into a WebAssembly component (componentize-py)")
+    b.add_argument("app", help="the module that defines your Actor subclass, e.g. app.py")
+    b.add_argument("-o", "--output", required=True, help="the component to write, e.g. app.wasm")
+    b.add_argument(
+        "-p",
+        "--path",
+        action="append",
+        default=[],
+        help="a directory of extra pure-Python modules to include (repeatable)",
+    )
+    b.add_argument("--force", action="store_true", help="build even when the inputs did not change")
+    b.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    args = parser.parse_args(argv)
+
+    from .build import BuildError, build
+
+    try:
+        r = build(args.app, args.output, args.path, force=args.force, quiet=args.quiet)
+    except BuildError as e:
+        print(f"wasmkeep build: {e}", file=sys.stderr)
+        return 1
+    if not args.quiet:
+        what = "unchanged, not rebuilt" if r.skipped else f"built in {r.seconds:.1f} s"
+        print(f"wasmkeep build: {r.output} ({r.size / 1e6:.1f} MB, {what})", file=sys.stderr)
+    return 0

@@ -1,0 +1,271 @@
+"""The actor's own SQLite database. Each actor has one; nobody else reads it.
+
+Writes are kept when the event ends; `exec_durable` and `delete_self_durable`
+return only once what they did is durable. Transactions are opened with
+`with storage.transaction():` (or `begin`), never with SQL text; one still
+open when the event ends, or when the event fails, is rolled back.
+
+Values: `None` is NULL, `int` INTEGER (64-bit), `float` REAL, `str` TEXT and
+`bytes` BLOB, in both directions; `bool` binds as 1 or 0, `bytearray` and
+`memoryview` as BLOB.
+
+    from wasmkeep_actor import storage
+
+    storage.exec("CREATE TABLE IF NOT EXISTS items(id INTEGER PRIMARY KEY, name TEXT)")
+    storage.exec("INSERT INTO items(name) VALUES (?)", "apple")
+    for row in storage.query("SELECT id, name FROM items"):
+        print(row["id"], row.name)   # or: id, name = row
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, Callable, TypeVar, Union, overload
+
+from ._wit import Err
+from ._wit import storage as _s
+from ._wit import types as _t
+from .errors import Internal, NotAllowed, SqlError, SqliteError, sql_error_from_wit
+
+__all__ = [
+    "Internal",
+    "NotAllowed",
+    "Param",
+    "Row",
+    "SqlError",
+    "SqliteError",
+    "Value",
+    "begin",
+    "commit",
+    "delete_self",
+    "delete_self_durable",
+    "exec",
+    "exec_durable",
+    "query",
+    "query_one",
+    "query_value",
+    "rollback",
+    "transaction",
+]
+
+#: A value read from a row.
+Value = Union[None, int, float, str, bytes]
+#: A value bound as a parameter.
+Param = Union[None, int, float, str, bytes, bytearray, memoryview, bool]
+
+_I64_MIN = -(1 << 63)
+_I64_MAX = (1 << 63) - 1
+_T = TypeVar("_T")
+
+
+class Row(tuple):  # type: ignore[type-arg]
+    """One row of `query`: a tuple of the values in column order that can
+    also be read by column name.
+
+        row[0], row["name"], row.name   # by position, by key, as an attribute
+        id, name = row                   # unpacks like a tuple
+        dict(row)                        # {"id": 1, "name": "apple"}
+
+    Columns that share a name (a join) are reachable by position only; by
+    name you get the first.
+    """
+
+    # A tuple cannot carry attributes: the column names live on a subclass
+    # made once per query (see _row_type), shared by its rows.
+    __slots__ = ()
+    _columns: tuple[str, ...] = ()
+    _index: dict[str, int] = {}  # noqa: RUF012 (replaced per query, never mutated)
+
+    @overload
+    def __getitem__(self, key: int) -> Value: ...
+    @overload
+    def __getitem__(self, key: str) -> Value: ...
+    @overload
+    def __getitem__(self, key: slice) -> tuple[Value, ...]: ...
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, str):
+            try:
+                return tuple.__getitem__(self, self._index[key])
+            except KeyError:
+                raise KeyError(f"no column {key!r}; the columns are {list(self._columns)}") from None
+        return tuple.__getitem__(self, key)
+
+    def __getattr__(self, name: str) -> Value:
+        index = type(self)._index
+        if name in index:
+            return tuple.__getitem__(self, index[name])
+        raise AttributeError(f"no column {name!r}; the columns are {list(type(self)._columns)}")
+
+    def keys(self) -> list[str]:
+        """The column names, in order."""
+        return list(self._columns)
+
+    def as_dict(self) -> dict[str, Value]:
+        """The row as a dict of column name → value."""
+        return dict(zip(self._columns, self))
+
+    def __repr__(self) -> str:
+        return "Row(" + ", ".join(f"{c}={v!r}" for c, v in zip(self._columns, self)) + ")"
+
+
+def _row_type(columns: list[str]) -> type[Row]:
+    index: dict[str, int] = {}
+    for i, c in enumerate(columns):
+        index.setdefault(c, i)
+    return type("Row", (Row,), {"__slots__": (), "_columns": tuple(columns), "_index": index})
+
+
+def _to_wit(p: object, n: int) -> _t.SqlValue:
+    if p is None:
+        return _t.SqlValue_Null()
+    if isinstance(p, bool):
+        return _t.SqlValue_Integer(int(p))
+    if isinstance(p, int):
+        if not _I64_MIN <= p <= _I64_MAX:
+            raise OverflowError(f"parameter {n}: {p} does not fit in a 64-bit SQLite INTEGER; bind it as str or float")
+        return _t.SqlValue_Integer(p)
+    if isinstance(p, float):
+        return _t.SqlValue_Real(p)
+    if isinstance(p, str):
+        return _t.SqlValue_Text(p)
+    if isinstance(p, (bytes, bytearray, memoryview)):
+        return _t.SqlValue_Blob(bytes(p))
+    raise TypeError(
+        f"parameter {n}: cannot bind a {type(p).__name__} as an SQL value "
+        "(use None, int, float, str, bytes or bool; convert others first, e.g. str(x) or x.isoformat())"
+    )
+
+
+def _params(ps: tuple[object, ...]) -> list[_t.SqlValue]:
+    return [_to_wit(p, i + 1) for i, p in enumerate(ps)]
+
+
+def _from_wit(v: _t.SqlValue) -> Value:
+    if isinstance(v, _t.SqlValue_Null):
+        return None
+    return v.value  # type: ignore[no-any-return]
+
+
+def _call(f: Callable[..., _T], *args: Any) -> _T:
+    try:
+        return f(*args)
+    except Err as e:
+        raise sql_error_from_wit(e.value) from None
+
+
+def exec(sql: str, *params: Param) -> int:
+    """Runs SQL and returns the number of rows it changed.
+
+    With parameters the text must be one statement (`?`, `?1`, `?2`, ...
+    are bound in order); without parameters it may be several statements
+    separated by `;`, run all or nothing.
+
+    Raises `SqliteError` (syntax, constraint, ...), `NotAllowed` (forbidden
+    statement, deleted in this event, ...) or `Internal`.
+    """
+    return _call(_s.exec, sql, _params(params))
+
+
+def query(sql: str, *params: Param) -> list[Row]:
+    """Runs one statement and returns its rows (`Row`: a tuple that can also
+    be read by column name). Raises as `exec`.
+
+        [(n,)] = storage.query("SELECT count(*) FROM items")
+        names = [r.name for r in storage.query("SELECT name FROM items")]
+    """
+    r = _call(_s.query, sql, _params(params))
+    row = _row_type(r.columns)
+    return [tuple.__new__(row, [_from_wit(v) for v in values]) for values in r.rows]
+
+
+def query_one(sql: str, *params: Param) -> Row | None:
+    """The first row of `query`, or None when there is none."""
+    rows = query(sql, *params)
+    return rows[0] if rows else None
+
+
+def query_value(sql: str, *params: Param) -> Value:
+    """The first column of the first row, or None when there is no row.
+
+        n = storage.query_value("SELECT count(*) FROM items")
+    """
+    row = query_one(sql, *params)
+    return None if row is None or len(row) == 0 else row[0]
+
+
+def exec_durable(sql: str, *params: Param) -> int:
+    """Like `exec`, but always exactly one statement, and returns only once the
+    write is durable (one node: synced to disk; a cluster: acknowledged by the
+    bucket).
+
+    Raises `NotAllowed` inside an open transaction (nothing changes) and
+    `Internal` when the write is not known to be durable.
+    """
+    return _call(_s.exec_durable, sql, _params(params))
+
+
+def begin() -> None:
+    """Opens a transaction. Raises `NotAllowed` if one is already open.
+    Prefer `with storage.transaction():`."""
+    _call(_s.begin)
+
+
+def commit() -> None:
+    """Commits the open transaction. Raises `NotAllowed` if none is open."""
+    _call(_s.commit)
+
+
+def rollback() -> None:
+    """Rolls the open transaction back. Raises `NotAllowed` if none is open."""
+    _call(_s.rollback)
+
+
+@contextmanager
+def transaction() -> Iterator[None]:
+    """A transaction around a block: committed when the block ends, rolled
+    back (and the exception re-raised) when it raises.
+
+        with storage.transaction():
+            storage.exec("UPDATE accounts SET balance = balance - ? WHERE id = ?", 10, a)
+            storage.exec("UPDATE accounts SET balance = balance + ? WHERE id = ?", 10, b)
+    """
+    begin()
+    try:
+        yield
+    except BaseException:
+        try:
+            rollback()
+        except SqlError:
+            # The transaction may be gone already (e.g. the actor was deleted);
+            # the block's own exception is the one that matters.
+            pass
+        raise
+    commit()
+
+
+def delete_self() -> None:
+    """Deletes the actor when this event ends. Storage keeps working until then.
+
+    At the end of the event the alarm is forgotten, sockets are closed with
+    1000 "actor deleted" and the files are removed; the next event at this
+    address meets a new, empty actor (`on_init` runs again).
+    """
+    _s.delete_self()
+
+
+def delete_self_durable() -> None:
+    """Deletes the actor inside the call, so that the answer can follow it.
+
+    On return the delete is durable; every later storage call in this event
+    raises `NotAllowed` ("deleted in this event"), `alarms.get()` returns
+    None and `alarms.set`/`alarms.clear` do nothing.
+
+    Raises `NotAllowed` inside an open transaction (nothing changes: commit
+    or roll back first) and `Internal` when the delete is not known to be
+    durable (storage stays refused until the event ends; calling again is
+    safe). Act on the outside world (cancel a subscription, send the mail)
+    only after it returned.
+    """
+    _call(_s.delete_self_durable)
+

@@ -1,1 +1,340 @@
-//! The pytest harness of the Python SDK (work in progress: see issue 6).
+//! The native half of `wasmkeep_actor.testing`: the `wasmkeep_shim` library
+//! (the same host the dev server and the conformance runner use) exposed to
+//! Python through pyo3 as `wasmkeep_actor._harness`. The Python half
+//! (`sdk-python/wasmkeep_actor/testing.py`) wraps it in the documented API;
+//! this layer stays thin and synchronous.
+#![allow(
+    unsafe_code,
+    reason = "pyo3's #[pymodule]/#[pyclass]/#[pymethods] expand into the extern \"C\" glue CPython calls"
+)]
+
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
+use wasmkeep_shim::{
+    Access, ActorKey, CallFailure, ClassSpec, FaultKind, HttpRequest, Outbound, Runtime, RuntimeConfig, SocketHandle,
+    SocketMessage, SqlValue,
+};
+
+fn err(e: impl std::fmt::Display) -> PyErr {
+    PyRuntimeError::new_err(e.to_string())
+}
+
+fn key(app: String, class: String, name: String) -> ActorKey {
+    ActorKey::new(app, class, name)
+}
+
+fn value_py(py: Python<'_>, v: &SqlValue) -> PyResult<Py<PyAny>> {
+    Ok(match v {
+        SqlValue::Null => py.None(),
+        SqlValue::Integer(i) => i.into_pyobject(py)?.into_any().unbind(),
+        SqlValue::Real(r) => r.into_pyobject(py)?.into_any().unbind(),
+        SqlValue::Text(t) => t.into_pyobject(py)?.into_any().unbind(),
+        SqlValue::Blob(b) => PyBytes::new(py, b).into_any().unbind(),
+    })
+}
+
+/// An answer to a request as Python sees it: `(status, headers, body)`.
+type Answer = (u16, Vec<(String, String)>, Py<PyBytes>);
+
+/// A host with its own data directory and a virtual clock.
+#[pyclass(module = "wasmkeep_actor._harness")]
+pub struct NativeHost {
+    rt: Option<Runtime>,
+    temp: Option<tempfile::TempDir>,
+    sockets: Mutex<HashMap<u64, SocketHandle>>,
+}
+
+impl NativeHost {
+    fn rt(&self) -> PyResult<&Runtime> {
+        self.rt.as_ref().ok_or_else(|| err("the host is closed"))
+    }
+}
+
+#[pymethods]
+impl NativeHost {
+    /// Starts a host (virtual clock, in-memory alarm index). Without
+    /// `data_dir`, a fresh temporary one that `close` removes.
+    #[new]
+    #[pyo3(signature = (data_dir=None, cache_dir=None, event_timeout_ms=None, idle_timeout_ms=None))]
+    fn new(
+        data_dir: Option<PathBuf>,
+        cache_dir: Option<PathBuf>,
+        event_timeout_ms: Option<u64>,
+        idle_timeout_ms: Option<u64>,
+    ) -> PyResult<Self> {
+        let (data_dir, temp) = match data_dir {
+            Some(d) => (d, None),
+            None => {
+                let t = tempfile::Builder::new()
+                    .prefix("wasmkeep-test-")
+                    .tempdir()
+                    .map_err(err)?;
+                (t.path().to_owned(), Some(t))
+            }
+        };
+        let mut config = RuntimeConfig::for_tests(&data_dir);
+        if let Some(c) = cache_dir {
+            config.cache_dir = c;
+        }
+        if let Some(ms) = event_timeout_ms {
+            config.event_timeout = Duration::from_millis(ms);
+        }
+        if let Some(ms) = idle_timeout_ms {
+            config.idle_timeout = Duration::from_millis(ms);
+        }
+        let rt = Runtime::new(config).map_err(err)?;
+        Ok(Self {
+            rt: Some(rt),
+            temp,
+            sockets: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The data directory.
+    #[getter]
+    fn data_dir(&self) -> PyResult<String> {
+        Ok(self.rt()?.config().data_dir.display().to_string())
+    }
+
+    /// Adds (or replaces) an app: `classes` is a list of `(name, component,
+    /// access)` with access `open`, `existing` or `internal`. Compiles the
+    /// components (or loads them from the cache).
+    fn add_app(&self, py: Python<'_>, app: String, classes: Vec<(String, PathBuf, String)>) -> PyResult<()> {
+        let specs = classes
+            .into_iter()
+            .map(|(name, component, access)| {
+                let access = match access.as_str() {
+                    "open" => Access::Open,
+                    "existing" => Access::Existing,
+                    "internal" => Access::Internal,
+                    other => {
+                        return Err(PyValueError::new_err(format!(
+                            "class {name}: access {other:?} is not open, existing or internal"
+                        )));
+                    }
+                };
+                Ok(ClassSpec {
+                    name,
+                    component,
+                    access,
+                })
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let rt = self.rt()?;
+        py.detach(|| rt.add_app(&app, &specs)).map_err(err)
+    }
+
+    /// Loads an app manifest (`wasmkeep.toml`); returns the app's name.
+    fn load_manifest(&self, py: Python<'_>, path: PathBuf) -> PyResult<String> {
+        let rt = self.rt()?;
+        let m = py.detach(|| rt.load_manifest(&path)).map_err(err)?;
+        Ok(m.app)
+    }
+
+    /// Sends a request event and waits for the answer: `(status, headers, body)`.
+    #[allow(clippy::too_many_arguments, reason = "a flat signature keeps the Python side simple")]
+    fn request(
+        &self,
+        py: Python<'_>,
+        app: String,
+        class: String,
+        name: String,
+        method: String,
+        path: String,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+    ) -> PyResult<Answer> {
+        let mut req = HttpRequest::new(&method, &path, body);
+        req.headers.extend(headers);
+        let rt = self.rt()?;
+        let answer = py
+            .detach(|| rt.request_blocking(&key(app, class, name), req))
+            .map_err(err)?;
+        Ok((answer.status, answer.headers, PyBytes::new(py, &answer.body).unbind()))
+    }
+
+    /// Runs `on-call` as the host: `("ok", bytes)` or `(kind, message)` with
+    /// kind `refused`, `rejected` or `failed`.
+    fn call(
+        &self,
+        py: Python<'_>,
+        app: String,
+        class: String,
+        name: String,
+        payload: Vec<u8>,
+    ) -> PyResult<Py<PyTuple>> {
+        let rt = self.rt()?;
+        let r = py.detach(|| rt.call(&key(app, class, name), payload)).map_err(err)?;
+        let (kind, value): (&str, Py<PyAny>) = match r {
+            Ok(bytes) => ("ok", PyBytes::new(py, &bytes).into_any().unbind()),
+            Err(CallFailure::Refused(m)) => ("refused", m.into_pyobject(py)?.into_any().unbind()),
+            Err(CallFailure::Rejected(m)) => ("rejected", m.into_pyobject(py)?.into_any().unbind()),
+            Err(CallFailure::Failed(m)) => ("failed", m.into_pyobject(py)?.into_any().unbind()),
+        };
+        Ok(PyTuple::new(py, [kind.into_pyobject(py)?.into_any().unbind(), value])?.unbind())
+    }
+
+    /// Opens a WebSocket to an actor (its `on-socket-open` runs); returns the socket id.
+    fn open_socket(&self, py: Python<'_>, app: String, class: String, name: String, path: String) -> PyResult<u64> {
+        let rt = self.rt()?;
+        let handle = py
+            .detach(|| rt.open_socket(&key(app, class, name), &path))
+            .map_err(err)?;
+        let id = handle.id;
+        self.sockets.lock().map_err(err)?.insert(id, handle);
+        Ok(id)
+    }
+
+    /// Sends a client message (`str` text or `bytes` binary) to the actor.
+    fn socket_send(&self, py: Python<'_>, id: u64, message: &Bound<'_, PyAny>) -> PyResult<()> {
+        let msg = if let Ok(t) = message.extract::<String>() {
+            SocketMessage::Text(t)
+        } else if let Ok(b) = message.cast::<PyBytes>() {
+            SocketMessage::Binary(b.as_bytes().to_vec())
+        } else {
+            return Err(PyValueError::new_err(
+                "a socket message is str (text) or bytes (binary)",
+            ));
+        };
+        let rt = self.rt()?;
+        py.detach(|| rt.socket_message(id, msg)).map_err(err)
+    }
+
+    /// The client closes the socket (the actor's `on-socket-close` runs).
+    fn socket_close(&self, py: Python<'_>, id: u64, code: u16, reason: String) -> PyResult<()> {
+        let rt = self.rt()?;
+        py.detach(|| rt.socket_closed(id, code, &reason));
+        Ok(())
+    }
+
+    /// What the actor sent the socket's client since the last look, in
+    /// order: `str`, `bytes`, or `(code, reason)` for the close.
+    fn socket_take(&self, py: Python<'_>, id: u64) -> PyResult<Py<PyList>> {
+        let mut sockets = self.sockets.lock().map_err(err)?;
+        let handle = sockets
+            .get_mut(&id)
+            .ok_or_else(|| err(format!("no socket {id} was opened by this host")))?;
+        let out = PyList::empty(py);
+        while let Ok(o) = handle.outbound.try_recv() {
+            match o {
+                Outbound::Message(SocketMessage::Text(t)) => out.append(t)?,
+                Outbound::Message(SocketMessage::Binary(b)) => out.append(PyBytes::new(py, &b))?,
+                Outbound::Close { code, reason } => out.append((code, reason))?,
+            }
+        }
+        Ok(out.unbind())
+    }
+
+    /// Waits until the actor's queued events have run.
+    fn settle(&self, py: Python<'_>, app: String, class: String, name: String) -> PyResult<()> {
+        let rt = self.rt()?;
+        py.detach(|| rt.settle(&key(app, class, name)));
+        Ok(())
+    }
+
+    /// The host's clock (ms since the epoch).
+    fn now(&self) -> PyResult<u64> {
+        Ok(self.rt()?.now_ms())
+    }
+
+    /// Moves the virtual clock forward; returns the new time.
+    fn advance_clock(&self, ms: u64) -> PyResult<u64> {
+        self.rt()?.advance_clock(ms).map_err(err)
+    }
+
+    /// Runs every due alarm; returns how many ran.
+    fn run_due_alarms(&self, py: Python<'_>) -> PyResult<usize> {
+        let rt = self.rt()?;
+        Ok(py.detach(|| rt.run_due_alarms()))
+    }
+
+    /// Runs this actor's alarm if it is due; tells whether one ran.
+    fn run_alarm(&self, py: Python<'_>, app: String, class: String, name: String) -> PyResult<bool> {
+        let rt = self.rt()?;
+        Ok(py.detach(|| rt.run_alarm(&key(app, class, name))))
+    }
+
+    /// Arms a fault (`fail-removal`, ...) for the next `count` attempts.
+    fn arm_fault(&self, kind: &str, count: u32) -> PyResult<()> {
+        let k = FaultKind::from_name(kind).ok_or_else(|| PyValueError::new_err(format!("unknown fault {kind:?}")))?;
+        self.rt()?.faults().arm(k, count);
+        Ok(())
+    }
+
+    /// Clears every armed fault.
+    fn clear_faults(&self) -> PyResult<()> {
+        self.rt()?.faults().clear();
+        Ok(())
+    }
+
+    /// Whether the actor has a database.
+    fn exists(&self, app: String, class: String, name: String) -> PyResult<bool> {
+        Ok(self.rt()?.exists(&key(app, class, name)))
+    }
+
+    /// The actor's tables: `{table: (columns, rows)}` with SQLite values as
+    /// Python values (None, int, float, str, bytes).
+    fn tables(&self, py: Python<'_>, app: String, class: String, name: String) -> PyResult<Py<PyDict>> {
+        let rt = self.rt()?;
+        let tables = py.detach(|| rt.tables(&key(app, class, name))).map_err(err)?;
+        let out = PyDict::new(py);
+        for (t, r) in tables {
+            let rows = PyList::empty(py);
+            for row in &r.rows {
+                let values = row.iter().map(|v| value_py(py, v)).collect::<PyResult<Vec<_>>>()?;
+                rows.append(PyTuple::new(py, values)?)?;
+            }
+            out.set_item(t, (r.columns, rows))?;
+        }
+        Ok(out.unbind())
+    }
+
+    /// Every actor the host knows and its status, as JSON.
+    fn actors_json(&self) -> PyResult<String> {
+        serde_json::to_string(&self.rt()?.actors()).map_err(err)
+    }
+
+    /// The lines actors logged, as JSON.
+    fn logs_json(&self) -> PyResult<String> {
+        serde_json::to_string(&self.rt()?.logs()).map_err(err)
+    }
+
+    /// The metrics in Prometheus text.
+    fn metrics(&self) -> PyResult<String> {
+        Ok(self.rt()?.metrics().render())
+    }
+
+    /// Hibernates every resident actor.
+    fn hibernate_all(&self, py: Python<'_>) -> PyResult<()> {
+        let rt = self.rt()?;
+        py.detach(|| rt.hibernate_all());
+        Ok(())
+    }
+
+    /// Stops the host and removes its temporary data directory. Idempotent.
+    fn close(&mut self, py: Python<'_>) {
+        if let Some(rt) = self.rt.take() {
+            py.detach(|| {
+                rt.hibernate_all();
+                drop(rt);
+            });
+        }
+        if let Ok(mut s) = self.sockets.lock() {
+            s.clear();
+        }
+        self.temp = None;
+    }
+}
+
+/// The module `wasmkeep_actor._harness`.
+#[pymodule]
+fn _harness(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<NativeHost>()?;
+    m.add("HOST_VERSION", wasmkeep_shim::VERSION)?;
+    Ok(())
+}

@@ -1,0 +1,222 @@
+//! A host: its runtime, its data directory, its apps.
+
+use crate::error::guard;
+use crate::ffi_str::{arg, opt_arg, owned};
+use std::collections::HashMap;
+use std::ffi::c_char;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Duration;
+use wasmkeep_shim::{Access, ActorKey, ClassSpec, Runtime, RuntimeConfig, SocketHandle};
+
+/// A host with its own data directory and a virtual clock (opaque). Made by
+/// `wkh_host_new`, freed by `wkh_host_free`.
+pub struct WkhHost {
+    pub(crate) rt: Runtime,
+    pub(crate) sockets: Mutex<HashMap<u64, SocketHandle>>,
+    // Dropped after the runtime (field order): the data directory goes last.
+    _temp: Option<tempfile::TempDir>,
+}
+
+/// Options of a new host. Every field may be left 0 / NULL for its default.
+#[repr(C)]
+pub struct WkhHostOptions {
+    /// The data directory; NULL: a fresh temporary one, removed by `wkh_host_free`.
+    pub data_dir: *const c_char,
+    /// Where compiled components are cached; NULL: `$WASMKEEP_CACHE_DIR` or
+    /// `<data dir>/cache`. Share one between hosts to compile a component once.
+    pub cache_dir: *const c_char,
+    /// An event's time limit in milliseconds; 0: 5000.
+    pub event_timeout_ms: u32,
+    /// Idle time before an actor hibernates, in milliseconds; 0: 30000.
+    pub idle_timeout_ms: u32,
+}
+
+/// Who may create and reach a class's actors (the manifest's `access`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub enum WkhAccess {
+    /// Any request creates the actor.
+    Open = 0,
+    /// Requests reach only actors that exist; calls from the app create them.
+    Existing = 1,
+    /// Calls from the app's actors only.
+    Internal = 2,
+}
+
+/// One class of an app: its name and its component file.
+#[repr(C)]
+pub struct WkhClass {
+    /// The class name (`/<class>/<name>` routes to it).
+    pub name: *const c_char,
+    /// The component file (`.wasm`).
+    pub component: *const c_char,
+    /// Who may reach its actors.
+    pub access: WkhAccess,
+}
+
+impl WkhHost {
+    /// # Safety
+    /// `host` is NULL or a live host from `wkh_host_new`.
+    pub(crate) unsafe fn from_ptr<'a>(host: *const WkhHost) -> Result<&'a WkhHost, String> {
+        // SAFETY: NULL or live per the contract.
+        unsafe { host.as_ref() }.ok_or_else(|| "host is NULL: make one with wkh_host_new".to_owned())
+    }
+}
+
+/// Reads an actor's address arguments.
+///
+/// # Safety
+/// Each pointer is a NUL-terminated string valid for the call.
+pub(crate) unsafe fn actor_key(
+    app: *const c_char,
+    class: *const c_char,
+    name: *const c_char,
+) -> Result<ActorKey, String> {
+    // SAFETY: forwarded contract.
+    unsafe {
+        Ok(ActorKey::new(
+            arg(app, "app")?,
+            arg(class, "class")?,
+            arg(name, "name")?,
+        ))
+    }
+}
+
+/// Starts a host: virtual clock at a fixed start, alarms that run only when the
+/// test says so, its own data directory. `options` may be NULL (all defaults).
+///
+/// Returns NULL on failure (see `wkh_last_error`). Free it with `wkh_host_free`.
+///
+/// # Safety
+/// `options` is NULL or points to a valid `wkh_host_options` whose strings are
+/// NULL or NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_host_new(options: *const WkhHostOptions) -> *mut WkhHost {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: NULL or valid per the contract.
+        let options = unsafe { options.as_ref() };
+        // SAFETY: the strings are NULL or NUL-terminated per the contract.
+        let data_dir = unsafe { opt_arg(options.map_or(std::ptr::null(), |o| o.data_dir), "data_dir")? };
+        // SAFETY: as above.
+        let cache_dir = unsafe { opt_arg(options.map_or(std::ptr::null(), |o| o.cache_dir), "cache_dir")? };
+        let (data_dir, temp) = match data_dir {
+            Some(d) => (PathBuf::from(d), None),
+            None => {
+                let t = tempfile::Builder::new()
+                    .prefix("wasmkeep-test-")
+                    .tempdir()
+                    .map_err(|e| format!("creating a temporary data directory: {e}"))?;
+                (t.path().to_owned(), Some(t))
+            }
+        };
+        let mut config = RuntimeConfig::for_tests(&data_dir);
+        if let Some(c) = cache_dir {
+            config.cache_dir = PathBuf::from(c);
+        }
+        if let Some(o) = options {
+            if o.event_timeout_ms > 0 {
+                config.event_timeout = Duration::from_millis(u64::from(o.event_timeout_ms));
+            }
+            if o.idle_timeout_ms > 0 {
+                config.idle_timeout = Duration::from_millis(u64::from(o.idle_timeout_ms));
+            }
+        }
+        let rt = Runtime::new(config).map_err(|e| format!("starting the host: {e}"))?;
+        Ok(Box::into_raw(Box::new(WkhHost {
+            rt,
+            sockets: Mutex::new(HashMap::new()),
+            _temp: temp,
+        })))
+    })
+}
+
+/// Stops the host: hibernates its actors, drops its sockets and removes its
+/// temporary data directory (one given in the options stays). NULL does nothing.
+///
+/// # Safety
+/// `host` is NULL or a host from `wkh_host_new`, not freed before; nothing
+/// uses it afterwards.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_host_free(host: *mut WkhHost) {
+    if host.is_null() {
+        return;
+    }
+    // SAFETY: made by Box::into_raw in wkh_host_new, freed once per the contract.
+    let host = unsafe { Box::from_raw(host) };
+    host.rt.hibernate_all();
+}
+
+/// Adds (or replaces) an app with `count` classes, compiling their components.
+/// `app` is `tenant/app`. Returns 0, or -1 (an unreadable or invalid component,
+/// a bad name: see `wkh_last_error`).
+///
+/// # Safety
+/// `host` is a live host; `classes` points to `count` valid `wkh_class` values.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_add_app(
+    host: *const WkhHost,
+    app: *const c_char,
+    classes: *const WkhClass,
+    count: usize,
+) -> i32 {
+    guard(-1, || {
+        // SAFETY: per the contract.
+        let host = unsafe { WkhHost::from_ptr(host)? };
+        // SAFETY: per the contract.
+        let app = unsafe { arg(app, "app")? };
+        if count > 0 && classes.is_null() {
+            return Err("classes is NULL".to_owned());
+        }
+        let classes = if count == 0 {
+            &[][..]
+        } else {
+            // SAFETY: `count` valid elements per the contract.
+            unsafe { std::slice::from_raw_parts(classes, count) }
+        };
+        let mut specs = Vec::with_capacity(count);
+        for c in classes {
+            // SAFETY: the class's strings are NUL-terminated per the contract.
+            let (name, component) = unsafe { (arg(c.name, "class name")?, arg(c.component, "component")?) };
+            specs.push(ClassSpec {
+                name: name.to_owned(),
+                component: PathBuf::from(component),
+                access: match c.access {
+                    WkhAccess::Open => Access::Open,
+                    WkhAccess::Existing => Access::Existing,
+                    WkhAccess::Internal => Access::Internal,
+                },
+            });
+        }
+        host.rt.add_app(app, &specs).map_err(|e| e.to_string())?;
+        Ok(0)
+    })
+}
+
+/// Loads an app manifest (`wasmkeep.toml`; component paths relative to it).
+/// Returns the app's name (free it with `wkh_string_free`), or NULL on failure.
+///
+/// # Safety
+/// `host` is a live host; `path` a NUL-terminated string.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_load_manifest(host: *const WkhHost, path: *const c_char) -> *mut c_char {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: per the contract.
+        let (host, path) = unsafe { (WkhHost::from_ptr(host)?, arg(path, "path")?) };
+        let m = host.rt.load_manifest(path.as_ref()).map_err(|e| e.to_string())?;
+        Ok(owned(m.app))
+    })
+}
+
+/// The host's data directory (free it with `wkh_string_free`), or NULL.
+///
+/// # Safety
+/// `host` is a live host.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_data_dir(host: *const WkhHost) -> *mut c_char {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: per the contract.
+        let host = unsafe { WkhHost::from_ptr(host)? };
+        Ok(owned(host.rt.config().data_dir.display().to_string()))
+    })
+}

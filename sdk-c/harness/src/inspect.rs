@@ -1,0 +1,305 @@
+//! What a test controls and reads besides events: the virtual clock, alarms,
+//! faults, an actor's tables, the host's listings.
+
+use crate::error::guard;
+use crate::ffi_str::{arg, buffer, free_buffer, free_owned, owned};
+use crate::host::{WkhHost, actor_key};
+use std::ffi::c_char;
+use wasmkeep_shim::{FaultKind, SqlValue};
+
+/// The type of a value read from a table.
+#[repr(C)]
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum WkhValueKind {
+    /// SQL NULL.
+    Null = 0,
+    /// `integer` holds it.
+    Integer = 1,
+    /// `real` holds it.
+    Real = 2,
+    /// `data` holds `len` bytes of UTF-8 (then a NUL).
+    Text = 3,
+    /// `data` holds `len` bytes (then a NUL).
+    Blob = 4,
+}
+
+/// One value of a row.
+#[repr(C)]
+pub struct WkhValue {
+    /// Which field holds the value.
+    pub kind: WkhValueKind,
+    /// An integer (Integer).
+    pub integer: i64,
+    /// A real (Real).
+    pub real: f64,
+    /// Text or blob bytes, followed by a NUL; NULL for the other kinds.
+    pub data: *mut u8,
+    /// The length of `data` without the NUL.
+    pub len: usize,
+}
+
+/// The rows of one table: `values[row * column_count + column]`.
+/// Free it with `wkh_table_free`.
+#[repr(C)]
+pub struct WkhTable {
+    /// The column names, `column_count` of them.
+    pub columns: *mut *mut c_char,
+    /// How many columns.
+    pub column_count: usize,
+    /// `row_count * column_count` values, row after row.
+    pub values: *mut WkhValue,
+    /// How many rows.
+    pub row_count: usize,
+}
+
+/// The host's clock in milliseconds since the Unix epoch (virtual: it moves
+/// only with `wkh_advance_clock`). 0 if `host` is NULL.
+///
+/// # Safety
+/// `host` is NULL or a live host.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_now(host: *const WkhHost) -> u64 {
+    // SAFETY: per the contract.
+    guard(0, || Ok(unsafe { WkhHost::from_ptr(host)? }.rt.now_ms()))
+}
+
+/// Moves the virtual clock forward by `ms`. Alarms that came due do not run
+/// until `wkh_run_due_alarms`. Returns the new time, or 0 on failure.
+///
+/// # Safety
+/// `host` is a live host.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_advance_clock(host: *const WkhHost, ms: u64) -> u64 {
+    guard(0, || {
+        // SAFETY: per the contract.
+        let host = unsafe { WkhHost::from_ptr(host)? };
+        host.rt.advance_clock(ms).map_err(|e| e.to_string())
+    })
+}
+
+/// Runs every due alarm (their `on-alarm` events) and waits for them.
+/// Returns how many ran.
+///
+/// # Safety
+/// `host` is a live host.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_run_due_alarms(host: *const WkhHost) -> usize {
+    // SAFETY: per the contract.
+    guard(0, || Ok(unsafe { WkhHost::from_ptr(host)? }.rt.run_due_alarms()))
+}
+
+/// Waits until the actor's queued events (socket messages, closes) have run.
+/// Returns 0 or -1.
+///
+/// # Safety
+/// `host` is a live host; strings NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_settle(
+    host: *const WkhHost,
+    app: *const c_char,
+    class: *const c_char,
+    name: *const c_char,
+) -> i32 {
+    guard(-1, || {
+        // SAFETY: per the contract.
+        let (host, key) = unsafe { (WkhHost::from_ptr(host)?, actor_key(app, class, name)?) };
+        host.rt.settle(&key);
+        Ok(0)
+    })
+}
+
+/// Arms a fault of the shim for its next `count` occurrences (0 disarms it):
+/// `fail-removal` (one node: removing a deleted actor's files fails),
+/// `fail-upload`, `upload-lands-but-fails`, `fail-erase`, `lose-hold`,
+/// `cut-off-after-answer` (cluster). Returns 0, or -1 for an unknown name.
+///
+/// # Safety
+/// `host` is a live host; `kind` NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_arm_fault(host: *const WkhHost, kind: *const c_char, count: u32) -> i32 {
+    guard(-1, || {
+        // SAFETY: per the contract.
+        let (host, kind) = unsafe { (WkhHost::from_ptr(host)?, arg(kind, "kind")?) };
+        let k = FaultKind::from_name(kind).ok_or_else(|| {
+            let known: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
+            format!("unknown fault {kind:?}: one of {}", known.join(", "))
+        })?;
+        host.rt.faults().arm(k, count);
+        Ok(0)
+    })
+}
+
+/// Disarms every fault. Returns 0 or -1.
+///
+/// # Safety
+/// `host` is a live host.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_clear_faults(host: *const WkhHost) -> i32 {
+    guard(-1, || {
+        // SAFETY: per the contract.
+        unsafe { WkhHost::from_ptr(host)? }.rt.faults().clear();
+        Ok(0)
+    })
+}
+
+/// Whether the actor has a database: 1 yes, 0 no, -1 on failure.
+///
+/// # Safety
+/// `host` is a live host; strings NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_exists(
+    host: *const WkhHost,
+    app: *const c_char,
+    class: *const c_char,
+    name: *const c_char,
+) -> i32 {
+    guard(-1, || {
+        // SAFETY: per the contract.
+        let (host, key) = unsafe { (WkhHost::from_ptr(host)?, actor_key(app, class, name)?) };
+        Ok(i32::from(host.rt.exists(&key)))
+    })
+}
+
+fn value(v: SqlValue) -> WkhValue {
+    let mut out = WkhValue {
+        kind: WkhValueKind::Null,
+        integer: 0,
+        real: 0.0,
+        data: std::ptr::null_mut(),
+        len: 0,
+    };
+    match v {
+        SqlValue::Null => {}
+        SqlValue::Integer(i) => (out.kind, out.integer) = (WkhValueKind::Integer, i),
+        SqlValue::Real(r) => (out.kind, out.real) = (WkhValueKind::Real, r),
+        SqlValue::Text(t) => (out.kind, (out.data, out.len)) = (WkhValueKind::Text, buffer(t.into_bytes())),
+        SqlValue::Blob(b) => (out.kind, (out.data, out.len)) = (WkhValueKind::Blob, buffer(b)),
+    }
+    out
+}
+
+/// Reads one table of an actor's database (the actor's own tables; not the
+/// host's). Returns it (free it with `wkh_table_free`), or NULL when the actor
+/// or the table does not exist (`wkh_last_error` names the tables it has).
+///
+/// # Safety
+/// `host` is a live host; strings NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_table_read(
+    host: *const WkhHost,
+    app: *const c_char,
+    class: *const c_char,
+    name: *const c_char,
+    table: *const c_char,
+) -> *mut WkhTable {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: per the contract.
+        let (host, key, table) = unsafe {
+            (
+                WkhHost::from_ptr(host)?,
+                actor_key(app, class, name)?,
+                arg(table, "table")?,
+            )
+        };
+        let tables = host.rt.tables(&key).map_err(|e| e.to_string())?;
+        let names: Vec<String> = tables.iter().map(|(n, _)| n.clone()).collect();
+        let Some((_, result)) = tables.into_iter().find(|(n, _)| n == table) else {
+            return Err(format!("actor {key} has no table {table:?} (tables: {names:?})"));
+        };
+        let columns: Box<[*mut c_char]> = result.columns.into_iter().map(owned).collect();
+        let column_count = columns.len();
+        let row_count = result.rows.len();
+        let values: Box<[WkhValue]> = result.rows.into_iter().flatten().map(value).collect();
+        Ok(Box::into_raw(Box::new(WkhTable {
+            columns: Box::into_raw(columns).cast(),
+            column_count,
+            values: Box::into_raw(values).cast(),
+            row_count,
+        })))
+    })
+}
+
+/// Frees a table and every value in it. NULL does nothing.
+///
+/// # Safety
+/// `table` is NULL or from `wkh_table_read`, not freed before.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_table_free(table: *mut WkhTable) {
+    if table.is_null() {
+        return;
+    }
+    // SAFETY: everything here was made by wkh_table_read with these lengths, freed once.
+    unsafe {
+        let t = Box::from_raw(table);
+        let columns = Box::from_raw(std::ptr::slice_from_raw_parts_mut(t.columns, t.column_count));
+        for c in columns.iter() {
+            free_owned(*c);
+        }
+        let values = Box::from_raw(std::ptr::slice_from_raw_parts_mut(
+            t.values,
+            t.row_count * t.column_count,
+        ));
+        for v in values.iter() {
+            free_buffer(v.data, v.len);
+        }
+    }
+}
+
+/// Runs `f` on the host and hands its text to the caller.
+///
+/// # Safety
+/// `host` is NULL or a live host.
+unsafe fn json_string(host: *const WkhHost, f: impl FnOnce(&WkhHost) -> serde_json::Result<String>) -> *mut c_char {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: per the contract.
+        let host = unsafe { WkhHost::from_ptr(host)? };
+        f(host).map(owned).map_err(|e| e.to_string())
+    })
+}
+
+/// Every actor the host knows, as JSON: `[{"app", "class", "name", "status",
+/// "alarm"}, ...]` with status `resident`, `hibernated` or `deleted`. Free it
+/// with `wkh_string_free`; NULL on failure.
+///
+/// # Safety
+/// `host` is a live host.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_actors_json(host: *const WkhHost) -> *mut c_char {
+    // SAFETY: per the contract.
+    unsafe { json_string(host, |h| serde_json::to_string(&h.rt.actors())) }
+}
+
+/// The lines actors logged, as JSON: `[{"at", "actor", "level", "message"}, ...]`.
+/// Free it with `wkh_string_free`; NULL on failure.
+///
+/// # Safety
+/// `host` is a live host.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_logs_json(host: *const WkhHost) -> *mut c_char {
+    // SAFETY: per the contract.
+    unsafe { json_string(host, |h| serde_json::to_string(&h.rt.logs())) }
+}
+
+/// The host's metrics in Prometheus text. Free it with `wkh_string_free`.
+///
+/// # Safety
+/// `host` is a live host.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_metrics(host: *const WkhHost) -> *mut c_char {
+    // SAFETY: per the contract.
+    unsafe { json_string(host, |h| Ok(h.rt.metrics().render())) }
+}
+
+/// Hibernates every resident actor (their next event wakes them from their
+/// files). Returns 0 or -1.
+///
+/// # Safety
+/// `host` is a live host.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_hibernate_all(host: *const WkhHost) -> i32 {
+    guard(-1, || {
+        // SAFETY: per the contract.
+        unsafe { WkhHost::from_ptr(host)? }.rt.hibernate_all();
+        Ok(0)
+    })
+}

@@ -1,0 +1,82 @@
+/* Alarms, the actor's context (address, app, clock, log) and its previous deletion. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "internal.h"
+
+bool wk_alarm_get(uint64_t *at) {
+    uint64_t t = 0;
+    bool pending = wasmkeep_actor_alarms_get_alarm(&t);
+    if (at) *at = pending ? t : 0;
+    return pending;
+}
+
+void wk_alarm_set(uint64_t at) { wasmkeep_actor_alarms_set_alarm(at); }
+
+void wk_alarm_clear(void) { wasmkeep_actor_alarms_clear_alarm(); }
+
+/* An instance serves one actor: its address and app are asked once. */
+static char *self_class, *self_name, *self_app;
+
+static void load_self(void) {
+    if (self_class) return;
+    wasmkeep_actor_context_address_t a;
+    wasmkeep_actor_context_self_address(&a);
+    self_class = wk__take_cstr(&a.class_);
+    self_name = wk__take_cstr(&a.name);
+}
+
+const char *wk_self_class(void) {
+    load_self();
+    return self_class;
+}
+
+const char *wk_self_name(void) {
+    load_self();
+    return self_name;
+}
+
+const char *wk_app(void) {
+    if (!self_app) {
+        actor_string_t s;
+        wasmkeep_actor_context_app(&s);
+        self_app = wk__take_cstr(&s);
+    }
+    return self_app;
+}
+
+uint64_t wk_now(void) { return wasmkeep_actor_context_now(); }
+
+void wk_log(wk_log_level level, const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    int n = vsnprintf(NULL, 0, format, args);
+    va_end(args);
+    if (n < 0) return; /* a bad format: nothing sensible to log */
+    char *line = wk__alloc((size_t)n + 1);
+    va_start(args, format);
+    vsnprintf(line, (size_t)n + 1, format, args);
+    va_end(args);
+    actor_string_t text = {(uint8_t *)line, (size_t)n};
+    wasmkeep_actor_context_log((wasmkeep_actor_context_log_level_t)level, &text);
+    free(line);
+}
+
+const char *wk_deletion_cause_name(wk_deletion_cause cause) {
+    switch (cause) {
+    case WK_DELETED_BY_DELETE_SELF: return "delete-self";
+    case WK_DELETED_BY_DELETE_SELF_DURABLE: return "delete-self-durable";
+    case WK_DELETED_BY_OPERATOR: return "operator";
+    case WK_DELETED_BY_EXPIRY: return "expired";
+    default: return "unknown";
+    }
+}
+
+bool wk_previous_deletion(uint64_t *at, wk_deletion_cause *cause) {
+    wasmkeep_actor_context_deletion_t d;
+    bool some = wasmkeep_actor_context_previous_deletion(&d);
+    if (at) *at = some ? d.at : 0;
+    if (cause) *cause = some ? (wk_deletion_cause)d.cause : WK_DELETED_BY_DELETE_SELF;
+    return some;
+}

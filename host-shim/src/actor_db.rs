@@ -24,6 +24,10 @@ pub const META_TABLE: &str = "_wasmkeep_meta";
 pub const META_INITIALIZED: &str = "initialized";
 /// Meta key: the pending alarm, in ms since the epoch.
 pub const META_ALARM: &str = "alarm";
+/// Meta key: the deletion record (`<ms> <how>`) of the address's last deletion
+/// before this database: a reset carries it, and a database created after a
+/// single node's removal copies it from the removal record.
+pub const META_DELETED: &str = "deleted";
 
 /// PRAGMAs a guest may run: they read or set per-connection behaviour of its
 /// own database and touch no file.

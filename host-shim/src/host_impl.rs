@@ -1,10 +1,10 @@
 //! What an actor's imports do: the per-instance state and the `Host` traits.
 
-use crate::actor_db::{ActorDb, META_ALARM};
+use crate::actor_db::{ActorDb, META_ALARM, META_DELETED};
 use crate::address::ActorKey;
 use crate::bindings::{alarms, calls, context, http, sockets, storage, types};
 use crate::http_types::{HttpResponse, SocketMessage};
-use crate::metrics::{DELETE_FAILURES_TOTAL, DELETES_TOTAL, DeleteHow};
+use crate::metrics::{DELETE_FAILURES_TOTAL, DELETES_TOTAL, DeleteHow, parse_deletion_record};
 use crate::runtime::Shared;
 use crate::sql_types::{QueryResult, SqlError, SqlValue, refusals};
 use std::sync::Arc;
@@ -75,6 +75,8 @@ pub struct HostState {
     pub(crate) stderr_mark: usize,
     /// Cluster: this node's replica of the actor while it holds it.
     pub(crate) replica: Option<crate::replica::Replica>,
+    /// The deletion record (`<ms> <how>`) its database carries, read when it opens.
+    pub(crate) previous_deletion: Option<String>,
 }
 
 impl WasiView for HostState {
@@ -111,6 +113,7 @@ impl HostState {
             stderr,
             stderr_mark: 0,
             replica: None,
+            previous_deletion: None,
         }
     }
 
@@ -191,7 +194,8 @@ impl HostState {
         }
         // Whatever happens now, the end of the event finishes the delete.
         self.ev.delete = Some(DeleteHow::SelfDurable);
-        match self.shared.state.remove(&self.key) {
+        let record = DeleteHow::SelfDurable.record(self.shared.clock.now_ms());
+        match self.shared.state.remove(&self.key, &record) {
             Ok(()) => {
                 self.db = Db::DeletedInEvent;
                 self.ev.files_removed = true;
@@ -216,7 +220,7 @@ impl HostState {
 impl HostState {
     /// The marks the empty database of a reset carries: when and how.
     pub(crate) fn deletion_marks(&self, how: DeleteHow) -> Vec<(&'static str, String)> {
-        vec![("deleted", format!("{} {}", self.shared.clock.now_ms(), how.label()))]
+        vec![(META_DELETED, how.record(self.shared.clock.now_ms()))]
     }
 
     /// Cluster: the reset uploaded on the head while the hold is valid.
@@ -438,6 +442,20 @@ impl context::Host for HostState {
 
     fn now(&mut self) -> R<u64> {
         Ok(self.shared.clock.now_ms())
+    }
+
+    fn previous_deletion(&mut self) -> R<Option<context::Deletion>> {
+        use context::DeletionCause as C;
+        let Some((at, how)) = self.previous_deletion.as_deref().and_then(parse_deletion_record) else {
+            return Ok(None);
+        };
+        let cause = match how {
+            DeleteHow::SelfDelete => C::DeleteSelf,
+            DeleteHow::SelfDurable => C::DeleteSelfDurable,
+            DeleteHow::Operator => C::Operator,
+            DeleteHow::Expired => C::Expired,
+        };
+        Ok(Some(context::Deletion { at, cause }))
     }
 
     fn log(&mut self, level: context::LogLevel, mut message: String) -> R<()> {

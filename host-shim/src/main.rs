@@ -246,14 +246,20 @@ fn status(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode> {
         .split_once('/')
         .ok_or_else(|| anyhow::anyhow!("the actor is `class/name`, got {:?}", args.actor))?;
     let dir = args.bucket.clone().unwrap_or_else(|| args.data_dir.join("bucket"));
-    anyhow::ensure!(
-        dir.is_dir(),
-        "no bucket at {}: point --data-dir at a `serve --mode cluster` data directory, or --bucket at the bucket",
-        dir.display()
-    );
-    let bucket = LocalDirBucket::new(dir, Arc::new(SystemClock));
     let key = wasmkeep_shim::ActorKey::new(args.app.clone(), class, name);
-    let st = deletion_status(&bucket, &key);
+    let st = if dir.is_dir() {
+        deletion_status(&LocalDirBucket::new(dir, Arc::new(SystemClock)), &key)
+    } else if args.bucket.is_none() && args.data_dir.join("state").is_dir() {
+        // A single node's data directory: its removal records.
+        let store = wasmkeep_shim::state_store::LocalStateStore::new(&args.data_dir, Arc::default());
+        wasmkeep_shim::state_store::deletion_status(&store, &key)
+    } else {
+        anyhow::bail!(
+            "no bucket at {} and no single-node state under {}: point --data-dir at the data directory `serve` used, or --bucket at a cluster's bucket",
+            dir.display(),
+            args.data_dir.display()
+        );
+    };
     if args.json {
         println!("{}", serde_json::to_string(&st)?);
     } else {

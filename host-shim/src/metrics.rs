@@ -11,6 +11,10 @@ pub enum DeleteHow {
     SelfDelete,
     /// `storage.delete-self-durable`.
     SelfDurable,
+    /// An operator's `actor delete`.
+    Operator,
+    /// Idle expiry.
+    Expired,
 }
 
 impl DeleteHow {
@@ -19,8 +23,29 @@ impl DeleteHow {
         match self {
             DeleteHow::SelfDelete => "self",
             DeleteHow::SelfDurable => "self_durable",
+            DeleteHow::Operator => "operator",
+            DeleteHow::Expired => "expired",
         }
     }
+
+    /// The value of a label, if it is one.
+    pub fn from_label(label: &str) -> Option<Self> {
+        [Self::SelfDelete, Self::SelfDurable, Self::Operator, Self::Expired]
+            .into_iter()
+            .find(|h| h.label() == label)
+    }
+
+    /// The deletion record `<ms> <how>` that a reset's marker and a single
+    /// node's removal record carry.
+    pub fn record(self, at_ms: u64) -> String {
+        format!("{at_ms} {}", self.label())
+    }
+}
+
+/// Reads a deletion record `<ms> <how>`.
+pub fn parse_deletion_record(record: &str) -> Option<(u64, DeleteHow)> {
+    let (at, how) = record.trim().split_once(' ')?;
+    Some((at.parse().ok()?, DeleteHow::from_label(how)?))
 }
 
 /// The host's counters.

@@ -520,9 +520,7 @@ impl Runtime {
     pub fn deletion_status(&self, key: &ActorKey) -> crate::replica::DeletionStatus {
         match &self.shared.cluster {
             Some(c) => crate::replica::deletion_status(c.bucket.as_ref(), key),
-            None => crate::replica::DeletionStatus::Unknown {
-                reason: "a single node keeps no record of deletes (its files are removed): run in cluster mode".into(),
-            },
+            None => crate::state_store::deletion_status(self.shared.state.as_ref(), key),
         }
     }
 
@@ -645,7 +643,7 @@ impl Runtime {
     ///
     /// # Errors
     /// The file cannot be read, is not a component, or does not link against
-    /// `wasmkeep:actor@0.2.0` and WASI 0.2.
+    /// `wasmkeep:actor@0.2.x` and WASI 0.2.
     pub fn load_component(&self, path: &Path) -> Result<(ActorPre<HostState>, CacheOutcome), ShimError> {
         let err = |message: String| ShimError::Component {
             path: path.to_owned(),
@@ -666,10 +664,10 @@ impl Runtime {
         })?;
         let pre = self.shared.linker.instantiate_pre(&component).map_err(|e| {
             err(format!(
-                "does not link against wasmkeep:actor@0.2.0 and WASI 0.2: {e:#}"
+                "does not link against wasmkeep:actor@0.2.x and WASI 0.2: {e:#}"
             ))
         })?;
-        let pre = ActorPre::new(pre).map_err(|e| err(format!("does not export wasmkeep:actor/events@0.2.0: {e:#}")))?;
+        let pre = ActorPre::new(pre).map_err(|e| err(format!("does not export wasmkeep:actor/events@0.2.x: {e:#}")))?;
         Ok((pre, outcome))
     }
 

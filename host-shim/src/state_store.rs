@@ -23,15 +23,21 @@ pub trait StateStore: Send + Sync + 'static {
     /// The file system's error.
     fn prepare(&self, key: &ActorKey) -> io::Result<()>;
     /// Removes the actor's files durably. First a marker records that the
-    /// removal began (so that a failure or a crash part way is finished before
-    /// the actor is used again, never read as data); then the WAL, the
-    /// database, the shm; then the directory is synced and the marker removed.
-    /// Missing files are not an error.
+    /// removal began, holding `record` (when and how, `<ms> <how>`), so that a
+    /// failure or a crash part way is finished before the actor is used again,
+    /// never read as data; then the WAL, the database, the shm; then the
+    /// directory is synced and the marker becomes the deletion record
+    /// ([`StateStore::last_deletion`]). A marker left by an unfinished removal
+    /// keeps its record. Missing files are not an error.
     ///
     /// # Errors
     /// The file system's error (or an injected one); the marker then remains
     /// and some files may remain.
-    fn remove(&self, key: &ActorKey) -> io::Result<()>;
+    fn remove(&self, key: &ActorKey, record: &str) -> io::Result<()>;
+    /// The record of the actor's last finished removal (`<ms> <how>`), if
+    /// there is one: positive evidence that its address was deleted. It stays
+    /// when the address is used again.
+    fn last_deletion(&self, key: &ActorKey) -> Option<String>;
     /// Every actor with a database, for listings.
     fn list(&self) -> Vec<ActorKey>;
 }
@@ -76,6 +82,13 @@ fn marker(db: &Path) -> PathBuf {
     PathBuf::from(m)
 }
 
+/// The record a finished removal of `db` leaves.
+fn record(db: &Path) -> PathBuf {
+    let mut m = db.as_os_str().to_owned();
+    m.push(".deleted");
+    PathBuf::from(m)
+}
+
 /// The WAL and shm paths SQLite uses beside `db`.
 pub fn sidecars(db: &Path) -> (PathBuf, PathBuf) {
     let mut wal = db.as_os_str().to_owned();
@@ -102,16 +115,25 @@ impl StateStore for LocalStateStore {
         std::fs::create_dir_all(self.dir(key))
     }
 
-    fn remove(&self, key: &ActorKey) -> io::Result<()> {
+    fn remove(&self, key: &ActorKey, deletion: &str) -> io::Result<()> {
         let db = self.db_path(key);
         let dir = self.dir(key);
         if !dir.exists() {
             return Ok(());
         }
         let mark = marker(&db);
+        if !db.exists() && !mark.exists() {
+            // Nothing was there to delete: no record of a deletion either.
+            let (wal, shm) = sidecars(&db);
+            remove_if_present(&wal)?;
+            return remove_if_present(&shm);
+        }
         // No sync here: the file system journals the marker's creation before the
-        // unlinks that follow, and the final sync covers them all (ADR 003).
-        std::fs::File::create(&mark)?;
+        // unlinks that follow, and the final sync covers them all (ADR 003). A
+        // marker already there (a retry) keeps the record of the first attempt.
+        if !mark.exists() {
+            std::fs::write(&mark, deletion)?;
+        }
         if self.faults.take(FaultKind::FailRemoval) {
             return Err(io::Error::other("injected fault: fail-removal"));
         }
@@ -120,7 +142,16 @@ impl StateStore for LocalStateStore {
         remove_if_present(&db)?;
         remove_if_present(&shm)?;
         std::fs::File::open(&dir)?.sync_all()?;
-        remove_if_present(&mark)
+        // The marker becomes the record; a crash before this rename only makes the
+        // next use finish the removal again.
+        std::fs::rename(&mark, record(&db))?;
+        std::fs::File::open(&dir)?.sync_all()
+    }
+
+    fn last_deletion(&self, key: &ActorKey) -> Option<String> {
+        let text = std::fs::read_to_string(record(&self.db_path(key))).ok()?;
+        let text = text.trim();
+        (!text.is_empty()).then(|| text.to_owned())
     }
 
     fn list(&self) -> Vec<ActorKey> {
@@ -160,6 +191,32 @@ impl StateStore for LocalStateStore {
     }
 }
 
+/// A single node's deletion status of `key`, from positive evidence only: the
+/// record a finished removal left, while no database has been created since.
+pub fn deletion_status(store: &dyn StateStore, key: &ActorKey) -> crate::replica::DeletionStatus {
+    use crate::replica::DeletionStatus;
+    if store.removal_pending(key) {
+        return DeletionStatus::Unknown {
+            reason: "the removal of its files began and has not finished; the host finishes it before the actor's next event".into(),
+        };
+    }
+    if store.exists(key) {
+        return DeletionStatus::NotDeleted;
+    }
+    match store.last_deletion(key) {
+        Some(record) => match crate::metrics::parse_deletion_record(&record) {
+            Some((at_ms, how)) => DeletionStatus::Deleted {
+                at_ms,
+                how: how.label().to_owned(),
+            },
+            None => DeletionStatus::Unknown {
+                reason: format!("an unreadable deletion record {record:?}"),
+            },
+        },
+        None => DeletionStatus::NotDeleted,
+    }
+}
+
 /// The contract every [`StateStore`] implementation must pass.
 #[cfg(test)]
 pub(crate) mod contract {
@@ -182,21 +239,53 @@ pub(crate) mod contract {
         );
 
         faults.arm(FaultKind::FailRemoval, 1);
-        assert!(store.remove(&k).is_err(), "an injected removal fault makes remove fail");
+        assert!(
+            store.remove(&k, "1000 self").is_err(),
+            "an injected removal fault makes remove fail"
+        );
+        assert_eq!(store.last_deletion(&k), None, "an unfinished removal is no record yet");
         assert!(db.exists(), "a failed removal leaves the database file in place");
         assert!(store.removal_pending(&k), "a failed removal is remembered on disk");
         assert!(!store.exists(&k), "an actor whose removal began no longer exists");
         assert_eq!(store.list(), vec![], "nor is it listed");
 
-        store.remove(&k).expect("remove succeeds once the fault is spent");
+        store
+            .remove(&k, "2000 operator")
+            .expect("remove succeeds once the fault is spent");
         for p in [&db, &wal, &shm] {
             assert!(!p.exists(), "remove leaves no file behind: {}", p.display());
         }
         assert!(!store.exists(&k), "a removed actor no longer exists");
         assert!(!store.removal_pending(&k), "a finished removal leaves no marker");
+        assert_eq!(
+            store.last_deletion(&k).as_deref(),
+            Some("1000 self"),
+            "a finished removal leaves the record its first attempt wrote"
+        );
+        store.prepare(&k).expect("prepare again");
+        std::fs::write(&db, b"x").expect("the address is used again");
+        assert!(store.exists(&k), "a used-again address exists");
+        assert_eq!(store.list(), vec![k.clone()], "and is listed once");
+        assert!(
+            store.last_deletion(&k).is_some(),
+            "the record of the earlier deletion outlives the address's reuse"
+        );
         store
-            .remove(&k)
+            .remove(&k, "3000 self_durable")
+            .expect("removing a used-again address");
+        assert_eq!(
+            store.last_deletion(&k).as_deref(),
+            Some("3000 self_durable"),
+            "the record is always the last deletion's"
+        );
+        store
+            .remove(&k, "4000 self")
             .expect("removing an actor without files is not an error");
+        assert_eq!(
+            store.last_deletion(&k).as_deref(),
+            Some("3000 self_durable"),
+            "removing nothing records no deletion"
+        );
     }
 
     #[test]

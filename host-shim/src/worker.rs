@@ -1,7 +1,7 @@
 //! One actor's worker: takes events from its mailbox one at a time and runs
 //! them, including the end of a deleting event (ADR 0028 §1–2, one node).
 
-use crate::actor_db::{ActorDb, META_ALARM, META_INITIALIZED};
+use crate::actor_db::{ActorDb, META_ALARM, META_DELETED, META_INITIALIZED};
 use crate::address::ActorKey;
 use crate::bindings::{Actor, http as wit_http, types as wit};
 use crate::faults::FaultKind;
@@ -354,7 +354,9 @@ fn prepare<'a>(
     let key = &slot.key;
     if resident.is_none() && shared.state.removal_pending(key) {
         let how = slot.lock().pending_removal.take();
-        match shared.state.remove(key) {
+        // The marker of the unfinished removal already holds its record.
+        let record = how.unwrap_or(DeleteHow::SelfDelete).record(shared.clock.now_ms());
+        match shared.state.remove(key, &record) {
             Ok(()) => {
                 if let Some(how) = how {
                     shared.metrics.inc(DELETES_TOTAL, how.label());
@@ -396,8 +398,18 @@ fn prepare<'a>(
             .state
             .prepare(key)
             .map_err(|e| format!("creating the directory of {key}: {e}"))?;
+        let created = !shared.state.exists(key);
         let db = ActorDb::open(&shared.state.db_path(key)).map_err(|e| e.to_string())?;
+        if created
+            && shared.cluster.is_none()
+            && let Some(record) = shared.state.last_deletion(key)
+        {
+            // A single node's removal record goes into the new database, as a
+            // cluster's reset carries it (context.previous-deletion reads it).
+            db.meta_set(META_DELETED, Some(&record)).map_err(|e| e.to_string())?;
+        }
         let data = r.store.data_mut();
+        data.previous_deletion = db.meta_get(META_DELETED).ok().flatten();
         data.db = Db::Open(db);
         data.reload_alarm();
     }
@@ -772,7 +784,7 @@ fn finish_delete(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<R
     let single = shared.cluster.is_none();
     let removed = files_removed
         || {
-            match shared.state.remove(&key) {
+            match shared.state.remove(&key, &how.record(shared.clock.now_ms())) {
                 Ok(()) => {
                     if single {
                         shared.metrics.inc(DELETES_TOTAL, how.label());

@@ -95,3 +95,38 @@ fn an_unreadable_bucket_gives_unknown() {
         "unknown is never reported as deleted or not deleted"
     );
 }
+
+#[test]
+fn a_single_node_knows_deletes_from_its_removal_records() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = RuntimeConfig::for_tests(dir.path());
+    config.cache_dir = common::cache_dir();
+    let rt = Runtime::new(config).expect("runtime");
+    common::add_testee_app(&rt);
+    let k = ActorKey::new("t/app", "testee", "a");
+    assert_eq!(
+        rt.deletion_status(&k),
+        DeletionStatus::NotDeleted,
+        "an actor never seen is not deleted"
+    );
+    ops(&rt, &k, json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}]));
+    ops(&rt, &k, json!([{"op": "delete-self"}]));
+    assert_eq!(
+        rt.deletion_status(&k),
+        DeletionStatus::Deleted {
+            at_ms: VIRTUAL_EPOCH_MS,
+            how: "self".into()
+        },
+        "a finished removal leaves a record with when and how"
+    );
+    let again = ops(&rt, &k, json!([{"op": "previous-deletion"}]));
+    assert!(
+        again.contains(r#""cause":"delete-self""#),
+        "the address used again tells its guest how it was deleted: {again}"
+    );
+    assert_eq!(
+        rt.deletion_status(&k),
+        DeletionStatus::NotDeleted,
+        "an address used again is not deleted"
+    );
+}

@@ -112,6 +112,59 @@ pub fn now() -> u64 {
     wit::now()
 }
 
+/// How an earlier incarnation of this address was deleted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum DeletionCause {
+    /// `storage::delete_self` in an event.
+    DeleteSelf,
+    /// `storage::delete_self_durable`.
+    DeleteSelfDurable,
+    /// An operator's `wasmkeep-shim actor delete`.
+    Operator,
+    /// Idle expiry (`expire-after-idle` in the manifest).
+    Expired,
+}
+
+/// A deletion of this address that took effect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Deletion {
+    /// When it took effect: milliseconds since the Unix epoch on the host's clock.
+    pub at: u64,
+    /// Who or what deleted it.
+    pub cause: DeletionCause,
+}
+
+/// The last deletion of this address before its current database was created,
+/// or `None` if the host holds no such record (the address was never
+/// deleted). The host reads it from the marker the deletion left, so it is
+/// positive evidence: a late write for a deleted actor (a webhook that arrives
+/// after the account was closed) can refuse to recreate state.
+///
+/// Since WIT `wasmkeep:actor@0.2.1`.
+///
+/// ```no_run
+/// use wasmkeep_actor::{context, Response};
+///
+/// fn on_webhook() -> Response {
+///     if let Some(d) = context::previous_deletion() {
+///         // This address was deleted before: a late webhook must not bring it back.
+///         return Response::text(410, format!("deleted at {} ({:?})", d.at, d.cause));
+///     }
+///     Response::text(200, "ok")
+/// }
+/// ```
+pub fn previous_deletion() -> Option<Deletion> {
+    wit::previous_deletion().map(|d| Deletion {
+        at: d.at,
+        cause: match d.cause {
+            wit::DeletionCause::DeleteSelf => DeletionCause::DeleteSelf,
+            wit::DeletionCause::DeleteSelfDurable => DeletionCause::DeleteSelfDurable,
+            wit::DeletionCause::Operator => DeletionCause::Operator,
+            wit::DeletionCause::Expired => DeletionCause::Expired,
+        },
+    })
+}
+
 /// Writes a line to the host's log, tagged with the actor's address.
 ///
 /// ```no_run

@@ -58,7 +58,7 @@ pub mod storage;
 
 pub use actor::Actor;
 pub use calls::CallError;
-pub use context::{Address, Level};
+pub use context::{Address, Deletion, DeletionCause, Level};
 pub use http::{Request, Responder, Response};
 pub use sockets::{Message, SocketError, SocketId};
 pub use storage::{FromValue, Params, Row, Rows, SqlError, Value, ValueError};

@@ -2,7 +2,7 @@
  * Who the actor is, and the host's clock and log.
  * @module
  */
-import * as wit from "wasmkeep:actor/context@0.2.0";
+import * as wit from "wasmkeep:actor/context@0.2.1";
 
 /** An actor's address inside its app. */
 export interface Address {
@@ -29,6 +29,35 @@ export function app(): string {
 /** The host's time in milliseconds since the Unix epoch (virtual under a test host). */
 export function now(): number {
   return Number(wit.now());
+}
+
+/** How an earlier incarnation of this address was deleted. */
+export type DeletionCause = "delete-self" | "delete-self-durable" | "operator" | "expired";
+
+/** A deletion of this address that took effect. */
+export interface Deletion {
+  /** When it took effect (the host's clock). */
+  at: Date;
+  /** Who or what deleted it. */
+  cause: DeletionCause;
+}
+
+/**
+ * The last deletion of this address before its current database was created,
+ * or `null` if the host holds no such record (the address was never deleted).
+ * Read from the marker the deletion left (positive evidence): a late write for
+ * a deleted actor, such as a webhook for a closed account, can refuse to
+ * recreate state. Since WIT `wasmkeep:actor@0.2.1`.
+ *
+ * ```ts
+ * const gone = context.previousDeletion();
+ * if (gone) return json({ error: `deleted at ${gone.at.toISOString()}` }, { status: 410 });
+ * ```
+ */
+export function previousDeletion(): Deletion | null {
+  const d = wit.previousDeletion();
+  if (d == null) return null;
+  return { at: new Date(Number(d.at)), cause: d.cause };
 }
 
 /** Writes a line to the host's log, tagged with the actor's address. */

@@ -3,8 +3,8 @@
  * `events` export). May change in any release.
  * @module
  */
-import { ResponseOutparam, type Request as WitRequest } from "wasmkeep:actor/http@0.2.0";
-import type { Address as WitAddress, Message as WitMessage } from "wasmkeep:actor/types@0.2.0";
+import { ResponseOutparam, type Request as WitRequest } from "wasmkeep:actor/http@0.2.1";
+import type { Address as WitAddress, Message as WitMessage } from "wasmkeep:actor/types@0.2.1";
 import { isActorDefinition, type ActorDefinition } from "./actor.js";
 import { log } from "./context.js";
 import { Request, headerPairs, text, type Responder, type Response } from "./http.js";

@@ -15,8 +15,8 @@
  * ```
  * @module
  */
-import * as wit from "wasmkeep:actor/storage@0.2.0";
-import type { SqlValue as WitValue, QueryResult } from "wasmkeep:actor/types@0.2.0";
+import * as wit from "wasmkeep:actor/storage@0.2.1";
+import type { SqlValue as WitValue, QueryResult } from "wasmkeep:actor/types@0.2.1";
 import { SqlError, toSqlError } from "./errors.js";
 import { INT64_AS_NUMBER, fromInt64, int64 } from "./abi.js";
 

@@ -1,5 +1,5 @@
 /// <reference path="./wasmkeep-actor-types.d.ts" />
-declare module 'wasmkeep:actor/storage@0.2.0' {
+declare module 'wasmkeep:actor/storage@0.2.1' {
   /**
    * Runs SQL and returns the number of rows it changed.
    * 
@@ -65,7 +65,7 @@ declare module 'wasmkeep:actor/storage@0.2.0' {
    *   the bucket holds. Calling it again is safe.
    */
   export function deleteSelfDurable(): void;
-  export type SqlValue = import('wasmkeep:actor/types@0.2.0').SqlValue;
-  export type SqlError = import('wasmkeep:actor/types@0.2.0').SqlError;
-  export type QueryResult = import('wasmkeep:actor/types@0.2.0').QueryResult;
+  export type SqlValue = import('wasmkeep:actor/types@0.2.1').SqlValue;
+  export type SqlError = import('wasmkeep:actor/types@0.2.1').SqlError;
+  export type QueryResult = import('wasmkeep:actor/types@0.2.1').QueryResult;
 }

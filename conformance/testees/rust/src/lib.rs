@@ -298,6 +298,18 @@ fn run_op(op: &Json, responder: &mut Option<Responder>, outcomes_so_far: &[Json]
             Ok(Json::Null)
         }
         "now" => Ok(json!({ "now": context::now().to_string() })),
+        "previous-deletion" => Ok(match context::previous_deletion() {
+            None => json!({ "deleted": false }),
+            Some(d) => {
+                let cause = match d.cause {
+                    context::DeletionCause::DeleteSelf => "delete-self",
+                    context::DeletionCause::DeleteSelfDurable => "delete-self-durable",
+                    context::DeletionCause::Operator => "operator",
+                    context::DeletionCause::Expired => "expired",
+                };
+                json!({ "deleted": true, "at": d.at.to_string(), "cause": cause })
+            }
+        }),
         "self" => {
             let me = context::self_address();
             Ok(json!({ "class": me.class, "name": me.name, "app": context::app() }))

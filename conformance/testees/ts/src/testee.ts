@@ -257,6 +257,10 @@ function runOp(raw: Json, responder: Responder | undefined, soFar: Json[]): Json
       return null;
     case "now":
       return { now: String(context.now()) };
+    case "previous-deletion": {
+      const d = context.previousDeletion();
+      return d ? { deleted: true, at: String(d.at.getTime()), cause: d.cause } : { deleted: false };
+    }
     case "self": {
       const me = context.self();
       return { class: me.class, name: me.name, app: context.app() };

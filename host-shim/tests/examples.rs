@@ -78,6 +78,10 @@ fn serve_with(manifest: &Path, extra: &[&str]) -> Vec<Served> {
 }
 
 fn http(method: &str, url: &str) -> (u16, String) {
+    http_body(method, url, "")
+}
+
+fn http_body(method: &str, url: &str, body: &str) -> (u16, String) {
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -85,6 +89,7 @@ fn http(method: &str, url: &str) -> (u16, String) {
     rt.block_on(async {
         let r = reqwest::Client::new()
             .request(method.parse().expect("method"), url)
+            .body(body.to_owned())
             .send()
             .await
             .expect("request");
@@ -130,6 +135,34 @@ fn counter_rust_example_counts_and_deletes() {
             "{metrics}"
         );
     }
+}
+
+#[test]
+fn account_example_refuses_late_webhooks_after_it_was_closed() {
+    common::component("account-rust");
+    let s = serve(&repo().join("examples/account-rust/wasmkeep.toml"));
+    let url = format!("{}/account/a-17", s.base);
+    let hook = format!("{url}/webhook");
+    assert_eq!(
+        http_body("POST", &hook, "paid"),
+        (404, "no such account: open it with PUT / first".into()),
+        "a webhook for an account never opened does not create it"
+    );
+    assert_eq!(http_body("PUT", &url, "pro"), (200, "open, plan pro".into()), "PUT opens");
+    assert_eq!(
+        http_body("POST", &hook, "paid"),
+        (200, "recorded".into()),
+        "an open account records webhooks"
+    );
+    assert_eq!(http("DELETE", &url), (200, "closed".into()), "DELETE closes durably");
+    let (status, text) = http_body("POST", &hook, "paid again");
+    assert_eq!(status, 410, "a late webhook after the close is refused: {text}");
+    assert!(
+        text.contains("closed at") && text.contains("DeleteSelfDurable"),
+        "the refusal says when and how the account was closed: {text}"
+    );
+    let (status, _) = http("GET", &url);
+    assert_eq!(status, 410, "the refusal left nothing behind: the account stays closed");
 }
 
 #[test]

@@ -1,6 +1,5 @@
-# Types of the native module wasmkeep_actor._harness (src/lib.rs). Not public
-# API: use wasmkeep_actor.testing. This folder holds only this file so that
-# maturin puts the module inside the wasmkeep_actor package, next to the SDK.
+# Types of the native module wasmkeep_actor_harness (src/lib.rs). Not public
+# API: use wasmkeep_actor.testing.
 from os import PathLike
 
 HOST_VERSION: str

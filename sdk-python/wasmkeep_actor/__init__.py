@@ -14,17 +14,10 @@ The package wraps the WIT package `wasmkeep:actor@0.2.1` (shipped in `wit/`).
 
 from __future__ import annotations
 
-import pkgutil
-
-# The test harness's native module (wasmkeep_actor._harness) comes in its own
-# wheel; this lets it load from site-packages when the SDK itself is an
-# editable install elsewhere.
-__path__ = pkgutil.extend_path(__path__, __name__)
-
-from . import alarms, calls, context, sockets, storage  # noqa: E402
-from .actor import Actor  # noqa: E402
-from .context import Address, Deletion, DeletionCause, log  # noqa: E402
-from .errors import (  # noqa: E402
+from . import alarms, calls, context, sockets, storage
+from .actor import Actor
+from .context import Address, Deletion, DeletionCause, log
+from .errors import (
     CallError,
     CallFailed,
     CallRefused,
@@ -35,8 +28,8 @@ from .errors import (  # noqa: E402
     SqlError,
     SqliteError,
 )
-from .http import Request, Response, ResponseLike  # noqa: E402
-from .storage import Row  # noqa: E402
+from .http import Request, Response, ResponseLike
+from .storage import Row, Rows
 
 #: The version of this SDK.
 __version__ = "0.2.0"
@@ -60,6 +53,7 @@ __all__ = [
     "Response",
     "ResponseLike",
     "Row",
+    "Rows",
     "SocketError",
     "SqlError",
     "SqliteError",

@@ -102,7 +102,7 @@ def _stage(app: Path, paths: list[Path], stage: Path) -> None:
     sdk = stage / "wasmkeep_actor"
     sdk.mkdir()
     for entry in _SDK.iterdir():
-        if entry.name in _HOST_ONLY or entry.name.startswith("_harness"):
+        if entry.name in _HOST_ONLY:
             continue
         if entry.is_file() and entry.suffix in (".py", ".typed"):
             shutil.copy2(entry, sdk / entry.name)

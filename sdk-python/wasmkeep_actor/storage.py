@@ -33,6 +33,7 @@ __all__ = [
     "NotAllowed",
     "Param",
     "Row",
+    "Rows",
     "SqlError",
     "SqliteError",
     "Value",
@@ -109,6 +110,17 @@ class Row(tuple):  # type: ignore[type-arg]
         return "Row(" + ", ".join(f"{c}={v!r}" for c, v in zip(self._columns, self)) + ")"
 
 
+class Rows(list):  # type: ignore[type-arg]
+    """The rows of `query` (a list of `Row`), with the column names in
+    `columns`, known even when there are no rows."""
+
+    columns: list[str]
+
+    def __init__(self, columns: list[str], rows: list[Row]) -> None:
+        super().__init__(rows)
+        self.columns = columns
+
+
 def _row_type(columns: list[str]) -> type[Row]:
     index: dict[str, int] = {}
     for i, c in enumerate(columns):
@@ -167,16 +179,17 @@ def exec(sql: str, *params: Param) -> int:
     return _call(_s.exec, sql, _params(params))
 
 
-def query(sql: str, *params: Param) -> list[Row]:
+def query(sql: str, *params: Param) -> Rows:
     """Runs one statement and returns its rows (`Row`: a tuple that can also
-    be read by column name). Raises as `exec`.
+    be read by column name; `Rows.columns` has the column names). Raises as
+    `exec`.
 
         [(n,)] = storage.query("SELECT count(*) FROM items")
         names = [r.name for r in storage.query("SELECT name FROM items")]
     """
     r = _call(_s.query, sql, _params(params))
     row = _row_type(r.columns)
-    return [tuple.__new__(row, [_from_wit(v) for v in values]) for values in r.rows]
+    return Rows(list(r.columns), [tuple.__new__(row, [_from_wit(v) for v in values]) for values in r.rows])
 
 
 def query_one(sql: str, *params: Param) -> Row | None:

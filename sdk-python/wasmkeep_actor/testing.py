@@ -49,14 +49,14 @@ __all__ = [
 
 def _native() -> Any:
     try:
-        from . import _harness
+        import wasmkeep_actor_harness
     except ImportError as e:
         raise ImportError(
-            "wasmkeep_actor.testing needs the native harness (wasmkeep_actor._harness), which is not installed: "
+            "wasmkeep_actor.testing needs the native harness (the wasmkeep-actor-harness package), which is not installed: "
             "pip install <path to the wasmkeep repository>/sdk-python/harness (it builds with Rust's cargo and "
             f"maturin; see the SDK's README). The import failed with: {e}"
         ) from e
-    return _harness
+    return wasmkeep_actor_harness
 
 
 Access = Literal["open", "existing", "internal"]

@@ -1,6 +1,6 @@
 //! The native half of `wasmkeep_actor.testing`: the `wasmkeep_shim` library
 //! (the same host the dev server and the conformance runner use) exposed to
-//! Python through pyo3 as `wasmkeep_actor._harness`. The Python half
+//! Python through pyo3 as the module `wasmkeep_actor_harness`. The Python half
 //! (`sdk-python/wasmkeep_actor/testing.py`) wraps it in the documented API;
 //! this layer stays thin and synchronous.
 #![allow(
@@ -42,7 +42,7 @@ fn value_py(py: Python<'_>, v: &SqlValue) -> PyResult<Py<PyAny>> {
 type Answer = (u16, Vec<(String, String)>, Py<PyBytes>);
 
 /// A host with its own data directory and a virtual clock.
-#[pyclass(module = "wasmkeep_actor._harness")]
+#[pyclass(module = "wasmkeep_actor_harness")]
 pub struct NativeHost {
     rt: Option<Runtime>,
     temp: Option<tempfile::TempDir>,
@@ -331,9 +331,9 @@ impl NativeHost {
     }
 }
 
-/// The module `wasmkeep_actor._harness`.
-#[pymodule]
-fn _harness(m: &Bound<'_, PyModule>) -> PyResult<()> {
+/// The module `wasmkeep_actor_harness`.
+#[pymodule(name = "wasmkeep_actor_harness")]
+fn harness_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeHost>()?;
     m.add("HOST_VERSION", wasmkeep_shim::VERSION)?;
     Ok(())

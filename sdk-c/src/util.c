@@ -1,4 +1,5 @@
 /* Strings, buffers and statuses shared by the SDK's sources. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,7 +26,11 @@ const char *wk_status_name(int status) {
 
 void *wk__alloc(size_t n) {
     void *p = malloc(n ? n : 1);
-    if (!p) abort();
+    if (!p) {
+        /* The event traps; the host shows this line with the trap. */
+        fprintf(stderr, "wasmkeep: out of memory: allocating %zu bytes failed\n", n);
+        abort();
+    }
     return p;
 }
 

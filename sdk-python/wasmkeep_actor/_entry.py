@@ -10,6 +10,7 @@ command writes an entry module that does
 
 from __future__ import annotations
 
+import sys
 import traceback
 from types import ModuleType
 from typing import Any
@@ -51,10 +52,13 @@ def _to_wit_response(r: Response) -> _h.Response:
 
 
 def _report(what: str, err: BaseException) -> None:
-    """Writes an exception that escapes a handler to the host's log (the event then fails)."""
+    """Writes an exception that escapes a handler to the host's log and to
+    stderr (the host shows a failed event's guest output); the event then fails."""
+    text = f"{what} raised:\n" + "".join(traceback.format_exception(err)).rstrip()
     try:
-        log.error(f"{what} raised:\n" + "".join(traceback.format_exception(err)).rstrip())
-    except BaseException:  # noqa: BLE001 (logging must never hide the original failure)
+        print(text, file=sys.stderr)
+        log.error(text)
+    except BaseException:  # noqa: BLE001 (reporting must never hide the original failure)
         pass
 
 

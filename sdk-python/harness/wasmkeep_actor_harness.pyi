@@ -4,6 +4,8 @@ from os import PathLike
 
 HOST_VERSION: str
 
+class HostError(RuntimeError): ...
+
 class NativeHost:
     def __init__(
         self,

@@ -18,6 +18,7 @@ guests=(
   "conformance-testee-python conformance/testees/python/testee.py"
   "counter-py examples/counter-py/counter.py"
   "account-py examples/account-py/account.py"
+  "billing-py examples/account-py/billing.py"
 )
 
 only=()

@@ -40,6 +40,7 @@ __all__ = [
     "ClassInit",
     "Closed",
     "Faults",
+    "HostError",
     "TestActor",
     "TestHost",
     "TestResponse",
@@ -58,6 +59,18 @@ def _native() -> Any:
         ) from e
     return wasmkeep_actor_harness
 
+
+try:
+    from wasmkeep_actor_harness import HostError
+except ImportError:  # the harness is missing: TestHost() says how to install it
+
+    class HostError(RuntimeError):  # type: ignore[no-redef]
+        """The host refused or failed an operation."""
+
+
+#: `HostError`: the host refused or failed an operation: no such app or
+#: class, a class closed to requests (`internal`) or to new actors
+#: (`existing`), a closed host. A `RuntimeError`.
 
 Access = Literal["open", "existing", "internal"]
 #: A class of the test app: a component file, or `(file, access)`.

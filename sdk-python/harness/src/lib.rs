@@ -20,8 +20,15 @@ use wasmkeep_shim::{
     SocketMessage, SqlValue,
 };
 
+pyo3::create_exception!(
+    wasmkeep_actor_harness,
+    HostError,
+    PyRuntimeError,
+    "The host refused or failed an operation (no such app or class, a class closed to requests, a closed host, ...)."
+);
+
 fn err(e: impl std::fmt::Display) -> PyErr {
-    PyRuntimeError::new_err(e.to_string())
+    HostError::new_err(e.to_string())
 }
 
 fn key(app: String, class: String, name: String) -> ActorKey {
@@ -335,6 +342,7 @@ impl NativeHost {
 #[pymodule(name = "wasmkeep_actor_harness")]
 fn harness_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeHost>()?;
+    m.add("HostError", m.py().get_type::<HostError>())?;
     m.add("HOST_VERSION", wasmkeep_shim::VERSION)?;
     Ok(())
 }

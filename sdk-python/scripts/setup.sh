@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Sets up the Python SDK's tools in a virtualenv under target/ (never the
+# system's site-packages), skipping what is present (run from anywhere):
+#   target/py-venv: componentize-py 0.25.1, maturin, pytest; the SDK itself
+#   (editable); the test harness (wasmkeep_actor_harness, built by maturin from
+#   sdk-python/harness over the host library); then the Python guests built
+#   into target/components/ (skipped when their inputs are unchanged).
+# Only package registries are used (PyPI through pip, Debian's apt).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+say() { echo "setup: python: $*"; }
+
+venv=target/py-venv
+py=$venv/bin/python
+if [ ! -x "$py" ]; then
+  if ! python3 -c "import venv, ensurepip" >/dev/null 2>&1; then
+    say "installing python3 and python3-venv (Debian)"
+    if [ "$(id -u)" = 0 ]; then sudo=(); else sudo=(sudo); fi
+    "${sudo[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends python3 python3-venv python3-dev >/dev/null
+  fi
+  say "creating $venv"
+  python3 -m venv "$venv"
+  "$py" -m pip install -q --upgrade pip
+fi
+pip=("$py" -m pip install -q --disable-pip-version-check)
+
+# Tools, pinned where their output is checked (componentize-py writes the bindings).
+want=()
+"$py" -c "import importlib.metadata as m; assert m.version('componentize-py') == '0.25.1'" 2>/dev/null || want+=("componentize-py==0.25.1")
+"$py" -c "import maturin" 2>/dev/null || want+=("maturin>=1.16,<2")
+"$py" -c "import pytest" 2>/dev/null || want+=("pytest>=8")
+if ((${#want[@]})); then say "pip install ${want[*]}"; "${pip[@]}" "${want[@]}"; fi
+
+# The SDK, editable: the repository's sources are what the venv imports.
+if ! "$py" -c "import wasmkeep_actor, sys; sys.exit(0 if 'sdk-python' in wasmkeep_actor.__file__ else 1)" 2>/dev/null; then
+  say "pip install -e sdk-python"
+  "${pip[@]}" --no-deps -e sdk-python 2>&1 | grep -v -i "warning\|^\s*$\|!!\|\*\*\*\|editable\|careful\|name as your\|wheel_obj" || true
+fi
+
+# The harness: cargo rebuilds only what changed (a few seconds when nothing
+# did); the wheel is reinstalled only when its bytes changed. A debug build by
+# default: it reuses the workspace's debug artifacts (a release build of
+# wasmtime costs 6-11 minutes on 2 cores), and wasmtime's compiler is
+# optimised in the dev profile anyway. It loads a component in ~0.6 s instead
+# of ~0.04 s: WASMKEEP_PY_HARNESS_PROFILE=release for the release build.
+profile="${WASMKEEP_PY_HARNESS_PROFILE:-dev}"
+say "building the test harness (maturin, cargo $profile profile)"
+rm -f target/wheels/wasmkeep_actor_harness-*.whl
+log=$(mktemp)
+if ! (cd sdk-python/harness && "../../$venv/bin/maturin" build --profile "$profile" -j 2 >"$log" 2>&1); then
+  cat "$log" >&2; rm -f "$log"
+  echo "setup: python: building the harness failed (maturin output above)" >&2; exit 1
+fi
+rm -f "$log"
+wheel=$(ls target/wheels/wasmkeep_actor_harness-*.whl 2>/dev/null | head -1)
+[ -n "$wheel" ] || { echo "setup: python: maturin built no harness wheel (see the cargo output above)" >&2; exit 1; }
+sum=$(sha256sum "$wheel" | cut -d' ' -f1)
+stamp=$venv/.harness-wheel.sha256
+if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ] || ! "$py" -c "import wasmkeep_actor_harness" 2>/dev/null; then
+  "${pip[@]}" --no-deps --force-reinstall "$wheel"
+  echo "$sum" >"$stamp"
+fi
+
+say "building the Python guests (sdk-python/scripts/build-guests.sh)"
+bash sdk-python/scripts/build-guests.sh
+say "ready ($("$py" --version), componentize-py 0.25.1, harness $("$py" -c 'import wasmkeep_actor_harness as h; print(h.HOST_VERSION)'))"

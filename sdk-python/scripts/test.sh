@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The Python SDK's tests (run from anywhere; scripts/test.sh calls it after
+# setup): the generated bindings match wit/, the guests build, then pytest on
+# the SDK's own tests (the pyo3 harness driving a probe actor) and on each
+# example, all in the venv setup.sh made under target/.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+py="$PWD/target/py-venv/bin/python"
+[ -x "$py" ] || bash sdk-python/scripts/setup.sh
+
+step() { echo; echo "==> python: $*"; }
+step "generated bindings and WIT copy match wit/ (sdk-python/scripts/gen.sh --check)"
+bash sdk-python/scripts/gen.sh --check
+step "guests build (sdk-python/scripts/build-guests.sh; unchanged ones are skipped)"
+bash sdk-python/scripts/build-guests.sh
+
+# Compiled components are cached by content hash where the conformance runner
+# keeps its own, so a component is compiled once for both.
+export WASMKEEP_CACHE_DIR="$PWD/target/wasmkeep-cache"
+c=target/components
+export COUNTER_PY_WASM="$PWD/$c/counter-py.wasm" ACCOUNT_PY_WASM="$PWD/$c/account-py.wasm" BILLING_PY_WASM="$PWD/$c/billing-py.wasm"
+for dir in sdk-python examples/counter-py examples/account-py; do
+  step "pytest $dir"
+  (cd "$dir" && "$py" -m pytest -q)
+done

@@ -26,6 +26,9 @@ export COUNTER_WASM="$PWD/target/components/counter-ts.wasm" CHAT_WASM="$PWD/tar
 for dir in sdk-ts examples/counter-ts examples/chat-ts; do
   if [ -f "$dir/package.json" ]; then (cd "$dir" && npm test --silent); fi
 done
+step "TypeScript: the new-user trial (pack, npm install into an empty folder, the README's actor and test, build, node --test, npx wasmkeep-shim serve)"
+cargo build --quiet -p wasmkeep-shim
+node sdk-ts/scripts/new-user-trial.js --profile debug
 for sdk in sdk-c sdk-python; do
   if [ -f "$sdk/scripts/test.sh" ]; then step "$sdk tests ($sdk/scripts/test.sh)"; bash "$sdk/scripts/test.sh"; fi
 done

@@ -123,6 +123,31 @@ function binOf(pkg, name) {
   return join(dirname(pj), typeof bin === "string" ? bin : bin[name]);
 }
 
+/**
+ * jco 1.35 cannot read a WIT directory with the preview2-shim 0.26 that npm
+ * picks for it ("failed to get path metadata ... (os error 44)"); 0.25.0 works.
+ * npm applies a package's `overrides` only in the project itself, so the
+ * project must pin it: say so before componentizing instead of failing inside jco.
+ */
+function checkPreview2Shim() {
+  const shim = "@bytecodealliance/preview2-shim";
+  const jcoParts = ["@bytecodealliance/jco", "@bytecodealliance/jco-transpile"];
+  // Node's lookup from each jco package's directory: its own node_modules first.
+  const versions = jcoParts.flatMap((p) => {
+    const paths = createRequire(packageJsonOf(p)).resolve.paths(shim) ?? [];
+    const found = paths.map((d) => join(d, shim, "package.json")).find((f) => existsSync(f));
+    return found ? [JSON.parse(readFileSync(found, "utf8")).version] : [];
+  });
+  const version = versions.find((v) => v.startsWith("0.26."));
+  if (!version) return;
+  fail(
+    `@bytecodealliance/preview2-shim ${version} is installed for jco, which then cannot read the WIT (a known jco 1.35 bug).\n` +
+      "Pin 0.25.0 in your project and reinstall:\n" +
+      "  npm pkg set 'overrides.@bytecodealliance/preview2-shim=0.25.0'\n" +
+      "  rm -rf node_modules package-lock.json && npm install",
+  );
+}
+
 function versionOf(pkg) {
   return JSON.parse(readFileSync(packageJsonOf(pkg), "utf8")).version;
 }
@@ -208,6 +233,7 @@ async function main() {
     if (!a.quiet) console.error(`wasmkeep-build: ${a.out} unchanged (cached ${hash.slice(0, 12)}, ${a.backend})`);
     return;
   }
+  checkPreview2Shim();
   mkdirSync(cacheDir, { recursive: true });
   const bundlePath = join(cacheDir, `${hash}.js`);
   writeFileSync(bundlePath, js);

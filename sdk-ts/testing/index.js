@@ -2,7 +2,7 @@
 // from node --test or vitest. The host is the wasmkeep_shim library (the same
 // one `wasmkeep-shim serve` runs) loaded as a native addon; see index.d.ts
 // for the documentation of every item.
-import { existsSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -10,14 +10,18 @@ const here = dirname(fileURLToPath(import.meta.url));
 const LIB = process.platform === "darwin" ? "libwasmkeep_node_harness.dylib" : process.platform === "win32" ? "wasmkeep_node_harness.dll" : "libwasmkeep_node_harness.so";
 
 function addonPath() {
+  if (process.env.WASMKEEP_NODE_HARNESS) return process.env.WASMKEEP_NODE_HARNESS;
   const candidates = [
-    process.env.WASMKEEP_NODE_HARNESS,
+    // Shipped in the package (scripts/pack.js puts it there).
     join(here, "wasmkeep-harness.node"),
     // Inside the repository: the workspace's build of sdk-ts/testing/native.
     join(here, "..", "..", "target", "debug", LIB),
     join(here, "..", "..", "target", "release", LIB),
   ].filter(Boolean);
-  const found = candidates.find((p) => existsSync(p));
+  // The newest one: inside the repository a fresh cargo build wins over a copy packed earlier.
+  const found = candidates
+    .filter((p) => existsSync(p))
+    .sort((a, b) => statSync(b).mtimeMs - statSync(a).mtimeMs)[0];
   if (!found) {
     throw new Error(
       "@wasmkeep/actor/testing: the native host addon is not built. In the wasmkeep repository run " +

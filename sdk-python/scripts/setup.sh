@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up the Python SDK's tools in a virtualenv under target/ (never the
 # system's site-packages), skipping what is present (run from anywhere):
-#   target/py-venv: componentize-py 0.25.1, maturin, pytest; the SDK itself
+#   target/py-venv: componentize-py 0.25.1, maturin, pytest, mypy; the SDK itself
 #   (editable); the test harness (wasmkeep_actor_harness, built by maturin from
 #   sdk-python/harness over the host library); then the Python guests built
 #   into target/components/ (skipped when their inputs are unchanged).
@@ -30,6 +30,7 @@ want=()
 "$py" -c "import importlib.metadata as m; assert m.version('componentize-py') == '0.25.1'" 2>/dev/null || want+=("componentize-py==0.25.1")
 "$py" -c "import maturin" 2>/dev/null || want+=("maturin>=1.16,<2")
 "$py" -c "import pytest" 2>/dev/null || want+=("pytest>=8")
+"$py" -c "import mypy" 2>/dev/null || want+=("mypy>=1.10")
 if ((${#want[@]})); then say "pip install ${want[*]}"; "${pip[@]}" "${want[@]}"; fi
 
 # The SDK, editable: the repository's sources are what the venv imports.

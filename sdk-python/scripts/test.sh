@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Python SDK's tests (run from anywhere; scripts/test.sh calls it after
-# setup): the generated bindings match wit/, the guests build, then pytest on
+# setup): the generated bindings match wit/, mypy --strict passes, the guests
+# build, then pytest on
 # the SDK's own tests (the pyo3 harness driving a probe actor) and on each
 # example, all in the venv setup.sh made under target/.
 set -euo pipefail
@@ -11,6 +12,8 @@ py="$PWD/target/py-venv/bin/python"
 step() { echo; echo "==> python: $*"; }
 step "generated bindings and WIT copy match wit/ (sdk-python/scripts/gen.sh --check)"
 bash sdk-python/scripts/gen.sh --check
+step "types (mypy --strict on the SDK; it ships py.typed)"
+(cd sdk-python && MYPYPATH=wasmkeep_actor/_bindings "$py" -m mypy --python-version 3.11 --strict --follow-imports=silent --no-error-summary wasmkeep_actor/*.py && echo "mypy: no issues")
 step "guests build (sdk-python/scripts/build-guests.sh; unchanged ones are skipped)"
 bash sdk-python/scripts/build-guests.sh
 

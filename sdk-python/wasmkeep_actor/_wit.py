@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import sys
 import types as _pytypes
+from typing import Callable
 
 try:
     import componentize_py_runtime  # noqa: F401  (present only inside a component)
@@ -34,7 +35,7 @@ class OutsideComponentError(RuntimeError):
     """A host call was made outside an actor component."""
 
 
-def _refuse(module: str, name: str):
+def _refuse(module: str, name: str) -> Callable[..., object]:
     def refused(*_args: object, **_kwargs: object) -> object:
         raise OutsideComponentError(
             f"{module}.{name}() calls the wasmkeep host, which exists only inside an actor component: "

@@ -16,6 +16,7 @@ the output keeps its bytes, so the host's compiled-component cache stays warm.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -47,14 +48,10 @@ class BuildResult:
 
 
 def _componentize_cmd() -> list[str]:
-    try:
-        import componentize_py  # noqa: F401
-
+    if importlib.util.find_spec("componentize_py") is not None:
         # The wheel has no __main__; its console script calls script().
         launcher = "import sys; from componentize_py import script; sys.argv[0] = 'componentize-py'; sys.exit(script())"
         return [sys.executable, "-c", launcher]
-    except ImportError:
-        pass
     exe = shutil.which("componentize-py")
     if exe:
         return [exe]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, TypeVar, Union, overload
+from typing import Any, Callable, SupportsIndex, TypeVar, Union, overload
 
 from ._wit import Err
 from ._wit import storage as _s
@@ -79,7 +79,7 @@ class Row(tuple):  # type: ignore[type-arg]
     _index: dict[str, int] = {}  # noqa: RUF012 (replaced per query, never mutated)
 
     @overload
-    def __getitem__(self, key: int) -> Value: ...
+    def __getitem__(self, key: SupportsIndex) -> Value: ...
     @overload
     def __getitem__(self, key: str) -> Value: ...
     @overload
@@ -95,7 +95,8 @@ class Row(tuple):  # type: ignore[type-arg]
     def __getattr__(self, name: str) -> Value:
         index = type(self)._index
         if name in index:
-            return tuple.__getitem__(self, index[name])
+            value: Value = tuple.__getitem__(self, index[name])
+            return value
         raise AttributeError(f"no column {name!r}; the columns are {list(type(self)._columns)}")
 
     def keys(self) -> list[str]:
@@ -156,7 +157,7 @@ def _params(ps: tuple[object, ...]) -> list[_t.SqlValue]:
 def _from_wit(v: _t.SqlValue) -> Value:
     if isinstance(v, _t.SqlValue_Null):
         return None
-    return v.value  # type: ignore[no-any-return]
+    return v.value
 
 
 def _call(f: Callable[..., _T], *args: Any) -> _T:

@@ -119,4 +119,14 @@ pub mod keys {
     pub fn history_prefix(key: &ActorKey) -> String {
         format!("{}/history/{}/{}/", root(key), key.class, key.name_hex())
     }
+
+    /// `state/<tenant>/<app>/deletes/`: operator delete requests and their outcomes.
+    pub fn deletes_prefix(app: &str) -> String {
+        format!("state/{app}/deletes/")
+    }
+
+    /// `state/<tenant>/<app>/deletes/<class>/<name hex>/<id>`: one operator delete request.
+    pub fn delete_request(key: &ActorKey, id: &str) -> String {
+        format!("{}/deletes/{}/{}/{id}", root(key), key.class, key.name_hex())
+    }
 }

@@ -77,6 +77,9 @@ pub struct HostState {
     pub(crate) replica: Option<crate::replica::Replica>,
     /// The deletion record (`<ms> <how>`) its database carries, read when it opens.
     pub(crate) previous_deletion: Option<String>,
+    /// The last operator delete request carried out on this address (`<T> <id>`),
+    /// read when it opens; every reset carries it over.
+    pub(crate) operator_marker: Option<String>,
 }
 
 impl WasiView for HostState {
@@ -114,6 +117,7 @@ impl HostState {
             stderr_mark: 0,
             replica: None,
             previous_deletion: None,
+            operator_marker: None,
         }
     }
 
@@ -220,7 +224,12 @@ impl HostState {
 impl HostState {
     /// The marks the empty database of a reset carries: when and how.
     pub(crate) fn deletion_marks(&self, how: DeleteHow) -> Vec<(&'static str, String)> {
-        vec![(META_DELETED, how.record(self.shared.clock.now_ms()))]
+        let mut marks = vec![(META_DELETED, how.record(self.shared.clock.now_ms()))];
+        if let Some(m) = &self.operator_marker {
+            // A request left behind never deletes an actor created after it ran (ADR 0028 §3).
+            marks.push((crate::operator::META_OPERATOR_DELETE, m.clone()));
+        }
+        marks
     }
 
     /// Cluster: the reset uploaded on the head while the hold is valid.

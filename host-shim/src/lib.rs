@@ -32,6 +32,7 @@ mod host_impl;
 pub mod http_types;
 pub mod manifest;
 pub mod metrics;
+pub mod operator;
 pub mod replica;
 mod replication;
 pub mod runtime;

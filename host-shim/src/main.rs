@@ -40,6 +40,36 @@ enum ActorCommand {
     /// prints `deleted at <ms> (<how>)`, `not deleted`, or `unknown: <why>`
     /// (exit 0, 0, 2). With --json, one JSON object.
     Status(StatusArgs),
+    /// Deletes an actor as an operator (ADR 0028 §3), through a request in a
+    /// cluster's bucket that a node of the app carries out. Prints `Deleted`
+    /// (exit 0), `no such actor` (exit 1, nothing written, or the node found
+    /// none), `dropped` (exit 3: the request went without an outcome, nothing
+    /// is known to be deleted) or `requested; the cluster keeps trying until
+    /// <time>` (exit 4: still pending when the wait ended); exit 2 when the
+    /// bucket could not be read or written.
+    Delete(DeleteArgs),
+}
+
+#[derive(clap::Args)]
+struct DeleteArgs {
+    /// The app, `tenant/app`.
+    #[arg(long)]
+    app: String,
+    /// The actor, `class/name`.
+    actor: String,
+    /// The data directory of `serve --mode cluster` (its bucket is `<data-dir>/bucket`).
+    #[arg(long, default_value = ".wasmkeep")]
+    data_dir: PathBuf,
+    /// The bucket directory, when it is not `<data-dir>/bucket`.
+    #[arg(long)]
+    bucket: Option<PathBuf>,
+    /// How long to wait for the outcome, in seconds (at most 3000, below the
+    /// request's one-hour expiry).
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(0..=3000))]
+    wait: u64,
+    /// Write the request and return at once (exit 4, "requested").
+    #[arg(long, conflicts_with = "wait")]
+    no_wait: bool,
 }
 
 #[derive(clap::Args)]
@@ -116,6 +146,7 @@ fn main() -> std::process::ExitCode {
             Ok(code) => return code,
             Err(e) => Err(e),
         },
+        Command::Actor(ActorCommand::Delete(args)) => return operator_delete(&args),
         Command::Build(args) => {
             wasmkeep_guest_build::build_rust_guest(&args.manifest_path, args.out.as_deref()).map(|p| {
                 println!("{}", p.display());
@@ -236,6 +267,90 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         eprintln!("stopped");
         anyhow::Ok(())
     })
+}
+
+fn operator_delete(args: &DeleteArgs) -> std::process::ExitCode {
+    use std::process::ExitCode;
+    use wasmkeep_shim::operator::{RequestError, Waited, request_delete, wait_for_outcome};
+    let fail = |code: u8, msg: String| {
+        eprintln!("error: {msg}");
+        ExitCode::from(code)
+    };
+    if let Err(e) = wasmkeep_shim::address::validate_app_name(&args.app) {
+        return fail(2, e);
+    }
+    let Some((class, name)) = args.actor.split_once('/') else {
+        return fail(2, format!("the actor is `class/name`, got {:?}", args.actor));
+    };
+    let dir = args.bucket.clone().unwrap_or_else(|| args.data_dir.join("bucket"));
+    if !dir.is_dir() {
+        return fail(
+            2,
+            format!(
+                "no bucket at {}: an operator delete is a request in a cluster's bucket. Point --data-dir at a \
+                 `serve --mode cluster` data directory, or --bucket at the bucket",
+                dir.display()
+            ),
+        );
+    }
+    let bucket = LocalDirBucket::new(dir, Arc::new(SystemClock));
+    let key = wasmkeep_shim::ActorKey::new(args.app.clone(), class, name);
+    let req = match request_delete(&bucket, &key) {
+        Ok(r) => r,
+        Err(RequestError::NoSuchActor(_)) => {
+            println!("no such actor");
+            return ExitCode::from(1);
+        }
+        Err(e) => return fail(2, e.to_string()),
+    };
+    let wait = if args.no_wait { 0 } else { args.wait };
+    match wait_for_outcome(&bucket, &req, std::time::Duration::from_secs(wait)) {
+        Ok(Waited::Deleted) => {
+            println!("Deleted");
+            ExitCode::SUCCESS
+        }
+        Ok(Waited::NoSuchActor) => {
+            println!("no such actor");
+            ExitCode::from(1)
+        }
+        Ok(Waited::Dropped) => {
+            println!(
+                "dropped: the request went without an outcome (expired, or not an actor address); nothing is known to be deleted"
+            );
+            ExitCode::from(3)
+        }
+        Ok(Waited::Pending { until }) => {
+            println!(
+                "requested; the cluster keeps trying until {} (request {})",
+                format_ms(until),
+                req.id
+            );
+            ExitCode::from(4)
+        }
+        Err(e) => fail(2, format!("waiting for the outcome: {e}")),
+    }
+}
+
+/// Milliseconds since the epoch as UTC `YYYY-MM-DD HH:MM:SS UTC`.
+fn format_ms(ms: u64) -> String {
+    let secs = ms / 1000;
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    // Civil from days (Howard Hinnant's algorithm), for years after 1970.
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
 }
 
 fn status(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode> {

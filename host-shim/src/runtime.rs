@@ -238,6 +238,8 @@ pub struct Shared {
     logs: Mutex<std::collections::VecDeque<LogLine>>,
     /// Set in cluster mode: the cluster and this node's place in it.
     pub(crate) cluster: Option<crate::cluster::ClusterNode>,
+    /// Operator delete requests queued here and not finished (bucket keys).
+    operator_in_flight: Mutex<std::collections::HashSet<String>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -368,6 +370,82 @@ impl Shared {
             Some(s) if s.key == *key => s.out.send(Outbound::Message(msg)).map_err(|_| ()),
             _ => Err(()),
         }
+    }
+
+    /// An operator delete request is no longer queued here.
+    pub(crate) fn operator_released(&self, req: &crate::operator::DeleteRequest) {
+        lock(&self.operator_in_flight).remove(&req.object);
+    }
+
+    /// One control pass over operator delete requests (ADR 0028 §3); see
+    /// [`Runtime::run_operator_pass`].
+    fn operator_pass(self: &Arc<Self>) -> usize {
+        use crate::operator::{Listed, MAX_PER_PASS, Outcome, REQUEST_TTL_MS};
+        let Some(c) = &self.cluster else { return 0 };
+        // One node of the cluster lists and queues: the lowest live id (ADR 008).
+        // The job goes to whichever node holds the actor.
+        if c.cluster.live_nodes().into_iter().min().as_deref() != Some(c.node.as_str()) {
+            return 0;
+        }
+        let now = self.clock.now_ms();
+        let apps: Vec<(String, Arc<App>)> = self
+            .apps
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let mut queued = 0;
+        for (name, app) in apps {
+            let listed = match crate::operator::list(c.bucket.as_ref(), &name) {
+                Ok(l) => l,
+                Err(e) => {
+                    tracing::warn!(app = %name, "listing operator delete requests: {e}");
+                    continue;
+                }
+            };
+            let outcomes: std::collections::HashSet<&str> = listed
+                .iter()
+                .filter_map(|l| match l {
+                    Listed::Outcome { object, .. } => Some(object.as_str()),
+                    Listed::Request(_) => None,
+                })
+                .collect();
+            for l in &listed {
+                match l {
+                    Listed::Outcome { object, t } if t + REQUEST_TTL_MS < now => {
+                        let _ = c.bucket.delete(object);
+                    }
+                    Listed::Outcome { .. } => {}
+                    Listed::Request(r) if r.t + REQUEST_TTL_MS < now => {
+                        let _ = c.bucket.delete(&r.object);
+                    }
+                    // Its outcome is written; only deleting the request failed.
+                    Listed::Request(r)
+                        if [Outcome::Done, Outcome::Absent]
+                            .iter()
+                            .any(|o| outcomes.contains(r.outcome_key(*o).as_str())) =>
+                    {
+                        let _ = c.bucket.delete(&r.object);
+                    }
+                    // A class this node does not serve: left to the nodes that do (or to expiry).
+                    Listed::Request(r) if !app.classes.contains_key(&r.key.class) => {}
+                    Listed::Request(r) => {
+                        let mut in_flight = lock(&self.operator_in_flight);
+                        if in_flight.len() >= MAX_PER_PASS || !in_flight.insert(r.object.clone()) {
+                            continue;
+                        }
+                        drop(in_flight);
+                        self.enqueue(
+                            &r.key,
+                            Job::new(EventKind::OperatorDelete { req: r.clone() }, Vec::new()),
+                        );
+                        queued += 1;
+                    }
+                }
+            }
+        }
+        queued
     }
 
     pub(crate) fn socket_close_by_actor(
@@ -583,6 +661,7 @@ impl Runtime {
             sockets: cluster.as_ref().map_or_else(Default::default, |(c, _)| c.sockets()),
             timer_wake: Mutex::new(None),
             logs: Mutex::new(std::collections::VecDeque::new()),
+            operator_in_flight: Mutex::default(),
             cluster: cluster.map(|(cluster, node)| crate::cluster::ClusterNode {
                 faults: faults.clone(),
                 bucket: Arc::new(crate::bucket::FaultyBucket::new(
@@ -600,6 +679,9 @@ impl Runtime {
         start_epoch_ticker(&shared.engine);
         if shared.clock.as_virtual().is_none() {
             start_alarm_timer(&shared);
+            if shared.cluster.is_some() {
+                start_control_pass(&shared);
+            }
         }
         Ok(Self { shared })
     }
@@ -817,6 +899,16 @@ impl Runtime {
             .count()
     }
 
+    /// Cluster: one control pass over the apps' operator delete requests
+    /// (ADR 0028 §3): expired requests and outcomes are removed, and up to 16
+    /// requests at a time are queued, each in its actor's mailbox, run by the
+    /// node that holds it. Returns how many were queued (0 on a single node
+    /// and on every node but the lowest live one). With the real clock a
+    /// cluster node runs a pass every second by itself.
+    pub fn run_operator_pass(&self) -> usize {
+        self.shared.operator_pass()
+    }
+
     /// Runs `key`'s alarm if it is due; true if `on-alarm` ran.
     pub fn run_alarm(&self, key: &ActorKey) -> bool {
         let (tx, rx) = oneshot::channel();
@@ -954,6 +1046,18 @@ fn start_epoch_ticker(engine: &Engine) {
             engine.increment_epoch();
             drop(engine);
             std::thread::sleep(worker::EPOCH_TICK);
+        }
+    });
+}
+
+/// Cluster, with the real clock: a control pass every second.
+fn start_control_pass(shared: &Arc<Shared>) {
+    let weak = Arc::downgrade(shared);
+    let _ = std::thread::Builder::new().name("control pass".into()).spawn(move || {
+        loop {
+            std::thread::sleep(Duration::from_secs(1));
+            let Some(shared) = weak.upgrade() else { return };
+            shared.operator_pass();
         }
     });
 }

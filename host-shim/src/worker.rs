@@ -10,6 +10,7 @@ use crate::http_types::{HttpRequest, HttpResponse, SocketMessage};
 use crate::metrics::{
     DELETE_FAILURES_TOTAL, DELETES_TOTAL, DeleteHow, EVENT_FAILURES_TOTAL, EVENTS_TOTAL, HISTORY_COLLECT_FAILURES_TOTAL,
 };
+use crate::operator::META_OPERATOR_DELETE;
 use crate::runtime::{ActorStatus, CallFailure, Shared, Slot};
 use crate::sql_types::QueryResult;
 use std::sync::{Arc, Mutex, mpsc};
@@ -61,6 +62,10 @@ pub(crate) enum EventKind {
     Hibernate {
         done: oneshot::Sender<()>,
     },
+    /// Host-side: carry out an operator delete request (runs no guest code).
+    OperatorDelete {
+        req: crate::operator::DeleteRequest,
+    },
 }
 
 impl EventKind {
@@ -72,7 +77,10 @@ impl EventKind {
             EventKind::SocketOpen { .. } => "socket_open",
             EventKind::SocketMessage { .. } => "socket_message",
             EventKind::SocketClose { .. } => "socket_close",
-            EventKind::Inspect { .. } | EventKind::Barrier { .. } | EventKind::Hibernate { .. } => "host",
+            EventKind::Inspect { .. }
+            | EventKind::Barrier { .. }
+            | EventKind::Hibernate { .. }
+            | EventKind::OperatorDelete { .. } => "host",
         }
     }
 }
@@ -236,6 +244,10 @@ fn handle(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
         EventKind::Hibernate { done } => {
             hibernate(resident);
             let _ = done.send(());
+            return;
+        }
+        EventKind::OperatorDelete { req } => {
+            operator_delete(shared, slot, resident, req);
             return;
         }
         // Socket events of an actor deleted since they were queued, or for a socket
@@ -410,6 +422,7 @@ fn prepare<'a>(
         }
         let data = r.store.data_mut();
         data.previous_deletion = db.meta_get(META_DELETED).ok().flatten();
+        data.operator_marker = db.meta_get(META_OPERATOR_DELETE).ok().flatten();
         data.db = Db::Open(db);
         data.reload_alarm();
     }
@@ -606,7 +619,10 @@ fn run_event(shared: &Arc<Shared>, res: &mut Resident, kind: EventKind, chain: V
         EventKind::SocketClose { id, code, reason } => events
             .call_on_socket_close(&mut res.store, id, code, &reason)
             .map_err(|e| (e, None)),
-        EventKind::Inspect { .. } | EventKind::Barrier { .. } | EventKind::Hibernate { .. } => Ok(()),
+        EventKind::Inspect { .. }
+        | EventKind::Barrier { .. }
+        | EventKind::Hibernate { .. }
+        | EventKind::OperatorDelete { .. } => Ok(()),
     };
     match result {
         Ok(()) => Outcome { trapped: None },
@@ -655,6 +671,8 @@ fn fail_job(kind: EventKind, why: &str) {
             let _ = done.send(());
         }
         EventKind::SocketOpen { .. } | EventKind::SocketMessage { .. } | EventKind::SocketClose { .. } => {}
+        // The request stays in the bucket for a later pass.
+        EventKind::OperatorDelete { .. } => {}
     }
     tracing::warn!("event failed: {why}");
 }
@@ -728,6 +746,95 @@ fn replicate_at_end(shared: &Arc<Shared>, data: &mut HostState) -> Result<(), St
              what the bucket holds"
         )),
     }
+}
+
+/// ADR 0028 §3: an operator delete request, carried out in the actor's
+/// mailbox after the jobs queued before it. It runs no guest code: absent →
+/// `.absent`; held by another node → that node's mailbox; carried out before
+/// (the replay marker) → `.done`; open sockets → closed with 1000 "actor
+/// deleted", their close events run, then the job again; otherwise the reset
+/// with the deletion and replay markers, and `.done` once it is acknowledged.
+fn operator_delete(
+    shared: &Arc<Shared>,
+    slot: &Arc<Slot>,
+    resident: &mut Option<Resident>,
+    req: crate::operator::DeleteRequest,
+) {
+    use crate::operator::Outcome;
+    let key = slot.key.clone();
+    let Some(c) = &shared.cluster else { return };
+    let r = match prepare(shared, slot, resident, false) {
+        Ok(Prepared::Ready(r)) => r,
+        Ok(Prepared::Absent) => return finish_request(shared, &req, Outcome::Absent),
+        Ok(Prepared::Elsewhere(s)) => {
+            shared.operator_released(&req);
+            return s.enqueue(&key, Job::new(EventKind::OperatorDelete { req }, Vec::new()));
+        }
+        Err(e) => {
+            // The request stays for a later pass.
+            tracing::warn!(actor = %key, "operator delete {}: {e}", req.id);
+            return shared.operator_released(&req);
+        }
+    };
+    let data = r.store.data_mut();
+    if data.operator_marker.as_deref().is_some_and(|m| req.carried_out_by(m)) {
+        // Carried out before (its key could not be deleted, or it was listed
+        // twice). The hold restored and fenced the history: report it done.
+        return finish_request(shared, &req, Outcome::Done);
+    }
+    let open = shared.sockets_of(&key);
+    if !open.is_empty() {
+        // Only now that the delete will run: close them; their close events run
+        // before the job, queued again behind them.
+        for id in open {
+            let _ = shared.socket_close_by_actor(&key, id, 1000, "actor deleted".into());
+        }
+        return shared.enqueue(&key, Job::new(EventKind::OperatorDelete { req }, Vec::new()));
+    }
+    let record = DeleteHow::Operator.record(shared.clock.now_ms());
+    let marker = req.marker();
+    let reset = ActorDb::empty_image(&[(META_DELETED, &record), (META_OPERATOR_DELETE, &marker)])
+        .map_err(|e| e.to_string())
+        .and_then(|empty| match data.replica.as_mut() {
+            Some(replica) => replica.delete(&empty, &c.live()).map_err(|e| e.to_string()),
+            None => Err("host bug: no replica".into()),
+        });
+    match reset {
+        Ok(pos) => {
+            shared.metrics.inc(DELETES_TOTAL, DeleteHow::Operator.label());
+            if let Db::Open(db) = std::mem::replace(&mut data.db, Db::DeletedInEvent) {
+                let _ = db.close_for_delete();
+            }
+            data.ev.reset = Some(pos);
+            data.ev.files_removed = false;
+            finish_delete(shared, slot, resident, DeleteHow::Operator);
+            finish_request(shared, &req, Outcome::Done);
+        }
+        Err(e) => {
+            shared.metrics.inc(DELETE_FAILURES_TOTAL, DeleteHow::Operator.label());
+            tracing::warn!(actor = %key, "operator delete {} was not recorded ({e}); the request stays", req.id);
+            give_up(shared, resident, &key);
+            shared.operator_released(&req);
+        }
+    }
+}
+
+/// Writes a request's outcome beside it, then deletes the request. If the
+/// outcome cannot be written the request stays for the next pass (its replay
+/// marker makes that pass report it done).
+fn finish_request(shared: &Arc<Shared>, req: &crate::operator::DeleteRequest, outcome: crate::operator::Outcome) {
+    if let Some(c) = &shared.cluster {
+        let bucket = &c.bucket;
+        match bucket.put(&req.outcome_key(outcome), b"", &crate::bucket::PutCondition::None) {
+            Ok(_) => {
+                if let Err(e) = bucket.delete(&req.object) {
+                    tracing::warn!("operator delete {}: the request could not be deleted ({e})", req.id);
+                }
+            }
+            Err(e) => tracing::warn!("operator delete {}: the outcome could not be written ({e})", req.id),
+        }
+    }
+    shared.operator_released(req);
 }
 
 /// ADR 0028 §1 at the end of a deleting event: the alarm forgotten, sockets

@@ -148,7 +148,11 @@ fn account_example_refuses_late_webhooks_after_it_was_closed() {
         (404, "no such account: open it with PUT / first".into()),
         "a webhook for an account never opened does not create it"
     );
-    assert_eq!(http_body("PUT", &url, "pro"), (200, "open, plan pro".into()), "PUT opens");
+    assert_eq!(
+        http_body("PUT", &url, "pro"),
+        (200, "open, plan pro".into()),
+        "PUT opens"
+    );
     assert_eq!(
         http_body("POST", &hook, "paid"),
         (200, "recorded".into()),
@@ -239,6 +243,59 @@ fn a_two_node_cluster_serves_one_actor_from_either_node() {
         (200, "0".into()),
         "the next request meets a new counter"
     );
+}
+
+#[test]
+fn actor_delete_through_the_command_line() {
+    common::component("counter-rust");
+    let nodes = serve_with(
+        &repo().join("examples/counter-rust/wasmkeep.toml"),
+        &["--mode", "cluster", "--nodes", "2"],
+    );
+    let (n1, n2) = (&nodes[0].base, &nodes[1].base);
+    let data_dir = nodes[0]._dir.as_ref().expect("the first node owns the data dir").path();
+    let delete = |actor: &str, extra: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
+            .args(["actor", "delete", "--app", "examples/counter", actor])
+            .args(extra)
+            .arg("--data-dir")
+            .arg(data_dir)
+            .output()
+            .expect("run actor delete");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).trim().to_owned(),
+            String::from_utf8_lossy(&out.stderr).trim().to_owned(),
+        )
+    };
+    assert_eq!(http("POST", &format!("{n2}/counter/c")), (200, "1".into()), "a counter");
+    assert_eq!(http("POST", &format!("{n2}/counter/c")), (200, "2".into()), "counts");
+    let (code, out, err) = delete("counter/c", &["--wait", "30"]);
+    assert_eq!(
+        (code, out.as_str()),
+        (Some(0), "Deleted"),
+        "the command waits for the outcome and says Deleted: {err}"
+    );
+    assert_eq!(
+        http("GET", &format!("{n1}/counter/c")),
+        (200, "0".into()),
+        "after Deleted the data never comes back: the next request meets a new counter"
+    );
+    let (code, out, _) = delete("counter/never", &[]);
+    assert_eq!(
+        (code, out.as_str()),
+        (Some(1), "no such actor"),
+        "a mistyped name: no such actor, exit 1"
+    );
+    let (code, out, _) = delete("counter/c", &["--no-wait"]);
+    assert_eq!(code, Some(4), "--no-wait returns at once with exit 4: {out}");
+    assert!(
+        out.starts_with("requested; the cluster keeps trying until ") && out.contains(" UTC"),
+        "and says until when the cluster keeps trying: {out}"
+    );
+    let (code, _, err) = delete("counter/c", &["--bucket", "/nonexistent-wasmkeep"]);
+    assert_eq!(code, Some(2), "no bucket: exit 2");
+    assert!(err.contains("no bucket at"), "and says where it looked: {err}");
 }
 
 #[test]

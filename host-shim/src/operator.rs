@@ -1,0 +1,258 @@
+//! The operator delete (ADR 0028 §3): a request object in the bucket, carried
+//! out by a node of the app, acknowledged only by the outcome the node writes
+//! beside it. This module is both sides' view of the bucket: the command
+//! writes a request and waits for its outcome; nodes list requests.
+
+use crate::address::ActorKey;
+use crate::bucket::{BucketError, ObjectStore, PutCondition};
+use crate::cluster::keys;
+use std::hash::{BuildHasher, Hasher};
+use std::time::Duration;
+
+/// A request (and its outcomes) expires one hour after it was written, by
+/// the bucket's clock.
+pub const REQUEST_TTL_MS: u64 = 3_600_000;
+/// A node queues at most this many requests per pass.
+pub const MAX_PER_PASS: usize = 16;
+/// The host meta key of the last request carried out on this address, `<T> <id>`.
+pub const META_OPERATOR_DELETE: &str = "operator_delete";
+
+/// One operator delete request as listed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DeleteRequest {
+    /// The actor it names.
+    pub key: ActorKey,
+    /// Its 16 hex digits.
+    pub id: String,
+    /// When it was written (the bucket's clock, ms): orders requests of one actor.
+    pub t: u64,
+    /// Its key in the bucket.
+    pub object: String,
+}
+
+impl DeleteRequest {
+    /// The replay marker it leaves in the reset: `<T> <id>`.
+    pub fn marker(&self) -> String {
+        format!("{} {}", self.t, self.id)
+    }
+
+    /// Whether a marker `<T> <id>` found in the actor's database shows this
+    /// request (or a later one) was already carried out.
+    pub fn carried_out_by(&self, marker: &str) -> bool {
+        let Some((t, id)) = marker.split_once(' ') else {
+            return false;
+        };
+        let Ok(t) = t.parse::<u64>() else { return false };
+        t > self.t || (t == self.t && id == self.id)
+    }
+
+    /// The key of an outcome beside the request.
+    pub fn outcome_key(&self, outcome: Outcome) -> String {
+        format!("{}.{}", self.object, outcome.suffix())
+    }
+}
+
+/// What a node found when it carried a request out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Deleted (the reset is acknowledged), or already deleted by this request.
+    Done,
+    /// There was no such actor.
+    Absent,
+}
+
+impl Outcome {
+    fn suffix(self) -> &'static str {
+        match self {
+            Outcome::Done => "done",
+            Outcome::Absent => "absent",
+        }
+    }
+}
+
+/// An object under `deletes/`, parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Listed {
+    /// A request.
+    Request(DeleteRequest),
+    /// An outcome written beside a request (its key, and when it was written).
+    Outcome {
+        /// The outcome's key.
+        object: String,
+        /// When it was written.
+        t: u64,
+    },
+}
+
+/// Every request and outcome of `app` in the bucket.
+///
+/// # Errors
+/// The bucket's error (the listing failed).
+pub fn list(bucket: &dyn ObjectStore, app: &str) -> Result<Vec<Listed>, BucketError> {
+    let prefix = keys::deletes_prefix(app);
+    let mut out = Vec::new();
+    for m in bucket.list(&prefix)? {
+        let Some(rest) = m.key.strip_prefix(&prefix) else {
+            continue;
+        };
+        let mut parts = rest.split('/');
+        let (Some(class), Some(name_hex), Some(last), None) = (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        if last.contains('.') {
+            out.push(Listed::Outcome {
+                object: m.key.clone(),
+                t: m.last_modified,
+            });
+            continue;
+        }
+        let Some(name) = ActorKey::name_from_hex(name_hex) else {
+            continue;
+        };
+        if last.len() != 16 || !last.bytes().all(|b| b.is_ascii_hexdigit()) {
+            continue;
+        }
+        out.push(Listed::Request(DeleteRequest {
+            key: ActorKey::new(app, class, name),
+            id: last.to_owned(),
+            t: m.last_modified,
+            object: m.key,
+        }));
+    }
+    Ok(out)
+}
+
+/// A new request id: 16 hex digits, different for every request.
+pub fn new_request_id() -> String {
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    h.write_u128(now.as_nanos());
+    h.write_u32(std::process::id());
+    format!("{:016x}", h.finish())
+}
+
+/// Why the command could not write a request.
+#[derive(Debug, thiserror::Error)]
+pub enum RequestError {
+    /// The actor has no history in the bucket; nothing was written.
+    #[error("no such actor: {0} has no history in the bucket")]
+    NoSuchActor(ActorKey),
+    /// The bucket failed.
+    #[error("the bucket failed: {0}")]
+    Bucket(#[from] BucketError),
+}
+
+/// Checks that the actor exists (it has a history in the bucket) and writes
+/// a new request for it, with an empty body.
+///
+/// # Errors
+/// [`RequestError::NoSuchActor`] (nothing written), or the bucket's error.
+pub fn request_delete(bucket: &dyn ObjectStore, key: &ActorKey) -> Result<DeleteRequest, RequestError> {
+    if bucket.list(&keys::history_prefix(key))?.is_empty() {
+        return Err(RequestError::NoSuchActor(key.clone()));
+    }
+    let id = new_request_id();
+    let object = keys::delete_request(key, &id);
+    bucket.put(&object, b"", &PutCondition::IfAbsent)?;
+    let t = bucket
+        .list(&object)?
+        .into_iter()
+        .find(|m| m.key == object)
+        .map_or(0, |m| m.last_modified);
+    Ok(DeleteRequest {
+        key: key.clone(),
+        id,
+        t,
+        object,
+    })
+}
+
+/// What waiting for a request's outcome found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Waited {
+    /// `.done`: deleted (the outcome is removed).
+    Deleted,
+    /// `.absent`: there was no such actor (the outcome is removed).
+    NoSuchActor,
+    /// The request is gone without an outcome: expired, or not an actor address.
+    Dropped,
+    /// Still there when the wait ended; the cluster keeps trying until `until` (ms).
+    Pending {
+        /// The request's expiry.
+        until: u64,
+    },
+}
+
+/// Waits up to `wait` for the request's outcome, looking every 100 ms.
+///
+/// # Errors
+/// The bucket's error.
+pub fn wait_for_outcome(bucket: &dyn ObjectStore, req: &DeleteRequest, wait: Duration) -> Result<Waited, BucketError> {
+    let until = std::time::Instant::now() + wait;
+    loop {
+        // The outcome first: a node writes it before it deletes the request.
+        for (outcome, waited) in [(Outcome::Done, Waited::Deleted), (Outcome::Absent, Waited::NoSuchActor)] {
+            let k = req.outcome_key(outcome);
+            if bucket.get(&k)?.is_some() {
+                bucket.delete(&k)?;
+                return Ok(waited);
+            }
+        }
+        if bucket.get(&req.object)?.is_none() {
+            // Gone: look for an outcome once more (it may have landed in between).
+            for (outcome, waited) in [(Outcome::Done, Waited::Deleted), (Outcome::Absent, Waited::NoSuchActor)] {
+                let k = req.outcome_key(outcome);
+                if bucket.get(&k)?.is_some() {
+                    bucket.delete(&k)?;
+                    return Ok(waited);
+                }
+            }
+            return Ok(Waited::Dropped);
+        }
+        if std::time::Instant::now() >= until {
+            return Ok(Waited::Pending {
+                until: req.t + REQUEST_TTL_MS,
+            });
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(t: u64, id: &str) -> DeleteRequest {
+        DeleteRequest {
+            key: ActorKey::new("a/b", "c", "n"),
+            id: id.into(),
+            t,
+            object: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_marker_shows_this_or_a_later_request_carried_out() {
+        let r = req(1000, "00000000000000aa");
+        assert!(r.carried_out_by("1000 00000000000000aa"), "this very request");
+        assert!(r.carried_out_by("2000 00000000000000bb"), "a later request");
+        assert!(
+            !r.carried_out_by("1000 00000000000000bb"),
+            "another request of the same second is not this one"
+        );
+        assert!(!r.carried_out_by("999 00000000000000aa"), "an earlier request");
+        assert!(!r.carried_out_by("garbage"), "an unreadable marker shows nothing");
+    }
+
+    #[test]
+    fn request_ids_are_16_hex_digits_and_differ() {
+        let a = new_request_id();
+        let b = new_request_id();
+        assert_eq!(a.len(), 16, "{a}");
+        assert!(a.bytes().all(|c| c.is_ascii_hexdigit()), "{a}");
+        assert_ne!(a, b, "two requests never share an id");
+    }
+}

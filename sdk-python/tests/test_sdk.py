@@ -16,7 +16,10 @@ from wasmkeep_actor.http import Request, to_response
 
 
 def test_version():
+    from wasmkeep_actor.testing import host_version
+
     assert wasmkeep_actor.__version__ == "0.2.0"
+    assert host_version() == "0.2.0"
     assert wasmkeep_actor.WIT_PACKAGE == "wasmkeep:actor@0.2.1"
 
 

@@ -45,6 +45,7 @@ __all__ = [
     "TestHost",
     "TestResponse",
     "TestSocket",
+    "host_version",
 ]
 
 
@@ -71,6 +72,11 @@ except ImportError:  # the harness is missing: TestHost() says how to install it
 #: `HostError`: the host refused or failed an operation: no such app or
 #: class, a class closed to requests (`internal`) or to new actors
 #: (`existing`), a closed host. A `RuntimeError`.
+
+def host_version() -> str:
+    """The version of the host library the harness was built from."""
+    return str(_native().HOST_VERSION)
+
 
 Access = Literal["open", "existing", "internal"]
 #: A class of the test app: a component file, or `(file, access)`.

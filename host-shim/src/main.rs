@@ -129,6 +129,11 @@ struct ServeArgs {
     /// The bucket directory of a cluster (default: <data-dir>/bucket).
     #[arg(long)]
     bucket: Option<PathBuf>,
+    /// `class=limit` (e.g. `carts=7d`; s, m, h, d; at least 1h): overrides the
+    /// manifest's `expire-after-idle` for that class; `carts=` removes it.
+    /// Repeat for more classes. Idle expiry runs in cluster mode.
+    #[arg(long = "expire-after-idle", value_name = "CLASS=LIMIT")]
+    expire_after_idle: Vec<String>,
 }
 
 fn main() -> std::process::ExitCode {
@@ -208,8 +213,31 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 .collect::<Result<_, _>>()?
         }
     };
+    let mut limits = manifest.expire_after_idle.clone();
+    for spec in &args.expire_after_idle {
+        let (class, limit) = spec.split_once('=').with_context(|| {
+            format!("--expire-after-idle {spec:?}: write CLASS=LIMIT, e.g. carts=7d (carts= removes it)")
+        })?;
+        anyhow::ensure!(
+            manifest.classes.iter().any(|c| c.name == class),
+            "--expire-after-idle {spec:?}: the manifest has no class {class:?}"
+        );
+        if limit.is_empty() {
+            limits.remove(class);
+        } else {
+            let d = wasmkeep_shim::manifest::parse_idle_limit(limit)
+                .map_err(|e| anyhow::anyhow!("--expire-after-idle {spec:?}: {e}"))?;
+            limits.insert(class.to_owned(), d);
+        }
+    }
+    if !limits.is_empty() && mode == Mode::Single {
+        eprintln!("note: expire-after-idle applies in cluster mode (--mode cluster); a single node keeps idle actors");
+    }
     for rt in &runtimes {
         rt.add_app(&manifest.app, &manifest.classes)?;
+        for (class, limit) in &limits {
+            rt.set_expire_after_idle(&manifest.app, class, Some(*limit))?;
+        }
     }
     eprintln!(
         "loaded app {} ({} classes: {}) in {:?}",

@@ -39,6 +39,40 @@ pub struct Manifest {
     pub nodes: usize,
     /// The classes, by name.
     pub classes: Vec<ClassSpec>,
+    /// `expire-after-idle` per class (ADR 0028 §4): how long an actor of the
+    /// class may stay idle before it is deleted (cluster mode).
+    pub expire_after_idle: BTreeMap<String, std::time::Duration>,
+}
+
+/// The shortest `expire-after-idle` (ADR 0028 §4).
+pub const MIN_EXPIRE_AFTER_IDLE: std::time::Duration = std::time::Duration::from_secs(3600);
+
+/// Parses an idle limit: a number with `s`, `m`, `h` or `d`, at least one hour.
+///
+/// # Errors
+/// A message saying what is wrong and what is accepted.
+pub fn parse_idle_limit(text: &str) -> Result<std::time::Duration, String> {
+    let t = text.trim();
+    let (n, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
+    let scale = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 3600,
+        "d" => 86_400,
+        _ => {
+            return Err(format!(
+                "{text:?} is not a duration: write a number with s, m, h or d (e.g. \"7d\")"
+            ));
+        }
+    };
+    let n: u64 = n
+        .parse()
+        .map_err(|_| format!("{text:?} is not a duration: write a number with s, m, h or d (e.g. \"7d\")"))?;
+    let d = std::time::Duration::from_secs(n.saturating_mul(scale));
+    if d < MIN_EXPIRE_AFTER_IDLE {
+        return Err(format!("{text:?} is below the minimum of one hour (\"1h\")"));
+    }
+    Ok(d)
 }
 
 /// Why a manifest was refused.
@@ -90,6 +124,8 @@ struct RawClass {
     component: PathBuf,
     #[serde(default = "default_access")]
     access: Access,
+    #[serde(rename = "expire-after-idle")]
+    expire_after_idle: Option<String>,
 }
 
 fn default_access() -> Access {
@@ -127,8 +163,13 @@ impl Manifest {
             ));
         }
         let mut classes = Vec::new();
+        let mut expire_after_idle = BTreeMap::new();
         for (name, c) in raw.classes {
             validate_class_name(&name).map_err(invalid)?;
+            if let Some(limit) = &c.expire_after_idle {
+                let d = parse_idle_limit(limit).map_err(|e| invalid(format!("class {name}: expire-after-idle {e}")))?;
+                expire_after_idle.insert(name.clone(), d);
+            }
             let component = base.join(&c.component);
             if !component.is_file() {
                 return Err(invalid(format!(
@@ -158,6 +199,7 @@ impl Manifest {
             app: raw.app,
             mode: raw.mode,
             nodes,
+            expire_after_idle,
             classes,
         })
     }
@@ -179,7 +221,26 @@ mod tests {
         )
         .expect("valid");
         assert_eq!(ok.classes[0].access, Access::Existing, "access is read");
+        let idle = Manifest::parse(
+            "app = \"acme/shop\"\n[classes.cart]\ncomponent = \"a.wasm\"\nexpire-after-idle = \"7d\"\n",
+            dir.path(),
+            &p,
+        )
+        .expect("valid");
+        assert_eq!(
+            idle.expire_after_idle.get("cart"),
+            Some(&std::time::Duration::from_secs(7 * 86_400)),
+            "expire-after-idle is read per class"
+        );
         for (bad, why) in [
+            (
+                "app = \"acme/shop\"\n[classes.cart]\ncomponent = \"a.wasm\"\nexpire-after-idle = \"30m\"",
+                "below the minimum of one hour",
+            ),
+            (
+                "app = \"acme/shop\"\n[classes.cart]\ncomponent = \"a.wasm\"\nexpire-after-idle = \"a week\"",
+                "is not a duration",
+            ),
             ("app = \"shop\"\n[classes.cart]\ncomponent = \"a.wasm\"", "tenant/app"),
             ("app = \"acme/shop\"", "no class"),
             (

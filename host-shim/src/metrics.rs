@@ -54,6 +54,9 @@ pub struct Metrics {
     counters: Mutex<BTreeMap<(&'static str, String), u64>>,
 }
 
+/// `wasmkeep_idle_expiry_candidates_total`: idle expiry candidates found, summed over passes.
+pub const EXPIRY_CANDIDATES_TOTAL: &str = "wasmkeep_idle_expiry_candidates_total";
+
 /// `wasmkeep_actor_deletes_total{how}`: deletes recorded.
 pub const DELETES_TOTAL: &str = "wasmkeep_actor_deletes_total";
 /// `wasmkeep_actor_delete_failures_total{how}`: deletes that failed to be recorded.
@@ -67,7 +70,10 @@ pub const EVENTS_TOTAL: &str = "wasmkeep_events_total";
 pub const EVENT_FAILURES_TOTAL: &str = "wasmkeep_event_failures_total";
 
 const HELP: &[(&str, &str)] = &[
-    (DELETES_TOTAL, "Actor deletes recorded, by how (self, self_durable)."),
+    (
+        DELETES_TOTAL,
+        "Actor deletes recorded, by how (self, self_durable, operator, expired).",
+    ),
     (
         DELETE_FAILURES_TOTAL,
         "Actor deletes that failed to be recorded, by how.",
@@ -78,13 +84,22 @@ const HELP: &[(&str, &str)] = &[
     ),
     (EVENTS_TOTAL, "Events run, by kind."),
     (EVENT_FAILURES_TOTAL, "Events that trapped or ran out of time, by kind."),
+    (
+        EXPIRY_CANDIDATES_TOTAL,
+        "Idle expiry candidates found (records idle past their class's limit), summed over passes.",
+    ),
 ];
 
 impl Metrics {
     /// Adds one to `name{label}`.
     pub fn inc(&self, name: &'static str, label: &str) {
+        self.add(name, label, 1);
+    }
+
+    /// Adds `n` to `name{label}`.
+    pub fn add(&self, name: &'static str, label: &str, n: u64) {
         let mut c = self.counters.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        *c.entry((name, label.to_owned())).or_insert(0) += 1;
+        *c.entry((name, label.to_owned())).or_insert(0) += n;
     }
 
     /// The value of `name{label}`.
@@ -113,11 +128,16 @@ impl Metrics {
                 .map(|((_, l), v)| (l.clone(), *v))
                 .collect();
             if label_name == "how" {
-                for how in [DeleteHow::SelfDelete, DeleteHow::SelfDurable] {
+                for how in [
+                    DeleteHow::SelfDelete,
+                    DeleteHow::SelfDurable,
+                    DeleteHow::Operator,
+                    DeleteHow::Expired,
+                ] {
                     rows.entry(how.label().to_owned()).or_insert(0);
                 }
             }
-            if *name == HISTORY_COLLECT_FAILURES_TOTAL {
+            if *name == HISTORY_COLLECT_FAILURES_TOTAL || *name == EXPIRY_CANDIDATES_TOTAL {
                 // One series, no label.
                 let _ = writeln!(out, "{name} {}", rows.values().sum::<u64>());
                 continue;

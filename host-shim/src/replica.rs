@@ -247,6 +247,40 @@ impl Replica {
         {
             return Ok(Acquired::HeldBy(rec.node.clone()));
         }
+        self.acquire_over(record, live)
+    }
+
+    /// Acquires only if the ownership record is exactly the version `expect`
+    /// (the ETag a listing showed) and names nobody (released): idle expiry's
+    /// condition (ADR 0028 §4). One read decides, and the conditional write is
+    /// on that read's ETag, so a wake in between makes this lose. `None`: the
+    /// record changed or is held; nothing was written.
+    ///
+    /// # Errors
+    /// As [`Replica::acquire`].
+    pub fn acquire_unchanged(
+        &mut self,
+        expect: &ETag,
+        live: &dyn Fn(&str) -> bool,
+    ) -> Result<Option<Acquired>, ReplicaError> {
+        let record = self.read_record()?;
+        match &record {
+            Some((rec, etag)) if etag == expect && rec.released => {}
+            _ => return Ok(None),
+        }
+        match self.acquire_over(record, live)? {
+            Acquired::HeldBy(_) => Ok(None),
+            held => Ok(Some(held)),
+        }
+    }
+
+    /// Writes the ownership record at a new generation over `record` (as read),
+    /// then restores the head.
+    fn acquire_over(
+        &mut self,
+        record: Option<(OwnerRecord, ETag)>,
+        live: &dyn Fn(&str) -> bool,
+    ) -> Result<Acquired, ReplicaError> {
         let history = self.history()?;
         let highest = history.iter().map(|o| o.pos.generation).max().unwrap_or(0);
         let generation = record.as_ref().map_or(0, |(r, _)| r.generation).max(highest) + 1;

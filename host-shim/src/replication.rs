@@ -72,7 +72,12 @@ fn write_image(db: &Path, image: &[u8]) -> std::io::Result<()> {
 }
 
 /// Takes `key` on this node: acquire and restore, or find who holds it.
-pub(crate) fn take(shared: &Arc<Shared>, key: &ActorKey, create: bool) -> Result<Taken, String> {
+pub(crate) fn take(
+    shared: &Arc<Shared>,
+    key: &ActorKey,
+    create: bool,
+    unchanged: Option<&crate::bucket::ETag>,
+) -> Result<Taken, String> {
     let Some(c) = &shared.cluster else {
         return Err("host bug: take() on a single node".into());
     };
@@ -84,7 +89,16 @@ pub(crate) fn take(shared: &Arc<Shared>, key: &ActorKey, create: bool) -> Result
         ));
     }
     let mut replica = Replica::new(c.bucket.clone(), c.faults.clone(), key.clone(), c.node.clone());
-    match replica.acquire(&live) {
+    let acquired = match unchanged {
+        // Idle expiry: only the record exactly as listed; changed or held → not taken.
+        Some(etag) => match replica.acquire_unchanged(etag, &live) {
+            Ok(None) => return Ok(Taken::Absent),
+            Ok(Some(a)) => Ok(a),
+            Err(e) => Err(e),
+        },
+        None => replica.acquire(&live),
+    };
+    match acquired {
         Err(e) => Err(format!("{key} could not be acquired on node {}: {e}", c.node)),
         Ok(Acquired::HeldBy(n)) => match c.cluster.node(&n) {
             Some(s) if !Arc::ptr_eq(&s, shared) => Ok(Taken::Elsewhere(s)),

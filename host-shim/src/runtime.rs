@@ -240,7 +240,28 @@ pub struct Shared {
     pub(crate) cluster: Option<crate::cluster::ClusterNode>,
     /// Operator delete requests queued here and not finished (bucket keys).
     operator_in_flight: Mutex<std::collections::HashSet<String>>,
+    /// `expire-after-idle` by (app, class), in ms.
+    idle_limits: Mutex<HashMap<(String, String), u64>>,
+    /// Idle expiry: ownership record versions found changed or held, not tried
+    /// again at that version (long-resident actors would take every pass's budget).
+    expiry_skipped: Mutex<std::collections::HashSet<(String, crate::bucket::ETag)>>,
 }
+
+/// What one idle expiry pass did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExpiryPass {
+    /// Released records older than their class's limit.
+    pub candidates: usize,
+    /// Actors deleted.
+    pub expired: usize,
+}
+
+/// How often the collecting node runs an idle expiry pass (the host's clock).
+pub const EXPIRY_PASS_EVERY_MS: u64 = 600_000;
+/// At most this many expiries per pass ...
+pub const EXPIRIES_PER_PASS: usize = 100;
+/// ... and this many at a time.
+pub const EXPIRIES_AT_ONCE: usize = 4;
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -446,6 +467,86 @@ impl Shared {
             }
         }
         queued
+    }
+
+    /// One idle expiry pass (ADR 0028 §4); see [`Runtime::run_expiry_pass`].
+    fn expiry_pass(self: &Arc<Self>) -> ExpiryPass {
+        let mut pass = ExpiryPass::default();
+        let Some(c) = &self.cluster else { return pass };
+        if c.cluster.live_nodes().into_iter().min().as_deref() != Some(c.node.as_str()) {
+            return pass;
+        }
+        // The clock before the listing: a slow listing never makes a record look idler.
+        let now = self.clock.now_ms();
+        let limits: Vec<((String, String), u64)> =
+            lock(&self.idle_limits).iter().map(|(k, v)| (k.clone(), *v)).collect();
+        let mut candidates = Vec::new();
+        for ((app, class), limit) in limits {
+            let prefix = format!("state/{app}/owners/{class}/");
+            let listed = match c.bucket.list(&prefix) {
+                Ok(l) => l,
+                Err(e) => {
+                    tracing::warn!(app = %app, class = %class, "idle expiry: listing owners: {e}");
+                    continue;
+                }
+            };
+            for m in listed {
+                let Some(name) = m.key.strip_prefix(&prefix).and_then(ActorKey::name_from_hex) else {
+                    continue;
+                };
+                if m.last_modified.saturating_add(limit) > now {
+                    continue;
+                }
+                let key = ActorKey::new(app.clone(), class.clone(), name);
+                if lock(&self.expiry_skipped).contains(&(m.key.clone(), m.etag.clone())) {
+                    continue;
+                }
+                // Resident here or with a socket: active (the job never takes a hold it has).
+                let resident = self
+                    .actors
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .get(&key)
+                    .is_some_and(|s| s.lock().status == ActorStatus::Resident);
+                if resident || !self.sockets_of(&key).is_empty() {
+                    continue;
+                }
+                candidates.push((key, m.key, m.etag));
+            }
+        }
+        pass.candidates = candidates.len();
+        self.metrics
+            .add(crate::metrics::EXPIRY_CANDIDATES_TOTAL, "", candidates.len() as u64);
+        for batch in candidates
+            .chunks(EXPIRIES_AT_ONCE)
+            .take(EXPIRIES_PER_PASS / EXPIRIES_AT_ONCE)
+        {
+            let waits: Vec<_> = batch
+                .iter()
+                .map(|(key, _, etag)| {
+                    let (tx, rx) = oneshot::channel();
+                    self.enqueue(
+                        key,
+                        Job::new(
+                            EventKind::Expire {
+                                etag: etag.clone(),
+                                done: tx,
+                            },
+                            Vec::new(),
+                        ),
+                    );
+                    rx
+                })
+                .collect();
+            for ((_, record, etag), rx) in batch.iter().zip(waits) {
+                if rx.blocking_recv().unwrap_or(false) {
+                    pass.expired += 1;
+                } else {
+                    lock(&self.expiry_skipped).insert((record.clone(), etag.clone()));
+                }
+            }
+        }
+        pass
     }
 
     pub(crate) fn socket_close_by_actor(
@@ -662,6 +763,8 @@ impl Runtime {
             timer_wake: Mutex::new(None),
             logs: Mutex::new(std::collections::VecDeque::new()),
             operator_in_flight: Mutex::default(),
+            idle_limits: Mutex::default(),
+            expiry_skipped: Mutex::default(),
             cluster: cluster.map(|(cluster, node)| crate::cluster::ClusterNode {
                 faults: faults.clone(),
                 bucket: Arc::new(crate::bucket::FaultyBucket::new(
@@ -909,6 +1012,39 @@ impl Runtime {
         self.shared.operator_pass()
     }
 
+    /// Sets (or with `None` removes) a class's `expire-after-idle`.
+    ///
+    /// # Errors
+    /// [`ShimError::Host`] for a limit below one hour.
+    pub fn set_expire_after_idle(&self, app: &str, class: &str, limit: Option<Duration>) -> Result<(), ShimError> {
+        let k = (app.to_owned(), class.to_owned());
+        match limit {
+            Some(d) if d < crate::manifest::MIN_EXPIRE_AFTER_IDLE => Err(ShimError::Host(format!(
+                "expire-after-idle for {app} {class}: {} s is below the minimum of one hour",
+                d.as_secs()
+            ))),
+            Some(d) => {
+                lock(&self.shared.idle_limits).insert(k, u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+                Ok(())
+            }
+            None => {
+                lock(&self.shared.idle_limits).remove(&k);
+                Ok(())
+            }
+        }
+    }
+
+    /// Cluster: one idle expiry pass (ADR 0028 §4), on the collecting node
+    /// (the lowest live id; on others it does nothing). Candidates come from
+    /// one listing of each limited class's ownership records: released and
+    /// last written longer ago than the limit, not resident here, no socket.
+    /// Each is deleted only if its record is still the version listed and its
+    /// database has no pending alarm; at most 100 a pass, 4 at a time. With
+    /// the real clock the collecting node runs a pass every 10 minutes.
+    pub fn run_expiry_pass(&self) -> ExpiryPass {
+        self.shared.expiry_pass()
+    }
+
     /// Runs `key`'s alarm if it is due; true if `on-alarm` ran.
     pub fn run_alarm(&self, key: &ActorKey) -> bool {
         let (tx, rx) = oneshot::channel();
@@ -1050,14 +1186,21 @@ fn start_epoch_ticker(engine: &Engine) {
     });
 }
 
-/// Cluster, with the real clock: a control pass every second.
+/// Cluster, with the real clock: a control pass every second (operator
+/// deletes), and an idle expiry pass every 10 minutes.
 fn start_control_pass(shared: &Arc<Shared>) {
     let weak = Arc::downgrade(shared);
     let _ = std::thread::Builder::new().name("control pass".into()).spawn(move || {
+        let mut last_expiry = 0u64;
         loop {
             std::thread::sleep(Duration::from_secs(1));
             let Some(shared) = weak.upgrade() else { return };
             shared.operator_pass();
+            let now = shared.clock.now_ms();
+            if now.saturating_sub(last_expiry) >= EXPIRY_PASS_EVERY_MS {
+                last_expiry = now;
+                shared.expiry_pass();
+            }
         }
     });
 }

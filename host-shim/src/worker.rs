@@ -66,6 +66,12 @@ pub(crate) enum EventKind {
     OperatorDelete {
         req: crate::operator::DeleteRequest,
     },
+    /// Host-side, idle expiry: delete the actor if its ownership record is
+    /// still this version and it has no alarm and no socket (no guest code).
+    Expire {
+        etag: crate::bucket::ETag,
+        done: oneshot::Sender<bool>,
+    },
 }
 
 impl EventKind {
@@ -80,7 +86,8 @@ impl EventKind {
             EventKind::Inspect { .. }
             | EventKind::Barrier { .. }
             | EventKind::Hibernate { .. }
-            | EventKind::OperatorDelete { .. } => "host",
+            | EventKind::OperatorDelete { .. }
+            | EventKind::Expire { .. } => "host",
         }
     }
 }
@@ -226,7 +233,7 @@ fn handle(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
         }
         EventKind::Inspect { reply } => {
             // Reading never creates an actor.
-            let r = match prepare(shared, slot, resident, false) {
+            let r = match prepare(shared, slot, resident, Open::Existing) {
                 Ok(Prepared::Ready(r)) => match &r.store.data().db {
                     Db::Open(db) => db.dump_tables().map_err(|e| e.to_string()),
                     _ => Err("the database is closed".into()),
@@ -248,6 +255,10 @@ fn handle(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
         }
         EventKind::OperatorDelete { req } => {
             operator_delete(shared, slot, resident, req);
+            return;
+        }
+        EventKind::Expire { etag, done } => {
+            let _ = done.send(expire(shared, slot, resident, etag));
             return;
         }
         // Socket events of an actor deleted since they were queued, or for a socket
@@ -277,7 +288,7 @@ fn handle(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
         return;
     }
     shared.metrics.inc(EVENTS_TOTAL, label);
-    let res = match prepare(shared, slot, resident, true) {
+    let res = match prepare(shared, slot, resident, Open::Create) {
         Ok(Prepared::Ready(r)) => r,
         Ok(Prepared::Absent) => {
             fail_job(kind, "host bug: the database was not created");
@@ -307,7 +318,7 @@ fn run_alarm(
     chain: Vec<ActorKey>,
 ) {
     let key = slot.key.clone();
-    let res = match prepare(shared, slot, resident, false) {
+    let res = match prepare(shared, slot, resident, Open::Existing) {
         Ok(Prepared::Ready(r)) => r,
         Ok(Prepared::Absent) => {
             // No actor: the entry is left over from a delete.
@@ -355,15 +366,37 @@ fn run_alarm(
     }
 }
 
-/// Finishes an unfinished delete, opens the database (creating it only if
-/// `create`) and makes the store. `None`: the actor does not exist and was not created.
+/// How `prepare` may open an actor.
+enum Open {
+    /// Creating it if it does not exist (an event).
+    Create,
+    /// Only if it exists (host jobs, alarms).
+    Existing,
+    /// Cluster, idle expiry: only if it is not resident here and its ownership
+    /// record is exactly this version, naming nobody; otherwise `Absent`.
+    Unchanged(crate::bucket::ETag),
+}
+
+/// Finishes an unfinished delete, opens the database (creating it only for
+/// [`Open::Create`]) and makes the store.
 fn prepare<'a>(
     shared: &Arc<Shared>,
     slot: &Arc<Slot>,
     resident: &'a mut Option<Resident>,
-    create: bool,
+    open: Open,
 ) -> Result<Prepared<'a>, Failure> {
     let key = &slot.key;
+    let create = matches!(open, Open::Create);
+    let unchanged = match &open {
+        Open::Unchanged(etag) => {
+            if resident.is_some() {
+                // Resident here: active, never expired (the job never counts a hold it has).
+                return Ok(Prepared::Absent);
+            }
+            Some(etag)
+        }
+        Open::Create | Open::Existing => None,
+    };
     if resident.is_none() && shared.state.removal_pending(key) {
         let how = slot.lock().pending_removal.take();
         // The marker of the unfinished removal already holds its record.
@@ -386,7 +419,7 @@ fn prepare<'a>(
     }
     let mut replica = None;
     if resident.is_none() && shared.cluster.is_some() {
-        match crate::replication::take(shared, key, create)? {
+        match crate::replication::take(shared, key, create, unchanged)? {
             crate::replication::Taken::Here(r) => replica = Some(*r),
             crate::replication::Taken::Absent => return Ok(Prepared::Absent),
             crate::replication::Taken::Elsewhere(s) => return Ok(Prepared::Elsewhere(s)),
@@ -622,7 +655,8 @@ fn run_event(shared: &Arc<Shared>, res: &mut Resident, kind: EventKind, chain: V
         EventKind::Inspect { .. }
         | EventKind::Barrier { .. }
         | EventKind::Hibernate { .. }
-        | EventKind::OperatorDelete { .. } => Ok(()),
+        | EventKind::OperatorDelete { .. }
+        | EventKind::Expire { .. } => Ok(()),
     };
     match result {
         Ok(()) => Outcome { trapped: None },
@@ -673,6 +707,9 @@ fn fail_job(kind: EventKind, why: &str) {
         EventKind::SocketOpen { .. } | EventKind::SocketMessage { .. } | EventKind::SocketClose { .. } => {}
         // The request stays in the bucket for a later pass.
         EventKind::OperatorDelete { .. } => {}
+        EventKind::Expire { done, .. } => {
+            let _ = done.send(false);
+        }
     }
     tracing::warn!("event failed: {why}");
 }
@@ -762,8 +799,10 @@ fn operator_delete(
 ) {
     use crate::operator::Outcome;
     let key = slot.key.clone();
-    let Some(c) = &shared.cluster else { return };
-    let r = match prepare(shared, slot, resident, false) {
+    if shared.cluster.is_none() {
+        return;
+    }
+    let r = match prepare(shared, slot, resident, Open::Existing) {
         Ok(Prepared::Ready(r)) => r,
         Ok(Prepared::Absent) => return finish_request(shared, &req, Outcome::Absent),
         Ok(Prepared::Elsewhere(s)) => {
@@ -791,9 +830,64 @@ fn operator_delete(
         }
         return shared.enqueue(&key, Job::new(EventKind::OperatorDelete { req }, Vec::new()));
     }
-    let record = DeleteHow::Operator.record(shared.clock.now_ms());
-    let marker = req.marker();
-    let reset = ActorDb::empty_image(&[(META_DELETED, &record), (META_OPERATOR_DELETE, &marker)])
+    data.operator_marker = Some(req.marker());
+    match delete_without_guest(shared, slot, resident, DeleteHow::Operator) {
+        Ok(()) => finish_request(shared, &req, Outcome::Done),
+        Err(e) => {
+            tracing::warn!(actor = %key, "operator delete {} was not recorded ({e}); the request stays", req.id);
+            shared.operator_released(&req);
+        }
+    }
+}
+
+/// ADR 0028 §4: expires the actor if its ownership record is still the
+/// version the listing showed (a wake since makes the acquire lose), and it
+/// has no pending alarm (its own database says) and no open socket. True if
+/// it was deleted.
+fn expire(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident>, etag: crate::bucket::ETag) -> bool {
+    let key = slot.key.clone();
+    let busy = match prepare(shared, slot, resident, Open::Unchanged(etag)) {
+        Ok(Prepared::Ready(r)) => r.store.data().alarm.is_some() || !shared.sockets_of(&key).is_empty(),
+        Ok(Prepared::Absent | Prepared::Elsewhere(_)) => return false,
+        Err(e) => {
+            tracing::warn!(actor = %key, "idle expiry: {e}");
+            return false;
+        }
+    };
+    if busy {
+        // Activity to come: never expired. The hold goes again.
+        hibernate(resident);
+        return false;
+    }
+    match delete_without_guest(shared, slot, resident, DeleteHow::Expired) {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::warn!(actor = %key, "idle expiry was not recorded ({e}); the data stays");
+            false
+        }
+    }
+}
+
+/// The delete routine of ADR 0028 §1 for host jobs (no guest code): the reset
+/// with when and how and the operator marker the actor carries, then what the
+/// end of a deleting event does. On failure the actor is given up.
+fn delete_without_guest(
+    shared: &Arc<Shared>,
+    slot: &Arc<Slot>,
+    resident: &mut Option<Resident>,
+    how: DeleteHow,
+) -> Result<(), String> {
+    let key = slot.key.clone();
+    let Some(c) = &shared.cluster else {
+        return Err("host bug: no cluster".into());
+    };
+    let Some(r) = resident.as_mut() else {
+        return Err("host bug: no resident".into());
+    };
+    let data = r.store.data_mut();
+    let marks = data.deletion_marks(how);
+    let marks: Vec<(&str, &str)> = marks.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let reset = ActorDb::empty_image(&marks)
         .map_err(|e| e.to_string())
         .and_then(|empty| match data.replica.as_mut() {
             Some(replica) => replica.delete(&empty, &c.live()).map_err(|e| e.to_string()),
@@ -801,20 +895,19 @@ fn operator_delete(
         });
     match reset {
         Ok(pos) => {
-            shared.metrics.inc(DELETES_TOTAL, DeleteHow::Operator.label());
+            shared.metrics.inc(DELETES_TOTAL, how.label());
             if let Db::Open(db) = std::mem::replace(&mut data.db, Db::DeletedInEvent) {
                 let _ = db.close_for_delete();
             }
             data.ev.reset = Some(pos);
             data.ev.files_removed = false;
-            finish_delete(shared, slot, resident, DeleteHow::Operator);
-            finish_request(shared, &req, Outcome::Done);
+            finish_delete(shared, slot, resident, how);
+            Ok(())
         }
         Err(e) => {
-            shared.metrics.inc(DELETE_FAILURES_TOTAL, DeleteHow::Operator.label());
-            tracing::warn!(actor = %key, "operator delete {} was not recorded ({e}); the request stays", req.id);
+            shared.metrics.inc(DELETE_FAILURES_TOTAL, how.label());
             give_up(shared, resident, &key);
-            shared.operator_released(&req);
+            Err(e)
         }
     }
 }

@@ -166,3 +166,109 @@ fn no_request_is_written_for_an_actor_without_a_history() {
     );
     assert_eq!(n.n1.run_operator_pass(), 0, "and nothing is queued");
 }
+
+const HOUR_MS: u64 = 3_600_000;
+
+#[test]
+fn idle_actors_expire_but_never_one_with_an_alarm_or_one_in_use() {
+    let n = nodes();
+    for rt in [&n.n1, &n.n2] {
+        rt.set_expire_after_idle("t/app", "testee", Some(Duration::from_secs(3600)))
+            .expect("one hour is allowed");
+    }
+    assert!(
+        n.n1.set_expire_after_idle("t/app", "testee", Some(Duration::from_secs(60)))
+            .is_err(),
+        "a limit below one hour is refused"
+    );
+    let idle = ActorKey::new("t/app", "testee", "idle");
+    let alarmed = ActorKey::new("t/app", "testee", "alarmed");
+    let busy = ActorKey::new("t/app", "testee", "busy");
+    ops(&n.n2, &idle, json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}]));
+    ops(
+        &n.n2,
+        &alarmed,
+        json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}, {"op": "set-alarm", "in": "36000000"}]),
+    );
+    n.n2.hibernate_all();
+    n.n1.advance_clock(2 * HOUR_MS).expect("virtual clock");
+    ops(&n.n1, &busy, json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}]));
+    n.n1.advance_clock(2 * HOUR_MS).expect("virtual clock");
+    assert_eq!(
+        n.n2.run_expiry_pass(),
+        wasmkeep_shim::runtime::ExpiryPass::default(),
+        "only the collecting node (the lowest live id) runs the pass"
+    );
+    let pass = n.n1.run_expiry_pass();
+    assert_eq!(
+        pass.candidates, 2,
+        "candidates: released records idle past the limit (the resident actor is not one)"
+    );
+    assert_eq!(pass.expired, 1, "the actor with a pending alarm is never expired");
+    assert!(
+        matches!(n.n1.deletion_status(&idle), DeletionStatus::Deleted { ref how, .. } if how == "expired"),
+        "the idle actor is deleted, how = expired: {:?}",
+        n.n1.deletion_status(&idle)
+    );
+    assert!(
+        n.n1.metrics()
+            .render()
+            .contains("wasmkeep_actor_deletes_total{how=\"expired\"} 1"),
+        "counted with how=expired"
+    );
+    let rows = ops(
+        &n.n2,
+        &alarmed,
+        json!([{"op": "query", "sql": "SELECT count(*) AS n FROM t"}]),
+    );
+    assert!(
+        rows.contains(r#""rows":[[{"integer":"0"}]]"#),
+        "the alarmed actor keeps its data: {rows}"
+    );
+    let rows = ops(
+        &n.n1,
+        &busy,
+        json!([{"op": "query", "sql": "SELECT count(*) AS n FROM t"}]),
+    );
+    assert!(
+        rows.contains(r#""rows":[[{"integer":"0"}]]"#),
+        "the actor in use keeps its data: {rows}"
+    );
+}
+
+#[test]
+fn a_wake_between_the_listing_and_the_expiry_wins() {
+    use wasmkeep_shim::faults::Faults;
+    use wasmkeep_shim::replica::Replica;
+    let n = nodes();
+    let k = ActorKey::new("t/app", "testee", "woken");
+    ops(&n.n1, &k, json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}]));
+    n.n1.hibernate_all();
+    let listed = n
+        .bucket
+        .list(&keys::owner(&k))
+        .expect("list")
+        .into_iter()
+        .next()
+        .expect("the actor has an ownership record");
+    // A wake: the record is written again (acquired, then released).
+    ops(&n.n2, &k, json!([{"op": "exec", "sql": "INSERT INTO t VALUES(1)"}]));
+    n.n2.hibernate_all();
+    let mut replica = Replica::new(n.bucket.clone(), Arc::new(Faults::default()), k.clone(), "node-1");
+    assert!(
+        replica
+            .acquire_unchanged(&listed.etag, &|_| true)
+            .expect("the bucket answers")
+            .is_none(),
+        "the record changed since the listing: the expiry's acquire loses and writes nothing"
+    );
+    let rows = ops(
+        &n.n1,
+        &k,
+        json!([{"op": "query", "sql": "SELECT count(*) AS n FROM t"}]),
+    );
+    assert!(
+        rows.contains(r#""rows":[[{"integer":"1"}]]"#),
+        "the woken actor's data stays: {rows}"
+    );
+}

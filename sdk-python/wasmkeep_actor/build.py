@@ -140,6 +140,8 @@ def build(
     started = time.monotonic()
     app_path = Path(app).resolve()
     out = Path(output).resolve()
+    if not app_path.exists():
+        raise BuildError(f"{app}: no such file (give the module that defines your Actor subclass, e.g. app.py)")
     if app_path.suffix != ".py" or not app_path.is_file():
         raise BuildError(f"{app}: not a Python file (give the module that defines your Actor subclass, e.g. app.py)")
     if not app_path.stem.isidentifier():
@@ -162,12 +164,20 @@ def build(
         argv = [*cmd, "-d", str(wit), "-w", "actor", "componentize", "-p", str(stage), ENTRY, "-o", str(partial)]
         if not quiet:
             print(f"wasmkeep build: componentizing {app_path.name} (componentize-py {cpy_version}, ~15 s)", file=sys.stderr)
-        r = subprocess.run(argv, cwd=tmp, capture_output=True, text=True, check=False)
+        # No Rust backtraces: the Python traceback is what tells the user what to fix.
+        env = {**os.environ, "RUST_BACKTRACE": "0", "RUST_LIB_BACKTRACE": "0"}
+        r = subprocess.run(argv, cwd=tmp, capture_output=True, text=True, check=False, env=env)
         if r.returncode != 0 or not partial.exists():
-            detail = (r.stderr or r.stdout).strip()
+            detail = (r.stderr or r.stdout).strip().split("\nStack backtrace:")[0].rstrip()
+            hint = ""
+            if "ModuleNotFoundError" in detail:
+                hint = (
+                    "\nOnly your module's folder and the SDK go into the component: put other pure-Python modules "
+                    "beside it or pass their folder with -p (modules with C extensions cannot run in a component)."
+                )
             raise BuildError(
-                f"componentize-py failed on {app_path.name} (exit {r.returncode}). An exception while importing "
-                f"your module at build time shows here; fix it and build again:\n{detail}"
+                f"componentize-py failed on {app_path.name} (exit {r.returncode}). It imports your module at build "
+                f"time; the error:\n{detail}{hint}"
             )
         shutil.move(str(partial), out)
         stamp.write_text(digest + "\n")

@@ -76,7 +76,10 @@ fn refuse_missing() -> Result<Response, SqlError> {
     let answer = match context::previous_deletion() {
         Some(d) => Response::text(
             410,
-            format!("this account was closed at {} ms ({:?}); the request is ignored", d.at, d.cause),
+            format!(
+                "this account was closed at {} ms ({:?}); the request is ignored",
+                d.at, d.cause
+            ),
         ),
         None => Response::text(404, "no such account: open it with PUT / first"),
     };

@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import logging
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Literal, NamedTuple
 
 from ._wit import context as _c
@@ -33,6 +33,8 @@ __all__ = [
 ]
 
 LogLevel = Literal["debug", "info", "warn", "error"]
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 
 
 class Address(NamedTuple):
@@ -72,8 +74,8 @@ def now() -> datetime:
 
 
 def to_datetime(ms: int) -> datetime:
-    """Milliseconds since the epoch as a UTC datetime."""
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    """Milliseconds since the epoch as a UTC datetime (exact: no float on the way)."""
+    return _EPOCH + timedelta(milliseconds=ms)
 
 
 def to_ms(at: datetime) -> int:
@@ -87,7 +89,7 @@ def to_ms(at: datetime) -> int:
             f"{at!r} has no timezone: pass an aware datetime, e.g. context.now() + timedelta(minutes=5) "
             "or datetime(..., tzinfo=timezone.utc)"
         )
-    delta = at - datetime(1970, 1, 1, tzinfo=timezone.utc)
+    delta = at - _EPOCH
     return (delta.days * 86_400 + delta.seconds) * 1000 + delta.microseconds // 1000
 
 

@@ -36,7 +36,13 @@ if ((${#want[@]})); then say "pip install ${want[*]}"; "${pip[@]}" "${want[@]}";
 # The SDK, editable: the repository's sources are what the venv imports.
 if ! "$py" -c "import wasmkeep_actor, sys; sys.exit(0 if 'sdk-python' in wasmkeep_actor.__file__ else 1)" 2>/dev/null; then
   say "pip install -e sdk-python"
-  "${pip[@]}" --no-deps -e sdk-python 2>&1 | grep -v -i "warning\|^\s*$\|!!\|\*\*\*\|editable\|careful\|name as your\|wheel_obj" || true
+  # setuptools warns at length about editable installs: show its output only on failure.
+  log=$(mktemp)
+  if ! "${pip[@]}" --no-deps -e sdk-python >"$log" 2>&1; then
+    cat "$log" >&2; rm -f "$log"
+    echo "setup: python: installing the SDK into $venv failed (pip output above)" >&2; exit 1
+  fi
+  rm -f "$log"
 fi
 
 # The harness: cargo rebuilds only what changed (a few seconds when nothing
@@ -49,7 +55,7 @@ profile="${WASMKEEP_PY_HARNESS_PROFILE:-dev}"
 say "building the test harness (maturin, cargo $profile profile)"
 rm -f target/wheels/wasmkeep_actor_harness-*.whl
 log=$(mktemp)
-if ! (cd sdk-python/harness && "../../$venv/bin/maturin" build --profile "$profile" -j 2 >"$log" 2>&1); then
+if ! (cd sdk-python/harness && "../../$venv/bin/maturin" build --profile "$profile" -j 2 --out ../../target/wheels >"$log" 2>&1); then
   cat "$log" >&2; rm -f "$log"
   echo "setup: python: building the harness failed (maturin output above)" >&2; exit 1
 fi

@@ -38,6 +38,7 @@ mod replication;
 pub mod runtime;
 pub mod sql_types;
 pub mod state_store;
+pub mod verify;
 mod worker;
 
 pub use address::ActorKey;

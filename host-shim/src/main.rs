@@ -29,6 +29,13 @@ enum Command {
     /// Operator commands on actors (cluster mode's bucket).
     #[command(subcommand)]
     Actor(ActorCommand),
+    /// The orphan sweep: reports what the deletion rules should have removed and
+    /// did not (history before a reset, requests and outcomes past expiry,
+    /// `.db.replaced` files, local databases that are not the bucket's head,
+    /// alarm index entries of actors without an alarm). Never deletes. Exit 0
+    /// clean, 1 orphans found, 2 a listing failed or could not be trusted (fail
+    /// closed), 3 the report was only replayed from a finished --checkpoint.
+    Verify(VerifyArgs),
     /// Build a Rust guest crate into a component (wasm32-wasip2; falls back to
     /// Debian's rustc-web with build-std when no wasm32 target is installed).
     Build(BuildArgs),
@@ -48,6 +55,23 @@ enum ActorCommand {
     /// <time>` (exit 4: still pending when the wait ended); exit 2 when the
     /// bucket could not be read or written.
     Delete(DeleteArgs),
+}
+
+#[derive(clap::Args)]
+struct VerifyArgs {
+    /// The data directory `serve` used (single node or cluster).
+    #[arg(long, default_value = ".wasmkeep")]
+    data_dir: PathBuf,
+    /// The bucket directory of a cluster, when it is not `<data-dir>/bucket`.
+    #[arg(long)]
+    bucket: Option<PathBuf>,
+    /// Keep the finished report in FILE; a later run with the same FILE only
+    /// replays it (exit 3). Remove FILE to sweep again.
+    #[arg(long)]
+    checkpoint: Option<PathBuf>,
+    /// Print JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(clap::Args)]
@@ -152,6 +176,7 @@ fn main() -> std::process::ExitCode {
             Err(e) => Err(e),
         },
         Command::Actor(ActorCommand::Delete(args)) => return operator_delete(&args),
+        Command::Verify(args) => return verify(&args),
         Command::Build(args) => {
             wasmkeep_guest_build::build_rust_guest(&args.manifest_path, args.out.as_deref()).map(|p| {
                 println!("{}", p.display());
@@ -295,6 +320,102 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         eprintln!("stopped");
         anyhow::Ok(())
     })
+}
+
+fn verify(args: &VerifyArgs) -> std::process::ExitCode {
+    use std::process::ExitCode;
+    use wasmkeep_shim::verify::{Checkpoint, Report, sweep_bucket, sweep_node_dir};
+    let print = |report: &Report, note: Option<String>| {
+        if args.json {
+            println!("{}", serde_json::json!({ "report": report, "note": note }));
+            return;
+        }
+        if let Some(n) = &note {
+            println!("{n}");
+        }
+        for o in &report.orphans {
+            println!("orphan: {}: {}", o.kind, o.at);
+        }
+        for f in &report.failures {
+            println!("not verified: {f}");
+        }
+        match report.exit_code() {
+            0 => println!("clean"),
+            1 => println!("{} orphan(s); nothing was deleted", report.orphans.len()),
+            _ => println!("incomplete: the sweep could not see everything, so it reports nothing as clean"),
+        }
+    };
+    if let Some(cp) = &args.checkpoint
+        && let Ok(text) = std::fs::read_to_string(cp)
+    {
+        return match serde_json::from_str::<Checkpoint>(&text) {
+            Ok(c) => {
+                print(
+                    &c.report,
+                    Some(format!(
+                        "replayed from the checkpoint {} (a sweep that finished at {} ms); remove it to sweep again",
+                        cp.display(),
+                        c.finished_at
+                    )),
+                );
+                ExitCode::from(3)
+            }
+            Err(e) => {
+                eprintln!(
+                    "error: the checkpoint {} is not one this command wrote ({e}); remove it",
+                    cp.display()
+                );
+                ExitCode::from(2)
+            }
+        };
+    }
+    if !args.data_dir.is_dir() && args.bucket.is_none() {
+        eprintln!(
+            "error: no data directory at {}: point --data-dir at the directory `serve` used",
+            args.data_dir.display()
+        );
+        return ExitCode::from(2);
+    }
+    let mut report = Report::default();
+    let bucket_dir = args.bucket.clone().unwrap_or_else(|| args.data_dir.join("bucket"));
+    let now = wasmkeep_shim::clock::Clock::now_ms(&SystemClock);
+    let bucket = bucket_dir
+        .is_dir()
+        .then(|| LocalDirBucket::new(bucket_dir, Arc::new(SystemClock)));
+    if let Some(b) = &bucket {
+        sweep_bucket(b, now, &mut report);
+        // A cluster's nodes keep their local files in <data-dir>/node-<i>.
+        let mut nodes: Vec<PathBuf> = std::fs::read_dir(&args.data_dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.is_dir() && p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("node-")))
+            .collect();
+        nodes.sort();
+        for n in nodes {
+            sweep_node_dir(&n, Some(b), &mut report);
+        }
+    } else {
+        sweep_node_dir(&args.data_dir, None, &mut report);
+    }
+    print(&report, None);
+    if let Some(cp) = &args.checkpoint
+        && report.exit_code() != 2
+    {
+        let c = Checkpoint {
+            finished_at: now,
+            report: report.clone(),
+        };
+        if let Err(e) = serde_json::to_string(&c)
+            .map_err(std::io::Error::other)
+            .and_then(|t| std::fs::write(cp, t))
+        {
+            eprintln!("error: writing the checkpoint {}: {e}", cp.display());
+            return ExitCode::from(2);
+        }
+    }
+    ExitCode::from(report.exit_code())
 }
 
 fn operator_delete(args: &DeleteArgs) -> std::process::ExitCode {

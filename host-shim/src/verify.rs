@@ -1,0 +1,236 @@
+//! The orphan sweep (`wasmkeep-shim verify`): finds what the deletion rules
+//! should have removed and did not, and never deletes anything. It fails
+//! closed (actingweb's lesson): a listing that fails, or an app whose owner
+//! listing is empty while it has history, makes the whole report unknown
+//! rather than clean.
+
+use crate::address::ActorKey;
+use crate::alarm_index::AlarmIndex;
+use crate::bucket::ObjectStore;
+use crate::operator::{Listed, REQUEST_TTL_MS};
+use crate::replica::{Kind, parse_history_key};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// One thing found that should not be there.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Orphan {
+    /// What kind of leftover it is.
+    pub kind: String,
+    /// Where: a bucket key or a file path.
+    pub at: String,
+}
+
+/// What a sweep found.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Report {
+    /// Leftovers.
+    pub orphans: Vec<Orphan>,
+    /// Listings that failed or could not be trusted: the report is incomplete.
+    pub failures: Vec<String>,
+}
+
+impl Report {
+    /// The exit code: 2 when the sweep could not see everything (fail closed),
+    /// 1 when it found orphans, 0 when clean.
+    pub fn exit_code(&self) -> u8 {
+        if !self.failures.is_empty() {
+            2
+        } else if !self.orphans.is_empty() {
+            1
+        } else {
+            0
+        }
+    }
+
+    fn orphan(&mut self, kind: &str, at: impl Into<String>) {
+        self.orphans.push(Orphan {
+            kind: kind.into(),
+            at: at.into(),
+        });
+    }
+}
+
+/// Sweeps a bucket: per app, history objects before a reset, and operator
+/// delete requests and outcomes past their expiry. `now` is the bucket's clock.
+pub fn sweep_bucket(bucket: &dyn ObjectStore, now: u64, report: &mut Report) {
+    let all = match bucket.list("state/") {
+        Ok(l) => l,
+        Err(e) => return report.failures.push(format!("listing the bucket: {e}")),
+    };
+    let mut apps: Vec<String> = all
+        .iter()
+        .filter_map(|m| {
+            let mut p = m.key.strip_prefix("state/")?.split('/');
+            Some(format!("{}/{}", p.next()?, p.next()?))
+        })
+        .collect();
+    apps.sort();
+    apps.dedup();
+    for app in apps {
+        let history_prefix = format!("state/{app}/history/");
+        let has_history = all.iter().any(|m| m.key.starts_with(&history_prefix));
+        match bucket.list(&format!("state/{app}/owners/")) {
+            Ok(owners) if owners.is_empty() && has_history => report.failures.push(format!(
+                "app {app}: its owner listing came back empty while it has history; not trusted"
+            )),
+            Ok(_) => {}
+            Err(e) => report.failures.push(format!("app {app}: listing owners: {e}")),
+        }
+        sweep_history(&all, &history_prefix, report);
+        match crate::operator::list(bucket, &app) {
+            Ok(listed) => {
+                for l in listed {
+                    match l {
+                        Listed::Request(r) if r.t + REQUEST_TTL_MS < now => {
+                            report.orphan("delete request past expiry", r.object);
+                        }
+                        Listed::Outcome { object, t } if t + REQUEST_TTL_MS < now => {
+                            report.orphan("delete outcome past expiry", object);
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            Err(e) => report.failures.push(format!("app {app}: listing delete requests: {e}")),
+        }
+    }
+}
+
+/// History objects before an actor's last reset (the erase after it failed).
+fn sweep_history(all: &[crate::bucket::ObjectMeta], history_prefix: &str, report: &mut Report) {
+    let mut by_actor: std::collections::BTreeMap<String, Vec<crate::replica::HistoryObject>> = Default::default();
+    for m in all.iter().filter(|m| m.key.starts_with(history_prefix)) {
+        let Some(rest) = m.key.strip_prefix(history_prefix) else {
+            continue;
+        };
+        let mut parts = rest.splitn(3, '/');
+        let (Some(class), Some(name), Some(_)) = (parts.next(), parts.next(), parts.next()) else {
+            continue;
+        };
+        let prefix = format!("{history_prefix}{class}/{name}/");
+        if let Some(o) = parse_history_key(&prefix, &m.key) {
+            by_actor.entry(prefix).or_default().push(o);
+        }
+    }
+    for objects in by_actor.values() {
+        let Some(reset) = objects.iter().filter(|o| o.kind == Kind::Reset).map(|o| o.pos).max() else {
+            continue;
+        };
+        for o in objects.iter().filter(|o| o.pos < reset) {
+            report.orphan("history before a reset", o.key.clone());
+        }
+    }
+}
+
+/// Sweeps a node's data directory: `.db.replaced` files always; in a cluster
+/// (`bucket` given), local databases whose `.db.head` is not the bucket's
+/// head; on a single node, alarm index entries of actors without an alarm.
+pub fn sweep_node_dir(dir: &Path, bucket: Option<&dyn ObjectStore>, report: &mut Report) {
+    let state = dir.join("state");
+    let mut files = Vec::new();
+    collect_files(&state, &mut files);
+    for f in &files {
+        let name = f
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if name.contains(".db.replaced") {
+            report.orphan("set-aside local copy (.db.replaced)", f.display().to_string());
+        }
+    }
+    match bucket {
+        Some(bucket) => sweep_local_heads(&state, &files, bucket, report),
+        None => sweep_alarm_index(dir, report),
+    }
+}
+
+fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect_files(&p, out);
+        } else {
+            out.push(p);
+        }
+    }
+}
+
+/// `state/<tenant>/<app>/<class>/<name hex>.db` → the actor.
+fn actor_of(state: &Path, db: &Path) -> Option<ActorKey> {
+    let rel = db.strip_prefix(state).ok()?;
+    let parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    let [tenant, app, class, file] = parts.as_slice() else {
+        return None;
+    };
+    let name = ActorKey::name_from_hex(file.strip_suffix(".db")?)?;
+    Some(ActorKey::new(format!("{tenant}/{app}"), class.clone(), name))
+}
+
+fn sweep_local_heads(state: &Path, files: &[PathBuf], bucket: &dyn ObjectStore, report: &mut Report) {
+    for db in files.iter().filter(|f| f.extension().is_some_and(|e| e == "db")) {
+        let Some(key) = actor_of(state, db) else { continue };
+        let prefix = crate::cluster::keys::history_prefix(&key);
+        let listing = match bucket.list(&prefix) {
+            Ok(l) => l,
+            Err(e) => {
+                report.failures.push(format!("listing the history of {key}: {e}"));
+                continue;
+            }
+        };
+        let head = listing
+            .iter()
+            .filter_map(|m| parse_history_key(&prefix, &m.key))
+            .filter(|o| o.kind != Kind::Snapshot)
+            .map(|o| o.pos)
+            .max();
+        let mut head_file = db.as_os_str().to_owned();
+        head_file.push(".head");
+        let local = std::fs::read_to_string(PathBuf::from(head_file)).ok();
+        if head.map(|h| h.to_string()) != local.map(|l| l.trim().to_owned()) {
+            report.orphan("local database that is not the bucket's head", db.display().to_string());
+        }
+    }
+}
+
+fn sweep_alarm_index(dir: &Path, report: &mut Report) {
+    let path = dir.join("alarms.db");
+    if !path.exists() {
+        return;
+    }
+    let index = match crate::alarm_index::SqliteAlarmIndex::open(&path) {
+        Ok(i) => i,
+        Err(e) => return report.failures.push(format!("opening {}: {e}", path.display())),
+    };
+    let entries = match index.due(u64::MAX) {
+        Ok(e) => e,
+        Err(e) => return report.failures.push(format!("reading {}: {e}", path.display())),
+    };
+    let store = crate::state_store::LocalStateStore::new(dir, std::sync::Arc::default());
+    for (key, _) in entries {
+        use crate::state_store::StateStore as _;
+        let db = store.db_path(&key);
+        let has_alarm = db.exists()
+            && rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+                .and_then(|c| {
+                    c.query_row("SELECT count(*) FROM _wasmkeep_meta WHERE key = 'alarm'", [], |r| {
+                        r.get::<_, i64>(0)
+                    })
+                })
+                .map(|n| n > 0)
+                .unwrap_or(true); // Unreadable: not shown to be an orphan.
+        if !has_alarm {
+            report.orphan("alarm index entry of an actor without an alarm", key.to_string());
+        }
+    }
+}
+
+/// A finished sweep's report, kept so that a rerun can replay it.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Checkpoint {
+    /// When the sweep finished (ms since the epoch).
+    pub finished_at: u64,
+    /// Its report.
+    pub report: Report,
+}

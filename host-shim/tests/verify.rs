@@ -1,0 +1,83 @@
+//! The orphan sweep through the binary: never deletes, reports leftovers,
+//! fails closed, replays a finished checkpoint.
+
+mod common;
+
+use serde_json::json;
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+use wasmkeep_shim::bucket::{LocalDirBucket, ObjectStore, PutCondition};
+use wasmkeep_shim::clock::VirtualClock;
+use wasmkeep_shim::cluster::{Cluster, keys};
+use wasmkeep_shim::{ActorKey, HttpRequest, Runtime, RuntimeConfig};
+
+fn verify(data_dir: &Path, extra: &[&str]) -> (Option<i32>, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
+        .arg("verify")
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(extra)
+        .output()
+        .expect("run verify");
+    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn the_sweep_reports_leftovers_fails_closed_and_never_deletes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // The virtual clock starts on 2026-01-01, long before now: what it writes is old.
+    let clock = Arc::new(VirtualClock::default());
+    let bucket = Arc::new(LocalDirBucket::new(dir.path().join("bucket"), clock.clone()));
+    let mut config = RuntimeConfig::for_tests(dir.path().join("node-1"));
+    config.cache_dir = common::cache_dir();
+    config.event_timeout = Duration::from_secs(5);
+    let rt = Runtime::new_node(config, Cluster::new(bucket.clone(), clock), "node-1").expect("node");
+    common::add_testee_app(&rt);
+    let k = ActorKey::new("t/app", "testee", "a");
+    let body = serde_json::to_vec(&json!({"ops": [{"op": "exec", "sql": "CREATE TABLE t(x)"}]})).expect("json");
+    rt.request_blocking(&k, HttpRequest::new("POST", "/", body))
+        .expect("request");
+    rt.settle(&k);
+    rt.hibernate_all();
+
+    let (code, out) = verify(dir.path(), &[]);
+    assert_eq!(code, Some(0), "a tidy cluster is clean: {out}");
+
+    let stale = keys::delete_request(&k, "00000000000000ab");
+    bucket
+        .put(&stale, b"", &PutCondition::IfAbsent)
+        .expect("an old request");
+    let replaced = dir.path().join("node-1/state/t/app/testee/00.db.replaced");
+    std::fs::write(&replaced, b"x").expect("a set-aside copy");
+    let (code, out) = verify(dir.path(), &[]);
+    assert_eq!(code, Some(1), "orphans found: exit 1: {out}");
+    assert!(
+        out.contains("delete request past expiry") && out.contains(".db.replaced"),
+        "each orphan is named: {out}"
+    );
+    assert!(
+        bucket.get(&stale).expect("get").is_some() && replaced.exists(),
+        "the sweep never deletes"
+    );
+
+    let cp = dir.path().join("sweep.json");
+    let cp_arg = cp.to_str().expect("utf-8 path");
+    assert_eq!(
+        verify(dir.path(), &["--checkpoint", cp_arg]).0,
+        Some(1),
+        "a sweep with a checkpoint"
+    );
+    let (code, out) = verify(dir.path(), &["--checkpoint", cp_arg]);
+    assert_eq!(code, Some(3), "a finished checkpoint is only replayed: exit 3: {out}");
+    assert!(out.contains("replayed from the checkpoint"), "and says so: {out}");
+
+    bucket.delete(&keys::owner(&k)).expect("lose the owner record");
+    let (code, out) = verify(dir.path(), &[]);
+    assert_eq!(
+        code,
+        Some(2),
+        "an empty owner listing beside history is not trusted: exit 2 (fail closed): {out}"
+    );
+}

@@ -193,10 +193,19 @@ fn measure_shim(tokio_rt: &tokio::runtime::Runtime, who: &str, counter: &Path, p
     Ok(loads)
 }
 
+/// A counter in another language, measured beside the Rust one: its label
+/// (`counter-ts`, `counter-c`, `counter-py`) and its component.
+pub struct OtherCounter {
+    /// The row label.
+    pub label: String,
+    /// The built component.
+    pub wasm: std::path::PathBuf,
+}
+
 pub fn run(
     paths: &Paths,
     counter: &Path,
-    ts_counter: Option<&Path>,
+    others: &[OtherCounter],
     plan: Plan,
     with_miniflare: bool,
     report: &mut Report,
@@ -206,25 +215,25 @@ pub fn run(
         .build()
         .context("starting tokio")?;
     let shim = measure_shim(&tokio_rt, "shim", counter, plan)?;
-    // The TypeScript counter (examples/counter-ts), same server and cases.
-    // The first load compiles the component (StarlingMonkey: ~12 MB, tens of
-    // seconds); the warm-up runs after that, so it is not measured.
-    let ts = match ts_counter {
-        Some(wasm) => {
-            let started = Instant::now();
-            let loads = measure_shim(&tokio_rt, "shim ts", wasm, plan)
-                .with_context(|| format!("the TypeScript counter {}", wasm.display()))?;
-            report.note(format!(
-                "TypeScript counter: {} ({:.1} MiB), its runs took {:.0} s including the first compile",
-                wasm.file_name()
-                    .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
-                std::fs::metadata(wasm).map_or(0.0, |m| m.len() as f64 / 1_048_576.0),
-                started.elapsed().as_secs_f64()
-            ));
-            Some(loads)
-        }
-        None => None,
-    };
+    // The other languages' counters, same server and cases. The first load
+    // compiles the component (StarlingMonkey or componentize-py: 12-18 MB,
+    // tens of seconds); the warm-up runs after that, so it is not measured.
+    let mut other_loads = Vec::new();
+    for o in others {
+        let started = Instant::now();
+        let loads = measure_shim(&tokio_rt, &format!("shim {}", o.label), &o.wasm, plan)
+            .with_context(|| format!("the counter {}", o.wasm.display()))?;
+        report.note(format!(
+            "{}: {} ({:.1} MiB), its runs took {:.0} s including the first compile",
+            o.label,
+            o.wasm
+                .file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+            std::fs::metadata(&o.wasm).map_or(0.0, |m| m.len() as f64 / 1_048_576.0),
+            started.elapsed().as_secs_f64()
+        ));
+        other_loads.push((o.label.clone(), loads));
+    }
 
     // The floor: the same load generator against a handler that answers a
     // constant in this process, no actor. No host can beat it here; at one
@@ -309,16 +318,18 @@ pub fn run(
             met: m,
         });
     }
-    // The TypeScript counter's rows: the same ratio, no target of its own.
-    for (i, (method, conns)) in CASES.iter().enumerate() {
-        let Some(ts) = &ts else { break };
-        let s = &ts[i];
+    // The other counters' rows: the same ratio, no target of their own.
+    for ((label, loads), (i, (method, conns))) in other_loads
+        .iter()
+        .flat_map(|o| CASES.iter().enumerate().map(move |c| (o, c)))
+    {
+        let s = &loads[i];
         let (baseline, r) = match &miniflare {
             Ok(mf) => (format!("Miniflare {}/s", thousands(mf[i].rps)), ratio(s.rps, mf[i].rps)),
             Err(_) => ("Miniflare: missing (see notes)".into(), "n/a".into()),
         };
         report.row(Row {
-            figure: format!("HTTP {method} counter-ts, {conns} conn"),
+            figure: format!("HTTP {method} {label}, {conns} conn"),
             shim: format!("{}/s (p50 {:.0} µs)", thousands(s.rps), s.p50_us),
             baseline,
             ratio: r,

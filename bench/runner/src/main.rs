@@ -72,6 +72,11 @@ struct Args {
     /// Leave the TypeScript counter out even when its component exists.
     #[arg(long, conflicts_with = "ts_counter")]
     no_ts_counter: bool,
+    /// Leave the C and Python counters out (by default each is measured when
+    /// <target>/components/counter-c.wasm or counter-py.wasm exists; the
+    /// setup step builds them).
+    #[arg(long)]
+    no_other_counters: bool,
     /// The bench guest component [default: <target>/components/bench-guest.wasm, built if missing].
     #[arg(long)]
     bench_guest: Option<PathBuf>,
@@ -151,14 +156,25 @@ fn run(args: &Args) -> Result<Report> {
             None if args.no_ts_counter => None,
             None => Some(paths.components.join("counter-ts.wasm")).filter(|p| p.exists()),
         };
-        http::run(
-            &paths,
-            &counter,
-            ts_counter.as_deref(),
-            plan,
-            !args.no_miniflare,
-            &mut report,
-        )?;
+        let mut others: Vec<http::OtherCounter> = ts_counter
+            .map(|wasm| http::OtherCounter {
+                label: "counter-ts".into(),
+                wasm,
+            })
+            .into_iter()
+            .collect();
+        if !args.no_other_counters {
+            for label in ["counter-c", "counter-py"] {
+                let wasm = paths.components.join(format!("{label}.wasm"));
+                if wasm.exists() {
+                    others.push(http::OtherCounter {
+                        label: label.into(),
+                        wasm,
+                    });
+                }
+            }
+        }
+        http::run(&paths, &counter, &others, plan, !args.no_miniflare, &mut report)?;
     }
     Ok(report)
 }

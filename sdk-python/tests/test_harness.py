@@ -117,6 +117,13 @@ def test_log_lines_reach_the_host(wasmkeep_host, probe):
     assert ("warn", "careful") in lines
 
 
+def test_the_logging_module_writes_to_the_host_log(wasmkeep_host, probe):
+    probe.get("/logging")
+    lines = [(line["level"], line["message"]) for line in wasmkeep_host.logs()]
+    assert ("warn", "through logging: 7") in lines
+    assert ("debug", "quiet detail") in lines
+
+
 def test_calls_between_actors_and_a_rejection(probe):
     r = probe.get("/call?peer=q").json()
     assert r["answer"] == {"caller": "probe/p", "payload": {"from": "p"}}

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from . import alarms, calls, context, sockets, storage
 from .actor import Actor
-from .context import Address, Deletion, DeletionCause, log
+from .context import Address, Deletion, DeletionCause, LogHandler, log
 from .errors import (
     CallError,
     CallFailed,
@@ -48,6 +48,7 @@ __all__ = [
     "Deletion",
     "DeletionCause",
     "Internal",
+    "LogHandler",
     "NotAllowed",
     "Request",
     "Response",

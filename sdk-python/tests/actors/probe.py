@@ -3,6 +3,7 @@ own tests (test_harness.py) drive it through wasmkeep_actor.testing."""
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 
 from wasmkeep_actor import (
@@ -17,6 +18,7 @@ from wasmkeep_actor import (
     calls,
     context,
     log,
+    LogHandler,
     sockets,
     storage,
 )
@@ -127,6 +129,14 @@ class Probe(Actor):
         if route == "/log":
             log.info("hello", 42)
             log.warning("careful")
+            return "logged"
+        if route == "/logging":
+            logger = logging.getLogger("probe")
+            if not logger.handlers:
+                logger.addHandler(LogHandler())
+                logger.setLevel(logging.DEBUG)
+            logger.warning("through logging: %s", 7)
+            logger.debug("quiet detail")
             return "logged"
         if route == "/call":
             peer = request.query.get("peer", "peer")

@@ -72,7 +72,7 @@ def events_for(module: ModuleType) -> type:
         # the module in a sandbox where no host is there to call.
         a = state.get("a")
         if a is None:
-            a = state["a"] = cls()
+            a = state["a"] = run(f"{cls.__name__}()", cls)
         return a
 
     def run(what: str, f: Any, *args: Any) -> Any:
@@ -94,7 +94,8 @@ def events_for(module: ModuleType) -> type:
             answer = run("on_request", actor().on_request, req)
             if req.responded:
                 if answer is not None:
-                    raise RuntimeError("on_request returned an answer after request.respond(...) had sent one")
+                    # The first answer went out already; failing the event now would only lose its writes.
+                    log.warning("on_request returned an answer after request.respond(...) had sent one; it was dropped")
                 return
             if answer is None:
                 req.respond(Response.text("on_request returned None without request.respond(...)", 500))

@@ -2,7 +2,7 @@
 # Builds the repository's Python guests into target/components/ with the SDK's
 # own build command (run from anywhere; needs the venv setup.sh makes):
 #
-#   bash sdk-python/scripts/build-guests.sh [--only <name>]...
+#   bash sdk-python/scripts/build-guests.sh [--only <name>]... [--quiet]
 #
 # A guest whose inputs (its module and the files beside it, the SDK, the WIT,
 # the componentize-py version) did not change since its last build is skipped
@@ -22,10 +22,12 @@ guests=(
 )
 
 only=()
+quiet=()
 while (($#)); do
   case "$1" in
     --only) only+=("$2"); shift 2 ;;
-    *) echo "build-guests: unknown argument $1 (use --only <name>)" >&2; exit 2 ;;
+    --quiet) quiet=(--quiet); shift ;;
+    *) echo "build-guests: unknown argument $1 (use --only <name>, --quiet)" >&2; exit 2 ;;
   esac
 done
 
@@ -33,5 +35,5 @@ for g in "${guests[@]}"; do
   read -r name module <<<"$g"
   if ((${#only[@]})) && [[ ! " ${only[*]} " =~ " $name " ]]; then continue; fi
   [ -f "$module" ] || continue
-  "$py" -m wasmkeep_actor build "$module" -o "target/components/$name.wasm"
+  "$py" -m wasmkeep_actor build "$module" -o "target/components/$name.wasm" "${quiet[@]}"
 done

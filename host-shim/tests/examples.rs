@@ -127,6 +127,13 @@ fn counter_rust_example_counts_and_deletes() {
                 (200, "1".into()),
                 "the TypeScript counter is served beside it"
             );
+            for (class, what) in [("counter-c", "the C counter"), ("counter-py", "the Python counter")] {
+                assert_eq!(
+                    http("POST", &format!("{}/{class}/visits", s.base)),
+                    (200, "1".into()),
+                    "{what} is served beside it"
+                );
+            }
         }
         let (status, metrics) = http("GET", &format!("{}/metrics", s.base));
         assert_eq!(status, 200, "metrics are served");

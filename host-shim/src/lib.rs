@@ -23,6 +23,7 @@ pub mod actor_db;
 pub mod address;
 pub mod alarm_index;
 pub mod bindings;
+mod block_on;
 pub mod bucket;
 pub mod clock;
 pub mod cluster;

@@ -280,6 +280,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     tokio_rt.block_on(async move {
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         let mut servers = Vec::new();
+        let nodes = runtimes.clone();
         for (i, rt) in runtimes.into_iter().enumerate() {
             // Node i listens on the given port + i (or on a free port when it is 0).
             let mut addr = args.listen;
@@ -312,12 +313,21 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             _ = tokio::signal::ctrl_c() => {}
             _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
         }
+        // The ordered shutdown: queued events answered 503 at once, running ones
+        // finish, sockets closed with 1001, actors released; then the servers
+        // stop; "stopped" comes last, once all of it is done.
         eprintln!("stopping");
+        let mut closed = 0;
+        let mut released = 0;
+        for s in futures_util::future::join_all(nodes.iter().map(Runtime::shutdown_async)).await {
+            closed += s.sockets_closed;
+            released += s.actors_released;
+        }
         let _ = stop_tx.send(true);
         for s in servers {
             s.await??;
         }
-        eprintln!("stopped");
+        eprintln!("stopped ({closed} socket(s) closed with 1001, {released} actor(s) released)");
         anyhow::Ok(())
     })
 }

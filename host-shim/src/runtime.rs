@@ -242,6 +242,8 @@ pub struct Shared {
     operator_in_flight: Mutex<std::collections::HashSet<String>>,
     /// `expire-after-idle` by (app, class), in ms.
     idle_limits: Mutex<HashMap<(String, String), u64>>,
+    /// Set once an ordered shutdown began: no new guest code runs.
+    stopping: tokio::sync::watch::Sender<bool>,
     /// Idle expiry: ownership record versions found changed or held, not tried
     /// again at that version (long-resident actors would take every pass's budget).
     expiry_skipped: Mutex<std::collections::HashSet<(String, crate::bucket::ETag)>>,
@@ -273,26 +275,51 @@ pub struct Runtime {
     shared: Arc<Shared>,
 }
 
-/// An answer on its way: wait for it blocking or with `.await`.
+/// An answer on its way: wait for it blocking or with `.await`. Once an
+/// ordered shutdown begins, an event still queued is answered 503 at once.
 #[derive(Debug)]
 pub struct PendingResponse {
     rx: oneshot::Receiver<HttpResponse>,
+    ticket: worker::Ticket,
+    stopping: tokio::sync::watch::Receiver<bool>,
 }
 
 impl PendingResponse {
     /// Blocks until the actor answers (or the host answers for it).
     pub fn wait(self) -> HttpResponse {
-        self.rx
-            .blocking_recv()
-            .unwrap_or_else(|_| HttpResponse::host_text(500, "the event ended without an answer"))
+        crate::block_on::block_on(self.recv())
     }
 
     /// Waits asynchronously.
     pub async fn recv(self) -> HttpResponse {
-        self.rx
-            .await
-            .unwrap_or_else(|_| HttpResponse::host_text(500, "the event ended without an answer"))
+        let Self {
+            mut rx,
+            ticket,
+            mut stopping,
+        } = self;
+        let ended = |r: Result<HttpResponse, _>| {
+            r.unwrap_or_else(|_| HttpResponse::host_text(500, "the event ended without an answer"))
+        };
+        tokio::select! {
+            biased;
+            r = &mut rx => return ended(r),
+            _ = stopping.wait_for(|s| *s) => {}
+        }
+        if worker::take_ticket(&ticket, worker::ABANDONED) {
+            return HttpResponse::host_text(503, worker::SHUTTING_DOWN);
+        }
+        // It is running: it finishes, and its answer comes.
+        ended(rx.await)
     }
+}
+
+/// What an ordered shutdown did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Shutdown {
+    /// WebSockets closed with 1001 "going away".
+    pub sockets_closed: usize,
+    /// Actors released (their instances dropped, databases closed, holds let go).
+    pub actors_released: usize,
 }
 
 /// A socket opened through the library: the id and what the actor sends to it.
@@ -355,6 +382,11 @@ impl Shared {
                 })
             })
             .clone()
+    }
+
+    /// Whether an ordered shutdown began.
+    pub(crate) fn is_stopping(&self) -> bool {
+        *self.stopping.borrow()
     }
 
     /// Puts a job in the actor's mailbox, waking a worker if it has none.
@@ -626,26 +658,38 @@ impl Shared {
             )));
         }
         let (tx, rx) = mpsc::channel();
-        self.enqueue(
-            target,
-            Job::new(
-                EventKind::Call {
-                    caller,
-                    payload,
-                    reply: tx,
-                },
-                chain,
-            ),
+        let job = Job::new(
+            EventKind::Call {
+                caller,
+                payload,
+                reply: tx,
+            },
+            chain,
         );
+        let ticket = job.ticket.clone();
+        self.enqueue(target, job);
         // Never wait longer than the caller's event may run: two actors calling
-        // each other at once would otherwise wait for each other forever.
-        match rx.recv_timeout(limit) {
-            Ok(answer) => answer,
-            Err(mpsc::RecvTimeoutError::Timeout) => Err(CallFailure::Failed(format!(
-                "{target} did not answer within {limit:?} (busy, or waiting on a call back to this chain)"
-            ))),
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
-                Err(CallFailure::Failed("the callee's event ended without an answer".into()))
+        // each other at once would otherwise wait for each other forever. Look
+        // for a shutdown meanwhile: a call still queued is answered at once.
+        let until = std::time::Instant::now() + limit;
+        loop {
+            let step = until
+                .saturating_duration_since(std::time::Instant::now())
+                .min(Duration::from_millis(20));
+            match rx.recv_timeout(step) {
+                Ok(answer) => return answer,
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(CallFailure::Failed("the callee's event ended without an answer".into()));
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+            }
+            if self.is_stopping() && worker::take_ticket(&ticket, worker::ABANDONED) {
+                return Err(CallFailure::Failed(worker::SHUTTING_DOWN.into()));
+            }
+            if std::time::Instant::now() >= until {
+                return Err(CallFailure::Failed(format!(
+                    "{target} did not answer within {limit:?} (busy, or waiting on a call back to this chain)"
+                )));
             }
         }
     }
@@ -764,6 +808,7 @@ impl Runtime {
             logs: Mutex::new(std::collections::VecDeque::new()),
             operator_in_flight: Mutex::default(),
             idle_limits: Mutex::default(),
+            stopping: tokio::sync::watch::Sender::new(false),
             expiry_skipped: Mutex::default(),
             cluster: cluster.map(|(cluster, node)| crate::cluster::ClusterNode {
                 faults: faults.clone(),
@@ -873,18 +918,21 @@ impl Runtime {
         self.check_outside_access(key)?;
         let require_existing = self.shared.class(key)?.access == Access::Existing;
         let (tx, rx) = oneshot::channel();
-        self.shared.enqueue(
-            key,
-            Job::new(
-                EventKind::Request {
-                    req,
-                    respond: tx,
-                    require_existing,
-                },
-                Vec::new(),
-            ),
+        let job = Job::new(
+            EventKind::Request {
+                req,
+                respond: tx,
+                require_existing,
+            },
+            Vec::new(),
         );
-        Ok(PendingResponse { rx })
+        let ticket = job.ticket.clone();
+        self.shared.enqueue(key, job);
+        Ok(PendingResponse {
+            rx,
+            ticket,
+            stopping: self.shared.stopping.subscribe(),
+        })
     }
 
     /// Sends a request and waits for the answer.
@@ -1138,6 +1186,55 @@ impl Runtime {
         for w in waits {
             let _ = w.blocking_recv();
         }
+    }
+
+    /// The ordered shutdown (tellus's lesson: "stopped" is reported last, so
+    /// whoever waits on it knows everything is gone). In order: no new guest
+    /// code runs; events still queued are answered at once (503 over HTTP,
+    /// `failed` to calls) instead of waiting; running events finish; every
+    /// WebSocket is closed with 1001 "going away"; every actor is released
+    /// (instance dropped, database closed, hold let go in a cluster). It
+    /// returns only when all of that is done. A guest that traps or a worker
+    /// that panics does not stop the sequence. Calling it again is harmless.
+    pub fn shutdown(&self) -> Shutdown {
+        self.shared.stopping.send_replace(true);
+        let mut report = Shutdown::default();
+        let mine: std::collections::HashSet<ActorKey> = lock(&self.shared.actors).keys().cloned().collect();
+        {
+            let mut sockets = lock(&self.shared.sockets.map);
+            let ids: Vec<u64> = sockets
+                .iter()
+                .filter(|(_, s)| mine.contains(&s.key))
+                .map(|(id, _)| *id)
+                .collect();
+            for id in ids {
+                if let Some(s) = sockets.remove(&id) {
+                    let _ = s.out.send(Outbound::Close {
+                        code: 1001,
+                        reason: "going away".into(),
+                    });
+                    report.sockets_closed += 1;
+                }
+            }
+        }
+        report.actors_released = self.resident_count();
+        // Each worker finishes its running event, answers what is queued behind
+        // it (no guest code), then drops the instance and releases the actor.
+        self.hibernate_all();
+        report
+    }
+
+    /// [`Runtime::shutdown`] for async callers: resolves once everything is stopped.
+    pub async fn shutdown_async(&self) -> Shutdown {
+        let rt = self.clone();
+        tokio::task::spawn_blocking(move || rt.shutdown())
+            .await
+            .unwrap_or_default()
+    }
+
+    /// Whether an ordered shutdown began.
+    pub fn is_stopping(&self) -> bool {
+        self.shared.is_stopping()
     }
 
     /// How many actors are resident now.

@@ -92,6 +92,32 @@ impl EventKind {
     }
 }
 
+/// Where a queued event stands, shared by the job and whoever waits for its
+/// answer: during a shutdown a waiter answers a job still queued at once
+/// (and the worker then skips it); a running one is left to finish.
+pub(crate) type Ticket = Arc<std::sync::atomic::AtomicU8>;
+/// Queued: neither started nor given up.
+pub(crate) const QUEUED: u8 = 0;
+/// Its guest code started.
+pub(crate) const RUNNING: u8 = 1;
+/// Answered without running (the host is shutting down); never runs.
+pub(crate) const ABANDONED: u8 = 2;
+
+/// Moves a ticket from queued to `to`; false if it had already moved.
+pub(crate) fn take_ticket(t: &Ticket, to: u8) -> bool {
+    t.compare_exchange(
+        QUEUED,
+        to,
+        std::sync::atomic::Ordering::AcqRel,
+        std::sync::atomic::Ordering::Acquire,
+    )
+    .is_ok()
+}
+
+/// The answer every event gets once the host is shutting down.
+pub(crate) const SHUTTING_DOWN: &str =
+    "the host is shutting down: the event was not run (send it again once the host is back)";
+
 /// A mailbox entry.
 pub(crate) struct Job {
     kind: EventKind,
@@ -99,6 +125,7 @@ pub(crate) struct Job {
     /// The actor's generation when the job was queued (stamped by `enqueue`):
     /// socket events of an earlier generation belong to a deleted actor.
     pub(crate) generation: u64,
+    pub(crate) ticket: Ticket,
 }
 
 impl Job {
@@ -107,6 +134,7 @@ impl Job {
             kind,
             chain,
             generation: 0,
+            ticket: Arc::default(),
         }
     }
 }
@@ -226,6 +254,22 @@ type Failure = String;
 
 fn handle(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident>, job: Job) {
     let key = slot.key.clone();
+    let guest_event = !matches!(
+        job.kind,
+        EventKind::Inspect { .. } | EventKind::Barrier { .. } | EventKind::Hibernate { .. }
+    );
+    if guest_event {
+        if shared.is_stopping() {
+            // Ordered shutdown: no new guest code; its waiter may have answered already.
+            if take_ticket(&job.ticket, ABANDONED) {
+                fail_job(job.kind, SHUTTING_DOWN);
+            }
+            return;
+        }
+        if !take_ticket(&job.ticket, RUNNING) {
+            return; // Answered and given up by its waiter.
+        }
+    }
     let kind = match job.kind {
         EventKind::Barrier { done } => {
             let _ = done.send(());

@@ -306,6 +306,45 @@ fn actor_delete_through_the_command_line() {
 }
 
 #[test]
+fn serve_stops_in_order_on_sigterm_and_says_stopped_last() {
+    common::component("counter-rust");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--manifest"])
+        .arg(repo().join("examples/counter-rust/wasmkeep.toml"))
+        .arg("--data-dir")
+        .arg(dir.path())
+        .env("WASMKEEP_CACHE_DIR", common::cache_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start serve");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("listening line");
+    let base = line.trim().strip_prefix("listening on ").expect("listening").to_owned();
+    assert_eq!(http("POST", &format!("{base}/counter/c")), (200, "1".into()), "serving");
+    // Only the server this test started, by its id.
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success(), "SIGTERM sent");
+    let out = child.wait_with_output().expect("serve exits");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "serve exits 0 after an ordered shutdown: {stderr}"
+    );
+    let last = stderr.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or_default();
+    assert!(
+        stderr.contains("stopping") && last.starts_with("stopped (") && last.contains("1 actor(s) released"),
+        "\"stopped\" is the last line, with what was released: {stderr}"
+    );
+}
+
+#[test]
 fn serve_refuses_bad_manifests_with_clear_errors() {
     let dir = tempfile::tempdir().expect("tempdir");
     let cases: [(&str, &str); 3] = [

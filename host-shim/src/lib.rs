@@ -22,6 +22,7 @@
 pub mod actor_db;
 pub mod address;
 pub mod alarm_index;
+pub mod app_delete;
 pub mod bindings;
 mod block_on;
 pub mod bucket;

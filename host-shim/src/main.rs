@@ -29,6 +29,9 @@ enum Command {
     /// Operator commands on actors (cluster mode's bucket).
     #[command(subcommand)]
     Actor(ActorCommand),
+    /// Operator commands on apps (cluster mode's bucket).
+    #[command(subcommand)]
+    App(AppCommand),
     /// The orphan sweep: reports what the deletion rules should have removed and
     /// did not (history before a reset, requests and outcomes past expiry,
     /// `.db.replaced` files, local databases that are not the bucket's head,
@@ -55,6 +58,37 @@ enum ActorCommand {
     /// <time>` (exit 4: still pending when the wait ended); exit 2 when the
     /// bucket could not be read or written.
     Delete(DeleteArgs),
+}
+
+#[derive(Subcommand)]
+enum AppCommand {
+    /// Deletes an app (ADR 0028 §5): the tombstone first (who and when); the
+    /// nodes serving the app stop at their next check (sockets 1001, alarms
+    /// stopped, local files removed); once none serves it, every key of the
+    /// app in the bucket but the tombstone is removed. Prints `Deleted app …`
+    /// (exit 0); `refused` (exit 1); the bucket failed (exit 2); nodes still
+    /// serving it when the wait ended (exit 4: the tombstone is written and
+    /// nothing removed; run again to resume, or --force).
+    Delete(AppDeleteArgs),
+}
+
+#[derive(clap::Args)]
+struct AppDeleteArgs {
+    /// The app, `tenant/app`.
+    #[arg(long)]
+    app: String,
+    /// The data directory of `serve --mode cluster` (its bucket is `<data-dir>/bucket`).
+    #[arg(long, default_value = ".wasmkeep")]
+    data_dir: PathBuf,
+    /// The bucket directory, when it is not `<data-dir>/bucket`.
+    #[arg(long)]
+    bucket: Option<PathBuf>,
+    /// How long to wait for the nodes to stop serving the app, in seconds.
+    #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(0..=3000))]
+    wait: u64,
+    /// Remove the data even while nodes still look live.
+    #[arg(long)]
+    force: bool,
 }
 
 #[derive(clap::Args)]
@@ -158,6 +192,10 @@ struct ServeArgs {
     /// Repeat for more classes. Idle expiry runs in cluster mode.
     #[arg(long = "expire-after-idle", value_name = "CLASS=LIMIT")]
     expire_after_idle: Vec<String>,
+    /// Cluster: use the name of an app that was deleted (`app delete`) again:
+    /// removes its tombstone, refused while anything else of it remains.
+    #[arg(long)]
+    recreate: bool,
 }
 
 fn main() -> std::process::ExitCode {
@@ -177,6 +215,7 @@ fn main() -> std::process::ExitCode {
         },
         Command::Actor(ActorCommand::Delete(args)) => return operator_delete(&args),
         Command::Verify(args) => return verify(&args),
+        Command::App(AppCommand::Delete(args)) => return app_delete(&args),
         Command::Build(args) => {
             wasmkeep_guest_build::build_rust_guest(&args.manifest_path, args.out.as_deref()).map(|p| {
                 println!("{}", p.display());
@@ -225,6 +264,30 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             };
             let bucket_dir = args.bucket.clone().unwrap_or_else(|| args.data_dir.join("bucket"));
             let bucket = Arc::new(LocalDirBucket::new(bucket_dir.clone(), clock.clone()));
+            if let Some(t) = wasmkeep_shim::app_delete::read_tombstone(bucket.as_ref(), &manifest.app)? {
+                if args.recreate {
+                    wasmkeep_shim::app_delete::recreate(bucket.as_ref(), &manifest.app)?;
+                    eprintln!(
+                        "app {} deleted at {} ms is created again (--recreate)",
+                        manifest.app, t.at_ms
+                    );
+                } else {
+                    // A node refusing to start on a tombstone removes its local files of the app too.
+                    for i in 1..=nodes {
+                        let mut dir = args.data_dir.join(format!("node-{i}")).join("state");
+                        for part in manifest.app.split('/') {
+                            dir.push(part);
+                        }
+                        let _ = std::fs::remove_dir_all(dir);
+                    }
+                    anyhow::bail!(
+                        "app {} was deleted (at {} ms, by {}): pass --recreate to use the name again",
+                        manifest.app,
+                        t.at_ms,
+                        t.by
+                    );
+                }
+            }
             let cluster = Cluster::new(bucket, clock);
             eprintln!("cluster of {nodes} nodes sharing the bucket {}", bucket_dir.display());
             (1..=nodes)
@@ -309,10 +372,23 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             }));
         }
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => {}
-        }
+        // A cluster's nodes stop serving a deleted app by themselves (its tombstone);
+        // then serve stops too, and exits with an error.
+        let app_name = manifest.app.clone();
+        let watched = nodes.clone();
+        let app_deleted = async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+                if watched.iter().all(|rt| rt.app_stopped(&app_name)) {
+                    return;
+                }
+            }
+        };
+        let deleted = tokio::select! {
+            _ = tokio::signal::ctrl_c() => false,
+            _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => false,
+            () = app_deleted => true,
+        };
         // The ordered shutdown: queued events answered 503 at once, running ones
         // finish, sockets closed with 1001, actors released; then the servers
         // stop; "stopped" comes last, once all of it is done.
@@ -328,8 +404,84 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             s.await??;
         }
         eprintln!("stopped ({closed} socket(s) closed with 1001, {released} actor(s) released)");
+        anyhow::ensure!(
+            !deleted,
+            "app {} was deleted (app delete): its nodes stopped serving it and removed their local files",
+            manifest.app
+        );
         anyhow::Ok(())
     })
+}
+
+fn app_delete(args: &AppDeleteArgs) -> std::process::ExitCode {
+    use std::process::ExitCode;
+    use wasmkeep_shim::app_delete::{remove_data, serving_nodes, write_tombstone};
+    let fail = |code: u8, msg: String| {
+        eprintln!("error: {msg}");
+        ExitCode::from(code)
+    };
+    if let Err(e) = wasmkeep_shim::address::validate_app_name(&args.app) {
+        return fail(2, e);
+    }
+    if args.app == "default/default" {
+        println!("refused: default/default is the implicit app of nodes that follow no deploys; it cannot be deleted");
+        return ExitCode::from(1);
+    }
+    let dir = args.bucket.clone().unwrap_or_else(|| args.data_dir.join("bucket"));
+    if !dir.is_dir() {
+        return fail(
+            2,
+            format!(
+                "no bucket at {}: an app delete works on a cluster's bucket. Point --data-dir at a \
+                 `serve --mode cluster` data directory, or --bucket at the bucket",
+                dir.display()
+            ),
+        );
+    }
+    let bucket = LocalDirBucket::new(dir, Arc::new(SystemClock));
+    let who = std::env::var("USER").unwrap_or_else(|_| "operator".into());
+    let tomb = match write_tombstone(&bucket, &args.app, &who, SystemClock.now_ms()) {
+        Ok(t) => t,
+        Err(e) => return fail(2, e.to_string()),
+    };
+    println!(
+        "tombstone: app {} deleted at {} ms by {}",
+        args.app, tomb.at_ms, tomb.by
+    );
+    let until = std::time::Instant::now() + Duration::from_secs(args.wait);
+    let mut said = false;
+    let live = loop {
+        let live = match serving_nodes(&bucket, &args.app, SystemClock.now_ms()) {
+            Ok(l) => l,
+            Err(e) => return fail(2, e.to_string()),
+        };
+        if live.is_empty() || args.force || std::time::Instant::now() >= until {
+            break live;
+        }
+        if !said {
+            println!("waiting for the node(s) serving it to stop: {}", live.join(", "));
+            said = true;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    if !live.is_empty() && !args.force {
+        println!(
+            "the tombstone is written and nothing was removed: node(s) {} still serve the app. \
+             Run the command again to resume, or pass --force",
+            live.join(", ")
+        );
+        return ExitCode::from(4);
+    }
+    match remove_data(&bucket, &args.app) {
+        Ok(n) => {
+            println!(
+                "Deleted app {} ({n} key(s) removed; the tombstone stays: `serve --recreate` uses the name again)",
+                args.app
+            );
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(2, e.to_string()),
+    }
 }
 
 fn verify(args: &VerifyArgs) -> std::process::ExitCode {

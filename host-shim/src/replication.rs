@@ -88,6 +88,17 @@ pub(crate) fn take(
             c.node
         ));
     }
+    // No node brings a deleted app back: nothing is acquired under a tombstone.
+    match crate::app_delete::read_tombstone(c.bucket.as_ref(), &key.app) {
+        Ok(None) => {}
+        Ok(Some(t)) => {
+            return Err(format!(
+                "app {} was deleted (at {} ms, by {}): nothing of it is served",
+                key.app, t.at_ms, t.by
+            ));
+        }
+        Err(e) => return Err(format!("reading the tombstone of {}: {e}", key.app)),
+    }
     let mut replica = Replica::new(c.bucket.clone(), c.faults.clone(), key.clone(), c.node.clone());
     let acquired = match unchanged {
         // Idle expiry: only the record exactly as listed; changed or held → not taken.

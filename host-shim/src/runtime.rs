@@ -243,7 +243,11 @@ pub struct Shared {
     /// `expire-after-idle` by (app, class), in ms.
     idle_limits: Mutex<HashMap<(String, String), u64>>,
     /// Set once an ordered shutdown began: no new guest code runs.
-    stopping: tokio::sync::watch::Sender<bool>,
+    stopping: std::sync::atomic::AtomicBool,
+    /// Apps this node stopped serving (their tombstone was seen).
+    stopped_apps: RwLock<std::collections::HashSet<String>>,
+    /// Bumped whenever something stops (the host or an app): waiters look again.
+    stop_gen: tokio::sync::watch::Sender<u64>,
     /// Idle expiry: ownership record versions found changed or held, not tried
     /// again at that version (long-resident actors would take every pass's budget).
     expiry_skipped: Mutex<std::collections::HashSet<(String, crate::bucket::ETag)>>,
@@ -277,11 +281,19 @@ pub struct Runtime {
 
 /// An answer on its way: wait for it blocking or with `.await`. Once an
 /// ordered shutdown begins, an event still queued is answered 503 at once.
-#[derive(Debug)]
 pub struct PendingResponse {
     rx: oneshot::Receiver<HttpResponse>,
     ticket: worker::Ticket,
-    stopping: tokio::sync::watch::Receiver<bool>,
+    shared: Arc<Shared>,
+    app: String,
+}
+
+impl std::fmt::Debug for PendingResponse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingResponse")
+            .field("app", &self.app)
+            .finish_non_exhaustive()
+    }
 }
 
 impl PendingResponse {
@@ -295,15 +307,22 @@ impl PendingResponse {
         let Self {
             mut rx,
             ticket,
-            mut stopping,
+            shared,
+            app,
         } = self;
         let ended = |r: Result<HttpResponse, _>| {
             r.unwrap_or_else(|_| HttpResponse::host_text(500, "the event ended without an answer"))
         };
-        tokio::select! {
-            biased;
-            r = &mut rx => return ended(r),
-            _ = stopping.wait_for(|s| *s) => {}
+        let mut stops = shared.stop_gen.subscribe();
+        loop {
+            if shared.halted(&app) {
+                break;
+            }
+            tokio::select! {
+                biased;
+                r = &mut rx => return ended(r),
+                changed = stops.changed() => if changed.is_err() { return ended(rx.await) },
+            }
         }
         if worker::take_ticket(&ticket, worker::ABANDONED) {
             return HttpResponse::host_text(503, worker::SHUTTING_DOWN);
@@ -386,7 +405,109 @@ impl Shared {
 
     /// Whether an ordered shutdown began.
     pub(crate) fn is_stopping(&self) -> bool {
-        *self.stopping.borrow()
+        self.stopping.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Whether no guest code of `app` runs here any more (the host stopping,
+    /// or the app deleted).
+    pub(crate) fn halted(&self, app: &str) -> bool {
+        self.is_stopping()
+            || self
+                .stopped_apps
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .contains(app)
+    }
+
+    /// Cluster: stops serving `app` here because its tombstone was seen
+    /// (ADR 0028 §5): no more guest code; events still queued answered at
+    /// once; running ones finish; sockets closed with 1001; alarms stopped;
+    /// actors released; the heartbeat and the node's local files of the app
+    /// removed; then the app is unloaded.
+    fn stop_app(self: &Arc<Self>, app: &str) {
+        self.stopped_apps
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(app.to_owned());
+        self.stop_gen.send_modify(|g| *g += 1);
+        tracing::warn!(app = %app, "the app was deleted (tombstone): this node stops serving it");
+        let keys: Vec<ActorKey> = lock(&self.actors).keys().filter(|k| k.app == app).cloned().collect();
+        {
+            let mut sockets = lock(&self.sockets.map);
+            let ids: Vec<u64> = sockets
+                .iter()
+                .filter(|(_, s)| s.key.app == app)
+                .map(|(id, _)| *id)
+                .collect();
+            for id in ids {
+                if let Some(s) = sockets.remove(&id) {
+                    let _ = s.out.send(Outbound::Close {
+                        code: 1001,
+                        reason: "going away".into(),
+                    });
+                }
+            }
+        }
+        let mut waits = Vec::new();
+        for k in &keys {
+            let (tx, rx) = oneshot::channel();
+            self.enqueue(k, Job::new(EventKind::Hibernate { done: tx }, Vec::new()));
+            waits.push(rx);
+        }
+        for w in waits {
+            let _ = w.blocking_recv();
+        }
+        if let Ok(due) = self.alarms.due(u64::MAX) {
+            for (k, _) in due.into_iter().filter(|(k, _)| k.app == app) {
+                let _ = self.alarms.remove(&k);
+            }
+        }
+        if let Some(c) = &self.cluster {
+            let _ = c.bucket.delete(&crate::app_delete::heartbeat_key(app, &c.node));
+        }
+        let mut dir = self.config.data_dir.join("state");
+        for part in app.split('/') {
+            dir.push(part);
+        }
+        if let Err(e) = std::fs::remove_dir_all(&dir)
+            && e.kind() != std::io::ErrorKind::NotFound
+        {
+            tracing::warn!(app = %app, "removing {}: {e}", dir.display());
+        }
+        self.apps
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(app);
+    }
+
+    /// Cluster: one control pass: apps with a tombstone are stopped, the
+    /// others' heartbeats written, operator delete requests queued.
+    fn control_pass(self: &Arc<Self>) {
+        let Some(c) = &self.cluster else { return };
+        if self.is_stopping() || !c.cluster.is_live(&c.node) {
+            return;
+        }
+        let apps: Vec<String> = self
+            .apps
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .keys()
+            .cloned()
+            .collect();
+        for app in apps {
+            match crate::app_delete::read_tombstone(c.bucket.as_ref(), &app) {
+                Ok(Some(_)) => self.stop_app(&app),
+                Ok(None) => {
+                    let _ = c.bucket.put(
+                        &crate::app_delete::heartbeat_key(&app, &c.node),
+                        b"",
+                        &crate::bucket::PutCondition::None,
+                    );
+                }
+                Err(e) => tracing::warn!(app = %app, "reading the tombstone: {e}"),
+            }
+        }
+        self.operator_pass();
     }
 
     /// Puts a job in the actor's mailbox, waking a worker if it has none.
@@ -683,7 +804,7 @@ impl Shared {
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
             }
-            if self.is_stopping() && worker::take_ticket(&ticket, worker::ABANDONED) {
+            if self.halted(&target.app) && worker::take_ticket(&ticket, worker::ABANDONED) {
                 return Err(CallFailure::Failed(worker::SHUTTING_DOWN.into()));
             }
             if std::time::Instant::now() >= until {
@@ -808,7 +929,9 @@ impl Runtime {
             logs: Mutex::new(std::collections::VecDeque::new()),
             operator_in_flight: Mutex::default(),
             idle_limits: Mutex::default(),
-            stopping: tokio::sync::watch::Sender::new(false),
+            stopping: std::sync::atomic::AtomicBool::new(false),
+            stopped_apps: RwLock::default(),
+            stop_gen: tokio::sync::watch::Sender::new(0),
             expiry_skipped: Mutex::default(),
             cluster: cluster.map(|(cluster, node)| crate::cluster::ClusterNode {
                 faults: faults.clone(),
@@ -931,7 +1054,8 @@ impl Runtime {
         Ok(PendingResponse {
             rx,
             ticket,
-            stopping: self.shared.stopping.subscribe(),
+            shared: self.shared.clone(),
+            app: key.app.clone(),
         })
     }
 
@@ -1058,6 +1182,23 @@ impl Runtime {
     /// cluster node runs a pass every second by itself.
     pub fn run_operator_pass(&self) -> usize {
         self.shared.operator_pass()
+    }
+
+    /// Cluster: one whole control pass, as a node runs every second with the
+    /// real clock: apps whose tombstone is in the bucket stop being served
+    /// here (ADR 0028 §5), the others' heartbeats are written, and operator
+    /// delete requests are queued.
+    pub fn run_control_pass(&self) {
+        self.shared.control_pass();
+    }
+
+    /// Whether this node stopped serving `app` (its tombstone was seen).
+    pub fn app_stopped(&self, app: &str) -> bool {
+        self.shared
+            .stopped_apps
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains(app)
     }
 
     /// Sets (or with `None` removes) a class's `expire-after-idle`.
@@ -1197,7 +1338,8 @@ impl Runtime {
     /// returns only when all of that is done. A guest that traps or a worker
     /// that panics does not stop the sequence. Calling it again is harmless.
     pub fn shutdown(&self) -> Shutdown {
-        self.shared.stopping.send_replace(true);
+        self.shared.stopping.store(true, std::sync::atomic::Ordering::Release);
+        self.shared.stop_gen.send_modify(|g| *g += 1);
         let mut report = Shutdown::default();
         let mine: std::collections::HashSet<ActorKey> = lock(&self.shared.actors).keys().cloned().collect();
         {
@@ -1292,7 +1434,7 @@ fn start_control_pass(shared: &Arc<Shared>) {
         loop {
             std::thread::sleep(Duration::from_secs(1));
             let Some(shared) = weak.upgrade() else { return };
-            shared.operator_pass();
+            shared.control_pass();
             let now = shared.clock.now_ms();
             if now.saturating_sub(last_expiry) >= EXPIRY_PASS_EVERY_MS {
                 last_expiry = now;

@@ -259,8 +259,8 @@ fn handle(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
         EventKind::Inspect { .. } | EventKind::Barrier { .. } | EventKind::Hibernate { .. }
     );
     if guest_event {
-        if shared.is_stopping() {
-            // Ordered shutdown: no new guest code; its waiter may have answered already.
+        if shared.halted(&key.app) {
+            // Ordered shutdown (or the app deleted): no new guest code; its waiter may have answered already.
             if take_ticket(&job.ticket, ABANDONED) {
                 fail_job(job.kind, SHUTTING_DOWN);
             }

@@ -306,6 +306,86 @@ fn actor_delete_through_the_command_line() {
 }
 
 #[test]
+fn app_delete_through_the_command_line_then_recreate() {
+    common::component("counter-rust");
+    let manifest = repo().join("examples/counter-rust/wasmkeep.toml");
+    let mut nodes = serve_with(&manifest, &["--mode", "cluster", "--nodes", "2"]);
+    let n1 = nodes[0].base.clone();
+    assert_eq!(http("POST", &format!("{n1}/counter/c")), (200, "1".into()), "a counter");
+    let data_dir = nodes[0]._dir.as_ref().expect("data dir").path().to_owned();
+    let out = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
+        .args([
+            "app",
+            "delete",
+            "--app",
+            "examples/counter",
+            "--wait",
+            "30",
+            "--data-dir",
+        ])
+        .arg(&data_dir)
+        .output()
+        .expect("run app delete");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "app delete succeeds: {stdout}");
+    assert!(stdout.contains("Deleted app examples/counter"), "and says so: {stdout}");
+    // The nodes stopped by themselves; serve exits with an error.
+    let child = nodes[0].child.as_mut().expect("the serve process");
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("try_wait") {
+            break s;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "serve stops after an app delete"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert!(!status.success(), "serve exits with an error when its app was deleted");
+    let serve_again = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--mode", "cluster", "--nodes", "2"])
+            .args(extra)
+            .arg("--manifest")
+            .arg(&manifest)
+            .arg("--data-dir")
+            .arg(&data_dir)
+            .env("WASMKEEP_CACHE_DIR", common::cache_dir())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start serve")
+    };
+    let refused = serve_again(&[]).wait_with_output().expect("serve exits");
+    assert!(
+        !refused.status.success() && String::from_utf8_lossy(&refused.stderr).contains("pass --recreate"),
+        "a deleted app is not served again without --recreate: {}",
+        String::from_utf8_lossy(&refused.stderr)
+    );
+    let mut again = serve_again(&["--recreate"]);
+    let mut line = String::new();
+    BufReader::new(again.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("listening line");
+    let base = line
+        .trim()
+        .strip_prefix("listening on ")
+        .and_then(|r| r.split(' ').next())
+        .unwrap_or_else(|| panic!("serve --recreate printed {line:?}"))
+        .to_owned();
+    let fresh = http("GET", &format!("{base}/counter/c"));
+    // Only the server this test started.
+    let _ = again.kill();
+    let _ = again.wait();
+    assert_eq!(
+        fresh,
+        (200, "0".into()),
+        "--recreate serves the app again, with nothing of before"
+    );
+}
+
+#[test]
 fn serve_stops_in_order_on_sigterm_and_says_stopped_last() {
     common::component("counter-rust");
     let dir = tempfile::tempdir().expect("tempdir");

@@ -272,3 +272,91 @@ fn a_wake_between_the_listing_and_the_expiry_wins() {
         "the woken actor's data stays: {rows}"
     );
 }
+
+#[test]
+fn an_app_delete_stops_the_nodes_then_removes_everything_but_the_tombstone() {
+    use wasmkeep_shim::app_delete::{
+        AppDeleteError, read_tombstone, recreate, remaining_keys, remove_data, serving_nodes, write_tombstone,
+    };
+    let n = nodes();
+    let k = ActorKey::new("t/app", "testee", "room");
+    ops(
+        &n.n1,
+        &k,
+        json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}, {"op": "set-alarm", "in": "60000"}]),
+    );
+    let mut socket = n.n1.open_socket(&k, "/ws").expect("socket");
+    n.n1.settle(&k);
+    n.n1.run_control_pass();
+    n.n2.run_control_pass();
+    let now = wasmkeep_shim::clock::VIRTUAL_EPOCH_MS;
+    assert_eq!(
+        serving_nodes(n.bucket.as_ref(), "t/app", now).expect("list").len(),
+        2,
+        "both nodes heartbeat for the app"
+    );
+
+    let t = write_tombstone(n.bucket.as_ref(), "t/app", "ops", now).expect("tombstone");
+    assert_eq!(
+        write_tombstone(n.bucket.as_ref(), "t/app", "someone else", now + 1).expect("again"),
+        t,
+        "an existing tombstone is not an error: the command resumes with it"
+    );
+    n.n1.run_control_pass();
+    n.n2.run_control_pass();
+    assert!(
+        n.n1.app_stopped("t/app") && n.n2.app_stopped("t/app"),
+        "both nodes stopped serving the app"
+    );
+    assert!(
+        matches!(
+            socket.outbound.try_recv(),
+            Ok(wasmkeep_shim::Outbound::Close { code: 1001, .. })
+        ),
+        "its sockets were closed with 1001"
+    );
+    assert!(
+        n.n1.request_blocking(&k, HttpRequest::new("POST", "/", "{}")).is_err(),
+        "the app is no longer served"
+    );
+    assert!(!n.n1.exists(&k) || n.n1.actors().is_empty(), "its actors were released");
+    assert_eq!(
+        serving_nodes(n.bucket.as_ref(), "t/app", now).expect("list"),
+        Vec::<String>::new(),
+        "the nodes took their heartbeats back"
+    );
+    assert!(
+        !n._dir.path().join("node-1/state/t/app").exists(),
+        "the nodes removed their local files of the app"
+    );
+
+    // A late write of the app, then the delete of its data.
+    n.bucket
+        .put("state/t/app/late", b"x", &PutCondition::None)
+        .expect("late write");
+    assert!(
+        matches!(
+            recreate(n.bucket.as_ref(), "t/app"),
+            Err(AppDeleteError::NotFinished { .. })
+        ),
+        "--recreate is refused while anything but the tombstone remains"
+    );
+    assert!(
+        remove_data(n.bucket.as_ref(), "t/app").expect("remove") > 0,
+        "the data goes"
+    );
+    assert_eq!(
+        remaining_keys(n.bucket.as_ref(), "t/app").expect("list"),
+        Vec::<String>::new(),
+        "nothing but the tombstone is left"
+    );
+    assert!(
+        read_tombstone(n.bucket.as_ref(), "t/app").expect("read").is_some(),
+        "the tombstone stays"
+    );
+    recreate(n.bucket.as_ref(), "t/app").expect("--recreate once only the tombstone is left");
+    assert!(
+        read_tombstone(n.bucket.as_ref(), "t/app").expect("read").is_none(),
+        "--recreate removed the tombstone"
+    );
+}

@@ -383,6 +383,28 @@ fn app_delete_through_the_command_line_then_recreate() {
         (200, "0".into()),
         "--recreate serves the app again, with nothing of before"
     );
+
+    let refuse = |app: &str, extra: Vec<&str>| {
+        let out = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
+            .args(["app", "delete", "--app", app])
+            .args(extra)
+            .output()
+            .expect("run app delete");
+        (
+            out.status.code(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        )
+    };
+    let (code, text) = refuse("default/default", vec!["--data-dir", data_dir.to_str().expect("utf-8")]);
+    assert_eq!(code, Some(1), "the implicit app is refused: {text}");
+    assert!(text.contains("refused"), "and says so: {text}");
+    let (code, text) = refuse("examples/counter", vec!["--bucket", "/nonexistent-wasmkeep"]);
+    assert_eq!(code, Some(2), "no bucket: exit 2: {text}");
+    assert!(text.contains("no bucket at"), "and says where it looked: {text}");
 }
 
 #[test]

@@ -432,22 +432,7 @@ impl Shared {
         self.stop_gen.send_modify(|g| *g += 1);
         tracing::warn!(app = %app, "the app was deleted (tombstone): this node stops serving it");
         let keys: Vec<ActorKey> = lock(&self.actors).keys().filter(|k| k.app == app).cloned().collect();
-        {
-            let mut sockets = lock(&self.sockets.map);
-            let ids: Vec<u64> = sockets
-                .iter()
-                .filter(|(_, s)| s.key.app == app)
-                .map(|(id, _)| *id)
-                .collect();
-            for id in ids {
-                if let Some(s) = sockets.remove(&id) {
-                    let _ = s.out.send(Outbound::Close {
-                        code: 1001,
-                        reason: "going away".into(),
-                    });
-                }
-            }
-        }
+        self.close_sockets_where(|k| k.app == app, 1001, "going away");
         let mut waits = Vec::new();
         for k in &keys {
             let (tx, rx) = oneshot::channel();
@@ -742,20 +727,27 @@ impl Shared {
 
     /// Closes every socket of a deleted actor with 1000 "actor deleted"; no close events run.
     pub(crate) fn close_sockets_of_deleted(&self, key: &ActorKey) {
+        self.close_sockets_where(|k| k == key, 1000, "actor deleted");
+    }
+
+    /// Closes (with `code`, `reason`) and forgets every socket whose actor
+    /// `which` picks; no close events run. Returns how many.
+    fn close_sockets_where(&self, which: impl Fn(&ActorKey) -> bool, code: u16, reason: &str) -> usize {
         let mut sockets = lock(&self.sockets.map);
         let ids: Vec<u64> = sockets
             .iter()
-            .filter(|(_, s)| s.key == *key)
+            .filter(|(_, s)| which(&s.key))
             .map(|(id, _)| *id)
             .collect();
-        for id in ids {
-            if let Some(s) = sockets.remove(&id) {
+        for id in &ids {
+            if let Some(s) = sockets.remove(id) {
                 let _ = s.out.send(Outbound::Close {
-                    code: 1000,
-                    reason: "actor deleted".into(),
+                    code,
+                    reason: reason.into(),
                 });
             }
         }
+        ids.len()
     }
 
     pub(crate) fn call_blocking(
@@ -1342,23 +1334,9 @@ impl Runtime {
         self.shared.stop_gen.send_modify(|g| *g += 1);
         let mut report = Shutdown::default();
         let mine: std::collections::HashSet<ActorKey> = lock(&self.shared.actors).keys().cloned().collect();
-        {
-            let mut sockets = lock(&self.shared.sockets.map);
-            let ids: Vec<u64> = sockets
-                .iter()
-                .filter(|(_, s)| mine.contains(&s.key))
-                .map(|(id, _)| *id)
-                .collect();
-            for id in ids {
-                if let Some(s) = sockets.remove(&id) {
-                    let _ = s.out.send(Outbound::Close {
-                        code: 1001,
-                        reason: "going away".into(),
-                    });
-                    report.sockets_closed += 1;
-                }
-            }
-        }
+        report.sockets_closed = self
+            .shared
+            .close_sockets_where(|k| mine.contains(k), 1001, "going away");
         report.actors_released = self.resident_count();
         // Each worker finishes its running event, answers what is queued behind
         // it (no guest code), then drops the instance and releases the actor.

@@ -44,14 +44,7 @@ fn nodes() -> Nodes {
     }
 }
 
-fn ops(rt: &Runtime, key: &ActorKey, ops: serde_json::Value) -> String {
-    let body = serde_json::to_vec(&json!({ "ops": ops })).expect("json");
-    let r = rt
-        .request_blocking(key, HttpRequest::new("POST", "/", body))
-        .expect("request");
-    rt.settle(key);
-    r.text()
-}
+use common::ops;
 
 fn deletes_under(bucket: &LocalDirBucket, app: &str) -> Vec<String> {
     bucket

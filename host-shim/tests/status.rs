@@ -11,16 +11,9 @@ use wasmkeep_shim::bucket::{BucketError, ETag, LocalDirBucket, ObjectMeta, Objec
 use wasmkeep_shim::clock::{VIRTUAL_EPOCH_MS, VirtualClock};
 use wasmkeep_shim::cluster::Cluster;
 use wasmkeep_shim::replica::{DeletionStatus, deletion_status};
-use wasmkeep_shim::{ActorKey, HttpRequest, Runtime, RuntimeConfig};
+use wasmkeep_shim::{ActorKey, Runtime, RuntimeConfig};
 
-fn ops(rt: &Runtime, key: &ActorKey, ops: serde_json::Value) -> String {
-    let body = serde_json::to_vec(&json!({ "ops": ops })).expect("json");
-    let r = rt
-        .request_blocking(key, HttpRequest::new("POST", "/", body))
-        .expect("request");
-    rt.settle(key);
-    r.text()
-}
+use common::ops;
 
 #[test]
 fn status_follows_the_head_of_the_history() {

@@ -36,3 +36,14 @@ pub fn add_testee_app(rt: &wasmkeep_shim::Runtime) {
     )
     .expect("the testee app loads");
 }
+
+/// Sends the testee a request of `ops` (PROTOCOL.md), waits for its answer
+/// and for the end of its event; the answer's body.
+pub fn ops(rt: &wasmkeep_shim::Runtime, key: &wasmkeep_shim::ActorKey, ops: serde_json::Value) -> String {
+    let body = serde_json::to_vec(&serde_json::json!({ "ops": ops })).expect("json");
+    let r = rt
+        .request_blocking(key, wasmkeep_shim::HttpRequest::new("POST", "/", body))
+        .expect("request");
+    rt.settle(key);
+    r.text()
+}

@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
+# A CI run builds once: incremental caches only cost disk (several GB) and time there.
+if [ -n "${CI:-}" ]; then export CARGO_INCREMENTAL=0; fi
 
 bash scripts/setup.sh
 

@@ -612,6 +612,10 @@ fn operator_delete(args: &DeleteArgs) -> std::process::ExitCode {
             println!("no such actor");
             return ExitCode::from(1);
         }
+        Err(e @ RequestError::AppDeleted(_)) => {
+            println!("refused: {e}");
+            return ExitCode::from(1);
+        }
         Err(e) => return fail(2, e.to_string()),
     };
     let wait = if args.no_wait { 0 } else { args.wait };

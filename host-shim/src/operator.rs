@@ -140,6 +140,9 @@ pub enum RequestError {
     /// The actor has no history in the bucket; nothing was written.
     #[error("no such actor: {0} has no history in the bucket")]
     NoSuchActor(ActorKey),
+    /// The app was deleted (it has a tombstone); nothing was written.
+    #[error("app {0} was deleted (app delete): its actors are gone with it")]
+    AppDeleted(String),
     /// The bucket failed.
     #[error("the bucket failed: {0}")]
     Bucket(#[from] BucketError),
@@ -151,6 +154,9 @@ pub enum RequestError {
 /// # Errors
 /// [`RequestError::NoSuchActor`] (nothing written), or the bucket's error.
 pub fn request_delete(bucket: &dyn ObjectStore, key: &ActorKey) -> Result<DeleteRequest, RequestError> {
+    if bucket.get(&crate::app_delete::tombstone_key(&key.app))?.is_some() {
+        return Err(RequestError::AppDeleted(key.app.clone()));
+    }
     if bucket.list(&keys::history_prefix(key))?.is_empty() {
         return Err(RequestError::NoSuchActor(key.clone()));
     }

@@ -145,6 +145,32 @@ fn a_request_carried_out_before_never_deletes_the_actor_created_since() {
 }
 
 #[test]
+fn an_operator_delete_closes_open_sockets_with_1000_first() {
+    let n = nodes();
+    let k = ActorKey::new("t/app", "testee", "chat");
+    ops(&n.n1, &k, json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}]));
+    let mut socket = n.n1.open_socket(&k, "/ws").expect("socket");
+    n.n1.settle(&k);
+    let req = request_delete(n.bucket.as_ref(), &k).expect("request");
+    n.n1.run_operator_pass();
+    assert_eq!(
+        wait_for_outcome(n.bucket.as_ref(), &req, Duration::from_secs(10)).expect("wait"),
+        Waited::Deleted,
+        "deleted once its sockets were closed"
+    );
+    match socket.outbound.try_recv() {
+        Ok(wasmkeep_shim::Outbound::Close { code, reason }) => {
+            assert_eq!(
+                (code, reason.as_str()),
+                (1000, "actor deleted"),
+                "closed with 1000, not 1012"
+            );
+        }
+        other => panic!("the open socket is closed by the operator delete, got {other:?}"),
+    }
+}
+
+#[test]
 fn no_request_is_written_for_an_actor_without_a_history() {
     let n = nodes();
     let k = ActorKey::new("t/app", "testee", "never");
@@ -294,6 +320,10 @@ fn an_app_delete_stops_the_nodes_then_removes_everything_but_the_tombstone() {
         write_tombstone(n.bucket.as_ref(), "t/app", "someone else", now + 1).expect("again"),
         t,
         "an existing tombstone is not an error: the command resumes with it"
+    );
+    assert!(
+        matches!(request_delete(n.bucket.as_ref(), &k), Err(RequestError::AppDeleted(_))),
+        "actor delete refuses an app with a tombstone"
     );
     n.n1.run_control_pass();
     n.n2.run_control_pass();

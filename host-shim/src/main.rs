@@ -72,17 +72,45 @@ enum AppCommand {
     Delete(AppDeleteArgs),
 }
 
+/// Where the operator commands find a data directory and a cluster's bucket.
 #[derive(clap::Args)]
-struct AppDeleteArgs {
-    /// The app, `tenant/app`.
-    #[arg(long)]
-    app: String,
-    /// The data directory of `serve --mode cluster` (its bucket is `<data-dir>/bucket`).
+struct BucketArgs {
+    /// The data directory `serve` used (a cluster's bucket is `<data-dir>/bucket`).
     #[arg(long, default_value = ".wasmkeep")]
     data_dir: PathBuf,
     /// The bucket directory, when it is not `<data-dir>/bucket`.
     #[arg(long)]
     bucket: Option<PathBuf>,
+}
+
+impl BucketArgs {
+    /// The bucket directory these arguments name.
+    fn bucket_dir(&self) -> PathBuf {
+        self.bucket.clone().unwrap_or_else(|| self.data_dir.join("bucket"))
+    }
+
+    /// The cluster's bucket, or a message saying where it was looked for and
+    /// what to pass; `what` says why the command needs one.
+    fn open(&self, what: &str) -> Result<LocalDirBucket, String> {
+        let dir = self.bucket_dir();
+        if !dir.is_dir() {
+            return Err(format!(
+                "no bucket at {}: {what} works on a cluster's bucket. Point --data-dir at a \
+                 `serve --mode cluster` data directory, or --bucket at the bucket",
+                dir.display()
+            ));
+        }
+        Ok(LocalDirBucket::new(dir, Arc::new(SystemClock)))
+    }
+}
+
+#[derive(clap::Args)]
+struct AppDeleteArgs {
+    /// The app, `tenant/app`.
+    #[arg(long)]
+    app: String,
+    #[command(flatten)]
+    place: BucketArgs,
     /// How long to wait for the nodes to stop serving the app, in seconds.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(0..=3000))]
     wait: u64,
@@ -93,12 +121,8 @@ struct AppDeleteArgs {
 
 #[derive(clap::Args)]
 struct VerifyArgs {
-    /// The data directory `serve` used (single node or cluster).
-    #[arg(long, default_value = ".wasmkeep")]
-    data_dir: PathBuf,
-    /// The bucket directory of a cluster, when it is not `<data-dir>/bucket`.
-    #[arg(long)]
-    bucket: Option<PathBuf>,
+    #[command(flatten)]
+    place: BucketArgs,
     /// Keep the finished report in FILE; a later run with the same FILE only
     /// replays it (exit 3). Remove FILE to sweep again.
     #[arg(long)]
@@ -115,12 +139,8 @@ struct DeleteArgs {
     app: String,
     /// The actor, `class/name`.
     actor: String,
-    /// The data directory of `serve --mode cluster` (its bucket is `<data-dir>/bucket`).
-    #[arg(long, default_value = ".wasmkeep")]
-    data_dir: PathBuf,
-    /// The bucket directory, when it is not `<data-dir>/bucket`.
-    #[arg(long)]
-    bucket: Option<PathBuf>,
+    #[command(flatten)]
+    place: BucketArgs,
     /// How long to wait for the outcome, in seconds (at most 3000, below the
     /// request's one-hour expiry).
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u64).range(0..=3000))]
@@ -137,12 +157,8 @@ struct StatusArgs {
     app: String,
     /// The actor, `class/name`.
     actor: String,
-    /// The data directory of `serve --mode cluster` (its bucket is `<data-dir>/bucket`).
-    #[arg(long, default_value = ".wasmkeep")]
-    data_dir: PathBuf,
-    /// The bucket directory, when it is not `<data-dir>/bucket`.
-    #[arg(long)]
-    bucket: Option<PathBuf>,
+    #[command(flatten)]
+    place: BucketArgs,
     /// Print JSON.
     #[arg(long)]
     json: bool,
@@ -427,18 +443,10 @@ fn app_delete(args: &AppDeleteArgs) -> std::process::ExitCode {
         println!("refused: default/default is the implicit app of nodes that follow no deploys; it cannot be deleted");
         return ExitCode::from(1);
     }
-    let dir = args.bucket.clone().unwrap_or_else(|| args.data_dir.join("bucket"));
-    if !dir.is_dir() {
-        return fail(
-            2,
-            format!(
-                "no bucket at {}: an app delete works on a cluster's bucket. Point --data-dir at a \
-                 `serve --mode cluster` data directory, or --bucket at the bucket",
-                dir.display()
-            ),
-        );
-    }
-    let bucket = LocalDirBucket::new(dir, Arc::new(SystemClock));
+    let bucket = match args.place.open("an app delete") {
+        Ok(b) => b,
+        Err(e) => return fail(2, e),
+    };
     let who = std::env::var("USER").unwrap_or_else(|_| "operator".into());
     let tomb = match write_tombstone(&bucket, &args.app, &who, SystemClock.now_ms()) {
         Ok(t) => t,
@@ -531,15 +539,16 @@ fn verify(args: &VerifyArgs) -> std::process::ExitCode {
             }
         };
     }
-    if !args.data_dir.is_dir() && args.bucket.is_none() {
+    let data_dir = &args.place.data_dir;
+    if !data_dir.is_dir() && args.place.bucket.is_none() {
         eprintln!(
             "error: no data directory at {}: point --data-dir at the directory `serve` used",
-            args.data_dir.display()
+            data_dir.display()
         );
         return ExitCode::from(2);
     }
     let mut report = Report::default();
-    let bucket_dir = args.bucket.clone().unwrap_or_else(|| args.data_dir.join("bucket"));
+    let bucket_dir = args.place.bucket_dir();
     let now = wasmkeep_shim::clock::Clock::now_ms(&SystemClock);
     let bucket = bucket_dir
         .is_dir()
@@ -547,7 +556,7 @@ fn verify(args: &VerifyArgs) -> std::process::ExitCode {
     if let Some(b) = &bucket {
         sweep_bucket(b, now, &mut report);
         // A cluster's nodes keep their local files in <data-dir>/node-<i>.
-        let mut nodes: Vec<PathBuf> = std::fs::read_dir(&args.data_dir)
+        let mut nodes: Vec<PathBuf> = std::fs::read_dir(data_dir)
             .into_iter()
             .flatten()
             .flatten()
@@ -559,7 +568,7 @@ fn verify(args: &VerifyArgs) -> std::process::ExitCode {
             sweep_node_dir(&n, Some(b), &mut report);
         }
     } else {
-        sweep_node_dir(&args.data_dir, None, &mut report);
+        sweep_node_dir(data_dir, None, &mut report);
     }
     print(&report, None);
     if let Some(cp) = &args.checkpoint
@@ -593,18 +602,10 @@ fn operator_delete(args: &DeleteArgs) -> std::process::ExitCode {
     let Some((class, name)) = args.actor.split_once('/') else {
         return fail(2, format!("the actor is `class/name`, got {:?}", args.actor));
     };
-    let dir = args.bucket.clone().unwrap_or_else(|| args.data_dir.join("bucket"));
-    if !dir.is_dir() {
-        return fail(
-            2,
-            format!(
-                "no bucket at {}: an operator delete is a request in a cluster's bucket. Point --data-dir at a \
-                 `serve --mode cluster` data directory, or --bucket at the bucket",
-                dir.display()
-            ),
-        );
-    }
-    let bucket = LocalDirBucket::new(dir, Arc::new(SystemClock));
+    let bucket = match args.place.open("an operator delete (a request in the bucket)") {
+        Ok(b) => b,
+        Err(e) => return fail(2, e),
+    };
     let key = wasmkeep_shim::ActorKey::new(args.app.clone(), class, name);
     let req = match request_delete(&bucket, &key) {
         Ok(r) => r,
@@ -646,26 +647,18 @@ fn operator_delete(args: &DeleteArgs) -> std::process::ExitCode {
     }
 }
 
-/// Milliseconds since the epoch as UTC `YYYY-MM-DD HH:MM:SS UTC`.
+/// Milliseconds since the epoch as UTC `YYYY-MM-DD HH:MM:SS UTC` (SQLite's
+/// date functions, which the host links anyway).
 fn format_ms(ms: u64) -> String {
-    let secs = ms / 1000;
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    // Civil from days (Howard Hinnant's algorithm), for years after 1970.
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02} {:02}:{:02}:{:02} UTC",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
+    rusqlite::Connection::open_in_memory()
+        .and_then(|c| {
+            c.query_row(
+                "SELECT datetime(?1 / 1000, 'unixepoch') || ' UTC'",
+                [i64::try_from(ms).unwrap_or(i64::MAX)],
+                |r| r.get::<_, String>(0),
+            )
+        })
+        .unwrap_or_else(|_| format!("{ms} ms since the epoch"))
 }
 
 fn status(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode> {
@@ -675,19 +668,19 @@ fn status(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode> {
         .actor
         .split_once('/')
         .ok_or_else(|| anyhow::anyhow!("the actor is `class/name`, got {:?}", args.actor))?;
-    let dir = args.bucket.clone().unwrap_or_else(|| args.data_dir.join("bucket"));
+    let (dir, data_dir) = (args.place.bucket_dir(), &args.place.data_dir);
     let key = wasmkeep_shim::ActorKey::new(args.app.clone(), class, name);
     let st = if dir.is_dir() {
         deletion_status(&LocalDirBucket::new(dir, Arc::new(SystemClock)), &key)
-    } else if args.bucket.is_none() && args.data_dir.join("state").is_dir() {
+    } else if args.place.bucket.is_none() && data_dir.join("state").is_dir() {
         // A single node's data directory: its removal records.
-        let store = wasmkeep_shim::state_store::LocalStateStore::new(&args.data_dir, Arc::default());
+        let store = wasmkeep_shim::state_store::LocalStateStore::new(data_dir, Arc::default());
         wasmkeep_shim::state_store::deletion_status(&store, &key)
     } else {
         anyhow::bail!(
             "no bucket at {} and no single-node state under {}: point --data-dir at the data directory `serve` used, or --bucket at a cluster's bucket",
             dir.display(),
-            args.data_dir.display()
+            data_dir.display()
         );
     };
     if args.json {

@@ -197,26 +197,26 @@ pub enum Waited {
 /// # Errors
 /// The bucket's error.
 pub fn wait_for_outcome(bucket: &dyn ObjectStore, req: &DeleteRequest, wait: Duration) -> Result<Waited, BucketError> {
-    let until = std::time::Instant::now() + wait;
-    loop {
-        // The outcome first: a node writes it before it deletes the request.
+    // An outcome found is removed: the command has read it.
+    let outcome = || -> Result<Option<Waited>, BucketError> {
         for (outcome, waited) in [(Outcome::Done, Waited::Deleted), (Outcome::Absent, Waited::NoSuchActor)] {
             let k = req.outcome_key(outcome);
             if bucket.get(&k)?.is_some() {
                 bucket.delete(&k)?;
-                return Ok(waited);
+                return Ok(Some(waited));
             }
+        }
+        Ok(None)
+    };
+    let until = std::time::Instant::now() + wait;
+    loop {
+        // The outcome first: a node writes it before it deletes the request.
+        if let Some(w) = outcome()? {
+            return Ok(w);
         }
         if bucket.get(&req.object)?.is_none() {
             // Gone: look for an outcome once more (it may have landed in between).
-            for (outcome, waited) in [(Outcome::Done, Waited::Deleted), (Outcome::Absent, Waited::NoSuchActor)] {
-                let k = req.outcome_key(outcome);
-                if bucket.get(&k)?.is_some() {
-                    bucket.delete(&k)?;
-                    return Ok(waited);
-                }
-            }
-            return Ok(Waited::Dropped);
+            return Ok(outcome()?.unwrap_or(Waited::Dropped));
         }
         if std::time::Instant::now() >= until {
             return Ok(Waited::Pending {

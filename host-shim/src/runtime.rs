@@ -246,6 +246,8 @@ pub struct Shared {
     stopping: std::sync::atomic::AtomicBool,
     /// Apps this node stopped serving (their tombstone was seen).
     stopped_apps: RwLock<std::collections::HashSet<String>>,
+    /// Whether `stopped_apps` has any entry: keeps the lock off every event's path.
+    any_app_stopped: std::sync::atomic::AtomicBool,
     /// Bumped whenever something stops (the host or an app): waiters look again.
     stop_gen: tokio::sync::watch::Sender<u64>,
     /// Idle expiry: ownership record versions found changed or held, not tried
@@ -412,11 +414,12 @@ impl Shared {
     /// or the app deleted).
     pub(crate) fn halted(&self, app: &str) -> bool {
         self.is_stopping()
-            || self
-                .stopped_apps
-                .read()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .contains(app)
+            || self.any_app_stopped.load(std::sync::atomic::Ordering::Acquire)
+                && self
+                    .stopped_apps
+                    .read()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .contains(app)
     }
 
     /// Cluster: stops serving `app` here because its tombstone was seen
@@ -429,19 +432,11 @@ impl Shared {
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .insert(app.to_owned());
+        self.any_app_stopped.store(true, std::sync::atomic::Ordering::Release);
         self.stop_gen.send_modify(|g| *g += 1);
         tracing::warn!(app = %app, "the app was deleted (tombstone): this node stops serving it");
-        let keys: Vec<ActorKey> = lock(&self.actors).keys().filter(|k| k.app == app).cloned().collect();
         self.close_sockets_where(|k| k.app == app, 1001, "going away");
-        let mut waits = Vec::new();
-        for k in &keys {
-            let (tx, rx) = oneshot::channel();
-            self.enqueue(k, Job::new(EventKind::Hibernate { done: tx }, Vec::new()));
-            waits.push(rx);
-        }
-        for w in waits {
-            let _ = w.blocking_recv();
-        }
+        self.hibernate_where(|k| k.app == app);
         if let Ok(due) = self.alarms.due(u64::MAX) {
             for (k, _) in due.into_iter().filter(|(k, _)| k.app == app) {
                 let _ = self.alarms.remove(&k);
@@ -463,6 +458,23 @@ impl Shared {
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .remove(app);
+    }
+
+    /// Hibernates every resident actor `which` picks, after its queued jobs,
+    /// and waits for all of them (a worker that panicked counts as done).
+    fn hibernate_where(self: &Arc<Self>, which: impl Fn(&ActorKey) -> bool) {
+        let slots: Vec<Arc<Slot>> = lock(&self.actors).values().filter(|s| which(&s.key)).cloned().collect();
+        let mut waits = Vec::new();
+        for s in slots {
+            if s.lock().sender.is_some() {
+                let (tx, rx) = oneshot::channel();
+                self.enqueue(&s.key, Job::new(EventKind::Hibernate { done: tx }, Vec::new()));
+                waits.push(rx);
+            }
+        }
+        for w in waits {
+            let _ = w.blocking_recv();
+        }
     }
 
     /// Cluster: one control pass: apps with a tombstone are stopped, the
@@ -619,6 +631,9 @@ impl Shared {
         let limits: Vec<((String, String), u64)> =
             lock(&self.idle_limits).iter().map(|(k, v)| (k.clone(), *v)).collect();
         let mut candidates = Vec::new();
+        // Versions listed this pass: a skipped version no longer listed is dropped,
+        // so the skip list never outgrows the records.
+        let mut seen = std::collections::HashSet::new();
         for ((app, class), limit) in limits {
             let prefix = format!("state/{app}/owners/{class}/");
             let listed = match c.bucket.list(&prefix) {
@@ -629,6 +644,7 @@ impl Shared {
                 }
             };
             for m in listed {
+                seen.insert((m.key.clone(), m.etag.clone()));
                 let Some(name) = m.key.strip_prefix(&prefix).and_then(ActorKey::name_from_hex) else {
                     continue;
                 };
@@ -652,6 +668,7 @@ impl Shared {
                 candidates.push((key, m.key, m.etag));
             }
         }
+        lock(&self.expiry_skipped).retain(|v| seen.contains(v));
         pass.candidates = candidates.len();
         self.metrics
             .add(crate::metrics::EXPIRY_CANDIDATES_TOTAL, "", candidates.len() as u64);
@@ -923,6 +940,7 @@ impl Runtime {
             idle_limits: Mutex::default(),
             stopping: std::sync::atomic::AtomicBool::new(false),
             stopped_apps: RwLock::default(),
+            any_app_stopped: std::sync::atomic::AtomicBool::new(false),
             stop_gen: tokio::sync::watch::Sender::new(0),
             expiry_skipped: Mutex::default(),
             cluster: cluster.map(|(cluster, node)| crate::cluster::ClusterNode {
@@ -1306,19 +1324,7 @@ impl Runtime {
 
     /// Hibernates every resident actor once its queued events have run.
     pub fn hibernate_all(&self) {
-        let slots: Vec<Arc<Slot>> = lock(&self.shared.actors).values().cloned().collect();
-        let mut waits = Vec::new();
-        for s in slots {
-            if s.lock().sender.is_some() {
-                let (tx, rx) = oneshot::channel();
-                self.shared
-                    .enqueue(&s.key, Job::new(EventKind::Hibernate { done: tx }, Vec::new()));
-                waits.push(rx);
-            }
-        }
-        for w in waits {
-            let _ = w.blocking_recv();
-        }
+        self.shared.hibernate_where(|_| true);
     }
 
     /// The ordered shutdown (tellus's lesson: "stopped" is reported last, so

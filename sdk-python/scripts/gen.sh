@@ -26,6 +26,17 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/wit"
 cp wit/actor.wit "$tmp/wit/actor.wit"
 find "$tmp" -name __pycache__ -prune -exec rm -rf {} +
+# componentize-py always writes its asyncio support (an event loop whose
+# unused methods raise NotImplementedError) and poll_loop. The `actor` world has
+# no async function, so nothing imports them: they are left out of the package.
+# If a later WIT addition needs them, generated code imports them and this stops.
+for unused in componentize_py_async_support poll_loop; do
+  if grep -rlq --include='*.py' --include='*.pyi' -E "(import|from) +$unused" "$tmp/_bindings/wit_world" "$tmp/_bindings/componentize_py_types.py" 2>/dev/null; then
+    echo "gen.sh: the generated bindings import $unused now (an async WIT function?): keep it, and review its stubs" >&2
+    exit 1
+  fi
+  rm -rf "$tmp/_bindings/$unused" "$tmp/_bindings/$unused.py"
+done
 
 if [ "$check" = 1 ]; then
   status=0

@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 // Regenerates the package's copy of the WIT (wit/actor.wit, from the
 // repository's wit/) and the guest types made from it (types/, by
-// `jco guest-types`). With --check, changes nothing and fails when either
-// differs from what would be generated (CI runs this).
+// `jco guest-types`). With --check, changes nothing and fails naming every
+// file that differs from what would be generated. `cargo xtask gen [--check]`
+// runs this with the other SDKs' generators.
+// Exit status: 0 current (or written), 1 files differ (--check), 2 bad
+// arguments, 3 a tool is missing or failed.
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync, mkdirSync, cpSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,7 +14,21 @@ import { fileURLToPath } from "node:url";
 
 const pkg = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const source = resolve(pkg, "..", "wit", "actor.wit");
-const check = process.argv.includes("--check");
+const args = process.argv.slice(2);
+const check = args.includes("--check");
+const unknown = args.filter((a) => a !== "--check");
+if (unknown.length) {
+  console.error(`sdk-ts: gen.js: unknown argument ${unknown[0]} (use --check or nothing)`);
+  process.exit(2);
+}
+// What to tell the reader to run (cargo xtask gen sets its own command).
+const regen = process.env.WASMKEEP_GEN_COMMAND ? `\`${process.env.WASMKEEP_GEN_COMMAND}\`` : "`npm run gen` in sdk-ts/ (or `cargo xtask gen`)";
+const jco = join(pkg, "node_modules", "@bytecodealliance", "jco", "dist", "jco.js");
+if (!existsSync(jco)) {
+  console.error("sdk-ts: the tool jco (@bytecodealliance/jco) is not installed in sdk-ts/node_modules: " +
+    "bash scripts/setup.sh installs it (npm ci in sdk-ts), or run npm ci in sdk-ts/");
+  process.exit(3);
+}
 
 function files(dir, base = dir) {
   if (!existsSync(dir)) return [];
@@ -21,15 +38,16 @@ function files(dir, base = dir) {
   });
 }
 
-const tmp = mkdtempSync(join(tmpdir(), "wasmkeep-gen-"));
-try {
+// Generates into a temporary directory, compares with the package, and (unless
+// --check) replaces wit/ and types/; returns the exit status.
+function gen(tmp) {
   mkdirSync(join(tmp, "wit"));
   writeFileSync(join(tmp, "wit", "actor.wit"), readFileSync(source));
-  const jco = join(pkg, "node_modules", "@bytecodealliance", "jco", "dist", "jco.js");
   const r = spawnSync(process.execPath, [jco, "guest-types", join(tmp, "wit"), "-n", "actor", "-o", join(tmp, "types"), "-q"], { encoding: "utf8" });
   if (r.status !== 0) {
-    process.stderr.write(r.stdout + r.stderr);
-    process.exit(1);
+    process.stderr.write((r.stdout ?? "") + (r.stderr ?? "") + (r.error ? `${r.error}\n` : ""));
+    console.error("sdk-ts: jco guest-types failed on ../wit/actor.wit");
+    return 3;
   }
   const differ = [];
   for (const dir of ["wit", "types"]) {
@@ -43,17 +61,24 @@ try {
   }
   if (check) {
     if (differ.length) {
-      console.error(`sdk-ts: generated files differ from ../wit/actor.wit: ${differ.join(", ")}\nrun \`npm run gen\` in sdk-ts/ and commit the result`);
-      process.exit(1);
+      const listed = differ.map((f) => `  sdk-ts/${f}\n`).join("");
+      console.error(`sdk-ts: these TypeScript files differ from what ../wit/actor.wit makes:\n${listed}sdk-ts: run ${regen} and commit the result`);
+      return 1;
     }
     console.log("sdk-ts: wit/ and types/ match ../wit/actor.wit");
-  } else {
-    for (const dir of ["wit", "types"]) {
-      rmSync(join(pkg, dir), { recursive: true, force: true });
-      cpSync(join(tmp, dir), join(pkg, dir), { recursive: true });
-    }
-    console.log(differ.length ? `sdk-ts: regenerated ${differ.join(", ")}` : "sdk-ts: generated files were up to date");
+    return 0;
   }
+  for (const dir of ["wit", "types"]) {
+    rmSync(join(pkg, dir), { recursive: true, force: true });
+    cpSync(join(tmp, dir), join(pkg, dir), { recursive: true });
+  }
+  console.log(differ.length ? `sdk-ts: regenerated ${differ.join(", ")}` : "sdk-ts: generated files were up to date");
+  return 0;
+}
+
+const tmp = mkdtempSync(join(tmpdir(), "wasmkeep-gen-"));
+try {
+  process.exitCode = gen(tmp);
 } finally {
   rmSync(tmp, { recursive: true, force: true });
 }

@@ -9,9 +9,48 @@ use std::time::Instant;
 use anyhow::{Context, Result, bail};
 use clap::{Parser, Subcommand};
 
-/// Where the WIT is vendored, relative to the repository root. Each gets an
-/// exact copy of `wit/` (the `.wit` files, keeping subdirectories).
+/// Where the WIT is vendored for Rust, relative to the repository root. Each
+/// gets an exact copy of `wit/` (the `.wit` files, keeping subdirectories).
+/// The other SDKs' copies are written by their own generators ([`GENERATORS`]).
 const WIT_COPIES: &[&str] = &["sdk-rust/wit"];
+
+/// The command that regenerates everything `gen --check` checks.
+const GEN_COMMAND: &str = "cargo xtask gen";
+
+/// A generator script of one SDK, run from the repository root. Each takes
+/// `--check` (generate into a temporary directory and compare) and exits 0
+/// when current or written; 1 when files differ, each named on its own line
+/// of stderr indented by two spaces (the summary repeats them); 3 when a tool
+/// is missing or failed (saying which, and how setup installs it). The
+/// command to advise is passed in `WASMKEEP_GEN_COMMAND`.
+struct Generator {
+    sdk: &'static str,
+    /// The program and its arguments, without `--check`.
+    command: &'static [&'static str],
+    /// What runs it, and how scripts/setup.sh installs that (for when it is missing).
+    program_missing: &'static str,
+}
+
+const GENERATORS: &[Generator] = &[
+    Generator {
+        sdk: "TypeScript",
+        command: &["node", "sdk-ts/scripts/gen.js"],
+        program_missing: "node (Node.js) is needed: bash scripts/setup.sh installs it (Debian packages nodejs and npm)",
+    },
+    Generator {
+        sdk: "C",
+        // Only what wit/ makes: the harness header comes from sdk-c/harness
+        // (a cargo build of wasmtime); `cargo test -p wasmkeep-c-harness`
+        // checks it and `bash sdk-c/scripts/gen.sh` rewrites it.
+        command: &["bash", "sdk-c/scripts/gen.sh", "--wit-only"],
+        program_missing: "bash is needed: install it with your package manager",
+    },
+    Generator {
+        sdk: "Python",
+        command: &["bash", "sdk-python/scripts/gen.sh"],
+        program_missing: "bash is needed: install it with your package manager",
+    },
+];
 
 #[derive(Parser)]
 #[command(name = "cargo xtask", about = "wasmkeep project tasks")]
@@ -22,9 +61,10 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Copy wit/*.wit into every place that vendors it (sdk-rust/wit/).
-    VendorWit {
-        /// Change nothing; exit non-zero if any copy differs from wit/.
+    /// Regenerate everything made from wit/: every copy of the WIT and the
+    /// generated bindings of the four SDKs (Rust, TypeScript, C, Python).
+    Gen {
+        /// Change nothing; exit non-zero naming every file that differs.
         #[arg(long)]
         check: bool,
     },
@@ -58,7 +98,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let root = repo_root();
     let result = match cli.command {
-        Command::VendorWit { check } => vendor_wit(&root, check),
+        Command::Gen { check } => gen_all(&root, check),
         Command::Guests => guests(&root),
         Command::BuildGuest { manifest, out } => {
             wasmkeep_guest_build::build_rust_guest(&manifest, out.as_deref()).map(|wasm| {
@@ -102,7 +142,121 @@ fn wit_files(dir: &Path) -> Result<BTreeMap<PathBuf, Vec<u8>>> {
     Ok(out)
 }
 
-fn vendor_wit(root: &Path, check: bool) -> Result<()> {
+/// `gen [--check]`: the Rust copies of the WIT, then each SDK's generator.
+/// Every generator runs even when an earlier one fails, so that one run names
+/// everything that is out of date.
+fn gen_all(root: &Path, check: bool) -> Result<()> {
+    // Files that differ (with `check`), and generators that could not run.
+    let mut stale: Vec<String> = Vec::new();
+    let mut failed: Vec<String> = Vec::new();
+    match vendor_wit(root, check) {
+        Ok(rust) if rust.is_empty() => println!("xtask: {} matches wit/", WIT_COPIES.join(", ")),
+        Ok(rust) if check => {
+            eprintln!("xtask: these Rust files differ from wit/:");
+            for line in &rust {
+                eprintln!("  {line}");
+            }
+            stale.extend(rust);
+        }
+        Ok(rust) => println!("xtask: updated the Rust copy of the WIT:\n  {}", rust.join("\n  ")),
+        Err(e) => failed.push(format!("Rust: {e:#}")),
+    }
+    for generator in GENERATORS {
+        let (program, mut args) = (generator.command[0], generator.command[1..].to_vec());
+        if check {
+            args.push("--check");
+        }
+        let shown = format!("{program} {}", args.join(" "));
+        let output = std::process::Command::new(program)
+            .current_dir(root)
+            .args(&args)
+            .env("WASMKEEP_GEN_COMMAND", GEN_COMMAND)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::inherit())
+            .stderr(std::process::Stdio::piped())
+            .output();
+        let output = match output {
+            Ok(output) => output,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                failed.push(format!(
+                    "{}: cannot run `{shown}`: {}",
+                    generator.sdk, generator.program_missing
+                ));
+                continue;
+            }
+            Err(e) => {
+                failed.push(format!("{}: cannot run `{shown}`: {e}", generator.sdk));
+                continue;
+            }
+        };
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        eprint!("{stderr}");
+        match output.status.code() {
+            Some(0) => {}
+            Some(1) if check => {
+                let files: Vec<String> = stderr
+                    .lines()
+                    .filter_map(|line| line.strip_prefix("  "))
+                    .map(|file| format!("{file} differs"))
+                    .collect();
+                if files.is_empty() {
+                    failed.push(format!(
+                        "{}: `{shown}` found differences but named no file",
+                        generator.sdk
+                    ));
+                }
+                stale.extend(files);
+            }
+            _ => {
+                // The script's last line says why (a missing tool names itself).
+                let why = stderr
+                    .lines()
+                    .rev()
+                    .find(|l| !l.trim().is_empty())
+                    .unwrap_or("no message");
+                failed.push(format!(
+                    "{}: `{shown}` failed ({}): {why}",
+                    generator.sdk, output.status
+                ));
+            }
+        }
+    }
+    let sdks = std::iter::once("Rust")
+        .chain(GENERATORS.iter().map(|g| g.sdk))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if stale.is_empty() && failed.is_empty() {
+        if check {
+            println!("xtask: every WIT copy and generated binding matches wit/ ({sdks})");
+        } else {
+            println!("xtask: regenerated what wit/ makes for {sdks}; commit what changed");
+        }
+        return Ok(());
+    }
+    let mut message = String::new();
+    if !stale.is_empty() {
+        message += &format!(
+            "{} generated file(s) differ from what wit/ makes:\n  {}\nrun `{GEN_COMMAND}` and commit the result",
+            stale.len(),
+            stale.join("\n  ")
+        );
+    }
+    if !failed.is_empty() {
+        if !message.is_empty() {
+            message += "\n";
+        }
+        message += &format!(
+            "{} generator(s) could not run:\n  {}\n(a missing tool: bash scripts/setup.sh installs every one)",
+            failed.len(),
+            failed.join("\n  ")
+        );
+    }
+    bail!("{message}")
+}
+
+/// Brings every copy in [`WIT_COPIES`] in line with `wit/` (or, with `check`,
+/// only compares). Returns what differed, one line per file.
+fn vendor_wit(root: &Path, check: bool) -> Result<Vec<String>> {
     let source = wit_files(&root.join("wit"))?;
     if source.is_empty() {
         bail!("no .wit files in {}", root.join("wit").display());
@@ -134,24 +288,7 @@ fn vendor_wit(root: &Path, check: bool) -> Result<()> {
             }
         }
     }
-    if check {
-        if stale.is_empty() {
-            println!("vendored WIT is up to date ({})", WIT_COPIES.join(", "));
-            Ok(())
-        } else {
-            bail!(
-                "vendored WIT is out of date:\n  {}\nrun `cargo xtask vendor-wit` and commit the result",
-                stale.join("\n  ")
-            )
-        }
-    } else {
-        if stale.is_empty() {
-            println!("vendored WIT already up to date ({})", WIT_COPIES.join(", "));
-        } else {
-            println!("updated:\n  {}", stale.join("\n  "));
-        }
-        Ok(())
-    }
+    Ok(stale)
 }
 
 fn guests(root: &Path) -> Result<()> {

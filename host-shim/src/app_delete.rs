@@ -4,20 +4,11 @@
 //! tombstone only once nothing else is left.
 
 use crate::bucket::{BucketError, ObjectStore, PutCondition};
+use crate::keys;
 use serde::{Deserialize, Serialize};
 
 /// A node whose heartbeat is older than this no longer serves the app.
 pub const NODE_TTL_MS: u64 = 5_000;
-
-/// `apps/<tenant>/<app>/deleted`: the tombstone.
-pub fn tombstone_key(app: &str) -> String {
-    format!("apps/{app}/deleted")
-}
-
-/// `apps/<tenant>/<app>/nodes/<node>`: a serving node's heartbeat.
-pub fn heartbeat_key(app: &str, node: &str) -> String {
-    format!("apps/{app}/nodes/{node}")
-}
 
 /// Who deleted the app, and when.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,10 +51,10 @@ pub fn write_tombstone(bucket: &dyn ObjectStore, app: &str, by: &str, now: u64) 
         at_ms: now,
     };
     let body = serde_json::to_vec(&t).map_err(|e| BucketError::Unavailable(e.to_string()))?;
-    match bucket.put(&tombstone_key(app), &body, &PutCondition::IfAbsent) {
+    match bucket.put(&keys::tombstone(app), &body, &PutCondition::IfAbsent) {
         Ok(_) => Ok(t),
         Err(BucketError::PreconditionFailed(_)) => {
-            read_tombstone(bucket, app)?.ok_or_else(|| AppDeleteError::CorruptTombstone(tombstone_key(app)))
+            read_tombstone(bucket, app)?.ok_or_else(|| AppDeleteError::CorruptTombstone(keys::tombstone(app)))
         }
         Err(e) => Err(e.into()),
     }
@@ -74,11 +65,11 @@ pub fn write_tombstone(bucket: &dyn ObjectStore, app: &str, by: &str, now: u64) 
 /// # Errors
 /// The bucket's error, or a tombstone that cannot be read.
 pub fn read_tombstone(bucket: &dyn ObjectStore, app: &str) -> Result<Option<Tombstone>, AppDeleteError> {
-    match bucket.get(&tombstone_key(app))? {
+    match bucket.get(&keys::tombstone(app))? {
         None => Ok(None),
         Some((body, _)) => serde_json::from_slice(&body)
             .map(Some)
-            .map_err(|_| AppDeleteError::CorruptTombstone(tombstone_key(app))),
+            .map_err(|_| AppDeleteError::CorruptTombstone(keys::tombstone(app))),
     }
 }
 
@@ -87,7 +78,7 @@ pub fn read_tombstone(bucket: &dyn ObjectStore, app: &str) -> Result<Option<Tomb
 /// # Errors
 /// The bucket's error.
 pub fn serving_nodes(bucket: &dyn ObjectStore, app: &str, now: u64) -> Result<Vec<String>, BucketError> {
-    let prefix = format!("apps/{app}/nodes/");
+    let prefix = keys::heartbeats(app);
     Ok(bucket
         .list(&prefix)?
         .into_iter()
@@ -101,9 +92,9 @@ pub fn serving_nodes(bucket: &dyn ObjectStore, app: &str, now: u64) -> Result<Ve
 /// # Errors
 /// The bucket's error.
 pub fn remaining_keys(bucket: &dyn ObjectStore, app: &str) -> Result<Vec<String>, BucketError> {
-    let tomb = tombstone_key(app);
+    let tomb = keys::tombstone(app);
     let mut keys = Vec::new();
-    for prefix in [format!("state/{app}/"), format!("apps/{app}/")] {
+    for prefix in [keys::app_state(app), keys::app_records(app)] {
         keys.extend(bucket.list(&prefix)?.into_iter().map(|m| m.key).filter(|k| *k != tomb));
     }
     Ok(keys)
@@ -147,6 +138,6 @@ pub fn recreate(bucket: &dyn ObjectStore, app: &str) -> Result<(), AppDeleteErro
             remaining,
         });
     }
-    bucket.delete(&tombstone_key(app))?;
+    bucket.delete(&keys::tombstone(app))?;
     Ok(())
 }

@@ -3,7 +3,7 @@
 
 use crate::address::ActorKey;
 use crate::bucket::ObjectStore;
-use crate::runtime::Shared;
+use crate::job::Job;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, Weak};
 
@@ -11,7 +11,8 @@ use std::sync::{Arc, Mutex, Weak};
 pub struct Cluster {
     bucket: Arc<dyn ObjectStore>,
     clock: Arc<dyn crate::clock::Clock>,
-    nodes: Mutex<HashMap<String, Weak<Shared>>>,
+    /// Each node's mailboxes; a node whose runtime is gone is not live.
+    nodes: Mutex<HashMap<String, Weak<dyn NodeMailboxes>>>,
     cut_off: Mutex<HashSet<String>>,
     alarms: Arc<dyn crate::alarm_index::AlarmIndex>,
     sockets: Arc<crate::runtime::SocketTable>,
@@ -53,8 +54,8 @@ impl Cluster {
         self.alarms.clone()
     }
 
-    pub(crate) fn join(&self, node: &str, shared: &Arc<Shared>) {
-        lock(&self.nodes).insert(node.to_owned(), Arc::downgrade(shared));
+    pub(crate) fn join(&self, node: &str, mailboxes: Weak<dyn NodeMailboxes>) {
+        lock(&self.nodes).insert(node.to_owned(), mailboxes);
         lock(&self.cut_off).remove(node);
     }
 
@@ -70,7 +71,8 @@ impl Cluster {
         lock(&self.cut_off).insert(node.to_owned());
     }
 
-    pub(crate) fn node(&self, node: &str) -> Option<Arc<Shared>> {
+    /// The mailboxes of a live node, to send it an actor's event.
+    pub(crate) fn node(&self, node: &str) -> Option<Arc<dyn NodeMailboxes>> {
         if !self.is_live(node) {
             return None;
         }
@@ -86,47 +88,17 @@ impl Cluster {
     }
 }
 
+/// How a node is reached: it takes an event into the mailbox of one of its
+/// actors. The directory holds this, never another node's runtime.
+pub(crate) trait NodeMailboxes: Send + Sync {
+    /// Queues `job` for `key` on this node.
+    fn deliver(&self, key: &ActorKey, job: Job);
+}
+
 /// A runtime's place in a cluster: the cluster, its node id, and the bucket
 /// as this node reaches it (through its own faults).
 pub(crate) struct ClusterNode {
     pub(crate) cluster: Arc<Cluster>,
     pub(crate) node: String,
     pub(crate) bucket: Arc<dyn ObjectStore>,
-    pub(crate) faults: Arc<crate::faults::Faults>,
-}
-
-impl ClusterNode {
-    /// Liveness as the replica code asks for it.
-    pub(crate) fn live(&self) -> impl Fn(&str) -> bool + '_ {
-        move |n: &str| self.cluster.is_live(n)
-    }
-}
-
-/// Bucket keys of an actor (ADR 0028's layout under the app's root).
-pub mod keys {
-    use super::ActorKey;
-
-    fn root(key: &ActorKey) -> String {
-        format!("state/{}", key.app)
-    }
-
-    /// `state/<tenant>/<app>/owners/<class>/<name hex>`: the ownership record.
-    pub fn owner(key: &ActorKey) -> String {
-        format!("{}/owners/{}/{}", root(key), key.class, key.name_hex())
-    }
-
-    /// `state/<tenant>/<app>/history/<class>/<name hex>/`: segments, resets, snapshots.
-    pub fn history_prefix(key: &ActorKey) -> String {
-        format!("{}/history/{}/{}/", root(key), key.class, key.name_hex())
-    }
-
-    /// `state/<tenant>/<app>/deletes/`: operator delete requests and their outcomes.
-    pub fn deletes_prefix(app: &str) -> String {
-        format!("state/{app}/deletes/")
-    }
-
-    /// `state/<tenant>/<app>/deletes/<class>/<name hex>/<id>`: one operator delete request.
-    pub fn delete_request(key: &ActorKey, id: &str) -> String {
-        format!("{}/deletes/{}/{}/{id}", root(key), key.class, key.name_hex())
-    }
 }

@@ -1,12 +1,15 @@
 //! What an actor's imports do: the per-instance state and the `Host` traits.
 
-use crate::actor_db::{ActorDb, META_ALARM, META_DELETED};
+use crate::actor_db::{ActorDb, META_ALARM};
 use crate::address::ActorKey;
 use crate::bindings::{alarms, calls, context, http, sockets, storage, types};
+use crate::deletion::{DeleteHow, parse_deletion_record};
 use crate::http_types::{HttpResponse, SocketMessage};
-use crate::metrics::{DELETE_FAILURES_TOTAL, DELETES_TOTAL, DeleteHow, parse_deletion_record};
+use crate::metrics::{DELETE_FAILURES_TOTAL, DELETES_TOTAL};
 use crate::runtime::Shared;
 use crate::sql_types::{QueryResult, SqlError, SqlValue, refusals};
+use crate::storage::OpenActor;
+use crate::storage::open_actor::Durability;
 use std::sync::Arc;
 use tokio::sync::oneshot;
 use wasmtime::StoreLimits;
@@ -27,43 +30,24 @@ pub struct Outparam {
 /// Where an event's HTTP answer goes; taken by whoever answers first.
 pub(crate) type ResponseSlot = Arc<std::sync::Mutex<Option<oneshot::Sender<HttpResponse>>>>;
 
-/// The actor's database, as this event may use it.
-#[derive(Debug, Default)]
-pub(crate) enum Db {
-    /// Not opened yet (opened at the start of each event).
-    #[default]
-    NotOpen,
-    /// Open and usable.
-    Open(ActorDb),
-    /// `delete-self-durable` answered ok in this event.
-    DeletedInEvent,
-    /// `delete-self-durable` failed in this event: closed, files maybe still there.
-    ClosedByFailedDelete,
-}
-
 /// What the current event has asked for.
 #[derive(Debug, Default)]
 pub(crate) struct EventState {
-    /// A delete to finish when the event ends.
-    pub delete: Option<DeleteHow>,
-    /// The files are already gone (durable delete answered ok).
-    pub files_removed: bool,
+    /// The delete the guest asked for (`delete-self`, `delete-self-durable`):
+    /// the end of the event carries it out.
+    pub requested_delete: Option<DeleteHow>,
     /// Actors waiting on this one, for cycle detection of calls.
     pub chain: Vec<ActorKey>,
     /// When the event's time is up (calls wait no longer than that).
     pub deadline: Option<std::time::Instant>,
-    /// Cluster: an upload failed in this event; its local writes are not kept
-    /// and the next event restores what the bucket holds.
-    pub replication_stopped: bool,
-    /// Cluster: the acknowledged reset of a durable delete in this event.
-    pub reset: Option<crate::replica::Pos>,
 }
 
 /// The data of one actor's store.
 pub struct HostState {
     pub(crate) shared: Arc<Shared>,
     pub(crate) key: ActorKey,
-    pub(crate) db: Db,
+    /// The actor's storage: its database and what makes it durable.
+    pub(crate) actor: Box<OpenActor>,
     /// The alarm as the database says, cached.
     pub(crate) alarm: Option<u64>,
     pub(crate) ev: EventState,
@@ -73,13 +57,6 @@ pub struct HostState {
     pub(crate) stderr: MemoryOutputPipe,
     /// How much guest output there was when the current event began.
     pub(crate) stderr_mark: usize,
-    /// Cluster: this node's replica of the actor while it holds it.
-    pub(crate) replica: Option<crate::replica::Replica>,
-    /// The deletion record (`<ms> <how>`) its database carries, read when it opens.
-    pub(crate) previous_deletion: Option<String>,
-    /// The last operator delete request carried out on this address (`<T> <id>`),
-    /// read when it opens; every reset carries it over.
-    pub(crate) operator_marker: Option<String>,
 }
 
 impl WasiView for HostState {
@@ -92,7 +69,7 @@ impl WasiView for HostState {
 }
 
 impl HostState {
-    pub(crate) fn new(shared: Arc<Shared>, key: ActorKey) -> Self {
+    pub(crate) fn new(shared: Arc<Shared>, key: ActorKey, actor: Box<OpenActor>) -> Self {
         let stderr = MemoryOutputPipe::new(OUTPUT_BUFFER);
         let wasi = wasmtime_wasi::WasiCtxBuilder::new()
             .stderr(stderr.clone())
@@ -107,7 +84,7 @@ impl HostState {
         Self {
             shared,
             key,
-            db: Db::NotOpen,
+            actor,
             alarm: None,
             ev: EventState::default(),
             wasi,
@@ -115,9 +92,6 @@ impl HostState {
             limits,
             stderr,
             stderr_mark: 0,
-            replica: None,
-            previous_deletion: None,
-            operator_marker: None,
         }
     }
 
@@ -135,19 +109,10 @@ impl HostState {
         lines.into_iter().rev().collect::<Vec<_>>().join("\n")
     }
 
-    fn open_db(&self) -> Result<&ActorDb, SqlError> {
-        match &self.db {
-            Db::Open(db) => Ok(db),
-            Db::DeletedInEvent => Err(SqlError::NotAllowed(refusals::DELETED_IN_EVENT.into())),
-            Db::ClosedByFailedDelete => Err(SqlError::NotAllowed(refusals::CLOSED_BY_FAILED_DELETE.into())),
-            Db::NotOpen => Err(SqlError::Internal("the database is not open (host bug)".into())),
-        }
-    }
-
     /// Re-reads the alarm from the database (a rollback may have undone a
     /// change to it) and points the index at it.
     pub(crate) fn reload_alarm(&mut self) {
-        if let Db::Open(db) = &self.db {
+        if let Some(db) = self.actor.open_db() {
             self.alarm = db.meta_get(META_ALARM).ok().flatten().and_then(|v| v.parse().ok());
             if let Some(at) = self.alarm {
                 // An entry for an alarm cleared meanwhile is harmless: it wakes nothing.
@@ -162,11 +127,11 @@ impl HostState {
     /// rollback, or SQLite's own rollback on a conflict), the alarm is re-read,
     /// and if the event ran out of time inside SQL the event traps.
     fn storage_call<T>(&mut self, f: impl FnOnce(&ActorDb) -> Result<T, SqlError>) -> R<Result<T, types::SqlError>> {
-        let was_in_txn = matches!(&self.db, Db::Open(db) if db.in_transaction());
-        let r = self.open_db().and_then(f);
-        let (ended, timed_out) = match &self.db {
-            Db::Open(db) => (was_in_txn && !db.in_transaction(), db.timed_out()),
-            _ => (false, false),
+        let was_in_txn = self.actor.open_db().is_some_and(ActorDb::in_transaction);
+        let r = self.actor.db().and_then(f);
+        let (ended, timed_out) = match self.actor.open_db() {
+            Some(db) => (was_in_txn && !db.in_transaction(), db.timed_out()),
+            None => (false, false),
         };
         if ended {
             self.reload_alarm();
@@ -177,129 +142,37 @@ impl HostState {
         Ok(r.map_err(to_wit_error))
     }
 
-    /// Deletes the actor's files now; see `delete-self-durable` in the WIT.
+    /// ADR 0028's reset now, within the event; see `delete-self-durable` in the WIT.
     pub(crate) fn delete_durably(&mut self) -> Result<(), SqlError> {
-        match &self.db {
-            Db::DeletedInEvent => return Err(SqlError::NotAllowed(refusals::DELETED_IN_EVENT.into())),
-            Db::Open(db) if db.in_transaction() => {
-                return Err(SqlError::NotAllowed(refusals::OPEN_TRANSACTION.into()));
-            }
-            Db::NotOpen => return Err(SqlError::Internal("the database is not open (host bug)".into())),
-            Db::Open(_) | Db::ClosedByFailedDelete => {}
+        if self.actor.deleted_in_event() {
+            return Err(SqlError::NotAllowed(refusals::DELETED_IN_EVENT.into()));
         }
-        if self.shared.cluster.is_some() {
-            return self.delete_durably_in_cluster();
+        if self.actor.open_db().is_some_and(ActorDb::in_transaction) {
+            return Err(SqlError::NotAllowed(refusals::OPEN_TRANSACTION.into()));
         }
-        if let Db::Open(db) = std::mem::replace(&mut self.db, Db::ClosedByFailedDelete) {
-            // A failure to close still leaves files to remove.
-            if let Err(e) = db.close_for_delete() {
-                tracing::warn!(actor = %self.key, "closing before a durable delete: {e}");
-            }
-        }
+        let how = DeleteHow::SelfDurable;
         // Whatever happens now, the end of the event finishes the delete.
-        self.ev.delete = Some(DeleteHow::SelfDurable);
-        let record = DeleteHow::SelfDurable.record(self.shared.clock.now_ms());
-        match self.shared.state.remove(&self.key, &record) {
+        self.ev.requested_delete = Some(how);
+        match self.actor.reset(how, self.shared.clock.now_ms()) {
             Ok(()) => {
-                self.db = Db::DeletedInEvent;
-                self.ev.files_removed = true;
                 self.alarm = None;
-                self.shared.metrics.inc(DELETES_TOTAL, DeleteHow::SelfDurable.label());
+                self.shared.metrics.inc(DELETES_TOTAL, how.label());
                 Ok(())
             }
             Err(e) => {
-                self.shared
-                    .metrics
-                    .inc(DELETE_FAILURES_TOTAL, DeleteHow::SelfDurable.label());
-                Err(SqlError::Internal(format!(
-                    "removing the actor's files failed ({e}); the delete is not known to be durable. \
-                     Storage stays closed for this event; calling delete-self-durable again is safe, \
-                     and the end of the event removes the files"
-                )))
-            }
-        }
-    }
-}
-
-impl HostState {
-    /// The marks the empty database of a reset carries: when and how.
-    pub(crate) fn deletion_marks(&self, how: DeleteHow) -> Vec<(&'static str, String)> {
-        let mut marks = vec![(META_DELETED, how.record(self.shared.clock.now_ms()))];
-        if let Some(m) = &self.operator_marker {
-            // A request left behind never deletes an actor created after it ran (ADR 0028 §3).
-            marks.push((crate::operator::META_OPERATOR_DELETE, m.clone()));
-        }
-        marks
-    }
-
-    /// Cluster: the reset uploaded on the head while the hold is valid.
-    fn delete_durably_in_cluster(&mut self) -> Result<(), SqlError> {
-        let marks = self.deletion_marks(DeleteHow::SelfDurable);
-        let marks: Vec<(&str, &str)> = marks.iter().map(|(k, v)| (*k, v.as_str())).collect();
-        let empty = ActorDb::empty_image(&marks)?;
-        let Some(c) = &self.shared.cluster else {
-            return Err(SqlError::Internal("host bug: no cluster".into()));
-        };
-        let Some(replica) = self.replica.as_mut() else {
-            return Err(SqlError::Internal("host bug: no replica".into()));
-        };
-        match replica.delete(&empty, &c.live()) {
-            Ok(pos) => {
-                if let Db::Open(db) = std::mem::replace(&mut self.db, Db::DeletedInEvent) {
-                    let _ = db.close_for_delete();
-                }
-                self.db = Db::DeletedInEvent;
-                self.ev.reset = Some(pos);
-                // A retry that succeeded: the delete is recorded, and the event's end finishes it.
-                self.ev.replication_stopped = false;
-                self.ev.delete = Some(DeleteHow::SelfDurable);
-                self.alarm = None;
-                crate::replication::note_head(&self.shared, &self.key, None);
-                self.shared.metrics.inc(DELETES_TOTAL, DeleteHow::SelfDurable.label());
-                Ok(())
-            }
-            Err(e) => {
-                // Not known to be durable: the upload may still land. This event's
-                // local writes are not kept; the next event restores what the
-                // bucket holds.
-                self.ev.replication_stopped = true;
-                if let Db::Open(db) = std::mem::replace(&mut self.db, Db::ClosedByFailedDelete) {
-                    db.rollback_if_open();
-                    let _ = db.close();
-                }
-                self.shared
-                    .metrics
-                    .inc(DELETE_FAILURES_TOTAL, DeleteHow::SelfDurable.label());
-                Err(SqlError::Internal(format!(
-                    "the delete was not acknowledged by the bucket ({e}); it is not known to be durable (the \
-                     upload may still land). Storage stays closed for this event, whose writes are not kept; \
-                     calling delete-self-durable again is safe, and the next event restores what the bucket holds"
-                )))
-            }
-        }
-    }
-
-    /// Cluster: uploads the database now (exec-durable).
-    fn replicate_now(&mut self) -> Result<(), SqlError> {
-        let Some(c) = &self.shared.cluster else { return Ok(()) };
-        let Db::Open(db) = &self.db else { return Ok(()) };
-        let image = db.image()?;
-        let Some(replica) = self.replica.as_mut() else {
-            return Err(SqlError::Internal("host bug: no replica".into()));
-        };
-        match replica.upload_if_changed(&image, &c.live()) {
-            Ok(_) => {
-                crate::replication::note_head(&self.shared, &self.key, replica.head());
-                Ok(())
-            }
-            Err(e) => {
-                self.ev.replication_stopped = true;
-                crate::replication::forget_head(&self.shared, &self.key);
-                Err(SqlError::Internal(format!(
-                    "the write was not acknowledged by the bucket ({e}); it is not known to be durable. \
-                     Replication stopped for this actor: the event's writes are not kept, and the next event \
-                     restores what the bucket holds"
-                )))
+                self.shared.metrics.inc(DELETE_FAILURES_TOTAL, how.label());
+                Err(SqlError::Internal(if e.delete_still_happens() {
+                    format!(
+                        "{e}; the delete is not known to be durable. Storage stays closed for this event; \
+                         calling delete-self-durable again is safe, and the end of the event removes the files"
+                    )
+                } else {
+                    format!(
+                        "the delete is not known to be durable ({e}; the upload may still land). Storage stays \
+                         closed for this event, whose writes are not kept; calling delete-self-durable again is \
+                         safe, and the next event restores what the bucket holds"
+                    )
+                }))
             }
         }
     }
@@ -361,7 +234,7 @@ impl storage::Host for HostState {
 
     fn exec_durable(&mut self, sql: String, params: Vec<types::SqlValue>) -> R<Result<u64, types::SqlError>> {
         let params: Vec<SqlValue> = params.into_iter().map(from_wit_value).collect();
-        if self.ev.replication_stopped {
+        if self.actor.durability() == Durability::WritesLost {
             return Ok(Err(types::SqlError::Internal(
                 "replication stopped for this actor earlier in this event: nothing more is durable until the \
                  next event"
@@ -370,9 +243,12 @@ impl storage::Host for HostState {
         }
         let r = self.storage_call(|db| db.exec_durable(&sql, &params))?;
         if r.is_ok()
-            && let Err(e) = self.replicate_now()
+            && let Err(e) = self.actor.durable_write()
         {
-            return Ok(Err(to_wit_error(e)));
+            return Ok(Err(types::SqlError::Internal(format!(
+                "the write is not known to be durable ({e}). Replication stopped for this actor: the event's \
+                 writes are not kept, and the next event restores what the bucket holds"
+            ))));
         }
         Ok(r)
     }
@@ -390,8 +266,8 @@ impl storage::Host for HostState {
     }
 
     fn delete_self(&mut self) -> R<()> {
-        if self.ev.delete.is_none() {
-            self.ev.delete = Some(DeleteHow::SelfDelete);
+        if self.ev.requested_delete.is_none() {
+            self.ev.requested_delete = Some(DeleteHow::SelfDelete);
         }
         Ok(())
     }
@@ -403,14 +279,11 @@ impl storage::Host for HostState {
 
 impl alarms::Host for HostState {
     fn get_alarm(&mut self) -> R<Option<u64>> {
-        Ok(match self.db {
-            Db::Open(_) => self.alarm,
-            _ => None,
-        })
+        Ok(self.actor.open_db().and(self.alarm))
     }
 
     fn set_alarm(&mut self, at: u64) -> R<()> {
-        if let Db::Open(db) = &self.db {
+        if let Some(db) = self.actor.open_db() {
             match db.meta_set(META_ALARM, Some(&at.to_string())) {
                 Ok(()) => {
                     self.alarm = Some(at);
@@ -426,7 +299,7 @@ impl alarms::Host for HostState {
     }
 
     fn clear_alarm(&mut self) -> R<()> {
-        if let Db::Open(db) = &self.db {
+        if let Some(db) = self.actor.open_db() {
             match db.meta_set(META_ALARM, None) {
                 // The index entry stays until it fires: it wakes nothing once the alarm is gone.
                 Ok(()) => self.alarm = None,
@@ -455,7 +328,7 @@ impl context::Host for HostState {
 
     fn previous_deletion(&mut self) -> R<Option<context::Deletion>> {
         use context::DeletionCause as C;
-        let Some((at, how)) = self.previous_deletion.as_deref().and_then(parse_deletion_record) else {
+        let Some((at, how)) = self.actor.previous_deletion().and_then(parse_deletion_record) else {
             return Ok(None);
         };
         let cause = match how {
@@ -534,9 +407,9 @@ impl calls::Host for HostState {
             .shared
             .call_blocking(&target, Some(self.key.clone()), payload, chain, wait)
             .map_err(|e| match e {
-                crate::runtime::CallFailure::Refused(m) => calls::CallError::Refused(m),
-                crate::runtime::CallFailure::Rejected(m) => calls::CallError::Rejected(m),
-                crate::runtime::CallFailure::Failed(m) => calls::CallError::Failed(m),
+                crate::job::CallFailure::Refused(m) => calls::CallError::Refused(m),
+                crate::job::CallFailure::Rejected(m) => calls::CallError::Rejected(m),
+                crate::job::CallFailure::Failed(m) => calls::CallError::Failed(m),
             }))
     }
 }

@@ -29,17 +29,21 @@ pub mod bucket;
 pub mod clock;
 pub mod cluster;
 pub mod component_cache;
+pub mod deletion;
+pub mod event_error;
 pub mod faults;
 mod host_impl;
 pub mod http_types;
+mod job;
+pub mod keys;
 pub mod manifest;
 pub mod metrics;
 pub mod operator;
 pub mod replica;
-mod replication;
 pub mod runtime;
 pub mod sql_types;
 pub mod state_store;
+pub mod storage;
 pub mod verify;
 mod worker;
 
@@ -47,10 +51,9 @@ pub use address::ActorKey;
 pub use faults::FaultKind;
 pub use host_impl::HostState;
 pub use http_types::{HttpRequest, HttpResponse, Outbound, SocketMessage};
+pub use job::CallFailure;
 pub use manifest::{Access, ClassSpec, Manifest, Mode};
-pub use runtime::{
-    ActorInfo, ActorStatus, CallFailure, PendingResponse, Runtime, RuntimeConfig, ShimError, SocketHandle,
-};
+pub use runtime::{ActorInfo, ActorStatus, PendingResponse, Runtime, RuntimeConfig, ShimError, SocketHandle};
 pub use sql_types::{QueryResult, SqlError, SqlValue};
 
 /// The host's version.

@@ -662,7 +662,8 @@ fn format_ms(ms: u64) -> String {
 }
 
 fn status(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode> {
-    use wasmkeep_shim::replica::{DeletionStatus, deletion_status};
+    use wasmkeep_shim::deletion::DeletionStatus;
+    use wasmkeep_shim::replica::deletion_status;
     wasmkeep_shim::address::validate_app_name(&args.app).map_err(anyhow::Error::msg)?;
     let (class, name) = args
         .actor

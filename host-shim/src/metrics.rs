@@ -4,50 +4,6 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::sync::Mutex;
 
-/// How an actor was deleted, the `how` label of the delete metrics.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum DeleteHow {
-    /// `storage.delete-self`.
-    SelfDelete,
-    /// `storage.delete-self-durable`.
-    SelfDurable,
-    /// An operator's `actor delete`.
-    Operator,
-    /// Idle expiry.
-    Expired,
-}
-
-impl DeleteHow {
-    /// The label value.
-    pub fn label(self) -> &'static str {
-        match self {
-            DeleteHow::SelfDelete => "self",
-            DeleteHow::SelfDurable => "self_durable",
-            DeleteHow::Operator => "operator",
-            DeleteHow::Expired => "expired",
-        }
-    }
-
-    /// The value of a label, if it is one.
-    pub fn from_label(label: &str) -> Option<Self> {
-        [Self::SelfDelete, Self::SelfDurable, Self::Operator, Self::Expired]
-            .into_iter()
-            .find(|h| h.label() == label)
-    }
-
-    /// The deletion record `<ms> <how>` that a reset's marker and a single
-    /// node's removal record carry.
-    pub fn record(self, at_ms: u64) -> String {
-        format!("{at_ms} {}", self.label())
-    }
-}
-
-/// Reads a deletion record `<ms> <how>`.
-pub fn parse_deletion_record(record: &str) -> Option<(u64, DeleteHow)> {
-    let (at, how) = record.trim().split_once(' ')?;
-    Some((at.parse().ok()?, DeleteHow::from_label(how)?))
-}
-
 /// The host's counters.
 #[derive(Debug, Default)]
 pub struct Metrics {
@@ -129,10 +85,10 @@ impl Metrics {
                 .collect();
             if label_name == "how" {
                 for how in [
-                    DeleteHow::SelfDelete,
-                    DeleteHow::SelfDurable,
-                    DeleteHow::Operator,
-                    DeleteHow::Expired,
+                    crate::deletion::DeleteHow::SelfDelete,
+                    crate::deletion::DeleteHow::SelfDurable,
+                    crate::deletion::DeleteHow::Operator,
+                    crate::deletion::DeleteHow::Expired,
                 ] {
                     rows.entry(how.label().to_owned()).or_insert(0);
                 }

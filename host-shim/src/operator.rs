@@ -5,7 +5,7 @@
 
 use crate::address::ActorKey;
 use crate::bucket::{BucketError, ObjectStore, PutCondition};
-use crate::cluster::keys;
+use crate::keys;
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
 
@@ -154,7 +154,7 @@ pub enum RequestError {
 /// # Errors
 /// [`RequestError::NoSuchActor`] (nothing written), or the bucket's error.
 pub fn request_delete(bucket: &dyn ObjectStore, key: &ActorKey) -> Result<DeleteRequest, RequestError> {
-    if bucket.get(&crate::app_delete::tombstone_key(&key.app))?.is_some() {
+    if bucket.get(&keys::tombstone(&key.app))?.is_some() {
         return Err(RequestError::AppDeleted(key.app.clone()));
     }
     if bucket.list(&keys::history_prefix(key))?.is_empty() {

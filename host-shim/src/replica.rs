@@ -21,8 +21,9 @@
 
 use crate::address::ActorKey;
 use crate::bucket::{BucketError, ETag, ObjectStore, PutCondition};
-use crate::cluster::keys;
+use crate::deletion::DeletionStatus;
 use crate::faults::{FaultKind, Faults};
+use crate::keys;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
@@ -130,6 +131,9 @@ pub enum Acquired {
         image: Option<Vec<u8>>,
         /// The head's position.
         head: Option<Pos>,
+        /// Whether the head is a reset: the actor was deleted, and the image
+        /// is the empty database it left.
+        deleted: bool,
     },
     /// Another live node holds it.
     HeldBy(String),
@@ -305,8 +309,10 @@ impl Replica {
         };
         self.hold = Some(Hold { generation, etag });
         self.next_seq = 0;
-        let head = history.iter().filter(|o| o.kind != Kind::Snapshot).map(|o| o.pos).max();
-        let image = match history.iter().rev().find(|o| o.kind != Kind::Snapshot) {
+        let head_object = history.iter().rev().find(|o| o.kind != Kind::Snapshot);
+        let head = head_object.map(|o| o.pos);
+        let deleted = head_object.is_some_and(|o| o.kind == Kind::Reset);
+        let image = match head_object {
             Some(o) => self.bucket.get(&o.key)?.map(|(b, _)| b),
             None => None,
         };
@@ -316,7 +322,7 @@ impl Replica {
             // The fence: the restored state at this generation.
             self.upload(Kind::Segment, img, live)?;
         }
-        Ok(Acquired::Held { image, head })
+        Ok(Acquired::Held { image, head, deleted })
     }
 
     /// Whether the hold is still valid: the record names this node at its
@@ -475,29 +481,6 @@ impl Replica {
         self.head = None;
         self.last_hash = None;
     }
-}
-
-/// Whether an actor was deleted, from positive evidence only (actingweb's
-/// lesson): a reset at the head of its history, with the marker its empty
-/// database carries. Absence of history is never "deleted".
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "status", rename_all = "kebab-case")]
-pub enum DeletionStatus {
-    /// The head is a reset: deleted at `at_ms` (ms since the epoch), by `how`
-    /// (`self`, `self_durable`; `unknown` for a reset without a marker).
-    Deleted {
-        /// When, on the deleting node's clock.
-        at_ms: u64,
-        /// How.
-        how: String,
-    },
-    /// No evidence of a delete: no history, or a head that is not a reset.
-    NotDeleted,
-    /// The bucket could not be read; neither answer is known.
-    Unknown {
-        /// Why.
-        reason: String,
-    },
 }
 
 /// Reads the marker `deleted = "<ms> <how>"` from a reset's empty database.

@@ -9,11 +9,15 @@ use crate::component_cache::{CacheOutcome, ComponentCache};
 use crate::faults::Faults;
 use crate::host_impl::HostState;
 use crate::http_types::{HttpRequest, HttpResponse, Outbound, SocketMessage};
+use crate::job::{self, CallFailure, EventKind, Job};
 use crate::manifest::{Access, ClassSpec, Manifest};
 use crate::metrics::Metrics;
 use crate::sql_types::QueryResult;
 use crate::state_store::{LocalStateStore, StateStore};
-use crate::worker::{self, EventKind, Job};
+use crate::storage::ActorStorage;
+use crate::storage::cluster_node::ClusterStorage;
+use crate::storage::single_node::SingleNodeStorage;
+use crate::worker;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -119,17 +123,6 @@ pub enum ShimError {
     Host(String),
 }
 
-/// A call's failure, as the WIT's `call-error`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CallFailure {
-    /// Not delivered.
-    Refused(String),
-    /// The callee answered with an error.
-    Rejected(String),
-    /// The callee's event failed.
-    Failed(String),
-}
-
 /// A class of a loaded app.
 pub(crate) struct Class {
     pub(crate) pre: ActorPre<HostState>,
@@ -168,9 +161,6 @@ pub struct ActorInfo {
 pub(crate) struct SlotInner {
     pub(crate) sender: Option<mpsc::Sender<Job>>,
     pub(crate) status: ActorStatus,
-    /// A delete whose files could not be removed (retried before the next
-    /// event; the marker on disk says so too): how, for the metrics.
-    pub(crate) pending_removal: Option<crate::metrics::DeleteHow>,
     /// Moves on at each delete: socket events queued before it are dropped.
     pub(crate) generation: u64,
 }
@@ -222,13 +212,16 @@ pub struct LogLine {
 
 /// State shared by the runtime and every actor's worker.
 pub struct Shared {
+    /// This node itself, for the cluster directory's mailbox deliveries.
+    me: std::sync::Weak<Shared>,
     pub(crate) engine: Engine,
     pub(crate) linker: Linker<HostState>,
     pub(crate) config: RuntimeConfig,
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) faults: Arc<Faults>,
-    pub(crate) metrics: Metrics,
-    pub(crate) state: Arc<dyn StateStore>,
+    pub(crate) metrics: Arc<Metrics>,
+    /// Where actors' durable state lives: one node's files or a cluster's bucket.
+    pub(crate) storage: Arc<dyn ActorStorage>,
     pub(crate) alarms: Arc<dyn AlarmIndex>,
     pub(crate) apps: RwLock<HashMap<String, Arc<App>>>,
     pub(crate) actors: Mutex<HashMap<ActorKey, Arc<Slot>>>,
@@ -285,7 +278,7 @@ pub struct Runtime {
 /// ordered shutdown begins, an event still queued is answered 503 at once.
 pub struct PendingResponse {
     rx: oneshot::Receiver<HttpResponse>,
-    ticket: worker::Ticket,
+    ticket: job::Ticket,
     shared: Arc<Shared>,
     app: String,
 }
@@ -326,8 +319,8 @@ impl PendingResponse {
                 changed = stops.changed() => if changed.is_err() { return ended(rx.await) },
             }
         }
-        if worker::take_ticket(&ticket, worker::ABANDONED) {
-            return HttpResponse::host_text(503, worker::SHUTTING_DOWN);
+        if job::take_ticket(&ticket, job::ABANDONED) {
+            return HttpResponse::host_text(503, job::SHUTTING_DOWN);
         }
         // It is running: it finishes, and its answer comes.
         ended(rx.await)
@@ -352,7 +345,20 @@ pub struct SocketHandle {
     pub outbound: tmpsc::UnboundedReceiver<Outbound>,
 }
 
+impl crate::cluster::NodeMailboxes for Shared {
+    fn deliver(&self, key: &ActorKey, job: Job) {
+        if let Some(me) = self.me.upgrade() {
+            me.enqueue(key, job);
+        }
+    }
+}
+
 impl Shared {
+    /// The mailboxes of another live node of this node's cluster.
+    pub(crate) fn node_mailboxes(&self, node: &str) -> Option<Arc<dyn crate::cluster::NodeMailboxes>> {
+        self.cluster.as_ref().and_then(|c| c.cluster.node(node))
+    }
+
     pub(crate) fn wake_timer(&self) {
         if let Some(tx) = lock(&self.timer_wake).as_ref() {
             let _ = tx.send(());
@@ -397,7 +403,6 @@ impl Shared {
                     inner: Mutex::new(SlotInner {
                         sender: None,
                         status: ActorStatus::Hibernated,
-                        pending_removal: None,
                         generation: 0,
                     }),
                 })
@@ -443,7 +448,7 @@ impl Shared {
             }
         }
         if let Some(c) = &self.cluster {
-            let _ = c.bucket.delete(&crate::app_delete::heartbeat_key(app, &c.node));
+            let _ = c.bucket.delete(&crate::keys::heartbeat(app, &c.node));
         }
         let mut dir = self.config.data_dir.join("state");
         for part in app.split('/') {
@@ -496,7 +501,7 @@ impl Shared {
                 Ok(Some(_)) => self.stop_app(&app),
                 Ok(None) => {
                     let _ = c.bucket.put(
-                        &crate::app_delete::heartbeat_key(&app, &c.node),
+                        &crate::keys::heartbeat(&app, &c.node),
                         b"",
                         &crate::bucket::PutCondition::None,
                     );
@@ -635,7 +640,7 @@ impl Shared {
         // so the skip list never outgrows the records.
         let mut seen = std::collections::HashSet::new();
         for ((app, class), limit) in limits {
-            let prefix = format!("state/{app}/owners/{class}/");
+            let prefix = crate::keys::owners_of_class(&app, &class);
             let listed = match c.bucket.list(&prefix) {
                 Ok(l) => l,
                 Err(e) => {
@@ -645,13 +650,12 @@ impl Shared {
             };
             for m in listed {
                 seen.insert((m.key.clone(), m.etag.clone()));
-                let Some(name) = m.key.strip_prefix(&prefix).and_then(ActorKey::name_from_hex) else {
+                let Some(key) = crate::keys::actor_of_owner(&app, &class, &m.key) else {
                     continue;
                 };
                 if m.last_modified.saturating_add(limit) > now {
                     continue;
                 }
-                let key = ActorKey::new(app.clone(), class.clone(), name);
                 if lock(&self.expiry_skipped).contains(&(m.key.clone(), m.etag.clone())) {
                     continue;
                 }
@@ -813,8 +817,8 @@ impl Shared {
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
             }
-            if self.halted(&target.app) && worker::take_ticket(&ticket, worker::ABANDONED) {
-                return Err(CallFailure::Failed(worker::SHUTTING_DOWN.into()));
+            if self.halted(&target.app) && job::take_ticket(&ticket, job::ABANDONED) {
+                return Err(CallFailure::Failed(job::SHUTTING_DOWN.into()));
             }
             if std::time::Instant::now() >= until {
                 return Err(CallFailure::Failed(format!(
@@ -870,11 +874,8 @@ impl Runtime {
     /// Whether the actor was deleted, from positive evidence in the bucket (a
     /// reset at the head of its history). On a single node there is no bucket
     /// and no such evidence: the answer is `unknown`.
-    pub fn deletion_status(&self, key: &ActorKey) -> crate::replica::DeletionStatus {
-        match &self.shared.cluster {
-            Some(c) => crate::replica::deletion_status(c.bucket.as_ref(), key),
-            None => crate::state_store::deletion_status(self.shared.state.as_ref(), key),
-        }
+    pub fn deletion_status(&self, key: &ActorKey) -> crate::deletion::DeletionStatus {
+        self.shared.storage.deletion_status(key)
     }
 
     /// The live nodes of this node's cluster (empty on a single node).
@@ -922,18 +923,41 @@ impl Runtime {
             std::fs::create_dir_all(&dir).map_err(|e| host(&e))?;
             Arc::new(SqliteAlarmIndex::open(&dir.join("alarms.db")).map_err(|e| host(&e))?)
         };
-        let shared = Arc::new(Shared {
-            state: Arc::new(LocalStateStore::new(&config.data_dir, faults.clone())),
+        let metrics = Arc::new(Metrics::default());
+        let files: Arc<dyn StateStore> = Arc::new(LocalStateStore::new(&config.data_dir, faults.clone()));
+        let cluster = cluster.map(|(cluster, node)| crate::cluster::ClusterNode {
+            bucket: Arc::new(crate::bucket::FaultyBucket::new(
+                cluster.bucket().clone(),
+                faults.clone(),
+            )),
+            cluster,
+            node,
+        });
+        let storage: Arc<dyn ActorStorage> = match &cluster {
+            Some(c) => Arc::new(ClusterStorage::new(
+                c.node.clone(),
+                c.cluster.clone(),
+                c.bucket.clone(),
+                faults.clone(),
+                files,
+                metrics.clone(),
+            )),
+            None => Arc::new(SingleNodeStorage::new(files, metrics.clone())),
+        };
+        let sockets = cluster.as_ref().map_or_else(Default::default, |c| c.cluster.sockets());
+        let shared = Arc::new_cyclic(|me| Shared {
+            me: me.clone(),
+            storage,
             cache: ComponentCache::new(config.cache_dir.clone()),
             engine,
             linker,
             clock,
             faults: faults.clone(),
-            metrics: Metrics::default(),
+            metrics,
             alarms,
             apps: RwLock::new(HashMap::new()),
             actors: Mutex::new(HashMap::new()),
-            sockets: cluster.as_ref().map_or_else(Default::default, |(c, _)| c.sockets()),
+            sockets,
             timer_wake: Mutex::new(None),
             logs: Mutex::new(std::collections::VecDeque::new()),
             operator_in_flight: Mutex::default(),
@@ -943,19 +967,12 @@ impl Runtime {
             any_app_stopped: std::sync::atomic::AtomicBool::new(false),
             stop_gen: tokio::sync::watch::Sender::new(0),
             expiry_skipped: Mutex::default(),
-            cluster: cluster.map(|(cluster, node)| crate::cluster::ClusterNode {
-                faults: faults.clone(),
-                bucket: Arc::new(crate::bucket::FaultyBucket::new(
-                    cluster.bucket().clone(),
-                    faults.clone(),
-                )),
-                cluster,
-                node,
-            }),
+            cluster,
             config,
         });
         if let Some(c) = &shared.cluster {
-            c.cluster.join(&c.node, &shared);
+            let me: std::sync::Weak<dyn crate::cluster::NodeMailboxes> = Arc::downgrade(&shared) as _;
+            c.cluster.join(&c.node, me);
         }
         start_epoch_ticker(&shared.engine);
         if shared.clock.as_virtual().is_none() {
@@ -1037,7 +1054,7 @@ impl Runtime {
     fn check_outside_access(&self, key: &ActorKey) -> Result<(), ShimError> {
         match self.shared.class(key)?.access {
             Access::Open => Ok(()),
-            Access::Existing if crate::replication::exists(&self.shared, key) => Ok(()),
+            Access::Existing if self.exists(key) => Ok(()),
             Access::Existing => Err(ShimError::NoSuchActor(key.clone())),
             Access::Internal => Err(ShimError::Internal(key.class.clone())),
         }
@@ -1269,18 +1286,21 @@ impl Runtime {
 
     /// Whether the actor has a database.
     pub fn exists(&self, key: &ActorKey) -> bool {
-        crate::replication::exists(&self.shared, key)
+        self.shared.storage.exists(key).unwrap_or_else(|e| {
+            tracing::warn!(actor = %key, "{e}");
+            false
+        })
     }
 
     /// The actor's database path.
     pub fn db_path(&self, key: &ActorKey) -> PathBuf {
-        self.shared.state.db_path(key)
+        self.shared.storage.db_path(key)
     }
 
     /// Every actor the host knows (in memory or on disk) and its state.
     pub fn actors(&self) -> Vec<ActorInfo> {
         let mut seen: HashMap<ActorKey, ActorStatus> = HashMap::new();
-        for k in self.shared.state.list() {
+        for k in self.shared.storage.local_actors() {
             seen.insert(k, ActorStatus::Hibernated);
         }
         for (k, slot) in lock(&self.shared.actors).iter() {
@@ -1311,7 +1331,7 @@ impl Runtime {
     /// # Errors
     /// The actor does not exist or its database cannot be read.
     pub fn tables(&self, key: &ActorKey) -> Result<Vec<(String, QueryResult)>, ShimError> {
-        if !crate::replication::exists(&self.shared, key) {
+        if !self.exists(key) {
             return Err(ShimError::Event(format!("no such actor: {key} has no database")));
         }
         let (tx, rx) = oneshot::channel();

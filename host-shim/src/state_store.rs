@@ -17,6 +17,8 @@ pub trait StateStore: Send + Sync + 'static {
     /// Whether a removal of the actor's files began and did not finish (a
     /// failure, or a crash): the files must go before the actor is used again.
     fn removal_pending(&self, key: &ActorKey) -> bool;
+    /// The record (`<ms> <how>`) that an unfinished removal's marker holds.
+    fn pending_removal_record(&self, key: &ActorKey) -> Option<String>;
     /// Creates the directory the database goes in.
     ///
     /// # Errors
@@ -111,6 +113,12 @@ impl StateStore for LocalStateStore {
         marker(&self.db_path(key)).exists()
     }
 
+    fn pending_removal_record(&self, key: &ActorKey) -> Option<String> {
+        let text = std::fs::read_to_string(marker(&self.db_path(key))).ok()?;
+        let text = text.trim();
+        (!text.is_empty()).then(|| text.to_owned())
+    }
+
     fn prepare(&self, key: &ActorKey) -> io::Result<()> {
         std::fs::create_dir_all(self.dir(key))
     }
@@ -193,8 +201,8 @@ impl StateStore for LocalStateStore {
 
 /// A single node's deletion status of `key`, from positive evidence only: the
 /// record a finished removal left, while no database has been created since.
-pub fn deletion_status(store: &dyn StateStore, key: &ActorKey) -> crate::replica::DeletionStatus {
-    use crate::replica::DeletionStatus;
+pub fn deletion_status(store: &dyn StateStore, key: &ActorKey) -> crate::deletion::DeletionStatus {
+    use crate::deletion::DeletionStatus;
     if store.removal_pending(key) {
         return DeletionStatus::Unknown {
             reason: "the removal of its files began and has not finished; the host finishes it before the actor's next event".into(),
@@ -204,7 +212,7 @@ pub fn deletion_status(store: &dyn StateStore, key: &ActorKey) -> crate::replica
         return DeletionStatus::NotDeleted;
     }
     match store.last_deletion(key) {
-        Some(record) => match crate::metrics::parse_deletion_record(&record) {
+        Some(record) => match crate::deletion::parse_deletion_record(&record) {
             Some((at_ms, how)) => DeletionStatus::Deleted {
                 at_ms,
                 how: how.label().to_owned(),
@@ -246,6 +254,11 @@ pub(crate) mod contract {
         assert_eq!(store.last_deletion(&k), None, "an unfinished removal is no record yet");
         assert!(db.exists(), "a failed removal leaves the database file in place");
         assert!(store.removal_pending(&k), "a failed removal is remembered on disk");
+        assert_eq!(
+            store.pending_removal_record(&k).as_deref(),
+            Some("1000 self"),
+            "the marker holds the record of the removal it stands for"
+        );
         assert!(!store.exists(&k), "an actor whose removal began no longer exists");
         assert_eq!(store.list(), vec![], "nor is it listed");
 
@@ -257,6 +270,7 @@ pub(crate) mod contract {
         }
         assert!(!store.exists(&k), "a removed actor no longer exists");
         assert!(!store.removal_pending(&k), "a finished removal leaves no marker");
+        assert_eq!(store.pending_removal_record(&k), None, "nor a pending record");
         assert_eq!(
             store.last_deletion(&k).as_deref(),
             Some("1000 self"),

@@ -54,23 +54,20 @@ impl Report {
 /// Sweeps a bucket: per app, history objects before a reset, and operator
 /// delete requests and outcomes past their expiry. `now` is the bucket's clock.
 pub fn sweep_bucket(bucket: &dyn ObjectStore, now: u64, report: &mut Report) {
-    let all = match bucket.list("state/") {
+    let all = match bucket.list(crate::keys::STATE_ROOT) {
         Ok(l) => l,
         Err(e) => return report.failures.push(format!("listing the bucket: {e}")),
     };
     let mut apps: Vec<String> = all
         .iter()
-        .filter_map(|m| {
-            let mut p = m.key.strip_prefix("state/")?.split('/');
-            Some(format!("{}/{}", p.next()?, p.next()?))
-        })
+        .filter_map(|m| crate::keys::app_of_state_key(&m.key))
         .collect();
     apps.sort();
     apps.dedup();
     for app in apps {
-        let history_prefix = format!("state/{app}/history/");
+        let history_prefix = crate::keys::history_of_app(&app);
         let has_history = all.iter().any(|m| m.key.starts_with(&history_prefix));
-        match bucket.list(&format!("state/{app}/owners/")) {
+        match bucket.list(&crate::keys::owners_of_app(&app)) {
             Ok(owners) if owners.is_empty() && has_history => report.failures.push(format!(
                 "app {app}: its owner listing came back empty while it has history; not trusted"
             )),
@@ -171,7 +168,7 @@ fn actor_of(state: &Path, db: &Path) -> Option<ActorKey> {
 fn sweep_local_heads(state: &Path, files: &[PathBuf], bucket: &dyn ObjectStore, report: &mut Report) {
     for db in files.iter().filter(|f| f.extension().is_some_and(|e| e == "db")) {
         let Some(key) = actor_of(state, db) else { continue };
-        let prefix = crate::cluster::keys::history_prefix(&key);
+        let prefix = crate::keys::history_prefix(&key);
         let listing = match bucket.list(&prefix) {
             Ok(l) => l,
             Err(e) => {

@@ -1,18 +1,20 @@
 //! One actor's worker: takes events from its mailbox one at a time and runs
 //! them, including the end of a deleting event (ADR 0028 §1–2, one node).
 
-use crate::actor_db::{ActorDb, META_ALARM, META_DELETED, META_INITIALIZED};
+use crate::actor_db::{META_ALARM, META_INITIALIZED};
 use crate::address::ActorKey;
 use crate::bindings::{Actor, http as wit_http, types as wit};
+use crate::cluster::NodeMailboxes;
+use crate::deletion::DeleteHow;
+use crate::event_error::EventError;
 use crate::faults::FaultKind;
-use crate::host_impl::{Db, EventState, HostState, Outparam, ResponseSlot};
-use crate::http_types::{HttpRequest, HttpResponse, SocketMessage};
-use crate::metrics::{
-    DELETE_FAILURES_TOTAL, DELETES_TOTAL, DeleteHow, EVENT_FAILURES_TOTAL, EVENTS_TOTAL, HISTORY_COLLECT_FAILURES_TOTAL,
-};
-use crate::operator::META_OPERATOR_DELETE;
-use crate::runtime::{ActorStatus, CallFailure, Shared, Slot};
-use crate::sql_types::QueryResult;
+use crate::host_impl::{EventState, HostState, Outparam, ResponseSlot};
+use crate::http_types::{HttpResponse, SocketMessage};
+use crate::job::{ABANDONED, CallFailure, EventKind, Job, RUNNING, take_ticket};
+use crate::metrics::{DELETE_FAILURES_TOTAL, DELETES_TOTAL, EVENT_FAILURES_TOTAL, EVENTS_TOTAL};
+use crate::runtime::{ActorStatus, Shared, Slot};
+use crate::storage::open_actor::Durability;
+use crate::storage::{OpenMode, Opened, StorageError};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 use tokio::sync::oneshot;
@@ -20,124 +22,6 @@ use wasmtime::Store;
 
 /// How often the engine's epoch moves (the granularity of event time limits).
 pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);
-
-/// What an event is.
-pub(crate) enum EventKind {
-    Request {
-        req: HttpRequest,
-        respond: oneshot::Sender<HttpResponse>,
-        /// From outside, to an `existing` class: checked again when it runs.
-        require_existing: bool,
-    },
-    Call {
-        caller: Option<ActorKey>,
-        payload: Vec<u8>,
-        reply: mpsc::Sender<Result<Vec<u8>, CallFailure>>,
-    },
-    Alarm {
-        ran: oneshot::Sender<bool>,
-    },
-    SocketOpen {
-        id: u64,
-        path: String,
-    },
-    SocketMessage {
-        id: u64,
-        msg: SocketMessage,
-    },
-    SocketClose {
-        id: u64,
-        code: u16,
-        reason: String,
-    },
-    /// Host-side: read the actor's tables.
-    Inspect {
-        reply: oneshot::Sender<Result<Vec<(String, QueryResult)>, String>>,
-    },
-    /// Host-side: every earlier job has run.
-    Barrier {
-        done: oneshot::Sender<()>,
-    },
-    /// Host-side: drop the instance and close the database.
-    Hibernate {
-        done: oneshot::Sender<()>,
-    },
-    /// Host-side: carry out an operator delete request (runs no guest code).
-    OperatorDelete {
-        req: crate::operator::DeleteRequest,
-    },
-    /// Host-side, idle expiry: delete the actor if its ownership record is
-    /// still this version and it has no alarm and no socket (no guest code).
-    Expire {
-        etag: crate::bucket::ETag,
-        done: oneshot::Sender<bool>,
-    },
-}
-
-impl EventKind {
-    fn label(&self) -> &'static str {
-        match self {
-            EventKind::Request { .. } => "request",
-            EventKind::Call { .. } => "call",
-            EventKind::Alarm { .. } => "alarm",
-            EventKind::SocketOpen { .. } => "socket_open",
-            EventKind::SocketMessage { .. } => "socket_message",
-            EventKind::SocketClose { .. } => "socket_close",
-            EventKind::Inspect { .. }
-            | EventKind::Barrier { .. }
-            | EventKind::Hibernate { .. }
-            | EventKind::OperatorDelete { .. }
-            | EventKind::Expire { .. } => "host",
-        }
-    }
-}
-
-/// Where a queued event stands, shared by the job and whoever waits for its
-/// answer: during a shutdown a waiter answers a job still queued at once
-/// (and the worker then skips it); a running one is left to finish.
-pub(crate) type Ticket = Arc<std::sync::atomic::AtomicU8>;
-/// Queued: neither started nor given up.
-pub(crate) const QUEUED: u8 = 0;
-/// Its guest code started.
-pub(crate) const RUNNING: u8 = 1;
-/// Answered without running (the host is shutting down); never runs.
-pub(crate) const ABANDONED: u8 = 2;
-
-/// Moves a ticket from queued to `to`; false if it had already moved.
-pub(crate) fn take_ticket(t: &Ticket, to: u8) -> bool {
-    t.compare_exchange(
-        QUEUED,
-        to,
-        std::sync::atomic::Ordering::AcqRel,
-        std::sync::atomic::Ordering::Acquire,
-    )
-    .is_ok()
-}
-
-/// The answer every event gets once the host is shutting down.
-pub(crate) const SHUTTING_DOWN: &str =
-    "the host is shutting down: the event was not run (send it again once the host is back)";
-
-/// A mailbox entry.
-pub(crate) struct Job {
-    kind: EventKind,
-    chain: Vec<ActorKey>,
-    /// The actor's generation when the job was queued (stamped by `enqueue`):
-    /// socket events of an earlier generation belong to a deleted actor.
-    pub(crate) generation: u64,
-    pub(crate) ticket: Ticket,
-}
-
-impl Job {
-    pub(crate) fn new(kind: EventKind, chain: Vec<ActorKey>) -> Self {
-        Self {
-            kind,
-            chain,
-            generation: 0,
-            ticket: Arc::default(),
-        }
-    }
-}
 
 /// A resident actor: its store (with the database) and, once needed, its instance.
 struct Resident {
@@ -209,48 +93,20 @@ fn spin_then_wait(rx: &mpsc::Receiver<Job>, idle: Duration) -> Result<Job, mpsc:
 /// How long a worker looks for its next job before it parks.
 const SPIN: Duration = Duration::from_micros(100);
 
+/// Drops the instance, closes the database and releases the hold.
 fn hibernate(resident: &mut Option<Resident>) {
-    close_resident(resident, false);
-}
-
-/// Drops the instance, closes the database (for a delete, without folding the
-/// WAL in: both files go next) and releases the hold.
-fn close_resident(resident: &mut Option<Resident>, for_delete: bool) {
-    if let Some(mut r) = resident.take() {
-        let data = r.store.data_mut();
-        if let Db::Open(db) = std::mem::take(&mut data.db) {
-            db.rollback_if_open();
-            let _ = if for_delete { db.close_for_delete() } else { db.close() };
-        }
-        release(data);
+    if let Some(r) = resident.take() {
+        r.store.into_data().actor.release();
     }
 }
 
-/// Cluster: lets the actor's hold go (the ownership record says released), if
-/// this node can still reach the bucket.
-fn release(data: &mut HostState) {
-    if let (Some(mut replica), Some(c)) = (data.replica.take(), &data.shared.cluster)
-        && c.cluster.is_live(&c.node)
-        && let Err(e) = replica.release()
-    {
-        tracing::warn!(actor = %data.key, "releasing the hold: {e}");
+/// Gives the actor up after a failed upload (cluster). Its local writes are
+/// not kept: the next event restores what the bucket holds.
+fn give_up(resident: &mut Option<Resident>) {
+    if let Some(r) = resident.take() {
+        r.store.into_data().actor.give_up();
     }
 }
-
-/// Cluster: gives the actor up after a failed upload. Its local writes are not
-/// kept: the next event restores what the bucket holds.
-fn give_up(shared: &Arc<Shared>, resident: &mut Option<Resident>, key: &ActorKey) {
-    if let Some(r) = resident.as_mut()
-        && let Some(mut replica) = r.store.data_mut().replica.take()
-    {
-        replica.forget();
-    }
-    hibernate(resident);
-    crate::replication::forget_head(shared, key);
-}
-
-/// Why an event failed, in words for the caller.
-type Failure = String;
 
 fn handle(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident>, job: Job) {
     let key = slot.key.clone();
@@ -262,7 +118,7 @@ fn handle(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
         if shared.halted(&key.app) {
             // Ordered shutdown (or the app deleted): no new guest code; its waiter may have answered already.
             if take_ticket(&job.ticket, ABANDONED) {
-                fail_job(job.kind, SHUTTING_DOWN);
+                fail_job(job.kind, &EventError::ShuttingDown);
             }
             return;
         }
@@ -277,17 +133,17 @@ fn handle(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
         }
         EventKind::Inspect { reply } => {
             // Reading never creates an actor.
-            let r = match prepare(shared, slot, resident, Open::Existing) {
-                Ok(Prepared::Ready(r)) => match &r.store.data().db {
-                    Db::Open(db) => db.dump_tables().map_err(|e| e.to_string()),
-                    _ => Err("the database is closed".into()),
+            let r = match prepare(shared, slot, resident, OpenMode::Existing) {
+                Ok(Prepared::Ready(r)) => match r.store.data().actor.open_db() {
+                    Some(db) => db.dump_tables().map_err(|e| e.to_string()),
+                    None => Err("the database is closed".into()),
                 },
                 Ok(Prepared::Absent) => Err(format!("no such actor: {key} has no database")),
-                Ok(Prepared::Elsewhere(s)) => {
-                    s.enqueue(&key, Job::new(EventKind::Inspect { reply }, job.chain));
+                Ok(Prepared::Elsewhere(node)) => {
+                    node.deliver(&key, Job::new(EventKind::Inspect { reply }, job.chain));
                     return;
                 }
-                Err(e) => Err(e),
+                Err(e) => Err(e.to_string()),
             };
             let _ = reply.send(r);
             return;
@@ -314,16 +170,25 @@ fn handle(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
         }
         EventKind::SocketClose { .. } if job.generation != slot.lock().generation => return,
         EventKind::Request {
+            req,
             respond,
             require_existing: true,
-            ..
-        } if !crate::replication::exists(shared, &key) => {
-            let _ = respond.send(crate::http_types::HttpResponse::host_text(
-                404,
-                format!("no such actor: {key} (its class is `existing`: only calls from the app create actors)"),
-            ));
-            return;
-        }
+        } => match shared.storage.exists(&key) {
+            Ok(true) => EventKind::Request {
+                req,
+                respond,
+                require_existing: true,
+            },
+            // A failed listing never reads as "absent": it answers by its cause.
+            absent_or_unknown => {
+                let why = match absent_or_unknown {
+                    Err(e) => EventError::Storage(e),
+                    Ok(_) => EventError::NoSuchActor(key.clone()),
+                };
+                let _ = respond.send(HttpResponse::host_text(why.status(), why.to_string()));
+                return;
+            }
+        },
         other => other,
     };
     let label = kind.label();
@@ -332,14 +197,14 @@ fn handle(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
         return;
     }
     shared.metrics.inc(EVENTS_TOTAL, label);
-    let res = match prepare(shared, slot, resident, Open::Create) {
+    let res = match prepare(shared, slot, resident, OpenMode::Create) {
         Ok(Prepared::Ready(r)) => r,
         Ok(Prepared::Absent) => {
-            fail_job(kind, "host bug: the database was not created");
+            fail_job(kind, &EventError::Host("the database was not created".into()));
             return;
         }
-        Ok(Prepared::Elsewhere(s)) => {
-            s.enqueue(&key, Job::new(kind, job.chain));
+        Ok(Prepared::Elsewhere(node)) => {
+            node.deliver(&key, Job::new(kind, job.chain));
             return;
         }
         Err(why) => {
@@ -362,7 +227,7 @@ fn run_alarm(
     chain: Vec<ActorKey>,
 ) {
     let key = slot.key.clone();
-    let res = match prepare(shared, slot, resident, Open::Existing) {
+    let res = match prepare(shared, slot, resident, OpenMode::Existing) {
         Ok(Prepared::Ready(r)) => r,
         Ok(Prepared::Absent) => {
             // No actor: the entry is left over from a delete.
@@ -370,8 +235,8 @@ fn run_alarm(
             let _ = ran.send(false);
             return;
         }
-        Ok(Prepared::Elsewhere(s)) => {
-            s.enqueue(&key, Job::new(EventKind::Alarm { ran }, chain));
+        Ok(Prepared::Elsewhere(node)) => {
+            node.deliver(&key, Job::new(EventKind::Alarm { ran }, chain));
             return;
         }
         Err(why) => {
@@ -385,7 +250,7 @@ fn run_alarm(
     data.reload_alarm();
     match data.alarm {
         Some(at) if at <= now => {
-            if let Db::Open(db) = &data.db
+            if let Some(db) = data.actor.open_db()
                 && let Err(e) = db.meta_set(META_ALARM, None)
             {
                 tracing::error!(actor = %key, "clearing a due alarm: {e}");
@@ -410,99 +275,39 @@ fn run_alarm(
     }
 }
 
-/// How `prepare` may open an actor.
-enum Open {
-    /// Creating it if it does not exist (an event).
-    Create,
-    /// Only if it exists (host jobs, alarms).
-    Existing,
-    /// Cluster, idle expiry: only if it is not resident here and its ownership
-    /// record is exactly this version, naming nobody; otherwise `Absent`.
-    Unchanged(crate::bucket::ETag),
-}
-
-/// Finishes an unfinished delete, opens the database (creating it only for
-/// [`Open::Create`]) and makes the store.
+/// Opens the actor through the storage (finishing an unfinished delete,
+/// creating it only for [`OpenMode::Create`]) and makes the store.
 fn prepare<'a>(
     shared: &Arc<Shared>,
     slot: &Arc<Slot>,
     resident: &'a mut Option<Resident>,
-    open: Open,
-) -> Result<Prepared<'a>, Failure> {
+    mode: OpenMode,
+) -> Result<Prepared<'a>, EventError> {
     let key = &slot.key;
-    let create = matches!(open, Open::Create);
-    let unchanged = match &open {
-        Open::Unchanged(etag) => {
-            if resident.is_some() {
-                // Resident here: active, never expired (the job never counts a hold it has).
-                return Ok(Prepared::Absent);
-            }
-            Some(etag)
-        }
-        Open::Create | Open::Existing => None,
-    };
-    if resident.is_none() && shared.state.removal_pending(key) {
-        let how = slot.lock().pending_removal.take();
-        // The marker of the unfinished removal already holds its record.
-        let record = how.unwrap_or(DeleteHow::SelfDelete).record(shared.clock.now_ms());
-        match shared.state.remove(key, &record) {
-            Ok(()) => {
-                if let Some(how) = how {
-                    shared.metrics.inc(DELETES_TOTAL, how.label());
-                }
-                let _ = shared.alarms.remove(key);
-            }
-            Err(e) => {
-                slot.lock().pending_removal = how;
-                return Err(format!(
-                    "{key} was deleted but its files could not be removed ({e}); \
-                     the host retries before its next event"
-                ));
-            }
-        }
-    }
-    let mut replica = None;
-    if resident.is_none() && shared.cluster.is_some() {
-        match crate::replication::take(shared, key, create, unchanged)? {
-            crate::replication::Taken::Here(r) => replica = Some(*r),
-            crate::replication::Taken::Absent => return Ok(Prepared::Absent),
-            crate::replication::Taken::Elsewhere(s) => return Ok(Prepared::Elsewhere(s)),
-        }
-    } else if resident.is_none() && !create && !shared.state.exists(key) {
-        return Ok(Prepared::Absent);
-    }
     if resident.is_none() {
-        let mut data = HostState::new(shared.clone(), key.clone());
-        data.replica = replica;
+        let actor = match shared.storage.open(key, mode)? {
+            Opened::Here(actor) => actor,
+            Opened::Absent => return Ok(Prepared::Absent),
+            Opened::Elsewhere(node) => {
+                return shared
+                    .node_mailboxes(&node)
+                    .map(Prepared::Elsewhere)
+                    .ok_or_else(|| StorageError::HolderUnreachable { key: key.clone(), node }.into());
+            }
+        };
+        let data = HostState::new(shared.clone(), key.clone(), actor);
         let mut store = Store::new(&shared.engine, data);
         store.limiter(|s| &mut s.limits);
         store.epoch_deadline_trap();
+        store.data_mut().reload_alarm();
         *resident = Some(Resident { store, instance: None });
+    } else if matches!(mode, OpenMode::Unchanged(_)) {
+        // Resident here: active, never expired (the job never counts a hold it has).
+        return Ok(Prepared::Absent);
     }
     let Some(r) = resident.as_mut() else {
-        return Err("host bug: no resident".into());
+        return Err(EventError::Host("no resident".into()));
     };
-    if matches!(r.store.data().db, Db::NotOpen) {
-        shared
-            .state
-            .prepare(key)
-            .map_err(|e| format!("creating the directory of {key}: {e}"))?;
-        let created = !shared.state.exists(key);
-        let db = ActorDb::open(&shared.state.db_path(key)).map_err(|e| e.to_string())?;
-        if created
-            && shared.cluster.is_none()
-            && let Some(record) = shared.state.last_deletion(key)
-        {
-            // A single node's removal record goes into the new database, as a
-            // cluster's reset carries it (context.previous-deletion reads it).
-            db.meta_set(META_DELETED, Some(&record)).map_err(|e| e.to_string())?;
-        }
-        let data = r.store.data_mut();
-        data.previous_deletion = db.meta_get(META_DELETED).ok().flatten();
-        data.operator_marker = db.meta_get(META_OPERATOR_DELETE).ok().flatten();
-        data.db = Db::Open(db);
-        data.reload_alarm();
-    }
     slot.lock().status = ActorStatus::Resident;
     Ok(Prepared::Ready(r))
 }
@@ -514,7 +319,7 @@ enum Prepared<'a> {
     /// It does not exist and was not created.
     Absent,
     /// Another node holds it (cluster): the job goes there.
-    Elsewhere(Arc<Shared>),
+    Elsewhere(Arc<dyn NodeMailboxes>),
 }
 
 /// Answers the event's caller with the reason the event failed.
@@ -530,7 +335,7 @@ fn set_deadline(shared: &Shared, store: &mut Store<HostState>) {
     store.set_epoch_deadline(deadline_ticks(shared));
     let deadline = std::time::Instant::now() + shared.config.event_timeout;
     store.data_mut().ev.deadline = Some(deadline);
-    if let Db::Open(db) = &store.data().db {
+    if let Some(db) = store.data().actor.open_db() {
         db.set_deadline(Some(deadline));
     }
 }
@@ -570,29 +375,29 @@ fn run_event(shared: &Arc<Shared>, res: &mut Resident, kind: EventKind, chain: V
     if res.instance.is_none() {
         let class = match shared.class(&key) {
             Ok(c) => c,
-            Err(e) => return fail_kind(kind, &e.to_string()),
+            Err(e) => return fail_kind(kind, EventError::NotLoaded(e.to_string())),
         };
         set_deadline(shared, &mut res.store);
         match class.pre.instantiate(&mut res.store) {
             Ok(i) => res.instance = Some(i),
             Err(e) => {
                 let why = format!("instantiating the component failed: {e:#}");
-                return fail_kind(kind, &why);
+                return fail_kind(kind, EventError::Guest(why));
             }
         }
     }
     let Some(instance) = res.instance.as_ref() else {
-        return fail_kind(kind, "host bug: no instance");
+        return fail_kind(kind, EventError::Host("no instance".into()));
     };
     let events = instance.wasmkeep_actor_events();
 
     // on-init, once per new database, in the same event.
-    let initialized = match &res.store.data().db {
-        Db::Open(db) => db.meta_get(META_INITIALIZED).map(|v| v.is_some()),
-        _ => Ok(true),
+    let initialized = match res.store.data().actor.open_db() {
+        Some(db) => db.meta_get(META_INITIALIZED).map(|v| v.is_some()),
+        None => Ok(true),
     };
     match initialized {
-        Err(e) => return fail_kind(kind, &e.to_string()),
+        Err(e) => return fail_kind(kind, StorageError::from(e).into()),
         Ok(false) => {
             set_deadline(shared, &mut res.store);
             if let Err(e) = events.call_on_init(&mut res.store) {
@@ -600,19 +405,17 @@ fn run_event(shared: &Arc<Shared>, res: &mut Resident, kind: EventKind, chain: V
                     "on-init failed, so the event did not run: {}",
                     describe_trap(shared, &res.store, &e)
                 );
-                return Outcome {
-                    trapped: Some(fail_kind(kind, &why).trapped.unwrap_or(why)),
-                };
+                return fail_kind(kind, EventError::Guest(why));
             }
             let data = res.store.data_mut();
             let mut rolled_back = false;
-            if let Db::Open(db) = &data.db {
+            if let Some(db) = data.actor.open_db() {
                 if db.rollback_if_open() {
                     tracing::warn!(actor = %key, "on-init left a transaction open: rolled back");
                     rolled_back = true;
                 }
                 if let Err(e) = db.meta_set(META_INITIALIZED, Some("1")) {
-                    return fail_kind(kind, &e.to_string());
+                    return fail_kind(kind, StorageError::from(e).into());
                 }
             }
             if rolled_back {
@@ -723,27 +526,27 @@ fn fail_slot(slot: &ResponseSlot, why: &str) -> Outcome {
     }
 }
 
-fn fail_kind(kind: EventKind, why: &str) -> Outcome {
-    fail_job(kind, why);
+fn fail_kind(kind: EventKind, why: EventError) -> Outcome {
+    fail_job(kind, &why);
     Outcome {
-        trapped: Some(why.to_owned()),
+        trapped: Some(why.to_string()),
     }
 }
 
-/// Answers a job that could not run.
-fn fail_job(kind: EventKind, why: &str) {
+/// Answers a job that could not run, by its cause.
+fn fail_job(kind: EventKind, why: &EventError) {
     match kind {
         EventKind::Request { respond, .. } => {
-            let _ = respond.send(HttpResponse::host_text(503, why));
+            let _ = respond.send(HttpResponse::host_text(why.status(), why.to_string()));
         }
         EventKind::Call { reply, .. } => {
-            let _ = reply.send(Err(CallFailure::Failed(why.to_owned())));
+            let _ = reply.send(Err(CallFailure::Failed(why.to_string())));
         }
         EventKind::Alarm { ran } => {
             let _ = ran.send(false);
         }
         EventKind::Inspect { reply } => {
-            let _ = reply.send(Err(why.to_owned()));
+            let _ = reply.send(Err(why.to_string()));
         }
         EventKind::Barrier { done } | EventKind::Hibernate { done } => {
             let _ = done.send(());
@@ -758,25 +561,38 @@ fn fail_job(kind: EventKind, why: &str) {
     tracing::warn!("event failed: {why}");
 }
 
-/// The end of an event: traps, transactions left open, and deletes.
+/// How an event ends, decided once from what the guest asked and what the
+/// storage says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EventEnd {
+    /// Its writes are kept; the instance serves the next event.
+    Kept,
+    /// Its writes are kept; the instance is replaced (it trapped, or its
+    /// output buffer is filling up and would soon fail to print).
+    KeptFreshInstance,
+    /// It asked for a delete: the one delete routine finishes it.
+    Deleted(DeleteHow),
+    /// An upload was not acknowledged: its writes are not kept, the actor is
+    /// given up, and the next event restores what the bucket holds.
+    GivenUp,
+}
+
+/// The end of an event: traps, transactions left open, then [`EventEnd`].
 fn finish(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident>, outcome: Outcome, label: &str) {
     let Some(res) = resident.as_mut() else { return };
     let key = slot.key.clone();
-    let delete = res.store.data().ev.delete;
     if let Some(why) = &outcome.trapped {
         shared.metrics.inc(EVENT_FAILURES_TOTAL, label);
         tracing::warn!(actor = %key, "{why}");
     }
+    let data = res.store.data_mut();
+    if let Some(db) = data.actor.open_db()
+        && db.rollback_if_open()
     {
-        let data = res.store.data_mut();
-        if let Db::Open(db) = &data.db {
-            if db.rollback_if_open() {
-                if outcome.trapped.is_none() {
-                    tracing::warn!(actor = %key, "the event ended with a transaction open: rolled back");
-                }
-                data.reload_alarm();
-            }
+        if outcome.trapped.is_none() {
+            tracing::warn!(actor = %key, "the event ended with a transaction open: rolled back");
         }
+        data.reload_alarm();
     }
     let cut_off = label == "request" && shared.cluster.is_some() && shared.faults.take(FaultKind::CutOffAfterAnswer);
     if cut_off && let Some(c) = &shared.cluster {
@@ -784,48 +600,32 @@ fn finish(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
         tracing::warn!(node = %c.node, "cut off after answering (injected fault)");
         c.cluster.cut_off(&c.node);
     }
-    let stopped = resident.as_ref().is_some_and(|r| r.store.data().ev.replication_stopped);
-    if stopped {
-        give_up(shared, resident, &key);
-        return;
-    }
-    if let Some(how) = delete {
-        finish_delete(shared, slot, resident, how);
-        return;
-    }
-    if shared.cluster.is_some()
-        && let Some(res) = resident.as_mut()
-        && let Err(why) = replicate_at_end(shared, res.store.data_mut())
-    {
-        tracing::warn!(actor = %key, "{why}");
-        give_up(shared, resident, &key);
-        return;
-    }
-    let output_full = resident.as_ref().is_some_and(|r| r.store.data().output_nearly_full());
-    if outcome.trapped.is_some() || output_full {
-        // A trapped instance may be in any state, and one whose output buffer is
-        // filling up would soon fail to print: the next event gets a fresh one.
-        hibernate(resident);
-    }
-}
-
-/// Cluster: uploads the event's writes (if any) at its end.
-fn replicate_at_end(shared: &Arc<Shared>, data: &mut HostState) -> Result<(), String> {
-    let Some(c) = &shared.cluster else { return Ok(()) };
-    let Db::Open(db) = &data.db else { return Ok(()) };
-    let image = db.image().map_err(|e| e.to_string())?;
-    let Some(replica) = data.replica.as_mut() else {
-        return Ok(());
+    let end = if data.actor.durability() == Durability::WritesLost {
+        EventEnd::GivenUp
+    } else if let Some(how) = data.ev.requested_delete {
+        EventEnd::Deleted(how)
+    } else if outcome.trapped.is_some() || data.output_nearly_full() {
+        EventEnd::KeptFreshInstance
+    } else {
+        EventEnd::Kept
     };
-    match replica.upload_if_changed(&image, &c.live()) {
-        Ok(_) => {
-            crate::replication::note_head(shared, &data.key, replica.head());
-            Ok(())
+    match end {
+        EventEnd::GivenUp => give_up(resident),
+        EventEnd::Deleted(how) => {
+            let _ = delete_actor(shared, slot, resident, how);
         }
-        Err(e) => Err(format!(
-            "the event's writes could not be replicated ({e}); they are not kept, and the next event restores \
-             what the bucket holds"
-        )),
+        EventEnd::Kept | EventEnd::KeptFreshInstance => {
+            if let Err(e) = data.actor.end_event() {
+                tracing::warn!(
+                    actor = %key,
+                    "the event's writes could not be replicated ({e}); they are not kept, and the next event \
+                     restores what the bucket holds"
+                );
+                give_up(resident);
+            } else if end == EventEnd::KeptFreshInstance {
+                hibernate(resident);
+            }
+        }
     }
 }
 
@@ -846,12 +646,12 @@ fn operator_delete(
     if shared.cluster.is_none() {
         return;
     }
-    let r = match prepare(shared, slot, resident, Open::Existing) {
+    let r = match prepare(shared, slot, resident, OpenMode::Existing) {
         Ok(Prepared::Ready(r)) => r,
         Ok(Prepared::Absent) => return finish_request(shared, &req, Outcome::Absent),
-        Ok(Prepared::Elsewhere(s)) => {
+        Ok(Prepared::Elsewhere(node)) => {
             shared.operator_released(&req);
-            return s.enqueue(&key, Job::new(EventKind::OperatorDelete { req }, Vec::new()));
+            return node.deliver(&key, Job::new(EventKind::OperatorDelete { req }, Vec::new()));
         }
         Err(e) => {
             // The request stays for a later pass.
@@ -860,7 +660,7 @@ fn operator_delete(
         }
     };
     let data = r.store.data_mut();
-    if data.operator_marker.as_deref().is_some_and(|m| req.carried_out_by(m)) {
+    if data.actor.operator_marker().is_some_and(|m| req.carried_out_by(m)) {
         // Carried out before (its key could not be deleted, or it was listed
         // twice). The hold restored and fenced the history: report it done.
         return finish_request(shared, &req, Outcome::Done);
@@ -874,8 +674,8 @@ fn operator_delete(
         }
         return shared.enqueue(&key, Job::new(EventKind::OperatorDelete { req }, Vec::new()));
     }
-    data.operator_marker = Some(req.marker());
-    match delete_without_guest(shared, slot, resident, DeleteHow::Operator) {
+    data.actor.set_operator_marker(req.marker());
+    match delete_actor(shared, slot, resident, DeleteHow::Operator) {
         Ok(()) => finish_request(shared, &req, Outcome::Done),
         Err(e) => {
             tracing::warn!(actor = %key, "operator delete {} was not recorded ({e}); the request stays", req.id);
@@ -890,7 +690,7 @@ fn operator_delete(
 /// it was deleted.
 fn expire(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident>, etag: crate::bucket::ETag) -> bool {
     let key = slot.key.clone();
-    let busy = match prepare(shared, slot, resident, Open::Unchanged(etag)) {
+    let busy = match prepare(shared, slot, resident, OpenMode::Unchanged(etag)) {
         Ok(Prepared::Ready(r)) => r.store.data().alarm.is_some() || !shared.sockets_of(&key).is_empty(),
         Ok(Prepared::Absent | Prepared::Elsewhere(_)) => return false,
         Err(e) => {
@@ -903,7 +703,7 @@ fn expire(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
         hibernate(resident);
         return false;
     }
-    match delete_without_guest(shared, slot, resident, DeleteHow::Expired) {
+    match delete_actor(shared, slot, resident, DeleteHow::Expired) {
         Ok(()) => true,
         Err(e) => {
             tracing::warn!(actor = %key, "idle expiry was not recorded ({e}); the data stays");
@@ -912,48 +712,60 @@ fn expire(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
     }
 }
 
-/// The delete routine of ADR 0028 §1 for host jobs (no guest code): the reset
-/// with when and how and the operator marker the actor carries, then what the
-/// end of a deleting event does. On failure the actor is given up.
-fn delete_without_guest(
+/// ADR 0028 §1, the one delete routine, for `delete-self`,
+/// `delete-self-durable`, the operator delete and idle expiry: the reset
+/// (unless the event already recorded it), then the history collected, the
+/// hold released and the local files removed, then sockets closed with 1000
+/// "actor deleted", the alarm forgotten and the actor marked deleted. A reset
+/// that fails gives the actor up and its data stays, unless the removal is
+/// already under way on disk (a single node): that finishes before the next event.
+///
+/// # Errors
+/// The delete was not recorded; the data stays.
+fn delete_actor(
     shared: &Arc<Shared>,
     slot: &Arc<Slot>,
     resident: &mut Option<Resident>,
     how: DeleteHow,
 ) -> Result<(), String> {
     let key = slot.key.clone();
-    let Some(c) = &shared.cluster else {
-        return Err("host bug: no cluster".into());
-    };
     let Some(r) = resident.as_mut() else {
         return Err("host bug: no resident".into());
     };
-    let data = r.store.data_mut();
-    let marks = data.deletion_marks(how);
-    let marks: Vec<(&str, &str)> = marks.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let reset = ActorDb::empty_image(&marks)
-        .map_err(|e| e.to_string())
-        .and_then(|empty| match data.replica.as_mut() {
-            Some(replica) => replica.delete(&empty, &c.live()).map_err(|e| e.to_string()),
-            None => Err("host bug: no replica".into()),
-        });
-    match reset {
-        Ok(pos) => {
-            shared.metrics.inc(DELETES_TOTAL, how.label());
-            if let Db::Open(db) = std::mem::replace(&mut data.db, Db::DeletedInEvent) {
-                let _ = db.close_for_delete();
+    let now = shared.clock.now_ms();
+    let actor = &mut r.store.data_mut().actor;
+    let mut files_removed = true;
+    if !actor.deleted_in_event() {
+        match actor.reset(how, now) {
+            Ok(()) => shared.metrics.inc(DELETES_TOTAL, how.label()),
+            Err(e) if e.delete_still_happens() => {
+                shared.metrics.inc(DELETE_FAILURES_TOTAL, how.label());
+                tracing::error!(actor = %key, "{e}");
+                files_removed = false;
             }
-            data.ev.reset = Some(pos);
-            data.ev.files_removed = false;
-            finish_delete(shared, slot, resident, how);
-            Ok(())
-        }
-        Err(e) => {
-            shared.metrics.inc(DELETE_FAILURES_TOTAL, how.label());
-            give_up(shared, resident, &key);
-            Err(e)
+            Err(e) => {
+                shared.metrics.inc(DELETE_FAILURES_TOTAL, how.label());
+                tracing::warn!(actor = %key, "the delete ({}) was not recorded ({e}); the data stays", how.label());
+                give_up(resident);
+                return Err(e.to_string());
+            }
         }
     }
+    if let Some(r) = resident.take() {
+        let actor = r.store.into_data().actor;
+        if files_removed && let Err(e) = actor.finish_delete(how, now) {
+            tracing::error!(actor = %key, "{e}");
+            files_removed = false;
+        }
+    }
+    // From here, socket events queued for the deleted actor run no guest code.
+    slot.lock().generation += 1;
+    shared.close_sockets_of_deleted(&key);
+    if files_removed {
+        let _ = shared.alarms.remove(&key);
+    }
+    slot.lock().status = ActorStatus::Deleted;
+    Ok(())
 }
 
 /// Writes a request's outcome beside it, then deletes the request. If the
@@ -972,81 +784,4 @@ fn finish_request(shared: &Arc<Shared>, req: &crate::operator::DeleteRequest, ou
         }
     }
     shared.operator_released(req);
-}
-
-/// ADR 0028 §1 at the end of a deleting event: the alarm forgotten, sockets
-/// closed with 1000 "actor deleted", files removed, the actor given up. In a
-/// cluster, `delete-self`'s reset is uploaded now (lost if that fails), and
-/// after an acknowledged reset its snapshot and the erase follow.
-fn finish_delete(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident>, how: DeleteHow) {
-    let key = slot.key.clone();
-    let files_removed = resident.as_ref().is_some_and(|r| r.store.data().ev.files_removed);
-    if let Some(c) = &shared.cluster
-        && let Some(res) = resident.as_mut()
-    {
-        let data = res.store.data_mut();
-        let reset = match data.ev.reset {
-            Some(pos) => Some(pos),
-            None => {
-                let marks = data.deletion_marks(how);
-                let marks: Vec<(&str, &str)> = marks.iter().map(|(k, v)| (*k, v.as_str())).collect();
-                let uploaded = ActorDb::empty_image(&marks)
-                    .map_err(|e| e.to_string())
-                    .and_then(|empty| match data.replica.as_mut() {
-                        Some(r) => r.delete(&empty, &c.live()).map_err(|e| e.to_string()),
-                        None => Err("no replica".into()),
-                    });
-                match uploaded {
-                    Ok(pos) => {
-                        shared.metrics.inc(DELETES_TOTAL, how.label());
-                        Some(pos)
-                    }
-                    Err(e) => {
-                        // delete-self is lost when its upload fails: the next event restores the data.
-                        shared.metrics.inc(DELETE_FAILURES_TOTAL, how.label());
-                        tracing::warn!(actor = %key, "delete-self was not recorded ({e}); the data stays");
-                        give_up(shared, resident, &key);
-                        return;
-                    }
-                }
-            }
-        };
-        if let (Some(pos), Some(replica)) = (reset, data.replica.as_mut()) {
-            let empty = ActorDb::empty_image(&[]).unwrap_or_default();
-            match replica.collect_after_delete(pos, &empty, &c.live()) {
-                Ok(0) => {}
-                Ok(_) | Err(_) => shared.metrics.inc(HISTORY_COLLECT_FAILURES_TOTAL, ""),
-            }
-        }
-    }
-    // Give the actor up.
-    close_resident(resident, true);
-    // From here, socket events queued for the deleted actor run no guest code.
-    slot.lock().generation += 1;
-    shared.close_sockets_of_deleted(&key);
-    crate::replication::note_head(shared, &key, None);
-    let single = shared.cluster.is_none();
-    let removed = files_removed
-        || {
-            match shared.state.remove(&key, &how.record(shared.clock.now_ms())) {
-                Ok(()) => {
-                    if single {
-                        shared.metrics.inc(DELETES_TOTAL, how.label());
-                    }
-                    true
-                }
-                Err(e) => {
-                    if single {
-                        shared.metrics.inc(DELETE_FAILURES_TOTAL, how.label());
-                    }
-                    tracing::error!(actor = %key, "removing a deleted actor's files failed ({e}); retried before its next event");
-                    slot.lock().pending_removal = Some(how);
-                    false
-                }
-            }
-        };
-    if removed {
-        let _ = shared.alarms.remove(&key);
-    }
-    slot.lock().status = ActorStatus::Deleted;
 }

@@ -10,9 +10,10 @@ use std::sync::Arc;
 use std::time::Duration;
 use wasmkeep_shim::bucket::{LocalDirBucket, ObjectStore, PutCondition};
 use wasmkeep_shim::clock::VirtualClock;
-use wasmkeep_shim::cluster::{Cluster, keys};
+use wasmkeep_shim::cluster::Cluster;
+use wasmkeep_shim::deletion::DeletionStatus;
+use wasmkeep_shim::keys;
 use wasmkeep_shim::operator::{RequestError, Waited, request_delete, wait_for_outcome};
-use wasmkeep_shim::replica::DeletionStatus;
 use wasmkeep_shim::{ActorKey, HttpRequest, Runtime, RuntimeConfig};
 
 struct Nodes {

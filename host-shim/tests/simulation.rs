@@ -18,8 +18,8 @@ use std::sync::{Arc, Mutex};
 use wasmkeep_shim::ActorKey;
 use wasmkeep_shim::bucket::{BucketError, ETag, MemoryBucket, ObjectMeta, ObjectStore, PutCondition};
 use wasmkeep_shim::clock::VirtualClock;
-use wasmkeep_shim::cluster::keys;
 use wasmkeep_shim::faults::Faults;
+use wasmkeep_shim::keys;
 use wasmkeep_shim::replica::{Acquired, Broken, Kind, Pos, Replica, parse_history_key};
 
 /// splitmix64: small, fast, and the same everywhere.

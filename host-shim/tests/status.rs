@@ -10,7 +10,8 @@ use std::time::Duration;
 use wasmkeep_shim::bucket::{BucketError, ETag, LocalDirBucket, ObjectMeta, ObjectStore, PutCondition};
 use wasmkeep_shim::clock::{VIRTUAL_EPOCH_MS, VirtualClock};
 use wasmkeep_shim::cluster::Cluster;
-use wasmkeep_shim::replica::{DeletionStatus, deletion_status};
+use wasmkeep_shim::deletion::DeletionStatus;
+use wasmkeep_shim::replica::deletion_status;
 use wasmkeep_shim::{ActorKey, Runtime, RuntimeConfig};
 
 use common::ops;

@@ -10,7 +10,8 @@ use std::sync::Arc;
 use std::time::Duration;
 use wasmkeep_shim::bucket::{LocalDirBucket, ObjectStore, PutCondition};
 use wasmkeep_shim::clock::VirtualClock;
-use wasmkeep_shim::cluster::{Cluster, keys};
+use wasmkeep_shim::cluster::Cluster;
+use wasmkeep_shim::keys;
 use wasmkeep_shim::{ActorKey, HttpRequest, Runtime, RuntimeConfig};
 
 fn verify(data_dir: &Path, extra: &[&str]) -> (Option<i32>, String) {

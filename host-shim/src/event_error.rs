@@ -1,0 +1,53 @@
+//! Why an event could not run or did not finish, kept typed up to the
+//! boundary: the dev server answers by cause, a caller's `call` gets the
+//! message, and the log says which.
+
+use crate::address::ActorKey;
+use crate::storage::StorageError;
+
+/// Why an event failed.
+#[derive(Debug, thiserror::Error)]
+pub enum EventError {
+    /// The class is `existing` and the actor does not exist.
+    #[error("no such actor: {0} (its class is `existing`: only calls from the app create actors)")]
+    NoSuchActor(ActorKey),
+    /// The app or class is not loaded here (any more).
+    #[error("{0}")]
+    NotLoaded(String),
+    /// The host is shutting down, or stopped serving the app.
+    #[error("{}", crate::job::SHUTTING_DOWN)]
+    ShuttingDown,
+    /// The actor's storage could not be opened or written.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// The guest failed: instantiation, `on-init`, a trap, a timeout.
+    #[error("{0}")]
+    Guest(String),
+    /// The host failed where it should not have.
+    #[error("host bug: {0}")]
+    Host(String),
+}
+
+impl EventError {
+    /// The HTTP status that answers a request that failed for this reason:
+    /// 404 nothing there, 409 the app was deleted, 503 try again later
+    /// (holder unreachable, cut off, bucket, shutting down), 500 the guest or
+    /// the host failed.
+    pub fn status(&self) -> u16 {
+        match self {
+            EventError::NoSuchActor(_) | EventError::NotLoaded(_) => 404,
+            EventError::ShuttingDown => 503,
+            EventError::Storage(e) => match e {
+                StorageError::AppDeleted { .. } => 409,
+                StorageError::CutOff { .. }
+                | StorageError::HolderUnreachable { .. }
+                | StorageError::Bucket { .. }
+                | StorageError::NotAcknowledged { .. }
+                | StorageError::TombstoneUnreadable { .. }
+                | StorageError::RemovalUnfinished { .. } => 503,
+                StorageError::Files { .. } | StorageError::Sql(_) => 500,
+            },
+            EventError::Guest(_) | EventError::Host(_) => 500,
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! What goes into an actor's mailbox: events for guest code and jobs of the
+//! host's own, with the ticket that lets a waiter give up on one still queued.
+
+use crate::address::ActorKey;
+use crate::http_types::{HttpRequest, HttpResponse, SocketMessage};
+use crate::sql_types::QueryResult;
+use std::sync::{Arc, mpsc};
+use tokio::sync::oneshot;
+
+/// A call's failure, as the WIT's `call-error`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallFailure {
+    /// Not delivered.
+    Refused(String),
+    /// The callee answered with an error.
+    Rejected(String),
+    /// The callee's event failed.
+    Failed(String),
+}
+
+/// What an event is.
+pub(crate) enum EventKind {
+    Request {
+        req: HttpRequest,
+        respond: oneshot::Sender<HttpResponse>,
+        /// From outside, to an `existing` class: checked again when it runs.
+        require_existing: bool,
+    },
+    Call {
+        caller: Option<ActorKey>,
+        payload: Vec<u8>,
+        reply: mpsc::Sender<Result<Vec<u8>, CallFailure>>,
+    },
+    Alarm {
+        ran: oneshot::Sender<bool>,
+    },
+    SocketOpen {
+        id: u64,
+        path: String,
+    },
+    SocketMessage {
+        id: u64,
+        msg: SocketMessage,
+    },
+    SocketClose {
+        id: u64,
+        code: u16,
+        reason: String,
+    },
+    /// Host-side: read the actor's tables.
+    Inspect {
+        reply: oneshot::Sender<Result<Vec<(String, QueryResult)>, String>>,
+    },
+    /// Host-side: every earlier job has run.
+    Barrier {
+        done: oneshot::Sender<()>,
+    },
+    /// Host-side: drop the instance and close the database.
+    Hibernate {
+        done: oneshot::Sender<()>,
+    },
+    /// Host-side: carry out an operator delete request (runs no guest code).
+    OperatorDelete {
+        req: crate::operator::DeleteRequest,
+    },
+    /// Host-side, idle expiry: delete the actor if its ownership record is
+    /// still this version and it has no alarm and no socket (no guest code).
+    Expire {
+        etag: crate::bucket::ETag,
+        done: oneshot::Sender<bool>,
+    },
+}
+
+impl EventKind {
+    pub(crate) fn label(&self) -> &'static str {
+        match self {
+            EventKind::Request { .. } => "request",
+            EventKind::Call { .. } => "call",
+            EventKind::Alarm { .. } => "alarm",
+            EventKind::SocketOpen { .. } => "socket_open",
+            EventKind::SocketMessage { .. } => "socket_message",
+            EventKind::SocketClose { .. } => "socket_close",
+            EventKind::Inspect { .. }
+            | EventKind::Barrier { .. }
+            | EventKind::Hibernate { .. }
+            | EventKind::OperatorDelete { .. }
+            | EventKind::Expire { .. } => "host",
+        }
+    }
+}
+
+/// Where a queued event stands, shared by the job and whoever waits for its
+/// answer: during a shutdown a waiter answers a job still queued at once
+/// (and the worker then skips it); a running one is left to finish.
+pub(crate) type Ticket = Arc<std::sync::atomic::AtomicU8>;
+/// Queued: neither started nor given up.
+pub(crate) const QUEUED: u8 = 0;
+/// Its guest code started.
+pub(crate) const RUNNING: u8 = 1;
+/// Answered without running (the host is shutting down); never runs.
+pub(crate) const ABANDONED: u8 = 2;
+
+/// Moves a ticket from queued to `to`; false if it had already moved.
+pub(crate) fn take_ticket(t: &Ticket, to: u8) -> bool {
+    t.compare_exchange(
+        QUEUED,
+        to,
+        std::sync::atomic::Ordering::AcqRel,
+        std::sync::atomic::Ordering::Acquire,
+    )
+    .is_ok()
+}
+
+/// The answer every event gets once the host is shutting down.
+pub(crate) const SHUTTING_DOWN: &str =
+    "the host is shutting down: the event was not run (send it again once the host is back)";
+
+/// A mailbox entry.
+pub(crate) struct Job {
+    pub(crate) kind: EventKind,
+    /// Actors waiting on this one (calls), for cycle detection.
+    pub(crate) chain: Vec<ActorKey>,
+    /// The actor's generation when the job was queued (stamped by `enqueue`):
+    /// socket events of an earlier generation belong to a deleted actor.
+    pub(crate) generation: u64,
+    pub(crate) ticket: Ticket,
+}
+
+impl Job {
+    pub(crate) fn new(kind: EventKind, chain: Vec<ActorKey>) -> Self {
+        Self {
+            kind,
+            chain,
+            generation: 0,
+            ticket: Arc::default(),
+        }
+    }
+}

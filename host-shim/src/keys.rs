@@ -1,0 +1,116 @@
+//! The bucket's key layout (ADR 0028, docs/adr/006-cluster-mode.md): every
+//! key the host writes or lists is built here, and read back here, so the
+//! layout is written once.
+//!
+//! ```text
+//! state/<tenant>/<app>/owners/<class>/<name hex>           ownership record
+//! state/<tenant>/<app>/history/<class>/<name hex>/<pos>.<kind>   segments, resets, snapshots
+//! state/<tenant>/<app>/deletes/<class>/<name hex>/<id>     operator delete request (+ outcomes)
+//! apps/<tenant>/<app>/deleted                              the app's tombstone
+//! apps/<tenant>/<app>/nodes/<node>                         a serving node's heartbeat
+//! ```
+
+use crate::address::ActorKey;
+
+/// `state/`: everything actors keep, all apps.
+pub const STATE_ROOT: &str = "state/";
+
+/// `state/<tenant>/<app>/`: everything the app's actors keep.
+pub fn app_state(app: &str) -> String {
+    format!("state/{app}/")
+}
+
+/// `apps/<tenant>/<app>/`: the app's own records (tombstone, heartbeats).
+pub fn app_records(app: &str) -> String {
+    format!("apps/{app}/")
+}
+
+/// `state/<tenant>/<app>/owners/<class>/<name hex>`: the ownership record.
+pub fn owner(key: &ActorKey) -> String {
+    format!("{}{}", owners_of_class(&key.app, &key.class), key.name_hex())
+}
+
+/// `state/<tenant>/<app>/owners/`: every ownership record of the app.
+pub fn owners_of_app(app: &str) -> String {
+    format!("state/{app}/owners/")
+}
+
+/// `state/<tenant>/<app>/owners/<class>/`: every ownership record of a class.
+pub fn owners_of_class(app: &str, class: &str) -> String {
+    format!("state/{app}/owners/{class}/")
+}
+
+/// The actor an ownership record under [`owners_of_class`] is for.
+pub fn actor_of_owner(app: &str, class: &str, object: &str) -> Option<ActorKey> {
+    let hex = object.strip_prefix(&owners_of_class(app, class))?;
+    let name = ActorKey::name_from_hex(hex)?;
+    Some(ActorKey::new(app, class, name))
+}
+
+/// `state/<tenant>/<app>/history/<class>/<name hex>/`: segments, resets, snapshots.
+pub fn history_prefix(key: &ActorKey) -> String {
+    format!("state/{}/history/{}/{}/", key.app, key.class, key.name_hex())
+}
+
+/// `state/<tenant>/<app>/history/`: every actor's history in the app.
+pub fn history_of_app(app: &str) -> String {
+    format!("state/{app}/history/")
+}
+
+/// `state/<tenant>/<app>/deletes/`: operator delete requests and their outcomes.
+pub fn deletes_prefix(app: &str) -> String {
+    format!("state/{app}/deletes/")
+}
+
+/// `state/<tenant>/<app>/deletes/<class>/<name hex>/<id>`: one operator delete request.
+pub fn delete_request(key: &ActorKey, id: &str) -> String {
+    format!("{}{}/{}/{id}", deletes_prefix(&key.app), key.class, key.name_hex())
+}
+
+/// `apps/<tenant>/<app>/deleted`: the app's tombstone (ADR 0028 §5).
+pub fn tombstone(app: &str) -> String {
+    format!("apps/{app}/deleted")
+}
+
+/// `apps/<tenant>/<app>/nodes/`: the heartbeats of the nodes serving the app.
+pub fn heartbeats(app: &str) -> String {
+    format!("apps/{app}/nodes/")
+}
+
+/// `apps/<tenant>/<app>/nodes/<node>`: one node's heartbeat for the app.
+pub fn heartbeat(app: &str, node: &str) -> String {
+    format!("{}{node}", heartbeats(app))
+}
+
+/// The app (`<tenant>/<app>`) a key under [`STATE_ROOT`] belongs to.
+pub fn app_of_state_key(object: &str) -> Option<String> {
+    let mut parts = object.strip_prefix(STATE_ROOT)?.split('/');
+    let (tenant, app) = (parts.next()?, parts.next()?);
+    parts.next()?;
+    Some(format!("{tenant}/{app}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_read_back_to_what_built_them() {
+        let k = ActorKey::new("acme/shop", "cart", "u-1");
+        assert_eq!(owner(&k), format!("state/acme/shop/owners/cart/{}", k.name_hex()));
+        assert_eq!(actor_of_owner("acme/shop", "cart", &owner(&k)), Some(k.clone()));
+        assert_eq!(actor_of_owner("acme/shop", "other", &owner(&k)), None);
+        assert_eq!(app_of_state_key(&history_prefix(&k)).as_deref(), Some("acme/shop"));
+        assert_eq!(
+            app_of_state_key(&delete_request(&k, "ab")).as_deref(),
+            Some("acme/shop")
+        );
+        assert_eq!(app_of_state_key("state/acme"), None);
+        assert!(history_prefix(&k).starts_with(&history_of_app("acme/shop")));
+        assert!(owner(&k).starts_with(&owners_of_app("acme/shop")));
+        assert!(delete_request(&k, "ab").starts_with(&deletes_prefix("acme/shop")));
+        assert!(heartbeat("acme/shop", "n1").starts_with(&app_records("acme/shop")));
+        assert!(tombstone("acme/shop").starts_with(&app_records("acme/shop")));
+        assert!(owner(&k).starts_with(&app_state("acme/shop")));
+    }
+}

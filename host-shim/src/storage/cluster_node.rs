@@ -1,0 +1,322 @@
+//! One node of a cluster: the bucket's history is the actor's state and the
+//! local database a cache of its head. Taking an actor acquires it, restores
+//! the head (setting aside a local copy that is not the head), and fences;
+//! writes are durable once an upload is acknowledged; a delete is a reset on
+//! the head, then the history before it is erased (ADR 0028 §1–2, ADR 006).
+
+use super::{ActorStorage, Holding, OpenActor, OpenMode, Opened, StorageError, finish_unfinished_removal};
+use crate::actor_db::ActorDb;
+use crate::address::ActorKey;
+use crate::bucket::ObjectStore;
+use crate::cluster::Cluster;
+use crate::deletion::DeletionStatus;
+use crate::faults::Faults;
+use crate::metrics::{HISTORY_COLLECT_FAILURES_TOTAL, Metrics};
+use crate::replica::{Acquired, Kind, Pos, Replica, parse_history_key};
+use crate::state_store::StateStore;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Actors of one cluster node.
+pub(crate) struct ClusterStorage {
+    node: String,
+    cluster: Arc<Cluster>,
+    /// The bucket as this node reaches it (through its own faults).
+    bucket: Arc<dyn ObjectStore>,
+    faults: Arc<Faults>,
+    files: Arc<dyn StateStore>,
+    metrics: Arc<Metrics>,
+}
+
+impl ClusterStorage {
+    /// Storage for `node` of `cluster`, reaching the bucket as `bucket`.
+    pub(crate) fn new(
+        node: String,
+        cluster: Arc<Cluster>,
+        bucket: Arc<dyn ObjectStore>,
+        faults: Arc<Faults>,
+        files: Arc<dyn StateStore>,
+        metrics: Arc<Metrics>,
+    ) -> Self {
+        Self {
+            node,
+            cluster,
+            bucket,
+            faults,
+            files,
+            metrics,
+        }
+    }
+
+    /// Acquires `key` and makes the local database the bucket's head.
+    fn take(&self, key: &ActorKey, mode: &OpenMode) -> Result<Option<Replica>, StorageError> {
+        // Looking first writes nothing: acquiring fences, and a fence on a
+        // deleted actor's reset would hide the evidence of its deletion.
+        if !matches!(mode, OpenMode::Create) && !self.exists(key)? {
+            return Ok(None);
+        }
+        let live = |n: &str| self.cluster.is_live(n);
+        let mut replica = Replica::new(self.bucket.clone(), self.faults.clone(), key.clone(), self.node.clone());
+        let acquire_failed = |source| StorageError::Bucket {
+            what: format!("{key} could not be acquired on node {}", self.node),
+            source,
+        };
+        let acquired = match mode {
+            // Idle expiry: only the record exactly as listed; changed or held → not taken.
+            OpenMode::Unchanged(etag) => match replica.acquire_unchanged(etag, &live).map_err(acquire_failed)? {
+                None => return Ok(None),
+                Some(a) => a,
+            },
+            OpenMode::Create | OpenMode::Existing => replica.acquire(&live).map_err(acquire_failed)?,
+        };
+        let (image, head, deleted) = match acquired {
+            Acquired::HeldBy(node) => {
+                return Err(StorageError::HolderUnreachable { key: key.clone(), node });
+            }
+            Acquired::Held { image, head, deleted } => (image, head, deleted),
+        };
+        // A deleted actor exists no more than one never created (as on a single node).
+        if (image.is_none() || deleted) && !matches!(mode, OpenMode::Create) {
+            let _ = replica.release();
+            return Ok(None);
+        }
+        let db = self.files.db_path(key);
+        let local_head = std::fs::read_to_string(head_file(&db)).ok();
+        let is_head = db.exists() && replica.head().is_some() && local_head == head.map(|h| h.to_string());
+        if !is_head {
+            let files = |what: String| move |source| StorageError::Files { what, source };
+            self.files
+                .prepare(key)
+                .map_err(files(format!("creating the directory of {key}")))?;
+            if db.exists() {
+                set_aside(&db).map_err(files(format!("setting aside the stale local copy of {key}")))?;
+            }
+            match &image {
+                Some(img) => write_image(&db, img).map_err(files(format!("restoring {key}")))?,
+                None => forget_head(&db),
+            }
+        }
+        note_head(&db, replica.head());
+        Ok(Some(replica))
+    }
+}
+
+impl ActorStorage for ClusterStorage {
+    fn open(&self, key: &ActorKey, mode: OpenMode) -> Result<Opened, StorageError> {
+        // The delete was counted when its reset was acknowledged.
+        finish_unfinished_removal(self.files.as_ref(), key)?;
+        if !self.cluster.is_live(&self.node) {
+            return Err(StorageError::CutOff {
+                node: self.node.clone(),
+            });
+        }
+        // No node brings a deleted app back: nothing is acquired under a tombstone.
+        match crate::app_delete::read_tombstone(self.bucket.as_ref(), &key.app) {
+            Ok(None) => {}
+            Ok(Some(t)) => {
+                return Err(StorageError::AppDeleted {
+                    app: key.app.clone(),
+                    at_ms: t.at_ms,
+                    by: t.by,
+                });
+            }
+            Err(source) => {
+                return Err(StorageError::TombstoneUnreadable {
+                    app: key.app.clone(),
+                    source,
+                });
+            }
+        }
+        let replica = match self.take(key, &mode) {
+            Ok(Some(r)) => r,
+            Ok(None) => return Ok(Opened::Absent),
+            Err(StorageError::HolderUnreachable { node, .. }) if node != self.node && self.cluster.is_live(&node) => {
+                return Ok(Opened::Elsewhere(node));
+            }
+            Err(e) => return Err(e),
+        };
+        let db_path = self.files.db_path(key);
+        self.files.prepare(key).map_err(|source| StorageError::Files {
+            what: format!("creating the directory of {key}"),
+            source,
+        })?;
+        let db = ActorDb::open(&db_path)?;
+        let holding = Replicated {
+            replica,
+            cluster: self.cluster.clone(),
+            node: self.node.clone(),
+            files: self.files.clone(),
+            metrics: self.metrics.clone(),
+            key: key.clone(),
+            db_path,
+            reset: None,
+        };
+        Ok(Opened::Here(Box::new(OpenActor::new(
+            key.clone(),
+            db,
+            Box::new(holding),
+        ))))
+    }
+
+    /// A history whose head is not a reset.
+    fn exists(&self, key: &ActorKey) -> Result<bool, StorageError> {
+        let prefix = crate::keys::history_prefix(key);
+        let listing = self.bucket.list(&prefix).map_err(|e| StorageError::Bucket {
+            what: format!("listing the history of {key}"),
+            source: e.into(),
+        })?;
+        let head = listing
+            .iter()
+            .filter_map(|m| parse_history_key(&prefix, &m.key))
+            .filter(|o| o.kind != Kind::Snapshot)
+            .max_by_key(|o| o.pos);
+        Ok(head.is_some_and(|o| o.kind != Kind::Reset))
+    }
+
+    fn deletion_status(&self, key: &ActorKey) -> DeletionStatus {
+        crate::replica::deletion_status(self.bucket.as_ref(), key)
+    }
+
+    fn db_path(&self, key: &ActorKey) -> PathBuf {
+        self.files.db_path(key)
+    }
+
+    fn local_actors(&self) -> Vec<ActorKey> {
+        self.files.list()
+    }
+}
+
+/// A cluster node's hold on an actor: its replica and local cache.
+struct Replicated {
+    replica: Replica,
+    cluster: Arc<Cluster>,
+    node: String,
+    files: Arc<dyn StateStore>,
+    metrics: Arc<Metrics>,
+    key: ActorKey,
+    db_path: PathBuf,
+    /// The acknowledged reset of a delete in this event.
+    reset: Option<Pos>,
+}
+
+impl Replicated {
+    fn upload(&mut self, db: &ActorDb) -> Result<(), StorageError> {
+        let image = db.image()?;
+        let cluster = self.cluster.clone();
+        match self.replica.upload_if_changed(&image, &|n| cluster.is_live(n)) {
+            Ok(_) => {
+                note_head(&self.db_path, self.replica.head());
+                Ok(())
+            }
+            Err(source) => {
+                forget_head(&self.db_path);
+                Err(StorageError::NotAcknowledged { source })
+            }
+        }
+    }
+}
+
+impl Holding for Replicated {
+    fn durable_write(&mut self, db: &ActorDb) -> Result<(), StorageError> {
+        self.upload(db)
+    }
+
+    fn end_event(&mut self, db: &ActorDb) -> Result<(), StorageError> {
+        self.upload(db)
+    }
+
+    fn reset(&mut self, marks: &[(&str, &str)], _record: &str) -> Result<(), StorageError> {
+        let empty = ActorDb::empty_image(marks)?;
+        let cluster = self.cluster.clone();
+        match self.replica.delete(&empty, &|n| cluster.is_live(n)) {
+            Ok(pos) => {
+                self.reset = Some(pos);
+                note_head(&self.db_path, None);
+                Ok(())
+            }
+            Err(source) => Err(StorageError::NotAcknowledged { source }),
+        }
+    }
+
+    fn finish_delete(&mut self, record: &str) -> Result<(), StorageError> {
+        let cluster = self.cluster.clone();
+        if let Some(pos) = self.reset.take() {
+            let empty = ActorDb::empty_image(&[]).unwrap_or_default();
+            match self.replica.collect_after_delete(pos, &empty, &|n| cluster.is_live(n)) {
+                Ok(0) => {}
+                // Old objects stay in the bucket; no restore uses them (the sweep reports them).
+                Ok(_) | Err(_) => self.metrics.inc(HISTORY_COLLECT_FAILURES_TOTAL, ""),
+            }
+        }
+        self.release();
+        note_head(&self.db_path, None);
+        self.files
+            .remove(&self.key, record)
+            .map_err(|source| StorageError::RemovalUnfinished {
+                key: self.key.clone(),
+                source,
+            })
+    }
+
+    fn release(&mut self) {
+        if self.cluster.is_live(&self.node)
+            && let Err(e) = self.replica.release()
+        {
+            tracing::warn!(actor = %self.key, "releasing the hold: {e}");
+        }
+    }
+
+    fn give_up(&mut self) {
+        self.replica.forget();
+        forget_head(&self.db_path);
+    }
+}
+
+fn sidecar(db: &Path, ext: &str) -> PathBuf {
+    let mut p = db.as_os_str().to_owned();
+    p.push(ext);
+    PathBuf::from(p)
+}
+
+/// The file that says which bucket position the local database equals.
+fn head_file(db: &Path) -> PathBuf {
+    sidecar(db, ".head")
+}
+
+/// Records that the local database equals the bucket's `head` (none: it is not known to).
+fn note_head(db: &Path, head: Option<Pos>) {
+    match head {
+        Some(h) => {
+            let _ = std::fs::write(head_file(db), h.to_string());
+        }
+        None => forget_head(db),
+    }
+}
+
+/// The local files are no longer known to be the head: the next take sets them aside.
+fn forget_head(db: &Path) {
+    let _ = std::fs::remove_file(head_file(db));
+}
+
+/// Moves a local database that is not the bucket's head out of the way, as
+/// `<name>.db.replaced` (ADR 0028 §1).
+fn set_aside(db: &Path) -> std::io::Result<()> {
+    let (wal, shm) = crate::state_store::sidecars(db);
+    std::fs::rename(db, sidecar(db, ".replaced"))?;
+    if wal.exists() {
+        std::fs::rename(&wal, sidecar(db, ".replaced-wal"))?;
+    }
+    let _ = std::fs::remove_file(shm);
+    forget_head(db);
+    Ok(())
+}
+
+fn write_image(db: &Path, image: &[u8]) -> std::io::Result<()> {
+    let (wal, shm) = crate::state_store::sidecars(db);
+    let _ = std::fs::remove_file(wal);
+    let _ = std::fs::remove_file(shm);
+    let tmp = sidecar(db, ".restoring");
+    std::fs::write(&tmp, image)?;
+    std::fs::File::open(&tmp)?.sync_all()?;
+    std::fs::rename(&tmp, db)
+}

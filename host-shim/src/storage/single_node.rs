@@ -1,0 +1,111 @@
+//! One node with local files: the database files are the actor's state. A
+//! write is durable when SQLite commits it; a delete is the removal of the
+//! files, behind a marker that makes a crash part way finish it (ADR 003).
+
+use super::{ActorStorage, Holding, OpenActor, OpenMode, Opened, StorageError, finish_unfinished_removal};
+use crate::actor_db::{ActorDb, META_DELETED};
+use crate::address::ActorKey;
+use crate::deletion::DeletionStatus;
+use crate::metrics::{DELETES_TOTAL, Metrics};
+use crate::state_store::StateStore;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// Actors of one node, in local files.
+pub(crate) struct SingleNodeStorage {
+    files: Arc<dyn StateStore>,
+    metrics: Arc<Metrics>,
+}
+
+impl SingleNodeStorage {
+    /// Storage over `files`, counting finished removals in `metrics`.
+    pub(crate) fn new(files: Arc<dyn StateStore>, metrics: Arc<Metrics>) -> Self {
+        Self { files, metrics }
+    }
+}
+
+impl ActorStorage for SingleNodeStorage {
+    fn open(&self, key: &ActorKey, mode: OpenMode) -> Result<Opened, StorageError> {
+        if let Some(how) = finish_unfinished_removal(self.files.as_ref(), key)? {
+            // Here the removal is the delete: it is recorded now.
+            self.metrics.inc(DELETES_TOTAL, how.label());
+        }
+        let exists = self.files.exists(key);
+        match mode {
+            OpenMode::Create => {}
+            OpenMode::Existing if exists => {}
+            // Idle expiry is a cluster's (its candidates are ownership records).
+            OpenMode::Existing | OpenMode::Unchanged(_) => return Ok(Opened::Absent),
+        }
+        self.files.prepare(key).map_err(|source| StorageError::Files {
+            what: format!("creating the directory of {key}"),
+            source,
+        })?;
+        let db = ActorDb::open(&self.files.db_path(key))?;
+        if !exists && let Some(record) = self.files.last_deletion(key) {
+            // The removal record goes into the new database, as a cluster's
+            // reset carries it (context.previous-deletion reads it).
+            db.meta_set(META_DELETED, Some(&record))?;
+        }
+        let holding = LocalFiles {
+            files: self.files.clone(),
+            key: key.clone(),
+        };
+        Ok(Opened::Here(Box::new(OpenActor::new(
+            key.clone(),
+            db,
+            Box::new(holding),
+        ))))
+    }
+
+    fn exists(&self, key: &ActorKey) -> Result<bool, StorageError> {
+        Ok(self.files.exists(key))
+    }
+
+    fn deletion_status(&self, key: &ActorKey) -> DeletionStatus {
+        crate::state_store::deletion_status(self.files.as_ref(), key)
+    }
+
+    fn db_path(&self, key: &ActorKey) -> PathBuf {
+        self.files.db_path(key)
+    }
+
+    fn local_actors(&self) -> Vec<ActorKey> {
+        self.files.list()
+    }
+}
+
+/// A single node's hold on an actor: its files.
+struct LocalFiles {
+    files: Arc<dyn StateStore>,
+    key: ActorKey,
+}
+
+impl Holding for LocalFiles {
+    // `ActorDb::exec_durable` committed with synchronous=FULL: it is on disk.
+    fn durable_write(&mut self, _db: &ActorDb) -> Result<(), StorageError> {
+        Ok(())
+    }
+
+    fn end_event(&mut self, _db: &ActorDb) -> Result<(), StorageError> {
+        Ok(())
+    }
+
+    fn reset(&mut self, _marks: &[(&str, &str)], record: &str) -> Result<(), StorageError> {
+        self.files
+            .remove(&self.key, record)
+            .map_err(|source| StorageError::RemovalUnfinished {
+                key: self.key.clone(),
+                source,
+            })
+    }
+
+    // The reset removed the files; nothing is left.
+    fn finish_delete(&mut self, _record: &str) -> Result<(), StorageError> {
+        Ok(())
+    }
+
+    fn release(&mut self) {}
+
+    fn give_up(&mut self) {}
+}

@@ -4,7 +4,7 @@ wasmtime::component::bindgen!({
     world: "actor",
     path: "../wit",
     with: {
-        "wasmkeep:actor/http.response-outparam": crate::host_impl::Outparam,
+        "wasmkeep:actor/http.response-outparam": crate::outparam::Outparam,
     },
     // Host functions that fail with a trap return wasmtime::Result.
     imports: { default: trappable },

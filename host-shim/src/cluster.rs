@@ -15,7 +15,7 @@ pub struct Cluster {
     nodes: Mutex<HashMap<String, Weak<dyn NodeMailboxes>>>,
     cut_off: Mutex<HashSet<String>>,
     alarms: Arc<dyn crate::alarm_index::AlarmIndex>,
-    sockets: Arc<crate::runtime::SocketTable>,
+    sockets: Arc<crate::sockets::SocketTable>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -46,7 +46,7 @@ impl Cluster {
         &self.clock
     }
 
-    pub(crate) fn sockets(&self) -> Arc<crate::runtime::SocketTable> {
+    pub(crate) fn sockets(&self) -> Arc<crate::sockets::SocketTable> {
         self.sockets.clone()
     }
 

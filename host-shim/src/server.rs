@@ -1,9 +1,10 @@
 //! The dev server: HTTP and WebSockets to actors, `/metrics`, and the admin API under `/_shim/`.
 
 use crate::address::ActorKey;
+use crate::error::RuntimeError;
 use crate::faults::FaultKind;
 use crate::http_types::{HttpRequest, Outbound, SocketMessage};
-use crate::runtime::{Runtime, ShimError};
+use crate::runtime::Runtime;
 use crate::sql_types::SqlValue;
 use axum::Router;
 use axum::body::{Body, to_bytes};
@@ -51,13 +52,13 @@ fn json_error(status: StatusCode, message: impl Into<String>) -> Response {
     (status, axum::Json(json!({ "error": message.into() }))).into_response()
 }
 
-fn shim_error(e: &ShimError) -> Response {
+fn shim_error(e: &RuntimeError) -> Response {
     let status = match e {
-        ShimError::NoSuchApp(_)
-        | ShimError::NoSuchClass { .. }
-        | ShimError::NoSuchActor(_)
-        | ShimError::Internal(_) => StatusCode::NOT_FOUND,
-        ShimError::RealClock => StatusCode::CONFLICT,
+        RuntimeError::NoSuchApp(_)
+        | RuntimeError::NoSuchClass { .. }
+        | RuntimeError::NoSuchActor(_)
+        | RuntimeError::Internal(_) => StatusCode::NOT_FOUND,
+        RuntimeError::RealClock => StatusCode::CONFLICT,
         _ => StatusCode::INTERNAL_SERVER_ERROR,
     };
     json_error(status, e.to_string())

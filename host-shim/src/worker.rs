@@ -8,11 +8,12 @@ use crate::cluster::NodeMailboxes;
 use crate::deletion::DeleteHow;
 use crate::event_error::EventError;
 use crate::faults::FaultKind;
-use crate::host_impl::{EventState, HostState, Outparam, ResponseSlot};
 use crate::http_types::{HttpResponse, SocketMessage};
+use crate::imports::{EventState, HostState};
 use crate::job::{ABANDONED, CallFailure, EventKind, Job, RUNNING, take_ticket};
 use crate::metrics::{DELETE_FAILURES_TOTAL, DELETES_TOTAL, EVENT_FAILURES_TOTAL, EVENTS_TOTAL};
-use crate::runtime::{ActorStatus, Shared, Slot};
+use crate::node::{ActorStatus, Host, Mailbox};
+use crate::outparam::{Outparam, ResponseSlot};
 use crate::storage::open_actor::Durability;
 use crate::storage::{OpenMode, Opened, StorageError};
 use std::sync::{Arc, Mutex, mpsc};
@@ -30,10 +31,10 @@ struct Resident {
 }
 
 /// The worker loop: runs until the mailbox stays empty for the idle timeout.
-pub(crate) fn run(shared: &Arc<Shared>, slot: &Arc<Slot>, rx: &mpsc::Receiver<Job>) {
+pub(crate) fn run(host: &Arc<Host>, slot: &Arc<Mailbox>, rx: &mpsc::Receiver<Job>) {
     let mut resident: Option<Resident> = None;
     loop {
-        let job = match spin_then_wait(rx, shared.config.idle_timeout) {
+        let job = match spin_then_wait(rx, host.config.idle_timeout) {
             Ok(job) => job,
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 let mut inner = slot.lock();
@@ -61,7 +62,7 @@ pub(crate) fn run(shared: &Arc<Shared>, slot: &Arc<Slot>, rx: &mpsc::Receiver<Jo
             if let Ok(next) = rx.try_recv() {
                 drop(inner);
                 let _ = done.send(());
-                handle(shared, slot, &mut resident, next);
+                handle(host, slot, &mut resident, next);
                 continue;
             }
             inner.sender = None;
@@ -71,7 +72,7 @@ pub(crate) fn run(shared: &Arc<Shared>, slot: &Arc<Slot>, rx: &mpsc::Receiver<Jo
             let _ = done.send(());
             return;
         }
-        handle(shared, slot, &mut resident, job);
+        handle(host, slot, &mut resident, job);
     }
 }
 
@@ -108,14 +109,14 @@ fn give_up(resident: &mut Option<Resident>) {
     }
 }
 
-fn handle(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident>, job: Job) {
+fn handle(host: &Arc<Host>, slot: &Arc<Mailbox>, resident: &mut Option<Resident>, job: Job) {
     let key = slot.key.clone();
     let guest_event = !matches!(
         job.kind,
         EventKind::Inspect { .. } | EventKind::Barrier { .. } | EventKind::Hibernate { .. }
     );
     if guest_event {
-        if shared.halted(&key.app) {
+        if host.halted(&key.app) {
             // Ordered shutdown (or the app deleted): no new guest code; its waiter may have answered already.
             if take_ticket(&job.ticket, ABANDONED) {
                 fail_job(job.kind, &EventError::ShuttingDown);
@@ -133,7 +134,7 @@ fn handle(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
         }
         EventKind::Inspect { reply } => {
             // Reading never creates an actor.
-            let r = match prepare(shared, slot, resident, OpenMode::Existing) {
+            let r = match prepare(host, slot, resident, OpenMode::Existing) {
                 Ok(Prepared::Ready(r)) => match r.store.data().actor.open_db() {
                     Some(db) => db.dump_tables().map_err(|e| e.to_string()),
                     None => Err("the database is closed".into()),
@@ -154,17 +155,17 @@ fn handle(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
             return;
         }
         EventKind::OperatorDelete { req } => {
-            operator_delete(shared, slot, resident, req);
+            operator_delete(host, slot, resident, req);
             return;
         }
         EventKind::Expire { etag, done } => {
-            let _ = done.send(expire(shared, slot, resident, etag));
+            let _ = done.send(expire(host, slot, resident, etag));
             return;
         }
         // Socket events of an actor deleted since they were queued, or for a socket
         // that is gone, run no guest code: they would create a new actor.
         EventKind::SocketOpen { id, .. } | EventKind::SocketMessage { id, .. }
-            if job.generation != slot.lock().generation || !shared.socket_belongs_to(&key, id) =>
+            if job.generation != slot.lock().generation || !host.socket_belongs_to(&key, id) =>
         {
             return;
         }
@@ -173,7 +174,7 @@ fn handle(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
             req,
             respond,
             require_existing: true,
-        } => match shared.storage.exists(&key) {
+        } => match host.storage.exists(&key) {
             Ok(true) => EventKind::Request {
                 req,
                 respond,
@@ -193,11 +194,11 @@ fn handle(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
     };
     let label = kind.label();
     if let EventKind::Alarm { ran } = kind {
-        run_alarm(shared, slot, resident, ran, job.chain);
+        run_alarm(host, slot, resident, ran, job.chain);
         return;
     }
-    shared.metrics.inc(EVENTS_TOTAL, label);
-    let res = match prepare(shared, slot, resident, OpenMode::Create) {
+    host.metrics.inc(EVENTS_TOTAL, label);
+    let res = match prepare(host, slot, resident, OpenMode::Create) {
         Ok(Prepared::Ready(r)) => r,
         Ok(Prepared::Absent) => {
             fail_job(kind, &EventError::Host("the database was not created".into()));
@@ -208,30 +209,30 @@ fn handle(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
             return;
         }
         Err(why) => {
-            shared.metrics.inc(EVENT_FAILURES_TOTAL, label);
+            host.metrics.inc(EVENT_FAILURES_TOTAL, label);
             fail_job(kind, &why);
             return;
         }
     };
-    let outcome = run_event(shared, res, kind, job.chain);
-    finish(shared, slot, resident, outcome, label);
+    let outcome = run_event(host, res, kind, job.chain);
+    finish(host, slot, resident, outcome, label);
 }
 
 /// An alarm runs guest code only if the actor exists and its own alarm (in
 /// its database, not the index or a cache) is due.
 fn run_alarm(
-    shared: &Arc<Shared>,
-    slot: &Arc<Slot>,
+    host: &Arc<Host>,
+    slot: &Arc<Mailbox>,
     resident: &mut Option<Resident>,
     ran: oneshot::Sender<bool>,
     chain: Vec<ActorKey>,
 ) {
     let key = slot.key.clone();
-    let res = match prepare(shared, slot, resident, OpenMode::Existing) {
+    let res = match prepare(host, slot, resident, OpenMode::Existing) {
         Ok(Prepared::Ready(r)) => r,
         Ok(Prepared::Absent) => {
             // No actor: the entry is left over from a delete.
-            let _ = shared.alarms.remove(&key);
+            let _ = host.alarms.remove(&key);
             let _ = ran.send(false);
             return;
         }
@@ -245,7 +246,7 @@ fn run_alarm(
             return;
         }
     };
-    let now = shared.clock.now_ms();
+    let now = host.clock.now_ms();
     let data = res.store.data_mut();
     data.reload_alarm();
     match data.alarm {
@@ -258,10 +259,10 @@ fn run_alarm(
                 return;
             }
             data.alarm = None;
-            let _ = shared.alarms.remove(&key);
-            shared.metrics.inc(EVENTS_TOTAL, "alarm");
-            let outcome = run_event(shared, res, EventKind::Alarm { ran }, chain);
-            finish(shared, slot, resident, outcome, "alarm");
+            let _ = host.alarms.remove(&key);
+            host.metrics.inc(EVENTS_TOTAL, "alarm");
+            let outcome = run_event(host, res, EventKind::Alarm { ran }, chain);
+            finish(host, slot, resident, outcome, "alarm");
         }
         Some(_) => {
             // The index was early; reload_alarm pointed it at the real time.
@@ -269,7 +270,7 @@ fn run_alarm(
         }
         None => {
             // An entry left for an actor with no alarm wakes nothing.
-            let _ = shared.alarms.remove(&key);
+            let _ = host.alarms.remove(&key);
             let _ = ran.send(false);
         }
     }
@@ -278,25 +279,25 @@ fn run_alarm(
 /// Opens the actor through the storage (finishing an unfinished delete,
 /// creating it only for [`OpenMode::Create`]) and makes the store.
 fn prepare<'a>(
-    shared: &Arc<Shared>,
-    slot: &Arc<Slot>,
+    host: &Arc<Host>,
+    slot: &Arc<Mailbox>,
     resident: &'a mut Option<Resident>,
     mode: OpenMode,
 ) -> Result<Prepared<'a>, EventError> {
     let key = &slot.key;
     if resident.is_none() {
-        let actor = match shared.storage.open(key, mode)? {
+        let actor = match host.storage.open(key, mode)? {
             Opened::Here(actor) => actor,
             Opened::Absent => return Ok(Prepared::Absent),
             Opened::Elsewhere(node) => {
-                return shared
+                return host
                     .node_mailboxes(&node)
                     .map(Prepared::Elsewhere)
                     .ok_or_else(|| StorageError::HolderUnreachable { key: key.clone(), node }.into());
             }
         };
-        let data = HostState::new(shared.clone(), key.clone(), actor);
-        let mut store = Store::new(&shared.engine, data);
+        let data = HostState::new(host.handles_for_imports(), key.clone(), actor);
+        let mut store = Store::new(&host.engine, data);
         store.limiter(|s| &mut s.limits);
         store.epoch_deadline_trap();
         store.data_mut().reload_alarm();
@@ -331,26 +332,26 @@ struct Outcome {
 }
 
 /// Starts the clock of a guest call: wasm is interrupted by the epoch, SQL by the database's progress handler.
-fn set_deadline(shared: &Shared, store: &mut Store<HostState>) {
-    store.set_epoch_deadline(deadline_ticks(shared));
-    let deadline = std::time::Instant::now() + shared.config.event_timeout;
+fn set_deadline(host: &Host, store: &mut Store<HostState>) {
+    store.set_epoch_deadline(deadline_ticks(host));
+    let deadline = std::time::Instant::now() + host.config.event_timeout;
     store.data_mut().ev.deadline = Some(deadline);
     if let Some(db) = store.data().actor.open_db() {
         db.set_deadline(Some(deadline));
     }
 }
 
-fn deadline_ticks(shared: &Shared) -> u64 {
-    (shared.config.event_timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
+fn deadline_ticks(host: &Host) -> u64 {
+    (host.config.event_timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
 }
 
-fn describe_trap(shared: &Shared, store: &Store<HostState>, e: &wasmtime::Error) -> String {
+fn describe_trap(host: &Host, store: &Store<HostState>, e: &wasmtime::Error) -> String {
     let timed_out = e.downcast_ref::<wasmtime::Trap>() == Some(&wasmtime::Trap::Interrupt);
     let mut msg = if timed_out {
         format!(
             "the event ran longer than its limit of {:?} and was interrupted \
              (an endless loop, slow SQL, or a call that did not come back in time?)",
-            shared.config.event_timeout
+            host.config.event_timeout
         )
     } else {
         format!("the event trapped: {e:#}")
@@ -363,7 +364,7 @@ fn describe_trap(shared: &Shared, store: &Store<HostState>, e: &wasmtime::Error)
     msg
 }
 
-fn run_event(shared: &Arc<Shared>, res: &mut Resident, kind: EventKind, chain: Vec<ActorKey>) -> Outcome {
+fn run_event(host: &Arc<Host>, res: &mut Resident, kind: EventKind, chain: Vec<ActorKey>) -> Outcome {
     let key = res.store.data().key.clone();
     let data = res.store.data_mut();
     data.stderr_mark = data.stderr.contents().len();
@@ -373,11 +374,11 @@ fn run_event(shared: &Arc<Shared>, res: &mut Resident, kind: EventKind, chain: V
     };
     // Instantiate on first use.
     if res.instance.is_none() {
-        let class = match shared.class(&key) {
+        let class = match host.class(&key) {
             Ok(c) => c,
             Err(e) => return fail_kind(kind, EventError::NotLoaded(e.to_string())),
         };
-        set_deadline(shared, &mut res.store);
+        set_deadline(host, &mut res.store);
         match class.pre.instantiate(&mut res.store) {
             Ok(i) => res.instance = Some(i),
             Err(e) => {
@@ -399,11 +400,11 @@ fn run_event(shared: &Arc<Shared>, res: &mut Resident, kind: EventKind, chain: V
     match initialized {
         Err(e) => return fail_kind(kind, StorageError::from(e).into()),
         Ok(false) => {
-            set_deadline(shared, &mut res.store);
+            set_deadline(host, &mut res.store);
             if let Err(e) = events.call_on_init(&mut res.store) {
                 let why = format!(
                     "on-init failed, so the event did not run: {}",
-                    describe_trap(shared, &res.store, &e)
+                    describe_trap(host, &res.store, &e)
                 );
                 return fail_kind(kind, EventError::Guest(why));
             }
@@ -425,7 +426,7 @@ fn run_event(shared: &Arc<Shared>, res: &mut Resident, kind: EventKind, chain: V
         Ok(true) => {}
     }
 
-    set_deadline(shared, &mut res.store);
+    set_deadline(host, &mut res.store);
     let result: Result<(), (wasmtime::Error, Option<AnswerFailure>)> = match kind {
         EventKind::Request { req, respond, .. } => {
             let slot: ResponseSlot = Arc::new(Mutex::new(Some(respond)));
@@ -508,7 +509,7 @@ fn run_event(shared: &Arc<Shared>, res: &mut Resident, kind: EventKind, chain: V
     match result {
         Ok(()) => Outcome { trapped: None },
         Err((e, answer)) => {
-            let why = describe_trap(shared, &res.store, &e);
+            let why = describe_trap(host, &res.store, &e);
             if let Some(answer) = answer {
                 answer(why.clone());
             }
@@ -578,11 +579,11 @@ enum EventEnd {
 }
 
 /// The end of an event: traps, transactions left open, then [`EventEnd`].
-fn finish(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident>, outcome: Outcome, label: &str) {
+fn finish(host: &Arc<Host>, slot: &Arc<Mailbox>, resident: &mut Option<Resident>, outcome: Outcome, label: &str) {
     let Some(res) = resident.as_mut() else { return };
     let key = slot.key.clone();
     if let Some(why) = &outcome.trapped {
-        shared.metrics.inc(EVENT_FAILURES_TOTAL, label);
+        host.metrics.inc(EVENT_FAILURES_TOTAL, label);
         tracing::warn!(actor = %key, "{why}");
     }
     let data = res.store.data_mut();
@@ -594,8 +595,8 @@ fn finish(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
         }
         data.reload_alarm();
     }
-    let cut_off = label == "request" && shared.cluster.is_some() && shared.faults.take(FaultKind::CutOffAfterAnswer);
-    if cut_off && let Some(c) = &shared.cluster {
+    let cut_off = label == "request" && host.cluster.is_some() && host.faults.take(FaultKind::CutOffAfterAnswer);
+    if cut_off && let Some(c) = &host.cluster {
         // The node answered and is cut off now: nothing it does from here counts.
         tracing::warn!(node = %c.node, "cut off after answering (injected fault)");
         c.cluster.cut_off(&c.node);
@@ -612,7 +613,7 @@ fn finish(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
     match end {
         EventEnd::GivenUp => give_up(resident),
         EventEnd::Deleted(how) => {
-            let _ = delete_actor(shared, slot, resident, how);
+            let _ = delete_actor(host, slot, resident, how);
         }
         EventEnd::Kept | EventEnd::KeptFreshInstance => {
             if let Err(e) = data.actor.end_event() {
@@ -636,50 +637,50 @@ fn finish(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
 /// deleted", their close events run, then the job again; otherwise the reset
 /// with the deletion and replay markers, and `.done` once it is acknowledged.
 fn operator_delete(
-    shared: &Arc<Shared>,
-    slot: &Arc<Slot>,
+    host: &Arc<Host>,
+    slot: &Arc<Mailbox>,
     resident: &mut Option<Resident>,
     req: crate::operator::DeleteRequest,
 ) {
     use crate::operator::Outcome;
     let key = slot.key.clone();
-    if shared.cluster.is_none() {
+    if host.cluster.is_none() {
         return;
     }
-    let r = match prepare(shared, slot, resident, OpenMode::Existing) {
+    let r = match prepare(host, slot, resident, OpenMode::Existing) {
         Ok(Prepared::Ready(r)) => r,
-        Ok(Prepared::Absent) => return finish_request(shared, &req, Outcome::Absent),
+        Ok(Prepared::Absent) => return finish_request(host, &req, Outcome::Absent),
         Ok(Prepared::Elsewhere(node)) => {
-            shared.operator_released(&req);
+            host.operator_released(&req);
             return node.deliver(&key, Job::new(EventKind::OperatorDelete { req }, Vec::new()));
         }
         Err(e) => {
             // The request stays for a later pass.
             tracing::warn!(actor = %key, "operator delete {}: {e}", req.id);
-            return shared.operator_released(&req);
+            return host.operator_released(&req);
         }
     };
     let data = r.store.data_mut();
     if data.actor.operator_marker().is_some_and(|m| req.carried_out_by(m)) {
         // Carried out before (its key could not be deleted, or it was listed
         // twice). The hold restored and fenced the history: report it done.
-        return finish_request(shared, &req, Outcome::Done);
+        return finish_request(host, &req, Outcome::Done);
     }
-    let open = shared.sockets_of(&key);
+    let open = host.sockets_of(&key);
     if !open.is_empty() {
         // Only now that the delete will run: close them; their close events run
         // before the job, queued again behind them.
         for id in open {
-            let _ = shared.socket_close_by_actor(&key, id, 1000, "actor deleted".into());
+            let _ = host.socket_close_by_actor(&key, id, 1000, "actor deleted".into());
         }
-        return shared.enqueue(&key, Job::new(EventKind::OperatorDelete { req }, Vec::new()));
+        return host.enqueue(&key, Job::new(EventKind::OperatorDelete { req }, Vec::new()));
     }
     data.actor.set_operator_marker(req.marker());
-    match delete_actor(shared, slot, resident, DeleteHow::Operator) {
-        Ok(()) => finish_request(shared, &req, Outcome::Done),
+    match delete_actor(host, slot, resident, DeleteHow::Operator) {
+        Ok(()) => finish_request(host, &req, Outcome::Done),
         Err(e) => {
             tracing::warn!(actor = %key, "operator delete {} was not recorded ({e}); the request stays", req.id);
-            shared.operator_released(&req);
+            host.operator_released(&req);
         }
     }
 }
@@ -688,10 +689,10 @@ fn operator_delete(
 /// version the listing showed (a wake since makes the acquire lose), and it
 /// has no pending alarm (its own database says) and no open socket. True if
 /// it was deleted.
-fn expire(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident>, etag: crate::bucket::ETag) -> bool {
+fn expire(host: &Arc<Host>, slot: &Arc<Mailbox>, resident: &mut Option<Resident>, etag: crate::bucket::ETag) -> bool {
     let key = slot.key.clone();
-    let busy = match prepare(shared, slot, resident, OpenMode::Unchanged(etag)) {
-        Ok(Prepared::Ready(r)) => r.store.data().alarm.is_some() || !shared.sockets_of(&key).is_empty(),
+    let busy = match prepare(host, slot, resident, OpenMode::Unchanged(etag)) {
+        Ok(Prepared::Ready(r)) => r.store.data().alarm.is_some() || !host.sockets_of(&key).is_empty(),
         Ok(Prepared::Absent | Prepared::Elsewhere(_)) => return false,
         Err(e) => {
             tracing::warn!(actor = %key, "idle expiry: {e}");
@@ -703,7 +704,7 @@ fn expire(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
         hibernate(resident);
         return false;
     }
-    match delete_actor(shared, slot, resident, DeleteHow::Expired) {
+    match delete_actor(host, slot, resident, DeleteHow::Expired) {
         Ok(()) => true,
         Err(e) => {
             tracing::warn!(actor = %key, "idle expiry was not recorded ({e}); the data stays");
@@ -723,8 +724,8 @@ fn expire(shared: &Arc<Shared>, slot: &Arc<Slot>, resident: &mut Option<Resident
 /// # Errors
 /// The delete was not recorded; the data stays.
 fn delete_actor(
-    shared: &Arc<Shared>,
-    slot: &Arc<Slot>,
+    host: &Arc<Host>,
+    slot: &Arc<Mailbox>,
     resident: &mut Option<Resident>,
     how: DeleteHow,
 ) -> Result<(), String> {
@@ -732,19 +733,19 @@ fn delete_actor(
     let Some(r) = resident.as_mut() else {
         return Err("host bug: no resident".into());
     };
-    let now = shared.clock.now_ms();
+    let now = host.clock.now_ms();
     let actor = &mut r.store.data_mut().actor;
     let mut files_removed = true;
     if !actor.deleted_in_event() {
         match actor.reset(how, now) {
-            Ok(()) => shared.metrics.inc(DELETES_TOTAL, how.label()),
+            Ok(()) => host.metrics.inc(DELETES_TOTAL, how.label()),
             Err(e) if e.delete_still_happens() => {
-                shared.metrics.inc(DELETE_FAILURES_TOTAL, how.label());
+                host.metrics.inc(DELETE_FAILURES_TOTAL, how.label());
                 tracing::error!(actor = %key, "{e}");
                 files_removed = false;
             }
             Err(e) => {
-                shared.metrics.inc(DELETE_FAILURES_TOTAL, how.label());
+                host.metrics.inc(DELETE_FAILURES_TOTAL, how.label());
                 tracing::warn!(actor = %key, "the delete ({}) was not recorded ({e}); the data stays", how.label());
                 give_up(resident);
                 return Err(e.to_string());
@@ -760,9 +761,9 @@ fn delete_actor(
     }
     // From here, socket events queued for the deleted actor run no guest code.
     slot.lock().generation += 1;
-    shared.close_sockets_of_deleted(&key);
+    host.close_sockets_of_deleted(&key);
     if files_removed {
-        let _ = shared.alarms.remove(&key);
+        let _ = host.alarms.remove(&key);
     }
     slot.lock().status = ActorStatus::Deleted;
     Ok(())
@@ -771,8 +772,8 @@ fn delete_actor(
 /// Writes a request's outcome beside it, then deletes the request. If the
 /// outcome cannot be written the request stays for the next pass (its replay
 /// marker makes that pass report it done).
-fn finish_request(shared: &Arc<Shared>, req: &crate::operator::DeleteRequest, outcome: crate::operator::Outcome) {
-    if let Some(c) = &shared.cluster {
+fn finish_request(host: &Arc<Host>, req: &crate::operator::DeleteRequest, outcome: crate::operator::Outcome) {
+    if let Some(c) = &host.cluster {
         let bucket = &c.bucket;
         match bucket.put(&req.outcome_key(outcome), b"", &crate::bucket::PutCondition::None) {
             Ok(_) => {
@@ -783,5 +784,5 @@ fn finish_request(shared: &Arc<Shared>, req: &crate::operator::DeleteRequest, ou
             Err(e) => tracing::warn!("operator delete {}: the outcome could not be written ({e})", req.id),
         }
     }
-    shared.operator_released(req);
+    host.operator_released(req);
 }

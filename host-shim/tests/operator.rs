@@ -216,7 +216,7 @@ fn idle_actors_expire_but_never_one_with_an_alarm_or_one_in_use() {
     n.n1.advance_clock(2 * HOUR_MS).expect("virtual clock");
     assert_eq!(
         n.n2.run_expiry_pass(),
-        wasmkeep_shim::runtime::ExpiryPass::default(),
+        wasmkeep_shim::ExpiryPass::default(),
         "only the collecting node (the lowest live id) runs the pass"
     );
     let pass = n.n1.run_expiry_pass();

@@ -4,7 +4,7 @@ mod common;
 
 use std::time::Duration;
 use wasmkeep_shim::component_cache::CacheOutcome;
-use wasmkeep_shim::{Access, ActorKey, ActorStatus, ClassSpec, HttpRequest, Runtime, RuntimeConfig, ShimError};
+use wasmkeep_shim::{Access, ActorKey, ActorStatus, ClassSpec, HttpRequest, Runtime, RuntimeConfig, RuntimeError};
 
 fn runtime(idle: Duration) -> (tempfile::TempDir, Runtime) {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -90,7 +90,7 @@ fn access_existing_refuses_new_actors_from_outside() {
     let (_d, rt) = runtime(Duration::from_secs(30));
     let k = ActorKey::new("t/app", "known", "x");
     match rt.request(&k, HttpRequest::new("GET", "/", "")) {
-        Err(ShimError::NoSuchActor(_)) => {}
+        Err(RuntimeError::NoSuchActor(_)) => {}
         other => panic!("expected NoSuchActor for an existing-only class, got {other:?}"),
     }
     rt.call(&k, b"ignored".to_vec())
@@ -102,7 +102,7 @@ fn access_existing_refuses_new_actors_from_outside() {
         .expect("now it exists");
     assert_eq!(r.status, 200, "requests reach it once it exists");
     match rt.request(&ActorKey::new("t/app", "nope", "x"), HttpRequest::new("GET", "/", "")) {
-        Err(e @ ShimError::NoSuchClass { .. }) => {
+        Err(e @ RuntimeError::NoSuchClass { .. }) => {
             assert!(e.to_string().contains("counter"), "names known classes: {e}")
         }
         other => panic!("expected NoSuchClass, got {other:?}"),

@@ -1,17 +1,21 @@
-//! What an actor's imports do: the per-instance state and the `Host` traits.
+//! What an actor's imports do: the per-instance state and the `Host` traits
+//! of the bindings. It reaches the node only through [`NodeServices`].
 
 use crate::actor_db::{ActorDb, META_ALARM};
 use crate::address::ActorKey;
+use crate::alarm_index::AlarmIndex;
 use crate::bindings::{alarms, calls, context, http, sockets, storage, types};
+use crate::clock::Clock;
 use crate::deletion::{DeleteHow, parse_deletion_record};
 use crate::http_types::{HttpResponse, SocketMessage};
+use crate::job::CallFailure;
+use crate::metrics::Metrics;
 use crate::metrics::{DELETE_FAILURES_TOTAL, DELETES_TOTAL};
-use crate::runtime::Shared;
+use crate::outparam::Outparam;
 use crate::sql_types::{QueryResult, SqlError, SqlValue, refusals};
 use crate::storage::OpenActor;
 use crate::storage::open_actor::Durability;
 use std::sync::Arc;
-use tokio::sync::oneshot;
 use wasmtime::StoreLimits;
 use wasmtime::component::{Resource, ResourceTable};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
@@ -20,15 +24,49 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 /// How much guest stdout/stderr one instance keeps (for error reports).
 const OUTPUT_BUFFER: usize = 64 << 10;
 
-/// The response outparam handed to `on-request`: sends the answer when set.
-#[derive(Debug)]
-pub struct Outparam {
-    /// Shared with the event runner, which answers 500 if the event ends with it unset.
-    pub(crate) tx: ResponseSlot,
+/// What an actor's imports need from its node beyond storage, clock, alarm
+/// index and counters: the narrow handle that keeps the imports from
+/// reaching into the node that runs them.
+pub(crate) trait NodeServices: Send + Sync {
+    /// An alarm was set: the alarm timer looks again.
+    fn alarm_set(&self);
+    /// Keeps a line the actor logged.
+    fn log(&self, key: &ActorKey, level: &'static str, message: &str);
+    /// Sends to one of the actor's sockets.
+    ///
+    /// # Errors
+    /// The socket is not the actor's, or not open.
+    fn socket_send(&self, key: &ActorKey, id: u64, msg: SocketMessage) -> Result<(), ()>;
+    /// Closes one of the actor's sockets; its close event comes after this event.
+    ///
+    /// # Errors
+    /// The socket is not the actor's, or not open.
+    fn socket_close(&self, key: &ActorKey, id: u64, code: u16, reason: String) -> Result<(), ()>;
+    /// The actor's open sockets.
+    fn sockets_of(&self, key: &ActorKey) -> Vec<u64>;
+    /// Calls another actor of the app and waits up to `limit`.
+    ///
+    /// # Errors
+    /// As the WIT's `call-error`.
+    fn call(
+        &self,
+        target: &ActorKey,
+        caller: Option<ActorKey>,
+        payload: Vec<u8>,
+        chain: Vec<ActorKey>,
+        limit: std::time::Duration,
+    ) -> Result<Vec<u8>, CallFailure>;
 }
 
-/// Where an event's HTTP answer goes; taken by whoever answers first.
-pub(crate) type ResponseSlot = Arc<std::sync::Mutex<Option<oneshot::Sender<HttpResponse>>>>;
+/// What a new actor's imports are given by its node.
+pub(crate) struct NodeHandles {
+    pub(crate) services: Arc<dyn NodeServices>,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) alarms: Arc<dyn AlarmIndex>,
+    pub(crate) metrics: Arc<Metrics>,
+    pub(crate) event_timeout: std::time::Duration,
+    pub(crate) memory_limit_bytes: usize,
+}
 
 /// What the current event has asked for.
 #[derive(Debug, Default)]
@@ -44,7 +82,13 @@ pub(crate) struct EventState {
 
 /// The data of one actor's store.
 pub struct HostState {
-    pub(crate) shared: Arc<Shared>,
+    /// The node, through the narrow handle the imports need.
+    pub(crate) node: Arc<dyn NodeServices>,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) alarms: Arc<dyn AlarmIndex>,
+    pub(crate) metrics: Arc<Metrics>,
+    /// How long one event may run (a call waits no longer).
+    pub(crate) event_timeout: std::time::Duration,
     pub(crate) key: ActorKey,
     /// The actor's storage: its database and what makes it durable.
     pub(crate) actor: Box<OpenActor>,
@@ -69,20 +113,24 @@ impl WasiView for HostState {
 }
 
 impl HostState {
-    pub(crate) fn new(shared: Arc<Shared>, key: ActorKey, actor: Box<OpenActor>) -> Self {
+    pub(crate) fn new(node: NodeHandles, key: ActorKey, actor: Box<OpenActor>) -> Self {
         let stderr = MemoryOutputPipe::new(OUTPUT_BUFFER);
         let wasi = wasmtime_wasi::WasiCtxBuilder::new()
             .stderr(stderr.clone())
             .stdout(stderr.clone())
             .build();
         let limits = wasmtime::StoreLimitsBuilder::new()
-            .memory_size(shared.config.memory_limit_bytes)
+            .memory_size(node.memory_limit_bytes)
             .instances(16)
             .tables(64)
             .memories(16)
             .build();
         Self {
-            shared,
+            node: node.services,
+            clock: node.clock,
+            alarms: node.alarms,
+            metrics: node.metrics,
+            event_timeout: node.event_timeout,
             key,
             actor,
             alarm: None,
@@ -116,7 +164,7 @@ impl HostState {
             self.alarm = db.meta_get(META_ALARM).ok().flatten().and_then(|v| v.parse().ok());
             if let Some(at) = self.alarm {
                 // An entry for an alarm cleared meanwhile is harmless: it wakes nothing.
-                if let Err(e) = self.shared.alarms.set(&self.key, at) {
+                if let Err(e) = self.alarms.set(&self.key, at) {
                     tracing::error!(actor = %self.key, "alarm index: {e}");
                 }
             }
@@ -153,14 +201,14 @@ impl HostState {
         let how = DeleteHow::SelfDurable;
         // Whatever happens now, the end of the event finishes the delete.
         self.ev.requested_delete = Some(how);
-        match self.actor.reset(how, self.shared.clock.now_ms()) {
+        match self.actor.reset(how, self.clock.now_ms()) {
             Ok(()) => {
                 self.alarm = None;
-                self.shared.metrics.inc(DELETES_TOTAL, how.label());
+                self.metrics.inc(DELETES_TOTAL, how.label());
                 Ok(())
             }
             Err(e) => {
-                self.shared.metrics.inc(DELETE_FAILURES_TOTAL, how.label());
+                self.metrics.inc(DELETE_FAILURES_TOTAL, how.label());
                 Err(SqlError::Internal(if e.delete_still_happens() {
                     format!(
                         "{e}; the delete is not known to be durable. Storage stays closed for this event; \
@@ -287,10 +335,10 @@ impl alarms::Host for HostState {
             match db.meta_set(META_ALARM, Some(&at.to_string())) {
                 Ok(()) => {
                     self.alarm = Some(at);
-                    if let Err(e) = self.shared.alarms.set(&self.key, at) {
+                    if let Err(e) = self.alarms.set(&self.key, at) {
                         tracing::error!(actor = %self.key, "alarm index: {e}");
                     }
-                    self.shared.wake_timer();
+                    self.node.alarm_set();
                 }
                 Err(e) => tracing::error!(actor = %self.key, "set-alarm: {e}"),
             }
@@ -323,7 +371,7 @@ impl context::Host for HostState {
     }
 
     fn now(&mut self) -> R<u64> {
-        Ok(self.shared.clock.now_ms())
+        Ok(self.clock.now_ms())
     }
 
     fn previous_deletion(&mut self) -> R<Option<context::Deletion>> {
@@ -357,7 +405,7 @@ impl context::Host for HostState {
             context::LogLevel::Warn => tracing::warn!(target: "actor", %actor, "{message}"),
             context::LogLevel::Error => tracing::error!(target: "actor", %actor, "{message}"),
         }
-        self.shared.record_log(&self.key, level_name(level), &message);
+        self.node.log(&self.key, level_name(level), &message);
         Ok(())
     }
 }
@@ -378,20 +426,20 @@ impl sockets::Host for HostState {
             types::Message::Binary(b) => SocketMessage::Binary(b),
         };
         Ok(self
-            .shared
+            .node
             .socket_send(&self.key, socket, msg)
             .map_err(|()| sockets::SocketError::NotOpen))
     }
 
     fn close(&mut self, socket: u64, code: u16, reason: String) -> R<Result<(), sockets::SocketError>> {
         Ok(self
-            .shared
-            .socket_close_by_actor(&self.key, socket, code, reason)
+            .node
+            .socket_close(&self.key, socket, code, reason)
             .map_err(|()| sockets::SocketError::NotOpen))
     }
 
     fn open_sockets(&mut self) -> R<Vec<u64>> {
-        Ok(self.shared.sockets_of(&self.key))
+        Ok(self.node.sockets_of(&self.key))
     }
 }
 
@@ -400,16 +448,16 @@ impl calls::Host for HostState {
         let mut chain = self.ev.chain.clone();
         chain.push(self.key.clone());
         let target = ActorKey::new(self.key.app.clone(), target.class, target.name);
-        let wait = self.ev.deadline.map_or(self.shared.config.event_timeout, |d| {
+        let wait = self.ev.deadline.map_or(self.event_timeout, |d| {
             d.saturating_duration_since(std::time::Instant::now())
         });
         Ok(self
-            .shared
-            .call_blocking(&target, Some(self.key.clone()), payload, chain, wait)
+            .node
+            .call(&target, Some(self.key.clone()), payload, chain, wait)
             .map_err(|e| match e {
-                crate::job::CallFailure::Refused(m) => calls::CallError::Refused(m),
-                crate::job::CallFailure::Rejected(m) => calls::CallError::Rejected(m),
-                crate::job::CallFailure::Failed(m) => calls::CallError::Failed(m),
+                CallFailure::Refused(m) => calls::CallError::Refused(m),
+                CallFailure::Rejected(m) => calls::CallError::Rejected(m),
+                CallFailure::Failed(m) => calls::CallError::Failed(m),
             }))
     }
 }

@@ -1,0 +1,50 @@
+//! How a runtime is set up.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How the runtime is set up.
+#[derive(Debug, Clone)]
+pub struct RuntimeConfig {
+    /// Where actors' databases and the host's own files go.
+    pub data_dir: PathBuf,
+    /// Where compiled components are cached (host between data dirs).
+    pub cache_dir: PathBuf,
+    /// Use a virtual clock that only tests move (alarms then run when told).
+    pub virtual_clock: bool,
+    /// Keep the alarm index in memory instead of `<data-dir>/host/alarms.db`.
+    pub memory_alarm_index: bool,
+    /// How long one event may run before it is interrupted.
+    pub event_timeout: Duration,
+    /// Linear memory an actor instance may grow to.
+    pub memory_limit_bytes: usize,
+    /// How long an actor stays resident with no event before it hibernates.
+    pub idle_timeout: Duration,
+}
+
+impl RuntimeConfig {
+    /// Defaults for a data directory: real clock, 5 s events, 256 MiB memory,
+    /// 30 s idle, cache in `$WASMKEEP_CACHE_DIR` or `<data-dir>/cache`.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Self {
+        let data_dir = data_dir.into();
+        let cache_dir = std::env::var_os("WASMKEEP_CACHE_DIR").map_or_else(|| data_dir.join("cache"), PathBuf::from);
+        Self {
+            data_dir,
+            cache_dir,
+            virtual_clock: false,
+            memory_alarm_index: false,
+            event_timeout: Duration::from_secs(5),
+            memory_limit_bytes: 256 << 20,
+            idle_timeout: Duration::from_secs(30),
+        }
+    }
+
+    /// For tests: virtual clock, in-memory alarm index.
+    pub fn for_tests(data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            virtual_clock: true,
+            memory_alarm_index: true,
+            ..Self::new(data_dir)
+        }
+    }
+}

@@ -1,0 +1,437 @@
+//! One node's host: its apps, its actors' mailboxes, its storage, clock and
+//! alarm index, and the operations every actor's worker and imports use.
+//! Used by the runtime (the public API) and every worker.
+
+use crate::address::ActorKey;
+use crate::alarm_index::AlarmIndex;
+use crate::bindings::ActorPre;
+use crate::clock::Clock;
+use crate::component_cache::ComponentCache;
+use crate::config::RuntimeConfig;
+use crate::error::RuntimeError;
+use crate::faults::Faults;
+use crate::http_types::{Outbound, SocketMessage};
+use crate::imports::{HostState, NodeHandles, NodeServices};
+use crate::job::{self, CallFailure, EventKind, Job};
+use crate::manifest::Access;
+use crate::metrics::Metrics;
+use crate::sockets::SocketTable;
+use crate::storage::ActorStorage;
+use serde::Serialize;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock, mpsc};
+use std::time::Duration;
+use wasmtime::Engine;
+use wasmtime::component::Linker;
+
+/// How a node starts an actor's worker: the runtime passes the worker loop in,
+/// so that this module does not depend on the worker that depends on it.
+pub(crate) type SpawnWorker = fn(&Arc<Host>, &Arc<Mailbox>, &mpsc::Receiver<Job>);
+
+/// A class of a loaded app.
+pub(crate) struct Class {
+    pub(crate) pre: ActorPre<HostState>,
+    pub(crate) access: Access,
+}
+
+/// A loaded app.
+pub(crate) struct App {
+    pub(crate) classes: HashMap<String, Arc<Class>>,
+}
+
+/// Where an actor stands, as the admin API shows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ActorStatus {
+    /// In memory, with its database open.
+    Resident,
+    /// Only its files: the next event wakes it.
+    Hibernated,
+    /// Deleted by its last event; the next event creates a new, empty actor.
+    Deleted,
+}
+
+/// An actor and its state, for listings.
+#[derive(Debug, Clone, Serialize)]
+pub struct ActorInfo {
+    /// The actor.
+    #[serde(flatten)]
+    pub key: ActorKey,
+    /// Its state.
+    pub status: ActorStatus,
+    /// Its pending alarm, per the host's index (ms).
+    pub alarm: Option<u64>,
+}
+
+pub(crate) struct MailboxState {
+    pub(crate) sender: Option<mpsc::Sender<Job>>,
+    pub(crate) status: ActorStatus,
+    /// Moves on at each delete: socket events queued before it are dropped.
+    pub(crate) generation: u64,
+}
+
+/// One actor's mailbox and status.
+pub(crate) struct Mailbox {
+    pub(crate) key: ActorKey,
+    pub(crate) inner: Mutex<MailboxState>,
+}
+
+impl Mailbox {
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, MailboxState> {
+        self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// A log line an actor wrote.
+#[derive(Debug, Clone, Serialize)]
+pub struct LogLine {
+    /// When, on the host's clock (ms since the epoch; virtual under tests).
+    pub at: u64,
+    /// The actor.
+    pub actor: String,
+    /// debug, info, warn, error.
+    pub level: &'static str,
+    /// The text.
+    pub message: String,
+}
+
+/// One node's host: what the runtime and every actor's worker share.
+pub struct Host {
+    /// This node itself, for the cluster directory's mailbox deliveries.
+    pub(crate) me: std::sync::Weak<Host>,
+    /// The worker loop (see [`SpawnWorker`]).
+    pub(crate) spawn_worker: SpawnWorker,
+    pub(crate) engine: Engine,
+    pub(crate) linker: Linker<HostState>,
+    pub(crate) config: RuntimeConfig,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) faults: Arc<Faults>,
+    pub(crate) metrics: Arc<Metrics>,
+    /// Where actors' durable state lives: one node's files or a cluster's bucket.
+    pub(crate) storage: Arc<dyn ActorStorage>,
+    pub(crate) alarms: Arc<dyn AlarmIndex>,
+    pub(crate) apps: RwLock<HashMap<String, Arc<App>>>,
+    pub(crate) actors: Mutex<HashMap<ActorKey, Arc<Mailbox>>>,
+    pub(crate) sockets: Arc<SocketTable>,
+    pub(crate) cache: ComponentCache,
+    pub(crate) timer_wake: Mutex<Option<mpsc::Sender<()>>>,
+    pub(crate) logs: Mutex<std::collections::VecDeque<LogLine>>,
+    /// Set in cluster mode: the cluster and this node's place in it.
+    pub(crate) cluster: Option<crate::cluster::ClusterNode>,
+    /// Operator delete requests queued here and not finished (bucket keys).
+    pub(crate) operator_in_flight: Mutex<std::collections::HashSet<String>>,
+    /// `expire-after-idle` by (app, class), in ms.
+    pub(crate) idle_limits: Mutex<HashMap<(String, String), u64>>,
+    /// Set once an ordered shutdown began: no new guest code runs.
+    pub(crate) stopping: std::sync::atomic::AtomicBool,
+    /// Apps this node stopped serving (their tombstone was seen).
+    pub(crate) stopped_apps: RwLock<std::collections::HashSet<String>>,
+    /// Whether `stopped_apps` has any entry: keeps the lock off every event's path.
+    pub(crate) any_app_stopped: std::sync::atomic::AtomicBool,
+    /// Bumped whenever something stops (the host or an app): waiters look again.
+    pub(crate) stop_gen: tokio::sync::watch::Sender<u64>,
+    /// Idle expiry: ownership record versions found changed or held, not tried
+    /// again at that version (long-resident actors would take every pass's budget).
+    pub(crate) expiry_skipped: Mutex<std::collections::HashSet<(String, crate::bucket::ETag)>>,
+}
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl crate::cluster::NodeMailboxes for Host {
+    fn deliver(&self, key: &ActorKey, job: Job) {
+        if let Some(me) = self.me.upgrade() {
+            me.enqueue(key, job);
+        }
+    }
+}
+
+impl Host {
+    /// The mailboxes of another live node of this node's cluster.
+    pub(crate) fn node_mailboxes(&self, node: &str) -> Option<Arc<dyn crate::cluster::NodeMailboxes>> {
+        self.cluster.as_ref().and_then(|c| c.cluster.node(node))
+    }
+
+    pub(crate) fn wake_timer(&self) {
+        if let Some(tx) = lock(&self.timer_wake).as_ref() {
+            let _ = tx.send(());
+        }
+    }
+
+    pub(crate) fn record_log(&self, key: &ActorKey, level: &'static str, message: &str) {
+        let mut logs = lock(&self.logs);
+        if logs.len() >= 1000 {
+            logs.pop_front();
+        }
+        logs.push_back(LogLine {
+            at: self.clock.now_ms(),
+            actor: key.to_string(),
+            level,
+            message: message.to_owned(),
+        });
+    }
+
+    pub(crate) fn class(&self, key: &ActorKey) -> Result<Arc<Class>, RuntimeError> {
+        let apps = self.apps.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let app = apps
+            .get(&key.app)
+            .ok_or_else(|| RuntimeError::NoSuchApp(key.app.clone()))?;
+        app.classes.get(&key.class).cloned().ok_or_else(|| {
+            let mut known: Vec<&str> = app.classes.keys().map(String::as_str).collect();
+            known.sort_unstable();
+            RuntimeError::NoSuchClass {
+                app: key.app.clone(),
+                class: key.class.clone(),
+                known: known.join(", "),
+            }
+        })
+    }
+
+    pub(crate) fn slot(&self, key: &ActorKey) -> Arc<Mailbox> {
+        lock(&self.actors)
+            .entry(key.clone())
+            .or_insert_with(|| {
+                Arc::new(Mailbox {
+                    key: key.clone(),
+                    inner: Mutex::new(MailboxState {
+                        sender: None,
+                        status: ActorStatus::Hibernated,
+                        generation: 0,
+                    }),
+                })
+            })
+            .clone()
+    }
+
+    /// Whether an ordered shutdown began.
+    pub(crate) fn is_stopping(&self) -> bool {
+        self.stopping.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Whether no guest code of `app` runs here any more (the host stopping,
+    /// or the app deleted).
+    pub(crate) fn halted(&self, app: &str) -> bool {
+        self.is_stopping()
+            || self.any_app_stopped.load(std::sync::atomic::Ordering::Acquire)
+                && self
+                    .stopped_apps
+                    .read()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .contains(app)
+    }
+
+    /// Puts a job in the actor's mailbox, waking a worker if it has none.
+    pub(crate) fn enqueue(self: &Arc<Self>, key: &ActorKey, job: Job) {
+        let slot = self.slot(key);
+        let mut inner = slot.lock();
+        let mut job = job;
+        job.generation = inner.generation;
+        let job = match &inner.sender {
+            Some(tx) => match tx.send(job) {
+                Ok(()) => return,
+                // The worker is gone (it panicked): start a new one with this job.
+                Err(mpsc::SendError(job)) => job,
+            },
+            None => job,
+        };
+        let (tx, rx) = mpsc::channel();
+        let _ = tx.send(job);
+        inner.sender = Some(tx);
+        let host = self.clone();
+        let slot2 = slot.clone();
+        let spawn = self.spawn_worker;
+        let spawned = std::thread::Builder::new()
+            .name(format!("actor {}", slot.key))
+            .spawn(move || spawn(&host, &slot2, &rx));
+        if let Err(e) = spawned {
+            tracing::error!("cannot start a worker thread: {e}");
+            inner.sender = None;
+        }
+    }
+
+    pub(crate) fn socket_send(&self, key: &ActorKey, id: u64, msg: SocketMessage) -> Result<(), ()> {
+        let sockets = lock(&self.sockets.map);
+        match sockets.get(&id) {
+            Some(s) if s.key == *key => s.out.send(Outbound::Message(msg)).map_err(|_| ()),
+            _ => Err(()),
+        }
+    }
+
+    /// An operator delete request is no longer queued here.
+    pub(crate) fn operator_released(&self, req: &crate::operator::DeleteRequest) {
+        lock(&self.operator_in_flight).remove(&req.object);
+    }
+
+    pub(crate) fn socket_close_by_actor(
+        self: &Arc<Self>,
+        key: &ActorKey,
+        id: u64,
+        code: u16,
+        reason: String,
+    ) -> Result<(), ()> {
+        let entry = {
+            let mut sockets = lock(&self.sockets.map);
+            match sockets.get(&id) {
+                Some(s) if s.key == *key => sockets.remove(&id),
+                _ => None,
+            }
+        };
+        let entry = entry.ok_or(())?;
+        let _ = entry.out.send(Outbound::Close {
+            code,
+            reason: reason.clone(),
+        });
+        // The actor's own close event comes after the current event.
+        self.enqueue(key, Job::new(EventKind::SocketClose { id, code, reason }, Vec::new()));
+        Ok(())
+    }
+
+    pub(crate) fn socket_belongs_to(&self, key: &ActorKey, id: u64) -> bool {
+        lock(&self.sockets.map).get(&id).is_some_and(|s| s.key == *key)
+    }
+
+    pub(crate) fn sockets_of(&self, key: &ActorKey) -> Vec<u64> {
+        let mut v: Vec<u64> = lock(&self.sockets.map)
+            .iter()
+            .filter(|(_, s)| s.key == *key)
+            .map(|(id, _)| *id)
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// Closes every socket of a deleted actor with 1000 "actor deleted"; no close events run.
+    pub(crate) fn close_sockets_of_deleted(&self, key: &ActorKey) {
+        self.close_sockets_where(|k| k == key, 1000, "actor deleted");
+    }
+
+    /// Closes (with `code`, `reason`) and forgets every socket whose actor
+    /// `which` picks; no close events run. Returns how many.
+    pub(crate) fn close_sockets_where(&self, which: impl Fn(&ActorKey) -> bool, code: u16, reason: &str) -> usize {
+        let mut sockets = lock(&self.sockets.map);
+        let ids: Vec<u64> = sockets
+            .iter()
+            .filter(|(_, s)| which(&s.key))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in &ids {
+            if let Some(s) = sockets.remove(id) {
+                let _ = s.out.send(Outbound::Close {
+                    code,
+                    reason: reason.into(),
+                });
+            }
+        }
+        ids.len()
+    }
+
+    pub(crate) fn call_blocking(
+        self: &Arc<Self>,
+        target: &ActorKey,
+        caller: Option<ActorKey>,
+        payload: Vec<u8>,
+        chain: Vec<ActorKey>,
+        limit: Duration,
+    ) -> Result<Vec<u8>, CallFailure> {
+        self.class(target).map_err(|e| CallFailure::Refused(e.to_string()))?;
+        if chain.contains(target) {
+            let path: Vec<String> = chain
+                .iter()
+                .chain(std::iter::once(target))
+                .map(ToString::to_string)
+                .collect();
+            return Err(CallFailure::Refused(format!(
+                "call cycle {}: the target is waiting on this call and would wait forever",
+                path.join(" → ")
+            )));
+        }
+        let (tx, rx) = mpsc::channel();
+        let job = Job::new(
+            EventKind::Call {
+                caller,
+                payload,
+                reply: tx,
+            },
+            chain,
+        );
+        let ticket = job.ticket.clone();
+        self.enqueue(target, job);
+        // Never wait longer than the caller's event may run: two actors calling
+        // each other at once would otherwise wait for each other forever. Look
+        // for a shutdown meanwhile: a call still queued is answered at once.
+        let until = std::time::Instant::now() + limit;
+        loop {
+            let step = until
+                .saturating_duration_since(std::time::Instant::now())
+                .min(Duration::from_millis(20));
+            match rx.recv_timeout(step) {
+                Ok(answer) => return answer,
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(CallFailure::Failed("the callee's event ended without an answer".into()));
+                }
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+            }
+            if self.halted(&target.app) && job::take_ticket(&ticket, job::ABANDONED) {
+                return Err(CallFailure::Failed(job::SHUTTING_DOWN.into()));
+            }
+            if std::time::Instant::now() >= until {
+                return Err(CallFailure::Failed(format!(
+                    "{target} did not answer within {limit:?} (busy, or waiting on a call back to this chain)"
+                )));
+            }
+        }
+    }
+}
+
+impl NodeServices for Host {
+    fn alarm_set(&self) {
+        self.wake_timer();
+    }
+
+    fn log(&self, key: &ActorKey, level: &'static str, message: &str) {
+        self.record_log(key, level, message);
+    }
+
+    fn socket_send(&self, key: &ActorKey, id: u64, msg: SocketMessage) -> Result<(), ()> {
+        Host::socket_send(self, key, id, msg)
+    }
+
+    fn socket_close(&self, key: &ActorKey, id: u64, code: u16, reason: String) -> Result<(), ()> {
+        let me = self.me.upgrade().ok_or(())?;
+        me.socket_close_by_actor(key, id, code, reason)
+    }
+
+    fn sockets_of(&self, key: &ActorKey) -> Vec<u64> {
+        Host::sockets_of(self, key)
+    }
+
+    fn call(
+        &self,
+        target: &ActorKey,
+        caller: Option<ActorKey>,
+        payload: Vec<u8>,
+        chain: Vec<ActorKey>,
+        limit: Duration,
+    ) -> Result<Vec<u8>, CallFailure> {
+        let me = self
+            .me
+            .upgrade()
+            .ok_or_else(|| CallFailure::Failed(job::SHUTTING_DOWN.into()))?;
+        me.call_blocking(target, caller, payload, chain, limit)
+    }
+}
+
+impl Host {
+    /// What a new actor's imports are given.
+    pub(crate) fn handles_for_imports(self: &Arc<Self>) -> NodeHandles {
+        NodeHandles {
+            services: self.clone(),
+            clock: self.clock.clone(),
+            alarms: self.alarms.clone(),
+            metrics: self.metrics.clone(),
+            event_timeout: self.config.event_timeout,
+            memory_limit_bytes: self.config.memory_limit_bytes,
+        }
+    }
+}

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, ensure};
 use rusqlite::Connection;
-use wasmkeep_shim::component_cache::CacheOutcome;
+use wasmkeep_shim::CacheOutcome;
 
 use crate::report::{Met, Report, Row, met, ratio, time};
 use crate::setup::{self, call, median};
@@ -22,7 +22,7 @@ const EXEC_WARMUP_ROUNDS: usize = 5;
 const EXEC_ROUNDS: usize = 21;
 /// The statement both sides run.
 const INSERT: &str = "INSERT INTO t(x) VALUES (?1)";
-/// The host's pragmas (host-shim's actor_db) and the bench guest's table.
+/// The host's pragmas (the host's actor_db) and the bench guest's table.
 const NATIVE_SETUP: &str = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;
      CREATE TABLE t(x INTEGER, pad BLOB);";
 
@@ -99,7 +99,7 @@ pub fn load(counter: &Path, report: &mut Report) -> Result<()> {
     const LOADS: usize = 21;
     let (rt, _dir) = setup::runtime("counter", counter)?; // compiles and stores it
     let start = Instant::now();
-    let (_, first) = rt.load_component(counter)?;
+    let first = rt.load_component(counter)?;
     let first_took = start.elapsed();
     ensure!(
         first == CacheOutcome::Hit,
@@ -109,9 +109,8 @@ pub fn load(counter: &Path, report: &mut Report) -> Result<()> {
     let mut took = Vec::new();
     for _ in 0..LOADS {
         let start = Instant::now();
-        let (pre, outcome) = rt.load_component(counter)?;
+        let outcome = rt.load_component(counter)?;
         took.push(start.elapsed().as_secs_f64());
-        drop(pre);
         ensure!(outcome == CacheOutcome::Hit, "a load missed the cache");
     }
     let mut sorted = took.clone();

@@ -8,10 +8,10 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
-use wasmkeep_shim::bucket::LocalDirBucket;
-use wasmkeep_shim::clock::VirtualClock;
-use wasmkeep_shim::cluster::Cluster;
-use wasmkeep_shim::{
+use wasmkeep_host::Cluster;
+use wasmkeep_host::bucket::LocalDirBucket;
+use wasmkeep_host::clock::VirtualClock;
+use wasmkeep_host::{
     Access, ActorKey, ClassSpec, FaultKind, HttpRequest, Outbound, Runtime, RuntimeConfig, SocketHandle,
 };
 

@@ -4,7 +4,7 @@ use crate::error::guard;
 use crate::ffi_str::{arg, buffer, bytes, free_buffer, free_owned, owned};
 use crate::host::{WkhHost, actor_key};
 use std::ffi::c_char;
-use wasmkeep_shim::{CallFailure, HttpRequest, Outbound, SocketMessage};
+use wasmkeep_host::{CallFailure, HttpRequest, Outbound, SocketMessage};
 
 /// One header: a name and a value (NUL-terminated).
 #[repr(C)]

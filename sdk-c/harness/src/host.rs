@@ -7,7 +7,7 @@ use std::ffi::c_char;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
-use wasmkeep_shim::{Access, ActorKey, ClassSpec, Runtime, RuntimeConfig, SocketHandle};
+use wasmkeep_host::{Access, ActorKey, ClassSpec, Runtime, RuntimeConfig, SocketHandle};
 
 /// A host with its own data directory and a virtual clock (opaque). Made by
 /// `wkh_host_new`, freed by `wkh_host_free`.

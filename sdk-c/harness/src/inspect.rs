@@ -5,7 +5,7 @@ use crate::error::guard;
 use crate::ffi_str::{arg, buffer, free_buffer, free_owned, owned};
 use crate::host::{WkhHost, actor_key};
 use std::ffi::c_char;
-use wasmkeep_shim::{FaultKind, SqlValue};
+use wasmkeep_host::{FaultKind, SqlValue};
 
 /// The type of a value read from a table.
 #[repr(C)]

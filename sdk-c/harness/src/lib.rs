@@ -1,4 +1,4 @@
-//! The C SDK's test harness: a C ABI over the `wasmkeep_shim` library (the same
+//! The C SDK's test harness: a C ABI over the `wasmkeep_host` library (the same
 //! host the dev server, the conformance runner and the Node harness use).
 //!
 //! A C test program creates a host (`wkh_host_new`), adds an app whose classes

@@ -1,4 +1,4 @@
-//! The native half of `wasmkeep_actor.testing`: the `wasmkeep_shim` library
+//! The native half of `wasmkeep_actor.testing`: the `wasmkeep_host` library
 //! (the same host the dev server and the conformance runner use) exposed to
 //! Python through pyo3 as the module `wasmkeep_actor_harness`. The Python half
 //! (`sdk-python/wasmkeep_actor/testing.py`) wraps it in the documented API;
@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
-use wasmkeep_shim::{
+use wasmkeep_host::{
     Access, ActorKey, CallFailure, ClassSpec, FaultKind, HttpRequest, Outbound, Runtime, RuntimeConfig, SocketHandle,
     SocketMessage, SqlValue,
 };
@@ -343,6 +343,6 @@ impl NativeHost {
 fn harness_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeHost>()?;
     m.add("HostError", m.py().get_type::<HostError>())?;
-    m.add("HOST_VERSION", wasmkeep_shim::VERSION)?;
+    m.add("HOST_VERSION", wasmkeep_host::VERSION)?;
     Ok(())
 }

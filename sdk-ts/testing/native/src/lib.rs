@@ -1,4 +1,4 @@
-//! The native half of `@wasmkeep/actor/testing`: the `wasmkeep_shim` library
+//! The native half of `@wasmkeep/actor/testing`: the `wasmkeep_host` library
 //! (the same host the dev server and the conformance runner use) exposed to
 //! Node through napi-rs. The JavaScript half (`sdk-ts/testing/index.js`) wraps
 //! it in the documented API; this layer stays thin and synchronous.
@@ -14,7 +14,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::Duration;
-use wasmkeep_shim::{
+use wasmkeep_host::{
     Access, ActorKey, CallFailure, ClassSpec, FaultKind, HttpRequest, Outbound, Runtime, RuntimeConfig, SocketMessage,
     SqlValue,
 };
@@ -60,7 +60,7 @@ pub struct NativeResponse {
 pub struct NativeHost {
     rt: Option<Runtime>,
     temp: Option<tempfile::TempDir>,
-    sockets: Mutex<HashMap<u64, wasmkeep_shim::SocketHandle>>,
+    sockets: Mutex<HashMap<u64, wasmkeep_host::SocketHandle>>,
 }
 
 fn key(app: String, class: String, name: String) -> ActorKey {
@@ -384,5 +384,5 @@ fn socket_id(id: f64) -> napi::Result<u64> {
 /// The version of the host library the addon was built with.
 #[napi]
 pub fn host_version() -> String {
-    wasmkeep_shim::VERSION.to_owned()
+    wasmkeep_host::VERSION.to_owned()
 }

@@ -8,9 +8,9 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
+use wasmkeep_shim::Cluster;
 use wasmkeep_shim::bucket::{LocalDirBucket, ObjectStore, PutCondition};
 use wasmkeep_shim::clock::VirtualClock;
-use wasmkeep_shim::cluster::Cluster;
 use wasmkeep_shim::keys;
 use wasmkeep_shim::{ActorKey, HttpRequest, Runtime, RuntimeConfig};
 

@@ -226,11 +226,15 @@ pub fn deletion_status(store: &dyn StateStore, key: &ActorKey) -> crate::deletio
 }
 
 /// The contract every [`StateStore`] implementation must pass.
-#[cfg(test)]
-pub(crate) mod contract {
+#[cfg(any(test, feature = "contract-tests"))]
+pub mod contract {
     use super::*;
 
-    pub(crate) fn check(store: &dyn StateStore, faults: &Faults) {
+    /// Checks `store` against the contract; `faults` must be the faults it fails with.
+    ///
+    /// # Panics
+    /// Where the implementation breaks the contract.
+    pub fn check(store: &dyn StateStore, faults: &Faults) {
         let k = ActorKey::new("acme/shop", "cart", "u-1842");
         assert!(!store.exists(&k), "a new store holds no actor");
         store.prepare(&k).expect("prepare creates the directory");

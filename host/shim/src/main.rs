@@ -6,9 +6,9 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
+use wasmkeep_shim::Cluster;
 use wasmkeep_shim::bucket::LocalDirBucket;
 use wasmkeep_shim::clock::{Clock, SystemClock, VirtualClock};
-use wasmkeep_shim::cluster::Cluster;
 use wasmkeep_shim::{Manifest, Mode, Runtime, RuntimeConfig};
 
 #[derive(Parser)]
@@ -329,7 +329,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         if limit.is_empty() {
             limits.remove(class);
         } else {
-            let d = wasmkeep_shim::manifest::parse_idle_limit(limit)
+            let d = wasmkeep_shim::parse_idle_limit(limit)
                 .map_err(|e| anyhow::anyhow!("--expire-after-idle {spec:?}: {e}"))?;
             limits.insert(class.to_owned(), d);
         }

@@ -3,7 +3,7 @@
 mod common;
 
 use std::time::Duration;
-use wasmkeep_shim::component_cache::CacheOutcome;
+use wasmkeep_shim::CacheOutcome;
 use wasmkeep_shim::{Access, ActorKey, ActorStatus, ClassSpec, HttpRequest, Runtime, RuntimeConfig, RuntimeError};
 
 fn runtime(idle: Duration) -> (tempfile::TempDir, Runtime) {
@@ -112,7 +112,7 @@ fn access_existing_refuses_new_actors_from_outside() {
 #[test]
 fn components_load_from_the_cache_the_second_time() {
     let (_d, rt) = runtime(Duration::from_secs(30));
-    let (_, outcome) = rt.load_component(&common::component("counter-rust")).expect("load");
+    let outcome = rt.load_component(&common::component("counter-rust")).expect("load");
     assert_eq!(
         outcome,
         CacheOutcome::Hit,

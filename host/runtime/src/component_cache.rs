@@ -35,11 +35,6 @@ impl ComponentCache {
         Self { dir: dir.into() }
     }
 
-    /// The cache directory.
-    pub fn dir(&self) -> &Path {
-        &self.dir
-    }
-
     /// The file a component's compiled form is kept in: the hash of its bytes,
     /// the wasmtime version and the engine's compatibility settings.
     pub fn path_for(&self, engine: &Engine, wasm: &[u8]) -> PathBuf {

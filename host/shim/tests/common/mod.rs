@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 /// A built guest component, or a panic saying how to build it.
 pub fn component(name: &str) -> PathBuf {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let p = root.join("target").join("components").join(format!("{name}.wasm"));
     assert!(
         p.is_file(),
@@ -19,7 +19,7 @@ pub fn component(name: &str) -> PathBuf {
 /// The compiled-component cache the tests share.
 pub fn cache_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("..")
+        .join("../..")
         .join("target")
         .join("wasmkeep-cache")
 }

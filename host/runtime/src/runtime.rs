@@ -289,7 +289,7 @@ impl Runtime {
         let mut loaded = HashMap::new();
         for c in classes {
             crate::address::validate_class_name(&c.name).map_err(RuntimeError::Host)?;
-            let (pre, _) = self.load_component(&c.component)?;
+            let (pre, _) = self.link_component(&c.component)?;
             loaded.insert(c.name.clone(), Arc::new(Class { pre, access: c.access }));
         }
         self.host
@@ -300,12 +300,18 @@ impl Runtime {
         Ok(())
     }
 
-    /// Compiles (or loads from the cache) one component and links it.
+    /// Compiles (or loads from the compiled-component cache) one component and
+    /// links it, without adding it to an app: whether it would load, and
+    /// whether the cache had it.
     ///
     /// # Errors
     /// The file cannot be read, is not a component, or does not link against
     /// `wasmkeep:actor@0.2.x` and WASI 0.2.
-    pub fn load_component(&self, path: &Path) -> Result<(ActorPre<HostState>, CacheOutcome), RuntimeError> {
+    pub fn load_component(&self, path: &Path) -> Result<CacheOutcome, RuntimeError> {
+        self.link_component(path).map(|(_, outcome)| outcome)
+    }
+
+    fn link_component(&self, path: &Path) -> Result<(ActorPre<HostState>, CacheOutcome), RuntimeError> {
         let err = |message: String| RuntimeError::Component {
             path: path.to_owned(),
             message,

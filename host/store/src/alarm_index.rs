@@ -171,11 +171,15 @@ impl AlarmIndex for SqliteAlarmIndex {
 }
 
 /// The contract every [`AlarmIndex`] backend must pass.
-#[cfg(test)]
-mod contract {
+#[cfg(any(test, feature = "contract-tests"))]
+pub mod contract {
     use super::*;
 
-    fn check(index: &dyn AlarmIndex) {
+    /// Checks `index` against the contract.
+    ///
+    /// # Panics
+    /// Where the implementation breaks the contract.
+    pub fn check(index: &dyn AlarmIndex) {
         let a = ActorKey::new("acme/shop", "cart", "a");
         let b = ActorKey::new("acme/shop", "cart", "b");
         assert_eq!(index.next_at().expect("next_at"), None, "a new index has no alarm");

@@ -341,12 +341,17 @@ impl ObjectStore for FaultyBucket {
 }
 
 /// The contract every [`ObjectStore`] must pass.
-#[cfg(test)]
-mod contract {
+#[cfg(any(test, feature = "contract-tests"))]
+pub mod contract {
     use super::*;
+    #[cfg(test)]
     use crate::clock::VirtualClock;
 
-    fn check(b: &dyn ObjectStore) {
+    /// Checks `b` against the contract: conditional writes, listings with ETags and times, deletes.
+    ///
+    /// # Panics
+    /// Where the implementation breaks the contract.
+    pub fn check(b: &dyn ObjectStore) {
         assert_eq!(b.get("state/t/a/x").expect("get"), None, "a new bucket holds nothing");
         let e1 = b.put("state/t/a/x", b"one", &PutCondition::IfAbsent).expect("create");
         assert_eq!(

@@ -2,7 +2,7 @@
 
 wasmtime::component::bindgen!({
     world: "actor",
-    path: "../wit",
+    path: "../../wit",
     with: {
         "wasmkeep:actor/http.response-outparam": crate::outparam::Outparam,
     },
@@ -10,5 +10,4 @@ wasmtime::component::bindgen!({
     imports: { default: trappable },
 });
 
-pub use exports::wasmkeep::actor::events as guest_events;
 pub use wasmkeep::actor::{alarms, calls, context, http, sockets, storage, types};

@@ -1,11 +1,11 @@
 //! The dev server: HTTP and WebSockets to actors, `/metrics`, and the admin API under `/_shim/`.
 
+use crate::Runtime;
+use crate::RuntimeError;
+use crate::SqlValue;
 use crate::address::ActorKey;
-use crate::error::RuntimeError;
 use crate::faults::FaultKind;
-use crate::http_types::{HttpRequest, Outbound, SocketMessage};
-use crate::runtime::Runtime;
-use crate::sql_types::SqlValue;
+use crate::{HttpRequest, Outbound, SocketMessage};
 use axum::Router;
 use axum::body::{Body, to_bytes};
 use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
@@ -333,7 +333,7 @@ fn percent_decode(s: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-async fn pump_socket(rt: Runtime, mut handle: crate::runtime::SocketHandle, socket: WebSocket) {
+async fn pump_socket(rt: Runtime, mut handle: crate::SocketHandle, socket: WebSocket) {
     let id = handle.id;
     let (mut tx, mut rx) = socket.split();
     loop {

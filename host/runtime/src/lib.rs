@@ -1,0 +1,71 @@
+//! The wasmkeep host as a library: runs actor components
+//! (`wasmkeep:actor@0.2.x`) under wasmtime with SQLite storage per actor and
+//! the deletion rules of ADR 0028, on one node or as nodes of a local cluster.
+//!
+//! [`Runtime`] is the host; the `wasmkeep-shim` binary and its dev server, the
+//! conformance runner and every language's test harness use it.
+//! [`Runtime::new`] is one node with local files; [`Runtime::new_node`] is
+//! one node of a [`Cluster`] whose nodes share a [`bucket::ObjectStore`]
+//! (docs/adr/006-cluster-mode.md). The durable side ([`bucket`], [`replica`],
+//! [`operator`], …) is the `wasmkeep-store` crate, re-exported here; the layers
+//! are drawn in docs/architecture.md.
+//!
+//! ```no_run
+//! use wasmkeep_host::{ActorKey, HttpRequest, Runtime, RuntimeConfig};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let rt = Runtime::new(RuntimeConfig::for_tests("wk-data"))?;
+//! rt.load_manifest("examples/counter-rust/wasmkeep.toml".as_ref())?;
+//! let key = ActorKey::new("examples/counter", "counter", "a");
+//! let answer = rt.request_blocking(&key, HttpRequest::new("POST", "/", ""))?;
+//! assert_eq!(answer.status, 200);
+//! # Ok(()) }
+//! ```
+
+#![deny(missing_docs)]
+
+pub use wasmkeep_store::{
+    address, alarm_index, app_delete, bucket, clock, deletion, faults, keys, operator, replica, state_store, verify,
+};
+
+mod actor_db;
+mod bindings;
+mod block_on;
+mod cluster;
+mod component_cache;
+mod config;
+mod error;
+mod event_error;
+mod http_types;
+mod imports;
+mod job;
+mod manifest;
+mod metrics;
+mod node;
+mod outparam;
+mod passes;
+mod runtime;
+mod sockets;
+mod sql_types;
+mod storage;
+mod worker;
+
+pub use address::ActorKey;
+pub use cluster::Cluster;
+pub use component_cache::CacheOutcome;
+pub use config::RuntimeConfig;
+pub use error::RuntimeError;
+pub use event_error::EventError;
+pub use faults::FaultKind;
+pub use http_types::{HttpRequest, HttpResponse, Outbound, SocketMessage};
+pub use job::CallFailure;
+pub use manifest::{Access, ClassSpec, Manifest, ManifestError, Mode, parse_idle_limit};
+pub use metrics::Metrics;
+pub use node::{ActorInfo, ActorStatus, LogLine};
+pub use passes::ExpiryPass;
+pub use runtime::{PendingResponse, Runtime, Shutdown, SocketHandle};
+pub use sockets::SocketTable;
+pub use sql_types::{QueryResult, SqlError, SqlValue};
+pub use storage::StorageError;
+
+/// The host's version.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

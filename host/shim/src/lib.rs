@@ -1,0 +1,9 @@
+//! The local wasmkeep host's command line and dev server, over the
+//! [`wasmkeep_host`] library (re-exported here whole, so that tools and tests
+//! name one crate).
+
+#![deny(missing_docs)]
+
+pub use wasmkeep_host::*;
+
+pub mod server;

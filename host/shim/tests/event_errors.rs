@@ -1,0 +1,106 @@
+//! A failed event answers by its cause (issue: typed errors on the event
+//! path): 409 when the app was deleted, 503 when the node cannot serve now,
+//! 500 when the guest failed, 404 when there is no such actor, each with a
+//! body that says what happened.
+
+mod common;
+
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+use wasmkeep_shim::Cluster;
+use wasmkeep_shim::bucket::LocalDirBucket;
+use wasmkeep_shim::clock::VirtualClock;
+use wasmkeep_shim::{ActorKey, HttpRequest, HttpResponse, Runtime, RuntimeConfig};
+
+fn request(rt: &Runtime, key: &ActorKey) -> HttpResponse {
+    let body = serde_json::to_vec(&json!({ "ops": [] })).expect("json");
+    rt.request_blocking(key, HttpRequest::new("POST", "/", body))
+        .expect("request")
+}
+
+struct Node {
+    _dir: tempfile::TempDir,
+    bucket: Arc<LocalDirBucket>,
+    rt: Runtime,
+}
+
+fn cluster_node() -> Node {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let clock = Arc::new(VirtualClock::default());
+    let bucket = Arc::new(LocalDirBucket::new(dir.path().join("bucket"), clock.clone()));
+    let cluster = Cluster::new(bucket.clone(), clock);
+    let mut config = RuntimeConfig::for_tests(dir.path().join("node-1"));
+    config.cache_dir = common::cache_dir();
+    config.event_timeout = Duration::from_secs(5);
+    let rt = Runtime::new_node(config, cluster, "node-1").expect("node");
+    common::add_testee_app(&rt);
+    Node { _dir: dir, bucket, rt }
+}
+
+#[test]
+fn a_request_to_a_deleted_app_answers_409() {
+    let n = cluster_node();
+    wasmkeep_shim::app_delete::write_tombstone(n.bucket.as_ref(), "t/app", "test", 1).expect("tombstone");
+    let r = request(&n.rt, &ActorKey::new("t/app", "testee", "late"));
+    assert_eq!(r.status, 409, "{}", r.text());
+    assert!(r.text().contains("was deleted"), "the body says why: {}", r.text());
+}
+
+#[test]
+fn a_cut_off_node_answers_503() {
+    let n = cluster_node();
+    n.rt.cut_off().expect("cut off");
+    let r = request(&n.rt, &ActorKey::new("t/app", "testee", "a"));
+    assert_eq!(r.status, 503, "{}", r.text());
+    assert!(r.text().contains("cut off"), "the body says why: {}", r.text());
+}
+
+#[test]
+fn a_guest_whose_on_init_fails_answers_500_with_its_message() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = RuntimeConfig::for_tests(dir.path());
+    config.cache_dir = common::cache_dir();
+    let rt = Runtime::new(config).expect("runtime");
+    common::add_testee_app(&rt);
+    let k = ActorKey::new("t/app", "testee", "broken");
+    // A database made before the actor's first event, where the testee's
+    // on-init cannot insert into `init_log` (a view): on-init traps.
+    let db = rt.db_path(&k);
+    std::fs::create_dir_all(db.parent().expect("dir")).expect("mkdir");
+    rusqlite::Connection::open(&db)
+        .and_then(|c| c.execute_batch("CREATE VIEW init_log AS SELECT 1 AS n"))
+        .expect("seed the database");
+    let r = request(&rt, &k);
+    assert_eq!(r.status, 500, "a guest failure is the guest's: {}", r.text());
+    assert!(
+        r.text().contains("on-init failed"),
+        "the body says what failed: {}",
+        r.text()
+    );
+}
+
+#[test]
+fn a_request_to_an_absent_existing_actor_answers_404() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = RuntimeConfig::for_tests(dir.path());
+    config.cache_dir = common::cache_dir();
+    let rt = Runtime::new(config).expect("runtime");
+    rt.add_app(
+        "t/app",
+        &[wasmkeep_shim::ClassSpec {
+            name: "testee".into(),
+            component: common::component("conformance-testee-rust"),
+            access: wasmkeep_shim::Access::Existing,
+        }],
+    )
+    .expect("app");
+    let k = ActorKey::new("t/app", "testee", "nobody");
+    match rt.request(&k, HttpRequest::new("GET", "/", "")) {
+        Err(e) => assert!(e.to_string().contains("no such actor"), "{e}"),
+        Ok(p) => {
+            let r = p.wait();
+            assert_eq!(r.status, 404, "{}", r.text());
+        }
+    }
+}

@@ -1,0 +1,31 @@
+//! The durable side of the wasmkeep host, with no wasmtime in it: what the
+//! bucket holds and the protocols that write it (ADR 0028, docs/adr/006), and
+//! the local files of actors on one node.
+//!
+//! - [`bucket`]: the object-store trait, its backends (memory, a local
+//!   directory) and a fault-injecting wrapper; [`keys`]: the key layout.
+//! - [`replica`]: one actor's history as its holder sees it (holds,
+//!   segments, resets, snapshots, the fence); [`deletion`]: what a deletion
+//!   leaves and how its status is read back.
+//! - [`operator`], [`app_delete`], [`verify`]: the operator delete, the app
+//!   delete and the orphan sweep.
+//! - [`state_store`]: actors' database files on one node; [`alarm_index`]:
+//!   which actor's alarm is due when.
+//!
+//! With the `contract-tests` feature, [`bucket::contract`] is the test every
+//! [`bucket::ObjectStore`] must pass.
+
+#![deny(missing_docs)]
+
+pub mod address;
+pub mod alarm_index;
+pub mod app_delete;
+pub mod bucket;
+pub mod clock;
+pub mod deletion;
+pub mod faults;
+pub mod keys;
+pub mod operator;
+pub mod replica;
+pub mod state_store;
+pub mod verify;

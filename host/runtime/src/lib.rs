@@ -47,6 +47,7 @@ mod runtime;
 mod sockets;
 mod sql_types;
 mod storage;
+mod test_host;
 mod worker;
 
 pub use address::ActorKey;
@@ -66,6 +67,7 @@ pub use runtime::{PendingResponse, Runtime, Shutdown, SocketHandle};
 pub use sockets::SocketTable;
 pub use sql_types::{QueryResult, SqlError, SqlValue};
 pub use storage::StorageError;
+pub use test_host::{TestHost, TestHostError, TestHostOptions, parse_access, sql_value_json};
 
 /// The host's version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -10,13 +10,10 @@
 use napi::bindgen_prelude::{Buffer, Either};
 use napi_derive::napi;
 use serde_json::{Value as Json, json};
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::time::Duration;
 use wasmkeep_host::{
-    Access, ActorKey, CallFailure, ClassSpec, FaultKind, HttpRequest, Outbound, Runtime, RuntimeConfig, SocketMessage,
-    SqlValue,
+    ActorKey, CallFailure, ClassSpec, Outbound, SocketMessage, TestHost, TestHostOptions, parse_access,
 };
 
 fn err(e: impl std::fmt::Display) -> napi::Error {
@@ -55,26 +52,15 @@ pub struct NativeResponse {
     pub body: Buffer,
 }
 
-/// A host with its own data directory and a virtual clock.
+/// A host with its own data directory and a virtual clock: the host
+/// library's `TestHost`, converted to JavaScript's types.
 #[napi]
 pub struct NativeHost {
-    rt: Option<Runtime>,
-    temp: Option<tempfile::TempDir>,
-    sockets: Mutex<HashMap<u64, wasmkeep_host::SocketHandle>>,
+    host: TestHost,
 }
 
 fn key(app: String, class: String, name: String) -> ActorKey {
     ActorKey::new(app, class, name)
-}
-
-fn value_json(v: &SqlValue) -> Json {
-    match v {
-        SqlValue::Null => Json::Null,
-        SqlValue::Integer(i) => json!({ "integer": i.to_string() }),
-        SqlValue::Real(r) => json!({ "real": r }),
-        SqlValue::Text(t) => Json::String(t.clone()),
-        SqlValue::Blob(b) => json!({ "blob": b.iter().map(|x| format!("{x:02x}")).collect::<String>() }),
-    }
 }
 
 #[napi]
@@ -88,42 +74,20 @@ impl NativeHost {
             event_timeout_ms: None,
             idle_timeout_ms: None,
         });
-        let (data_dir, temp) = match options.data_dir {
-            Some(d) => (PathBuf::from(d), None),
-            None => {
-                let t = tempfile::Builder::new()
-                    .prefix("wasmkeep-test-")
-                    .tempdir()
-                    .map_err(err)?;
-                (t.path().to_owned(), Some(t))
-            }
-        };
-        let mut config = RuntimeConfig::for_tests(&data_dir);
-        if let Some(c) = options.cache_dir {
-            config.cache_dir = PathBuf::from(c);
-        }
-        if let Some(ms) = options.event_timeout_ms {
-            config.event_timeout = Duration::from_millis(u64::from(ms));
-        }
-        if let Some(ms) = options.idle_timeout_ms {
-            config.idle_timeout = Duration::from_millis(u64::from(ms));
-        }
-        let rt = Runtime::new(config).map_err(err)?;
-        Ok(Self {
-            rt: Some(rt),
-            temp,
-            sockets: Mutex::new(HashMap::new()),
+        let host = TestHost::new(TestHostOptions {
+            data_dir: options.data_dir.map(PathBuf::from),
+            cache_dir: options.cache_dir.map(PathBuf::from),
+            event_timeout: options.event_timeout_ms.map(|ms| Duration::from_millis(u64::from(ms))),
+            idle_timeout: options.idle_timeout_ms.map(|ms| Duration::from_millis(u64::from(ms))),
         })
-    }
-
-    fn rt(&self) -> napi::Result<&Runtime> {
-        self.rt.as_ref().ok_or_else(|| err("the host is closed"))
+        .map_err(err)?;
+        Ok(Self { host })
     }
 
     /// The data directory.
     #[napi(getter)]
     pub fn data_dir(&self) -> napi::Result<String> {
-        Ok(self.rt()?.config().data_dir.display().to_string())
+        Ok(self.host.data_dir().map_err(err)?.display().to_string())
     }
 
     /// Adds (or replaces) an app with its classes, compiling their components.
@@ -132,17 +96,7 @@ impl NativeHost {
         let specs = classes
             .into_iter()
             .map(|c| {
-                let access = match c.access.as_deref().unwrap_or("open") {
-                    "open" => Access::Open,
-                    "existing" => Access::Existing,
-                    "internal" => Access::Internal,
-                    other => {
-                        return Err(err(format!(
-                            "class {}: access {other:?} is not open, existing or internal",
-                            c.name
-                        )));
-                    }
-                };
+                let access = parse_access(&c.name, c.access.as_deref().unwrap_or("open")).map_err(err)?;
                 Ok(ClassSpec {
                     name: c.name,
                     component: PathBuf::from(c.component),
@@ -150,14 +104,13 @@ impl NativeHost {
                 })
             })
             .collect::<napi::Result<Vec<_>>>()?;
-        self.rt()?.add_app(&app, &specs).map_err(err)
+        self.host.add_app(&app, &specs).map_err(err)
     }
 
     /// Loads an app manifest (`wasmkeep.toml`); returns the app's name.
     #[napi]
     pub fn load_manifest(&self, path: String) -> napi::Result<String> {
-        let m = self.rt()?.load_manifest(path.as_ref()).map_err(err)?;
-        Ok(m.app)
+        self.host.load_manifest(path.as_ref()).map_err(err)
     }
 
     /// Sends a request event and waits for the answer.
@@ -173,13 +126,17 @@ impl NativeHost {
         headers: Vec<Vec<String>>,
         body: Buffer,
     ) -> napi::Result<NativeResponse> {
-        let mut req = HttpRequest::new(&method, &path, body.to_vec());
-        for h in headers {
-            if let [k, v] = h.as_slice() {
-                req.headers.push((k.clone(), v.clone()));
-            }
-        }
-        let answer = self.rt()?.request_blocking(&key(app, class, name), req).map_err(err)?;
+        let headers = headers
+            .into_iter()
+            .filter_map(|h| match h.as_slice() {
+                [k, v] => Some((k.clone(), v.clone())),
+                _ => None,
+            })
+            .collect();
+        let answer = self
+            .host
+            .request(&key(app, class, name), &method, &path, headers, body.to_vec())
+            .map_err(err)?;
         Ok(NativeResponse {
             status: u32::from(answer.status),
             headers: answer.headers.into_iter().map(|(k, v)| vec![k, v]).collect(),
@@ -190,7 +147,7 @@ impl NativeHost {
     /// Runs `on-call` as the host: `{ok: Buffer}` or `{error: {kind, message}}`.
     #[napi]
     pub fn call(&self, app: String, class: String, name: String, payload: Buffer) -> napi::Result<Json> {
-        let r = self.rt()?.call(&key(app, class, name), payload.to_vec()).map_err(err)?;
+        let r = self.host.call(&key(app, class, name), payload.to_vec()).map_err(err)?;
         Ok(match r {
             Ok(bytes) => json!({ "ok": bytes }),
             Err(CallFailure::Refused(m)) => json!({ "error": { "kind": "refused", "message": m } }),
@@ -202,9 +159,7 @@ impl NativeHost {
     /// Opens a WebSocket to an actor (its `on-socket-open` runs); returns the socket id.
     #[napi]
     pub fn open_socket(&self, app: String, class: String, name: String, path: String) -> napi::Result<f64> {
-        let handle = self.rt()?.open_socket(&key(app, class, name), &path).map_err(err)?;
-        let id = handle.id;
-        self.sockets.lock().map_err(err)?.insert(id, handle);
+        let id = self.host.open_socket(&key(app, class, name), &path).map_err(err)?;
         #[allow(
             clippy::cast_precision_loss,
             reason = "socket ids count up from 1 and stay far below 2^53"
@@ -219,49 +174,42 @@ impl NativeHost {
             Either::A(t) => SocketMessage::Text(t),
             Either::B(b) => SocketMessage::Binary(b.to_vec()),
         };
-        self.rt()?.socket_message(socket_id(id)?, msg).map_err(err)
+        self.host.socket_send(socket_id(id)?, msg).map_err(err)
     }
 
     /// The client closes the socket (the actor's `on-socket-close` runs).
     #[napi]
     pub fn socket_close(&self, id: f64, code: u32, reason: String) -> napi::Result<()> {
         let code = u16::try_from(code).map_err(|_| err("a close code is 0..=65535"))?;
-        self.rt()?.socket_closed(socket_id(id)?, code, &reason);
-        Ok(())
+        self.host.socket_close(socket_id(id)?, code, &reason).map_err(err)
     }
 
     /// What the actor sent the socket's client since the last look, in order:
     /// `{text}`, `{binary}` or `{close: {code, reason}}`.
     #[napi]
     pub fn socket_take(&self, id: f64) -> napi::Result<Vec<Json>> {
-        let id = socket_id(id)?;
-        let mut sockets = self.sockets.lock().map_err(err)?;
-        let handle = sockets
-            .get_mut(&id)
-            .ok_or_else(|| err(format!("no socket {id} was opened by this host")))?;
-        let mut out = Vec::new();
-        while let Ok(o) = handle.outbound.try_recv() {
-            out.push(match o {
+        let taken = self.host.socket_take(socket_id(id)?).map_err(err)?;
+        Ok(taken
+            .into_iter()
+            .map(|o| match o {
                 Outbound::Message(SocketMessage::Text(t)) => json!({ "text": t }),
                 Outbound::Message(SocketMessage::Binary(b)) => json!({ "binary": b }),
                 Outbound::Close { code, reason } => json!({ "close": { "code": code, "reason": reason } }),
-            });
-        }
-        Ok(out)
+            })
+            .collect())
     }
 
     /// Waits until the actor's queued events have run.
     #[napi]
     pub fn settle(&self, app: String, class: String, name: String) -> napi::Result<()> {
-        self.rt()?.settle(&key(app, class, name));
-        Ok(())
+        self.host.settle(&key(app, class, name)).map_err(err)
     }
 
     /// The host's clock (ms since the epoch).
     #[napi]
     pub fn now(&self) -> napi::Result<f64> {
         #[allow(clippy::cast_precision_loss, reason = "milliseconds since the epoch fit in 2^53")]
-        Ok(self.rt()?.now_ms() as f64)
+        Ok(self.host.now_ms().map_err(err)? as f64)
     }
 
     /// Moves the virtual clock forward; returns the new time.
@@ -275,7 +223,7 @@ impl NativeHost {
             clippy::cast_sign_loss,
             reason = "checked finite and non-negative above"
         )]
-        let now = self.rt()?.advance_clock(ms as u64).map_err(err)?;
+        let now = self.host.advance_clock(ms as u64).map_err(err)?;
         #[allow(clippy::cast_precision_loss, reason = "milliseconds since the epoch fit in 2^53")]
         Ok(now as f64)
     }
@@ -283,88 +231,68 @@ impl NativeHost {
     /// Runs every due alarm; returns how many ran.
     #[napi]
     pub fn run_due_alarms(&self) -> napi::Result<u32> {
-        Ok(u32::try_from(self.rt()?.run_due_alarms()).unwrap_or(u32::MAX))
+        Ok(u32::try_from(self.host.run_due_alarms().map_err(err)?).unwrap_or(u32::MAX))
     }
 
     /// Runs this actor's alarm if it is due; tells whether one ran.
     #[napi]
     pub fn run_alarm(&self, app: String, class: String, name: String) -> napi::Result<bool> {
-        Ok(self.rt()?.run_alarm(&key(app, class, name)))
+        self.host.run_alarm(&key(app, class, name)).map_err(err)
     }
 
     /// Arms a fault (`fail-removal`, ...) for the next `count` attempts.
     #[napi]
     pub fn arm_fault(&self, kind: String, count: u32) -> napi::Result<()> {
-        let k = FaultKind::from_name(&kind).ok_or_else(|| err(format!("unknown fault {kind:?}")))?;
-        self.rt()?.faults().arm(k, count);
-        Ok(())
+        self.host.arm_fault(&kind, count).map_err(err)
     }
 
     /// Clears every armed fault.
     #[napi]
     pub fn clear_faults(&self) -> napi::Result<()> {
-        self.rt()?.faults().clear();
-        Ok(())
+        self.host.clear_faults().map_err(err)
     }
 
     /// Whether the actor has a database.
     #[napi]
     pub fn exists(&self, app: String, class: String, name: String) -> napi::Result<bool> {
-        Ok(self.rt()?.exists(&key(app, class, name)))
+        self.host.exists(&key(app, class, name)).map_err(err)
     }
 
     /// The actor's tables: `{table: {columns, rows}}`; integers as `{integer: "n"}`,
     /// reals as `{real: x}`, blobs as `{blob: hex}`, text and NULL as themselves.
     #[napi]
     pub fn tables(&self, app: String, class: String, name: String) -> napi::Result<Json> {
-        let tables = self.rt()?.tables(&key(app, class, name)).map_err(err)?;
-        let mut out = serde_json::Map::new();
-        for (t, r) in tables {
-            let rows: Vec<Json> = r
-                .rows
-                .iter()
-                .map(|row| Json::Array(row.iter().map(value_json).collect()))
-                .collect();
-            out.insert(t, json!({ "columns": r.columns, "rows": rows }));
-        }
-        Ok(Json::Object(out))
+        self.host.tables_json(&key(app, class, name)).map_err(err)
     }
 
     /// Every actor the host knows and its status.
     #[napi]
     pub fn actors(&self) -> napi::Result<Json> {
-        serde_json::to_value(self.rt()?.actors()).map_err(err)
+        serde_json::to_value(self.host.actors().map_err(err)?).map_err(err)
     }
 
     /// The lines actors logged.
     #[napi]
     pub fn logs(&self) -> napi::Result<Json> {
-        serde_json::to_value(self.rt()?.logs()).map_err(err)
+        serde_json::to_value(self.host.logs().map_err(err)?).map_err(err)
     }
 
     /// The metrics in Prometheus text.
     #[napi]
     pub fn metrics(&self) -> napi::Result<String> {
-        Ok(self.rt()?.metrics().render())
+        self.host.metrics().map_err(err)
     }
 
     /// Hibernates every resident actor.
     #[napi]
     pub fn hibernate_all(&self) -> napi::Result<()> {
-        self.rt()?.hibernate_all();
-        Ok(())
+        self.host.hibernate_all().map_err(err)
     }
 
     /// Stops the host and removes its temporary data directory.
     #[napi]
     pub fn close(&mut self) {
-        if let Some(rt) = self.rt.take() {
-            rt.hibernate_all();
-        }
-        if let Ok(mut s) = self.sockets.lock() {
-            s.clear();
-        }
-        self.temp = None;
+        self.host.close();
     }
 }
 

@@ -1,0 +1,372 @@
+//! The host as every language's test harness sees it: one node with a
+//! virtual clock and alarms that run when the test says so, its own data
+//! directory (a temporary one unless given), and each socket the test opened
+//! kept with what the actor sent it. The TypeScript (napi), Python (pyo3) and
+//! C harnesses wrap this, so each of them only converts types.
+
+use crate::{
+    Access, ActorInfo, ActorKey, CallFailure, ClassSpec, FaultKind, HttpRequest, HttpResponse, LogLine, Outbound,
+    QueryResult, Runtime, RuntimeConfig, RuntimeError, SocketHandle, SocketMessage, SqlValue,
+};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+/// Options of a [`TestHost`]; every field has a default.
+#[derive(Debug, Clone, Default)]
+pub struct TestHostOptions {
+    /// The data directory; none: a fresh temporary one, removed when the host closes.
+    pub data_dir: Option<PathBuf>,
+    /// Where compiled components are cached; none: `$WASMKEEP_CACHE_DIR` or `<data dir>/cache`.
+    pub cache_dir: Option<PathBuf>,
+    /// An event's time limit; none: 5 s.
+    pub event_timeout: Option<Duration>,
+    /// Idle time before an actor hibernates; none: 30 s.
+    pub idle_timeout: Option<Duration>,
+}
+
+/// Why a harness operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TestHostError {
+    /// The host was closed.
+    #[error("the host is closed: make a new one")]
+    Closed,
+    /// The runtime refused or failed.
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+    /// A fault name that is not one.
+    #[error("unknown fault {0:?} (known: {known})", known = FaultKind::ALL.map(FaultKind::name).join(", "))]
+    UnknownFault(String),
+    /// An access that is not one.
+    #[error("class {class}: access {access:?} is not open, existing or internal")]
+    UnknownAccess {
+        /// The class.
+        class: String,
+        /// What was given.
+        access: String,
+    },
+    /// A socket this host did not open.
+    #[error("no socket {0} was opened by this host")]
+    NoSuchSocket(u64),
+    /// The temporary data directory could not be made.
+    #[error("creating a temporary data directory: {0}")]
+    TempDir(#[source] std::io::Error),
+}
+
+/// A test's host. Closing it (or dropping it) hibernates its actors and
+/// removes its temporary data directory.
+pub struct TestHost {
+    rt: Option<Runtime>,
+    sockets: Mutex<HashMap<u64, SocketHandle>>,
+    // Dropped after the runtime (field order): the data directory goes last.
+    temp: Option<tempfile::TempDir>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Parses a class's access as manifests spell it.
+///
+/// # Errors
+/// Not `open`, `existing` or `internal`.
+pub fn parse_access(class: &str, access: &str) -> Result<Access, TestHostError> {
+    match access {
+        "open" => Ok(Access::Open),
+        "existing" => Ok(Access::Existing),
+        "internal" => Ok(Access::Internal),
+        other => Err(TestHostError::UnknownAccess {
+            class: class.to_owned(),
+            access: other.to_owned(),
+        }),
+    }
+}
+
+impl TestHost {
+    /// Starts a host.
+    ///
+    /// # Errors
+    /// The data directory or the engine cannot be set up.
+    pub fn new(options: TestHostOptions) -> Result<Self, TestHostError> {
+        let (data_dir, temp) = match options.data_dir {
+            Some(d) => (d, None),
+            None => {
+                let t = tempfile::Builder::new()
+                    .prefix("wasmkeep-test-")
+                    .tempdir()
+                    .map_err(TestHostError::TempDir)?;
+                (t.path().to_owned(), Some(t))
+            }
+        };
+        let mut config = RuntimeConfig::for_tests(&data_dir);
+        if let Some(c) = options.cache_dir {
+            config.cache_dir = c;
+        }
+        if let Some(t) = options.event_timeout {
+            config.event_timeout = t;
+        }
+        if let Some(t) = options.idle_timeout {
+            config.idle_timeout = t;
+        }
+        Ok(Self {
+            rt: Some(Runtime::new(config)?),
+            sockets: Mutex::new(HashMap::new()),
+            temp,
+        })
+    }
+
+    /// The runtime, for what this façade does not cover.
+    ///
+    /// # Errors
+    /// The host is closed.
+    pub fn runtime(&self) -> Result<&Runtime, TestHostError> {
+        self.rt.as_ref().ok_or(TestHostError::Closed)
+    }
+
+    /// The data directory.
+    ///
+    /// # Errors
+    /// The host is closed.
+    pub fn data_dir(&self) -> Result<&Path, TestHostError> {
+        Ok(&self.runtime()?.config().data_dir)
+    }
+
+    /// Adds (or replaces) an app with its classes, compiling their components.
+    ///
+    /// # Errors
+    /// A bad name, or a component that cannot be read, compiled or linked.
+    pub fn add_app(&self, app: &str, classes: &[ClassSpec]) -> Result<(), TestHostError> {
+        Ok(self.runtime()?.add_app(app, classes)?)
+    }
+
+    /// Loads an app manifest; returns the app's name.
+    ///
+    /// # Errors
+    /// As [`Runtime::load_manifest`].
+    pub fn load_manifest(&self, path: &Path) -> Result<String, TestHostError> {
+        Ok(self.runtime()?.load_manifest(path)?.app)
+    }
+
+    /// Sends a request event and waits for the answer.
+    ///
+    /// # Errors
+    /// Unknown app or class; the class's access refuses it.
+    pub fn request(
+        &self,
+        key: &ActorKey,
+        method: &str,
+        path: &str,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+    ) -> Result<HttpResponse, TestHostError> {
+        let mut req = HttpRequest::new(method, path, body);
+        req.headers = headers;
+        Ok(self.runtime()?.request_blocking(key, req)?)
+    }
+
+    /// Runs `on-call` as the host (caller none) and waits for its answer.
+    ///
+    /// # Errors
+    /// Unknown app or class; the call's own failure is the inner result.
+    pub fn call(&self, key: &ActorKey, payload: Vec<u8>) -> Result<Result<Vec<u8>, CallFailure>, TestHostError> {
+        Ok(self.runtime()?.call(key, payload)?)
+    }
+
+    /// Opens a WebSocket to an actor (its `on-socket-open` runs); the socket's id.
+    ///
+    /// # Errors
+    /// Unknown app or class; the class's access refuses it.
+    pub fn open_socket(&self, key: &ActorKey, path: &str) -> Result<u64, TestHostError> {
+        let handle = self.runtime()?.open_socket(key, path)?;
+        let id = handle.id;
+        lock(&self.sockets).insert(id, handle);
+        Ok(id)
+    }
+
+    /// A client message to the actor (its `on-socket-message` runs).
+    ///
+    /// # Errors
+    /// The socket is not open.
+    pub fn socket_send(&self, id: u64, msg: SocketMessage) -> Result<(), TestHostError> {
+        Ok(self.runtime()?.socket_message(id, msg)?)
+    }
+
+    /// The client closes the socket (the actor's `on-socket-close` runs).
+    ///
+    /// # Errors
+    /// The host is closed.
+    pub fn socket_close(&self, id: u64, code: u16, reason: &str) -> Result<(), TestHostError> {
+        self.runtime()?.socket_closed(id, code, reason);
+        Ok(())
+    }
+
+    /// What the actor sent the socket's client since the last look, in order.
+    ///
+    /// # Errors
+    /// This host did not open the socket.
+    pub fn socket_take(&self, id: u64) -> Result<Vec<Outbound>, TestHostError> {
+        let mut sockets = lock(&self.sockets);
+        let handle = sockets.get_mut(&id).ok_or(TestHostError::NoSuchSocket(id))?;
+        let mut out = Vec::new();
+        while let Ok(o) = handle.outbound.try_recv() {
+            out.push(o);
+        }
+        Ok(out)
+    }
+
+    /// Waits until the actor's queued events have run.
+    ///
+    /// # Errors
+    /// The host is closed.
+    pub fn settle(&self, key: &ActorKey) -> Result<(), TestHostError> {
+        self.runtime()?.settle(key);
+        Ok(())
+    }
+
+    /// The host's clock (ms since the epoch).
+    ///
+    /// # Errors
+    /// The host is closed.
+    pub fn now_ms(&self) -> Result<u64, TestHostError> {
+        Ok(self.runtime()?.now_ms())
+    }
+
+    /// Moves the virtual clock forward; the new time.
+    ///
+    /// # Errors
+    /// The host is closed.
+    pub fn advance_clock(&self, ms: u64) -> Result<u64, TestHostError> {
+        Ok(self.runtime()?.advance_clock(ms)?)
+    }
+
+    /// Runs every due alarm; how many ran `on-alarm`.
+    ///
+    /// # Errors
+    /// The host is closed.
+    pub fn run_due_alarms(&self) -> Result<usize, TestHostError> {
+        Ok(self.runtime()?.run_due_alarms())
+    }
+
+    /// Runs the actor's alarm if it is due; whether one ran.
+    ///
+    /// # Errors
+    /// The host is closed.
+    pub fn run_alarm(&self, key: &ActorKey) -> Result<bool, TestHostError> {
+        Ok(self.runtime()?.run_alarm(key))
+    }
+
+    /// Arms a fault by its name (`fail-removal`, …) for the next `count` attempts.
+    ///
+    /// # Errors
+    /// Not a fault's name.
+    pub fn arm_fault(&self, name: &str, count: u32) -> Result<(), TestHostError> {
+        let kind = FaultKind::from_name(name).ok_or_else(|| TestHostError::UnknownFault(name.to_owned()))?;
+        self.runtime()?.faults().arm(kind, count);
+        Ok(())
+    }
+
+    /// Clears every armed fault.
+    ///
+    /// # Errors
+    /// The host is closed.
+    pub fn clear_faults(&self) -> Result<(), TestHostError> {
+        self.runtime()?.faults().clear();
+        Ok(())
+    }
+
+    /// Whether the actor exists.
+    ///
+    /// # Errors
+    /// The host is closed.
+    pub fn exists(&self, key: &ActorKey) -> Result<bool, TestHostError> {
+        Ok(self.runtime()?.exists(key))
+    }
+
+    /// The actor's tables and rows (the host's own table left out).
+    ///
+    /// # Errors
+    /// The actor does not exist or its database cannot be read.
+    pub fn tables(&self, key: &ActorKey) -> Result<Vec<(String, QueryResult)>, TestHostError> {
+        Ok(self.runtime()?.tables(key)?)
+    }
+
+    /// The actor's tables as JSON, as the harnesses document them:
+    /// `{table: {columns, rows}}`, integers `{"integer": "n"}` (exact beyond
+    /// 2^53), reals `{"real": x}`, blobs `{"blob": hex}`, text and NULL as themselves.
+    ///
+    /// # Errors
+    /// As [`TestHost::tables`].
+    pub fn tables_json(&self, key: &ActorKey) -> Result<serde_json::Value, TestHostError> {
+        let mut out = serde_json::Map::new();
+        for (table, result) in self.tables(key)? {
+            let rows: Vec<serde_json::Value> = result
+                .rows
+                .iter()
+                .map(|row| serde_json::Value::Array(row.iter().map(sql_value_json).collect()))
+                .collect();
+            out.insert(table, serde_json::json!({ "columns": result.columns, "rows": rows }));
+        }
+        Ok(serde_json::Value::Object(out))
+    }
+
+    /// Every actor the host knows and its status.
+    ///
+    /// # Errors
+    /// The host is closed.
+    pub fn actors(&self) -> Result<Vec<ActorInfo>, TestHostError> {
+        Ok(self.runtime()?.actors())
+    }
+
+    /// The lines actors logged (the last 1000).
+    ///
+    /// # Errors
+    /// The host is closed.
+    pub fn logs(&self) -> Result<Vec<LogLine>, TestHostError> {
+        Ok(self.runtime()?.logs())
+    }
+
+    /// The counters in Prometheus text.
+    ///
+    /// # Errors
+    /// The host is closed.
+    pub fn metrics(&self) -> Result<String, TestHostError> {
+        Ok(self.runtime()?.metrics().render())
+    }
+
+    /// Hibernates every resident actor.
+    ///
+    /// # Errors
+    /// The host is closed.
+    pub fn hibernate_all(&self) -> Result<(), TestHostError> {
+        self.runtime()?.hibernate_all();
+        Ok(())
+    }
+
+    /// Stops the host: its actors hibernate, its sockets are dropped, its
+    /// temporary data directory is removed. Closing again does nothing.
+    pub fn close(&mut self) {
+        if let Some(rt) = self.rt.take() {
+            rt.hibernate_all();
+        }
+        lock(&self.sockets).clear();
+        self.temp = None;
+    }
+}
+
+impl Drop for TestHost {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// One SQL value as the harnesses' JSON spells it.
+pub fn sql_value_json(v: &SqlValue) -> serde_json::Value {
+    match v {
+        SqlValue::Null => serde_json::Value::Null,
+        SqlValue::Integer(i) => serde_json::json!({ "integer": i.to_string() }),
+        SqlValue::Real(r) => serde_json::json!({ "real": r }),
+        SqlValue::Text(t) => serde_json::Value::String(t.clone()),
+        SqlValue::Blob(b) => serde_json::json!({ "blob": hex::encode(b) }),
+    }
+}

@@ -11,13 +11,11 @@
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::time::Duration;
 use wasmkeep_host::{
-    Access, ActorKey, CallFailure, ClassSpec, FaultKind, HttpRequest, Outbound, Runtime, RuntimeConfig, SocketHandle,
-    SocketMessage, SqlValue,
+    ActorKey, CallFailure, ClassSpec, Outbound, SocketMessage, SqlValue, TestHost, TestHostError, TestHostOptions,
+    parse_access,
 };
 
 pyo3::create_exception!(
@@ -29,6 +27,14 @@ pyo3::create_exception!(
 
 fn err(e: impl std::fmt::Display) -> PyErr {
     HostError::new_err(e.to_string())
+}
+
+/// A bad argument is Python's `ValueError`; anything else the host refused is `HostError`.
+fn host_err(e: TestHostError) -> PyErr {
+    match e {
+        TestHostError::UnknownFault(_) | TestHostError::UnknownAccess { .. } => PyValueError::new_err(e.to_string()),
+        other => err(other),
+    }
 }
 
 fn key(app: String, class: String, name: String) -> ActorKey {
@@ -48,18 +54,11 @@ fn value_py(py: Python<'_>, v: &SqlValue) -> PyResult<Py<PyAny>> {
 /// An answer to a request as Python sees it: `(status, headers, body)`.
 type Answer = (u16, Vec<(String, String)>, Py<PyBytes>);
 
-/// A host with its own data directory and a virtual clock.
+/// A host with its own data directory and a virtual clock: the host
+/// library's `TestHost`, converted to Python's types (the GIL released while it works).
 #[pyclass(module = "wasmkeep_actor_harness")]
 pub struct NativeHost {
-    rt: Option<Runtime>,
-    temp: Option<tempfile::TempDir>,
-    sockets: Mutex<HashMap<u64, SocketHandle>>,
-}
-
-impl NativeHost {
-    fn rt(&self) -> PyResult<&Runtime> {
-        self.rt.as_ref().ok_or_else(|| err("the host is closed"))
-    }
+    host: TestHost,
 }
 
 #[pymethods]
@@ -74,38 +73,20 @@ impl NativeHost {
         event_timeout_ms: Option<u64>,
         idle_timeout_ms: Option<u64>,
     ) -> PyResult<Self> {
-        let (data_dir, temp) = match data_dir {
-            Some(d) => (d, None),
-            None => {
-                let t = tempfile::Builder::new()
-                    .prefix("wasmkeep-test-")
-                    .tempdir()
-                    .map_err(err)?;
-                (t.path().to_owned(), Some(t))
-            }
-        };
-        let mut config = RuntimeConfig::for_tests(&data_dir);
-        if let Some(c) = cache_dir {
-            config.cache_dir = c;
-        }
-        if let Some(ms) = event_timeout_ms {
-            config.event_timeout = Duration::from_millis(ms);
-        }
-        if let Some(ms) = idle_timeout_ms {
-            config.idle_timeout = Duration::from_millis(ms);
-        }
-        let rt = Runtime::new(config).map_err(err)?;
-        Ok(Self {
-            rt: Some(rt),
-            temp,
-            sockets: Mutex::new(HashMap::new()),
+        let host = TestHost::new(TestHostOptions {
+            data_dir,
+            cache_dir,
+            event_timeout: event_timeout_ms.map(Duration::from_millis),
+            idle_timeout: idle_timeout_ms.map(Duration::from_millis),
         })
+        .map_err(host_err)?;
+        Ok(Self { host })
     }
 
     /// The data directory.
     #[getter]
     fn data_dir(&self) -> PyResult<String> {
-        Ok(self.rt()?.config().data_dir.display().to_string())
+        Ok(self.host.data_dir().map_err(host_err)?.display().to_string())
     }
 
     /// Adds (or replaces) an app: `classes` is a list of `(name, component,
@@ -115,16 +96,7 @@ impl NativeHost {
         let specs = classes
             .into_iter()
             .map(|(name, component, access)| {
-                let access = match access.as_str() {
-                    "open" => Access::Open,
-                    "existing" => Access::Existing,
-                    "internal" => Access::Internal,
-                    other => {
-                        return Err(PyValueError::new_err(format!(
-                            "class {name}: access {other:?} is not open, existing or internal"
-                        )));
-                    }
-                };
+                let access = parse_access(&name, &access).map_err(host_err)?;
                 Ok(ClassSpec {
                     name,
                     component,
@@ -132,15 +104,14 @@ impl NativeHost {
                 })
             })
             .collect::<PyResult<Vec<_>>>()?;
-        let rt = self.rt()?;
-        py.detach(|| rt.add_app(&app, &specs)).map_err(err)
+        let host = &self.host;
+        py.detach(|| host.add_app(&app, &specs)).map_err(host_err)
     }
 
     /// Loads an app manifest (`wasmkeep.toml`); returns the app's name.
     fn load_manifest(&self, py: Python<'_>, path: PathBuf) -> PyResult<String> {
-        let rt = self.rt()?;
-        let m = py.detach(|| rt.load_manifest(&path)).map_err(err)?;
-        Ok(m.app)
+        let host = &self.host;
+        py.detach(|| host.load_manifest(&path)).map_err(host_err)
     }
 
     /// Sends a request event and waits for the answer: `(status, headers, body)`.
@@ -156,12 +127,10 @@ impl NativeHost {
         headers: Vec<(String, String)>,
         body: Vec<u8>,
     ) -> PyResult<Answer> {
-        let mut req = HttpRequest::new(&method, &path, body);
-        req.headers.extend(headers);
-        let rt = self.rt()?;
+        let host = &self.host;
         let answer = py
-            .detach(|| rt.request_blocking(&key(app, class, name), req))
-            .map_err(err)?;
+            .detach(|| host.request(&key(app, class, name), &method, &path, headers, body))
+            .map_err(host_err)?;
         Ok((answer.status, answer.headers, PyBytes::new(py, &answer.body).unbind()))
     }
 
@@ -175,8 +144,8 @@ impl NativeHost {
         name: String,
         payload: Vec<u8>,
     ) -> PyResult<Py<PyTuple>> {
-        let rt = self.rt()?;
-        let r = py.detach(|| rt.call(&key(app, class, name), payload)).map_err(err)?;
+        let host = &self.host;
+        let r = py.detach(|| host.call(&key(app, class, name), payload)).map_err(host_err)?;
         let (kind, value): (&str, Py<PyAny>) = match r {
             Ok(bytes) => ("ok", PyBytes::new(py, &bytes).into_any().unbind()),
             Err(CallFailure::Refused(m)) => ("refused", m.into_pyobject(py)?.into_any().unbind()),
@@ -188,13 +157,9 @@ impl NativeHost {
 
     /// Opens a WebSocket to an actor (its `on-socket-open` runs); returns the socket id.
     fn open_socket(&self, py: Python<'_>, app: String, class: String, name: String, path: String) -> PyResult<u64> {
-        let rt = self.rt()?;
-        let handle = py
-            .detach(|| rt.open_socket(&key(app, class, name), &path))
-            .map_err(err)?;
-        let id = handle.id;
-        self.sockets.lock().map_err(err)?.insert(id, handle);
-        Ok(id)
+        let host = &self.host;
+        py.detach(|| host.open_socket(&key(app, class, name), &path))
+            .map_err(host_err)
     }
 
     /// Sends a client message (`str` text or `bytes` binary) to the actor.
@@ -208,26 +173,21 @@ impl NativeHost {
                 "a socket message is str (text) or bytes (binary)",
             ));
         };
-        let rt = self.rt()?;
-        py.detach(|| rt.socket_message(id, msg)).map_err(err)
+        let host = &self.host;
+        py.detach(|| host.socket_send(id, msg)).map_err(host_err)
     }
 
     /// The client closes the socket (the actor's `on-socket-close` runs).
     fn socket_close(&self, py: Python<'_>, id: u64, code: u16, reason: String) -> PyResult<()> {
-        let rt = self.rt()?;
-        py.detach(|| rt.socket_closed(id, code, &reason));
-        Ok(())
+        let host = &self.host;
+        py.detach(|| host.socket_close(id, code, &reason)).map_err(host_err)
     }
 
     /// What the actor sent the socket's client since the last look, in
     /// order: `str`, `bytes`, or `(code, reason)` for the close.
     fn socket_take(&self, py: Python<'_>, id: u64) -> PyResult<Py<PyList>> {
-        let mut sockets = self.sockets.lock().map_err(err)?;
-        let handle = sockets
-            .get_mut(&id)
-            .ok_or_else(|| err(format!("no socket {id} was opened by this host")))?;
         let out = PyList::empty(py);
-        while let Ok(o) = handle.outbound.try_recv() {
+        for o in self.host.socket_take(id).map_err(host_err)? {
             match o {
                 Outbound::Message(SocketMessage::Text(t)) => out.append(t)?,
                 Outbound::Message(SocketMessage::Binary(b)) => out.append(PyBytes::new(py, &b))?,
@@ -239,56 +199,52 @@ impl NativeHost {
 
     /// Waits until the actor's queued events have run.
     fn settle(&self, py: Python<'_>, app: String, class: String, name: String) -> PyResult<()> {
-        let rt = self.rt()?;
-        py.detach(|| rt.settle(&key(app, class, name)));
-        Ok(())
+        let host = &self.host;
+        py.detach(|| host.settle(&key(app, class, name))).map_err(host_err)
     }
 
     /// The host's clock (ms since the epoch).
     fn now(&self) -> PyResult<u64> {
-        Ok(self.rt()?.now_ms())
+        self.host.now_ms().map_err(host_err)
     }
 
     /// Moves the virtual clock forward; returns the new time.
     fn advance_clock(&self, ms: u64) -> PyResult<u64> {
-        self.rt()?.advance_clock(ms).map_err(err)
+        self.host.advance_clock(ms).map_err(host_err)
     }
 
     /// Runs every due alarm; returns how many ran.
     fn run_due_alarms(&self, py: Python<'_>) -> PyResult<usize> {
-        let rt = self.rt()?;
-        Ok(py.detach(|| rt.run_due_alarms()))
+        let host = &self.host;
+        py.detach(|| host.run_due_alarms()).map_err(host_err)
     }
 
     /// Runs this actor's alarm if it is due; tells whether one ran.
     fn run_alarm(&self, py: Python<'_>, app: String, class: String, name: String) -> PyResult<bool> {
-        let rt = self.rt()?;
-        Ok(py.detach(|| rt.run_alarm(&key(app, class, name))))
+        let host = &self.host;
+        py.detach(|| host.run_alarm(&key(app, class, name))).map_err(host_err)
     }
 
     /// Arms a fault (`fail-removal`, ...) for the next `count` attempts.
     fn arm_fault(&self, kind: &str, count: u32) -> PyResult<()> {
-        let k = FaultKind::from_name(kind).ok_or_else(|| PyValueError::new_err(format!("unknown fault {kind:?}")))?;
-        self.rt()?.faults().arm(k, count);
-        Ok(())
+        self.host.arm_fault(kind, count).map_err(host_err)
     }
 
     /// Clears every armed fault.
     fn clear_faults(&self) -> PyResult<()> {
-        self.rt()?.faults().clear();
-        Ok(())
+        self.host.clear_faults().map_err(host_err)
     }
 
     /// Whether the actor has a database.
     fn exists(&self, app: String, class: String, name: String) -> PyResult<bool> {
-        Ok(self.rt()?.exists(&key(app, class, name)))
+        self.host.exists(&key(app, class, name)).map_err(host_err)
     }
 
     /// The actor's tables: `{table: (columns, rows)}` with SQLite values as
     /// Python values (None, int, float, str, bytes).
     fn tables(&self, py: Python<'_>, app: String, class: String, name: String) -> PyResult<Py<PyDict>> {
-        let rt = self.rt()?;
-        let tables = py.detach(|| rt.tables(&key(app, class, name))).map_err(err)?;
+        let host = &self.host;
+        let tables = py.detach(|| host.tables(&key(app, class, name))).map_err(host_err)?;
         let out = PyDict::new(py);
         for (t, r) in tables {
             let rows = PyList::empty(py);
@@ -303,38 +259,29 @@ impl NativeHost {
 
     /// Every actor the host knows and its status, as JSON.
     fn actors_json(&self) -> PyResult<String> {
-        serde_json::to_string(&self.rt()?.actors()).map_err(err)
+        serde_json::to_string(&self.host.actors().map_err(host_err)?).map_err(err)
     }
 
     /// The lines actors logged, as JSON.
     fn logs_json(&self) -> PyResult<String> {
-        serde_json::to_string(&self.rt()?.logs()).map_err(err)
+        serde_json::to_string(&self.host.logs().map_err(host_err)?).map_err(err)
     }
 
     /// The metrics in Prometheus text.
     fn metrics(&self) -> PyResult<String> {
-        Ok(self.rt()?.metrics().render())
+        self.host.metrics().map_err(host_err)
     }
 
     /// Hibernates every resident actor.
     fn hibernate_all(&self, py: Python<'_>) -> PyResult<()> {
-        let rt = self.rt()?;
-        py.detach(|| rt.hibernate_all());
-        Ok(())
+        let host = &self.host;
+        py.detach(|| host.hibernate_all()).map_err(host_err)
     }
 
     /// Stops the host and removes its temporary data directory. Idempotent.
     fn close(&mut self, py: Python<'_>) {
-        if let Some(rt) = self.rt.take() {
-            py.detach(|| {
-                rt.hibernate_all();
-                drop(rt);
-            });
-        }
-        if let Ok(mut s) = self.sockets.lock() {
-            s.clear();
-        }
-        self.temp = None;
+        let host = &mut self.host;
+        py.detach(|| host.close());
     }
 }
 

@@ -206,13 +206,21 @@ impl TestHost {
     /// # Errors
     /// This host did not open the socket.
     pub fn socket_take(&self, id: u64) -> Result<Vec<Outbound>, TestHostError> {
-        let mut sockets = lock(&self.sockets);
-        let handle = sockets.get_mut(&id).ok_or(TestHostError::NoSuchSocket(id))?;
         let mut out = Vec::new();
-        while let Ok(o) = handle.outbound.try_recv() {
+        while let Some(o) = self.socket_next(id)? {
             out.push(o);
         }
         Ok(out)
+    }
+
+    /// The next thing the actor sent the socket's client, if anything is waiting.
+    ///
+    /// # Errors
+    /// This host did not open the socket.
+    pub fn socket_next(&self, id: u64) -> Result<Option<Outbound>, TestHostError> {
+        let mut sockets = lock(&self.sockets);
+        let handle = sockets.get_mut(&id).ok_or(TestHostError::NoSuchSocket(id))?;
+        Ok(handle.outbound.try_recv().ok())
     }
 
     /// Waits until the actor's queued events have run.

@@ -4,7 +4,7 @@ use crate::error::guard;
 use crate::ffi_str::{arg, buffer, bytes, free_buffer, free_owned, owned};
 use crate::host::{WkhHost, actor_key};
 use std::ffi::c_char;
-use wasmkeep_host::{CallFailure, HttpRequest, Outbound, SocketMessage};
+use wasmkeep_host::{CallFailure, Outbound, SocketMessage};
 
 /// One header: a name and a value (NUL-terminated).
 #[repr(C)]
@@ -115,7 +115,7 @@ pub unsafe extern "C" fn wkh_request(
                 bytes(body, body_len, "body")?,
             )
         };
-        let mut req = HttpRequest::new(method, path, body.to_vec());
+        let mut request_headers = Vec::with_capacity(header_count);
         if header_count > 0 {
             if headers.is_null() {
                 return Err("headers is NULL with header_count > 0".to_owned());
@@ -124,10 +124,13 @@ pub unsafe extern "C" fn wkh_request(
             for h in unsafe { std::slice::from_raw_parts(headers, header_count) } {
                 // SAFETY: NUL-terminated per the contract.
                 let (k, v) = unsafe { (arg(h.name, "header name")?, arg(h.value, "header value")?) };
-                req.headers.push((k.to_owned(), v.to_owned()));
+                request_headers.push((k.to_owned(), v.to_owned()));
             }
         }
-        let answer = host.rt.request_blocking(&key, req).map_err(|e| e.to_string())?;
+        let answer = host
+            .host
+            .request(&key, method, path, request_headers, body.to_vec())
+            .map_err(|e| e.to_string())?;
         let (body, body_len) = buffer(answer.body);
         let headers: Box<[WkhHeader]> = answer
             .headers
@@ -220,7 +223,7 @@ pub unsafe extern "C" fn wkh_call(
                 bytes(payload, len, "payload")?,
             )
         };
-        let outcome = host.rt.call(&key, payload.to_vec()).map_err(|e| e.to_string())?;
+        let outcome = host.host.call(&key, payload.to_vec()).map_err(|e| e.to_string())?;
         let (status, data) = match outcome {
             Ok(b) => (WkhCallStatus::Ok, b),
             Err(CallFailure::Refused(m)) => (WkhCallStatus::Refused, m.into_bytes()),
@@ -269,10 +272,7 @@ pub unsafe extern "C" fn wkh_socket_open(
                 arg(path, "path")?,
             )
         };
-        let handle = host.rt.open_socket(&key, path).map_err(|e| e.to_string())?;
-        let id = handle.id;
-        host.sockets.lock().map_err(|e| e.to_string())?.insert(id, handle);
-        Ok(id)
+        host.host.open_socket(&key, path).map_err(|e| e.to_string())
     })
 }
 
@@ -287,7 +287,7 @@ pub unsafe extern "C" fn wkh_socket_send_text(host: *const WkhHost, socket: u64,
         // SAFETY: per the contract.
         let (host, text) = unsafe { (WkhHost::from_ptr(host)?, arg(text, "text")?) };
         let msg = SocketMessage::Text(text.to_owned());
-        host.rt.socket_message(socket, msg).map_err(|e| e.to_string())?;
+        host.host.socket_send(socket, msg).map_err(|e| e.to_string())?;
         Ok(0)
     })
 }
@@ -302,7 +302,7 @@ pub unsafe extern "C" fn wkh_socket_send_binary(host: *const WkhHost, socket: u6
         // SAFETY: per the contract.
         let (host, data) = unsafe { (WkhHost::from_ptr(host)?, bytes(data, len, "data")?) };
         let msg = SocketMessage::Binary(data.to_vec());
-        host.rt.socket_message(socket, msg).map_err(|e| e.to_string())?;
+        host.host.socket_send(socket, msg).map_err(|e| e.to_string())?;
         Ok(0)
     })
 }
@@ -317,7 +317,9 @@ pub unsafe extern "C" fn wkh_socket_close(host: *const WkhHost, socket: u64, cod
     guard(-1, || {
         // SAFETY: per the contract.
         let (host, reason) = unsafe { (WkhHost::from_ptr(host)?, arg(reason, "reason")?) };
-        host.rt.socket_closed(socket, code, reason);
+        host.host
+            .socket_close(socket, code, reason)
+            .map_err(|e| e.to_string())?;
         Ok(0)
     })
 }
@@ -334,11 +336,11 @@ pub unsafe extern "C" fn wkh_socket_take(host: *const WkhHost, socket: u64) -> *
     guard(std::ptr::null_mut(), || {
         // SAFETY: per the contract.
         let host = unsafe { WkhHost::from_ptr(host)? };
-        let mut sockets = host.sockets.lock().map_err(|e| e.to_string())?;
-        let handle = sockets
-            .get_mut(&socket)
-            .ok_or_else(|| format!("socket {socket} was not opened by this host (wkh_socket_open)"))?;
-        let Ok(o) = handle.outbound.try_recv() else {
+        let next = host
+            .host
+            .socket_next(socket)
+            .map_err(|e| format!("{e} (wkh_socket_open)"))?;
+        let Some(o) = next else {
             return Ok(std::ptr::null_mut());
         };
         let (kind, data, code) = match o {

@@ -2,20 +2,16 @@
 
 use crate::error::guard;
 use crate::ffi_str::{arg, opt_arg, owned};
-use std::collections::HashMap;
 use std::ffi::c_char;
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::time::Duration;
-use wasmkeep_host::{Access, ActorKey, ClassSpec, Runtime, RuntimeConfig, SocketHandle};
+use wasmkeep_host::{Access, ActorKey, ClassSpec, TestHost, TestHostOptions};
 
 /// A host with its own data directory and a virtual clock (opaque). Made by
 /// `wkh_host_new`, freed by `wkh_host_free`.
 pub struct WkhHost {
-    pub(crate) rt: Runtime,
-    pub(crate) sockets: Mutex<HashMap<u64, SocketHandle>>,
-    // Dropped after the runtime (field order): the data directory goes last.
-    _temp: Option<tempfile::TempDir>,
+    /// The host library's test host; this crate only converts C's types.
+    pub(crate) host: TestHost,
 }
 
 /// Options of a new host. Every field may be left 0 / NULL for its default.
@@ -100,34 +96,15 @@ pub unsafe extern "C" fn wkh_host_new(options: *const WkhHostOptions) -> *mut Wk
         let data_dir = unsafe { opt_arg(options.map_or(std::ptr::null(), |o| o.data_dir), "data_dir")? };
         // SAFETY: as above.
         let cache_dir = unsafe { opt_arg(options.map_or(std::ptr::null(), |o| o.cache_dir), "cache_dir")? };
-        let (data_dir, temp) = match data_dir {
-            Some(d) => (PathBuf::from(d), None),
-            None => {
-                let t = tempfile::Builder::new()
-                    .prefix("wasmkeep-test-")
-                    .tempdir()
-                    .map_err(|e| format!("creating a temporary data directory: {e}"))?;
-                (t.path().to_owned(), Some(t))
-            }
-        };
-        let mut config = RuntimeConfig::for_tests(&data_dir);
-        if let Some(c) = cache_dir {
-            config.cache_dir = PathBuf::from(c);
-        }
-        if let Some(o) = options {
-            if o.event_timeout_ms > 0 {
-                config.event_timeout = Duration::from_millis(u64::from(o.event_timeout_ms));
-            }
-            if o.idle_timeout_ms > 0 {
-                config.idle_timeout = Duration::from_millis(u64::from(o.idle_timeout_ms));
-            }
-        }
-        let rt = Runtime::new(config).map_err(|e| format!("starting the host: {e}"))?;
-        Ok(Box::into_raw(Box::new(WkhHost {
-            rt,
-            sockets: Mutex::new(HashMap::new()),
-            _temp: temp,
-        })))
+        let nonzero_ms = |ms: u32| (ms > 0).then(|| Duration::from_millis(u64::from(ms)));
+        let host = TestHost::new(TestHostOptions {
+            data_dir: data_dir.map(PathBuf::from),
+            cache_dir: cache_dir.map(PathBuf::from),
+            event_timeout: options.and_then(|o| nonzero_ms(o.event_timeout_ms)),
+            idle_timeout: options.and_then(|o| nonzero_ms(o.idle_timeout_ms)),
+        })
+        .map_err(|e| format!("starting the host: {e}"))?;
+        Ok(Box::into_raw(Box::new(WkhHost { host })))
     })
 }
 
@@ -143,8 +120,8 @@ pub unsafe extern "C" fn wkh_host_free(host: *mut WkhHost) {
         return;
     }
     // SAFETY: made by Box::into_raw in wkh_host_new, freed once per the contract.
-    let host = unsafe { Box::from_raw(host) };
-    host.rt.hibernate_all();
+    let mut host = unsafe { Box::from_raw(host) };
+    host.host.close();
 }
 
 /// Adds (or replaces) an app with `count` classes, compiling their components.
@@ -188,7 +165,7 @@ pub unsafe extern "C" fn wkh_add_app(
                 },
             });
         }
-        host.rt.add_app(app, &specs).map_err(|e| e.to_string())?;
+        host.host.add_app(app, &specs).map_err(|e| e.to_string())?;
         Ok(0)
     })
 }
@@ -203,8 +180,8 @@ pub unsafe extern "C" fn wkh_load_manifest(host: *const WkhHost, path: *const c_
     guard(std::ptr::null_mut(), || {
         // SAFETY: per the contract.
         let (host, path) = unsafe { (WkhHost::from_ptr(host)?, arg(path, "path")?) };
-        let m = host.rt.load_manifest(path.as_ref()).map_err(|e| e.to_string())?;
-        Ok(owned(m.app))
+        let app = host.host.load_manifest(path.as_ref()).map_err(|e| e.to_string())?;
+        Ok(owned(app))
     })
 }
 
@@ -217,6 +194,7 @@ pub unsafe extern "C" fn wkh_data_dir(host: *const WkhHost) -> *mut c_char {
     guard(std::ptr::null_mut(), || {
         // SAFETY: per the contract.
         let host = unsafe { WkhHost::from_ptr(host)? };
-        Ok(owned(host.rt.config().data_dir.display().to_string()))
+        let dir = host.host.data_dir().map_err(|e| e.to_string())?;
+        Ok(owned(dir.display().to_string()))
     })
 }

@@ -5,7 +5,7 @@ use crate::error::guard;
 use crate::ffi_str::{arg, buffer, free_buffer, free_owned, owned};
 use crate::host::{WkhHost, actor_key};
 use std::ffi::c_char;
-use wasmkeep_host::{FaultKind, SqlValue};
+use wasmkeep_host::{SqlValue, TestHost, TestHostError};
 
 /// The type of a value read from a table.
 #[repr(C)]
@@ -60,7 +60,12 @@ pub struct WkhTable {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn wkh_now(host: *const WkhHost) -> u64 {
     // SAFETY: per the contract.
-    guard(0, || Ok(unsafe { WkhHost::from_ptr(host)? }.rt.now_ms()))
+    guard(0, || {
+        unsafe { WkhHost::from_ptr(host)? }
+            .host
+            .now_ms()
+            .map_err(|e| e.to_string())
+    })
 }
 
 /// Moves the virtual clock forward by `ms`. Alarms that came due do not run
@@ -73,7 +78,7 @@ pub unsafe extern "C" fn wkh_advance_clock(host: *const WkhHost, ms: u64) -> u64
     guard(0, || {
         // SAFETY: per the contract.
         let host = unsafe { WkhHost::from_ptr(host)? };
-        host.rt.advance_clock(ms).map_err(|e| e.to_string())
+        host.host.advance_clock(ms).map_err(|e| e.to_string())
     })
 }
 
@@ -85,7 +90,12 @@ pub unsafe extern "C" fn wkh_advance_clock(host: *const WkhHost, ms: u64) -> u64
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn wkh_run_due_alarms(host: *const WkhHost) -> usize {
     // SAFETY: per the contract.
-    guard(0, || Ok(unsafe { WkhHost::from_ptr(host)? }.rt.run_due_alarms()))
+    guard(0, || {
+        unsafe { WkhHost::from_ptr(host)? }
+            .host
+            .run_due_alarms()
+            .map_err(|e| e.to_string())
+    })
 }
 
 /// Waits until the actor's queued events (socket messages, closes) have run.
@@ -103,7 +113,7 @@ pub unsafe extern "C" fn wkh_settle(
     guard(-1, || {
         // SAFETY: per the contract.
         let (host, key) = unsafe { (WkhHost::from_ptr(host)?, actor_key(app, class, name)?) };
-        host.rt.settle(&key);
+        host.host.settle(&key).map_err(|e| e.to_string())?;
         Ok(0)
     })
 }
@@ -120,11 +130,7 @@ pub unsafe extern "C" fn wkh_arm_fault(host: *const WkhHost, kind: *const c_char
     guard(-1, || {
         // SAFETY: per the contract.
         let (host, kind) = unsafe { (WkhHost::from_ptr(host)?, arg(kind, "kind")?) };
-        let k = FaultKind::from_name(kind).ok_or_else(|| {
-            let known: Vec<&str> = FaultKind::ALL.iter().map(|k| k.name()).collect();
-            format!("unknown fault {kind:?}: one of {}", known.join(", "))
-        })?;
-        host.rt.faults().arm(k, count);
+        host.host.arm_fault(kind, count).map_err(|e| e.to_string())?;
         Ok(0)
     })
 }
@@ -137,7 +143,10 @@ pub unsafe extern "C" fn wkh_arm_fault(host: *const WkhHost, kind: *const c_char
 pub unsafe extern "C" fn wkh_clear_faults(host: *const WkhHost) -> i32 {
     guard(-1, || {
         // SAFETY: per the contract.
-        unsafe { WkhHost::from_ptr(host)? }.rt.faults().clear();
+        unsafe { WkhHost::from_ptr(host)? }
+            .host
+            .clear_faults()
+            .map_err(|e| e.to_string())?;
         Ok(0)
     })
 }
@@ -156,7 +165,7 @@ pub unsafe extern "C" fn wkh_exists(
     guard(-1, || {
         // SAFETY: per the contract.
         let (host, key) = unsafe { (WkhHost::from_ptr(host)?, actor_key(app, class, name)?) };
-        Ok(i32::from(host.rt.exists(&key)))
+        Ok(i32::from(host.host.exists(&key).map_err(|e| e.to_string())?))
     })
 }
 
@@ -201,7 +210,7 @@ pub unsafe extern "C" fn wkh_table_read(
                 arg(table, "table")?,
             )
         };
-        let tables = host.rt.tables(&key).map_err(|e| e.to_string())?;
+        let tables = host.host.tables(&key).map_err(|e| e.to_string())?;
         let names: Vec<String> = tables.iter().map(|(n, _)| n.clone()).collect();
         let Some((_, result)) = tables.into_iter().find(|(n, _)| n == table) else {
             return Err(format!("actor {key} has no table {table:?} (tables: {names:?})"));
@@ -249,12 +258,17 @@ pub unsafe extern "C" fn wkh_table_free(table: *mut WkhTable) {
 ///
 /// # Safety
 /// `host` is NULL or a live host.
-unsafe fn json_string(host: *const WkhHost, f: impl FnOnce(&WkhHost) -> serde_json::Result<String>) -> *mut c_char {
+unsafe fn json_string(host: *const WkhHost, f: impl FnOnce(&TestHost) -> Result<String, String>) -> *mut c_char {
     guard(std::ptr::null_mut(), || {
         // SAFETY: per the contract.
         let host = unsafe { WkhHost::from_ptr(host)? };
-        f(host).map(owned).map_err(|e| e.to_string())
+        f(&host.host).map(owned)
     })
+}
+
+/// `value` as JSON text, or what failed.
+fn to_json<T: serde::Serialize>(value: Result<T, TestHostError>) -> Result<String, String> {
+    serde_json::to_string(&value.map_err(|e| e.to_string())?).map_err(|e| e.to_string())
 }
 
 /// Every actor the host knows, as JSON: `[{"app", "class", "name", "status",
@@ -266,7 +280,7 @@ unsafe fn json_string(host: *const WkhHost, f: impl FnOnce(&WkhHost) -> serde_js
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn wkh_actors_json(host: *const WkhHost) -> *mut c_char {
     // SAFETY: per the contract.
-    unsafe { json_string(host, |h| serde_json::to_string(&h.rt.actors())) }
+    unsafe { json_string(host, |h| to_json(h.actors())) }
 }
 
 /// The lines actors logged, as JSON: `[{"at", "actor", "level", "message"}, ...]`.
@@ -277,7 +291,7 @@ pub unsafe extern "C" fn wkh_actors_json(host: *const WkhHost) -> *mut c_char {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn wkh_logs_json(host: *const WkhHost) -> *mut c_char {
     // SAFETY: per the contract.
-    unsafe { json_string(host, |h| serde_json::to_string(&h.rt.logs())) }
+    unsafe { json_string(host, |h| to_json(h.logs())) }
 }
 
 /// The host's metrics in Prometheus text. Free it with `wkh_string_free`.
@@ -287,7 +301,7 @@ pub unsafe extern "C" fn wkh_logs_json(host: *const WkhHost) -> *mut c_char {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn wkh_metrics(host: *const WkhHost) -> *mut c_char {
     // SAFETY: per the contract.
-    unsafe { json_string(host, |h| Ok(h.rt.metrics().render())) }
+    unsafe { json_string(host, |h| h.metrics().map_err(|e| e.to_string())) }
 }
 
 /// Hibernates every resident actor (their next event wakes them from their
@@ -299,7 +313,10 @@ pub unsafe extern "C" fn wkh_metrics(host: *const WkhHost) -> *mut c_char {
 pub unsafe extern "C" fn wkh_hibernate_all(host: *const WkhHost) -> i32 {
     guard(-1, || {
         // SAFETY: per the contract.
-        unsafe { WkhHost::from_ptr(host)? }.rt.hibernate_all();
+        unsafe { WkhHost::from_ptr(host)? }
+            .host
+            .hibernate_all()
+            .map_err(|e| e.to_string())?;
         Ok(0)
     })
 }

@@ -145,7 +145,9 @@ impl NativeHost {
         payload: Vec<u8>,
     ) -> PyResult<Py<PyTuple>> {
         let host = &self.host;
-        let r = py.detach(|| host.call(&key(app, class, name), payload)).map_err(host_err)?;
+        let r = py
+            .detach(|| host.call(&key(app, class, name), payload))
+            .map_err(host_err)?;
         let (kind, value): (&str, Py<PyAny>) = match r {
             Ok(bytes) => ("ok", PyBytes::new(py, &bytes).into_any().unbind()),
             Err(CallFailure::Refused(m)) => ("refused", m.into_pyobject(py)?.into_any().unbind()),

@@ -17,6 +17,8 @@ step "WIT copies and generated bindings of every SDK match wit/ (cargo xtask gen
 cargo xtask gen --check
 step "build the guests: examples and testees (cargo xtask guests)"
 cargo xtask guests
+step "no import cycle among the host crates' modules (scripts/module-cycles.sh: cargo-modules + graphviz)"
+bash scripts/module-cycles.sh
 step "lints (cargo clippy -D warnings)"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 step "tests (cargo test)"

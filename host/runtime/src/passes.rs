@@ -28,246 +28,243 @@ pub const EXPIRIES_PER_PASS: usize = 100;
 /// ... and this many at a time.
 pub const EXPIRIES_AT_ONCE: usize = 4;
 
-impl Host {
-    /// Cluster: stops serving `app` here because its tombstone was seen
-    /// (ADR 0028 §5): no more guest code; events still queued answered at
-    /// once; running ones finish; sockets closed with 1001; alarms stopped;
-    /// actors released; the heartbeat and the node's local files of the app
-    /// removed; then the app is unloaded.
-    pub(crate) fn stop_app(self: &Arc<Self>, app: &str) {
-        self.stopped_apps
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(app.to_owned());
-        self.any_app_stopped.store(true, std::sync::atomic::Ordering::Release);
-        self.stop_gen.send_modify(|g| *g += 1);
-        tracing::warn!(app = %app, "the app was deleted (tombstone): this node stops serving it");
-        self.close_sockets_where(|k| k.app == app, 1001, "going away");
-        self.hibernate_where(|k| k.app == app);
-        if let Ok(due) = self.alarms.due(u64::MAX) {
-            for (k, _) in due.into_iter().filter(|(k, _)| k.app == app) {
-                let _ = self.alarms.remove(&k);
-            }
-        }
-        if let Some(c) = &self.cluster {
-            let _ = c.bucket.delete(&crate::keys::heartbeat(app, &c.node));
-        }
-        let mut dir = self.config.data_dir.join("state");
-        for part in app.split('/') {
-            dir.push(part);
-        }
-        if let Err(e) = std::fs::remove_dir_all(&dir)
-            && e.kind() != std::io::ErrorKind::NotFound
-        {
-            tracing::warn!(app = %app, "removing {}: {e}", dir.display());
-        }
-        self.apps
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(app);
-    }
-
-    /// Hibernates every resident actor `which` picks, after its queued jobs,
-    /// and waits for all of them (a worker that panicked counts as done).
-    pub(crate) fn hibernate_where(self: &Arc<Self>, which: impl Fn(&ActorKey) -> bool) {
-        let slots: Vec<Arc<Mailbox>> = lock(&self.actors).values().filter(|s| which(&s.key)).cloned().collect();
-        let mut waits = Vec::new();
-        for s in slots {
-            if s.lock().sender.is_some() {
-                let (tx, rx) = oneshot::channel();
-                self.enqueue(&s.key, Job::new(EventKind::Hibernate { done: tx }, Vec::new()));
-                waits.push(rx);
-            }
-        }
-        for w in waits {
-            let _ = w.blocking_recv();
+/// Cluster: stops serving `app` here because its tombstone was seen
+/// (ADR 0028 §5): no more guest code; events still queued answered at
+/// once; running ones finish; sockets closed with 1001; alarms stopped;
+/// actors released; the heartbeat and the node's local files of the app
+/// removed; then the app is unloaded.
+pub(crate) fn stop_app(host: &Arc<Host>, app: &str) {
+    host.stopped_apps
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .insert(app.to_owned());
+    host.any_app_stopped.store(true, std::sync::atomic::Ordering::Release);
+    host.stop_gen.send_modify(|g| *g += 1);
+    tracing::warn!(app = %app, "the app was deleted (tombstone): this node stops serving it");
+    host.close_sockets_where(|k| k.app == app, 1001, "going away");
+    hibernate_where(host, |k| k.app == app);
+    if let Ok(due) = host.alarms.due(u64::MAX) {
+        for (k, _) in due.into_iter().filter(|(k, _)| k.app == app) {
+            let _ = host.alarms.remove(&k);
         }
     }
-
-    /// Cluster: one control pass: apps with a tombstone are stopped, the
-    /// others' heartbeats written, operator delete requests queued.
-    pub(crate) fn control_pass(self: &Arc<Self>) {
-        let Some(c) = &self.cluster else { return };
-        if self.is_stopping() || !c.cluster.is_live(&c.node) {
-            return;
-        }
-        let apps: Vec<String> = self
-            .apps
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .keys()
-            .cloned()
-            .collect();
-        for app in apps {
-            match crate::app_delete::read_tombstone(c.bucket.as_ref(), &app) {
-                Ok(Some(_)) => self.stop_app(&app),
-                Ok(None) => {
-                    let _ = c.bucket.put(
-                        &crate::keys::heartbeat(&app, &c.node),
-                        b"",
-                        &crate::bucket::PutCondition::None,
-                    );
-                }
-                Err(e) => tracing::warn!(app = %app, "reading the tombstone: {e}"),
-            }
-        }
-        self.operator_pass();
+    if let Some(c) = &host.cluster {
+        let _ = c.bucket.delete(&crate::keys::heartbeat(app, &c.node));
     }
+    let mut dir = host.config.data_dir.join("state");
+    for part in app.split('/') {
+        dir.push(part);
+    }
+    if let Err(e) = std::fs::remove_dir_all(&dir)
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        tracing::warn!(app = %app, "removing {}: {e}", dir.display());
+    }
+    host.apps
+        .write()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .remove(app);
+}
 
-    /// One control pass over operator delete requests (ADR 0028 §3); see
-    /// [`Runtime::run_operator_pass`].
-    pub(crate) fn operator_pass(self: &Arc<Self>) -> usize {
-        use crate::operator::{Listed, MAX_PER_PASS, Outcome, REQUEST_TTL_MS};
-        let Some(c) = &self.cluster else { return 0 };
-        // One node of the cluster lists and queues: the lowest live id (ADR 008).
-        // The job goes to whichever node holds the actor.
-        if c.cluster.live_nodes().into_iter().min().as_deref() != Some(c.node.as_str()) {
-            return 0;
+/// Hibernates every resident actor `which` picks, after its queued jobs,
+/// and waits for all of them (a worker that panicked counts as done).
+pub(crate) fn hibernate_where(host: &Arc<Host>, which: impl Fn(&ActorKey) -> bool) {
+    let slots: Vec<Arc<Mailbox>> = lock(&host.actors).values().filter(|s| which(&s.key)).cloned().collect();
+    let mut waits = Vec::new();
+    for s in slots {
+        if s.lock().sender.is_some() {
+            let (tx, rx) = oneshot::channel();
+            host.enqueue(&s.key, Job::new(EventKind::Hibernate { done: tx }, Vec::new()));
+            waits.push(rx);
         }
-        let now = self.clock.now_ms();
-        let apps: Vec<(String, Arc<App>)> = self
-            .apps
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+    for w in waits {
+        let _ = w.blocking_recv();
+    }
+}
+
+/// Cluster: one control pass: apps with a tombstone are stopped, the
+/// others' heartbeats written, operator delete requests queued.
+pub(crate) fn control_pass(host: &Arc<Host>) {
+    let Some(c) = &host.cluster else { return };
+    if host.is_stopping() || !c.cluster.is_live(&c.node) {
+        return;
+    }
+    let apps: Vec<String> = host
+        .apps
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .keys()
+        .cloned()
+        .collect();
+    for app in apps {
+        match crate::app_delete::read_tombstone(c.bucket.as_ref(), &app) {
+            Ok(Some(_)) => stop_app(host, &app),
+            Ok(None) => {
+                let _ = c.bucket.put(
+                    &crate::keys::heartbeat(&app, &c.node),
+                    b"",
+                    &crate::bucket::PutCondition::None,
+                );
+            }
+            Err(e) => tracing::warn!(app = %app, "reading the tombstone: {e}"),
+        }
+    }
+    operator_pass(host);
+}
+
+/// One control pass over operator delete requests (ADR 0028 §3); see
+/// [`Runtime::run_operator_pass`].
+pub(crate) fn operator_pass(host: &Arc<Host>) -> usize {
+    use crate::operator::{Listed, MAX_PER_PASS, Outcome, REQUEST_TTL_MS};
+    let Some(c) = &host.cluster else { return 0 };
+    // One node of the cluster lists and queues: the lowest live id (ADR 008).
+    // The job goes to whichever node holds the actor.
+    if c.cluster.live_nodes().into_iter().min().as_deref() != Some(c.node.as_str()) {
+        return 0;
+    }
+    let now = host.clock.now_ms();
+    let apps: Vec<(String, Arc<App>)> = host
+        .apps
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let mut queued = 0;
+    for (name, app) in apps {
+        let listed = match crate::operator::list(c.bucket.as_ref(), &name) {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::warn!(app = %name, "listing operator delete requests: {e}");
+                continue;
+            }
+        };
+        let outcomes: std::collections::HashSet<&str> = listed
             .iter()
-            .map(|(k, v)| (k.clone(), v.clone()))
+            .filter_map(|l| match l {
+                Listed::Outcome { object, .. } => Some(object.as_str()),
+                Listed::Request(_) => None,
+            })
             .collect();
-        let mut queued = 0;
-        for (name, app) in apps {
-            let listed = match crate::operator::list(c.bucket.as_ref(), &name) {
-                Ok(l) => l,
-                Err(e) => {
-                    tracing::warn!(app = %name, "listing operator delete requests: {e}");
-                    continue;
+        for l in &listed {
+            match l {
+                Listed::Outcome { object, t } if t + REQUEST_TTL_MS < now => {
+                    let _ = c.bucket.delete(object);
                 }
-            };
-            let outcomes: std::collections::HashSet<&str> = listed
-                .iter()
-                .filter_map(|l| match l {
-                    Listed::Outcome { object, .. } => Some(object.as_str()),
-                    Listed::Request(_) => None,
-                })
-                .collect();
-            for l in &listed {
-                match l {
-                    Listed::Outcome { object, t } if t + REQUEST_TTL_MS < now => {
-                        let _ = c.bucket.delete(object);
+                Listed::Outcome { .. } => {}
+                Listed::Request(r) if r.t + REQUEST_TTL_MS < now => {
+                    let _ = c.bucket.delete(&r.object);
+                }
+                // Its outcome is written; only deleting the request failed.
+                Listed::Request(r)
+                    if [Outcome::Done, Outcome::Absent]
+                        .iter()
+                        .any(|o| outcomes.contains(r.outcome_key(*o).as_str())) =>
+                {
+                    let _ = c.bucket.delete(&r.object);
+                }
+                // A class this node does not serve: left to the nodes that do (or to expiry).
+                Listed::Request(r) if !app.classes.contains_key(&r.key.class) => {}
+                Listed::Request(r) => {
+                    let mut in_flight = lock(&host.operator_in_flight);
+                    if in_flight.len() >= MAX_PER_PASS || !in_flight.insert(r.object.clone()) {
+                        continue;
                     }
-                    Listed::Outcome { .. } => {}
-                    Listed::Request(r) if r.t + REQUEST_TTL_MS < now => {
-                        let _ = c.bucket.delete(&r.object);
-                    }
-                    // Its outcome is written; only deleting the request failed.
-                    Listed::Request(r)
-                        if [Outcome::Done, Outcome::Absent]
-                            .iter()
-                            .any(|o| outcomes.contains(r.outcome_key(*o).as_str())) =>
-                    {
-                        let _ = c.bucket.delete(&r.object);
-                    }
-                    // A class this node does not serve: left to the nodes that do (or to expiry).
-                    Listed::Request(r) if !app.classes.contains_key(&r.key.class) => {}
-                    Listed::Request(r) => {
-                        let mut in_flight = lock(&self.operator_in_flight);
-                        if in_flight.len() >= MAX_PER_PASS || !in_flight.insert(r.object.clone()) {
-                            continue;
-                        }
-                        drop(in_flight);
-                        self.enqueue(
-                            &r.key,
-                            Job::new(EventKind::OperatorDelete { req: r.clone() }, Vec::new()),
-                        );
-                        queued += 1;
-                    }
-                }
-            }
-        }
-        queued
-    }
-
-    /// One idle expiry pass (ADR 0028 §4); see [`Runtime::run_expiry_pass`].
-    pub(crate) fn expiry_pass(self: &Arc<Self>) -> ExpiryPass {
-        let mut pass = ExpiryPass::default();
-        let Some(c) = &self.cluster else { return pass };
-        if c.cluster.live_nodes().into_iter().min().as_deref() != Some(c.node.as_str()) {
-            return pass;
-        }
-        // The clock before the listing: a slow listing never makes a record look idler.
-        let now = self.clock.now_ms();
-        let limits: Vec<((String, String), u64)> =
-            lock(&self.idle_limits).iter().map(|(k, v)| (k.clone(), *v)).collect();
-        let mut candidates = Vec::new();
-        // Versions listed this pass: a skipped version no longer listed is dropped,
-        // so the skip list never outgrows the records.
-        let mut seen = std::collections::HashSet::new();
-        for ((app, class), limit) in limits {
-            let prefix = crate::keys::owners_of_class(&app, &class);
-            let listed = match c.bucket.list(&prefix) {
-                Ok(l) => l,
-                Err(e) => {
-                    tracing::warn!(app = %app, class = %class, "idle expiry: listing owners: {e}");
-                    continue;
-                }
-            };
-            for m in listed {
-                seen.insert((m.key.clone(), m.etag.clone()));
-                let Some(key) = crate::keys::actor_of_owner(&app, &class, &m.key) else {
-                    continue;
-                };
-                if m.last_modified.saturating_add(limit) > now {
-                    continue;
-                }
-                if lock(&self.expiry_skipped).contains(&(m.key.clone(), m.etag.clone())) {
-                    continue;
-                }
-                // Resident here or with a socket: active (the job never takes a hold it has).
-                let resident = self
-                    .actors
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .get(&key)
-                    .is_some_and(|s| s.lock().status == ActorStatus::Resident);
-                if resident || !self.sockets_of(&key).is_empty() {
-                    continue;
-                }
-                candidates.push((key, m.key, m.etag));
-            }
-        }
-        lock(&self.expiry_skipped).retain(|v| seen.contains(v));
-        pass.candidates = candidates.len();
-        self.metrics
-            .add(crate::metrics::EXPIRY_CANDIDATES_TOTAL, "", candidates.len() as u64);
-        for batch in candidates
-            .chunks(EXPIRIES_AT_ONCE)
-            .take(EXPIRIES_PER_PASS / EXPIRIES_AT_ONCE)
-        {
-            let waits: Vec<_> = batch
-                .iter()
-                .map(|(key, _, etag)| {
-                    let (tx, rx) = oneshot::channel();
-                    self.enqueue(
-                        key,
-                        Job::new(
-                            EventKind::Expire {
-                                etag: etag.clone(),
-                                done: tx,
-                            },
-                            Vec::new(),
-                        ),
+                    drop(in_flight);
+                    host.enqueue(
+                        &r.key,
+                        Job::new(EventKind::OperatorDelete { req: r.clone() }, Vec::new()),
                     );
-                    rx
-                })
-                .collect();
-            for ((_, record, etag), rx) in batch.iter().zip(waits) {
-                if rx.blocking_recv().unwrap_or(false) {
-                    pass.expired += 1;
-                } else {
-                    lock(&self.expiry_skipped).insert((record.clone(), etag.clone()));
+                    queued += 1;
                 }
             }
         }
-        pass
     }
+    queued
+}
+
+/// One idle expiry pass (ADR 0028 §4); see [`Runtime::run_expiry_pass`].
+pub(crate) fn expiry_pass(host: &Arc<Host>) -> ExpiryPass {
+    let mut pass = ExpiryPass::default();
+    let Some(c) = &host.cluster else { return pass };
+    if c.cluster.live_nodes().into_iter().min().as_deref() != Some(c.node.as_str()) {
+        return pass;
+    }
+    // The clock before the listing: a slow listing never makes a record look idler.
+    let now = host.clock.now_ms();
+    let limits: Vec<((String, String), u64)> = lock(&host.idle_limits).iter().map(|(k, v)| (k.clone(), *v)).collect();
+    let mut candidates = Vec::new();
+    // Versions listed this pass: a skipped version no longer listed is dropped,
+    // so the skip list never outgrows the records.
+    let mut seen = std::collections::HashSet::new();
+    for ((app, class), limit) in limits {
+        let prefix = crate::keys::owners_of_class(&app, &class);
+        let listed = match c.bucket.list(&prefix) {
+            Ok(l) => l,
+            Err(e) => {
+                tracing::warn!(app = %app, class = %class, "idle expiry: listing owners: {e}");
+                continue;
+            }
+        };
+        for m in listed {
+            seen.insert((m.key.clone(), m.etag.clone()));
+            let Some(key) = crate::keys::actor_of_owner(&app, &class, &m.key) else {
+                continue;
+            };
+            if m.last_modified.saturating_add(limit) > now {
+                continue;
+            }
+            if lock(&host.expiry_skipped).contains(&(m.key.clone(), m.etag.clone())) {
+                continue;
+            }
+            // Resident here or with a socket: active (the job never takes a hold it has).
+            let resident = host
+                .actors
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .get(&key)
+                .is_some_and(|s| s.lock().status == ActorStatus::Resident);
+            if resident || !host.sockets_of(&key).is_empty() {
+                continue;
+            }
+            candidates.push((key, m.key, m.etag));
+        }
+    }
+    lock(&host.expiry_skipped).retain(|v| seen.contains(v));
+    pass.candidates = candidates.len();
+    host.metrics
+        .add(crate::metrics::EXPIRY_CANDIDATES_TOTAL, "", candidates.len() as u64);
+    for batch in candidates
+        .chunks(EXPIRIES_AT_ONCE)
+        .take(EXPIRIES_PER_PASS / EXPIRIES_AT_ONCE)
+    {
+        let waits: Vec<_> = batch
+            .iter()
+            .map(|(key, _, etag)| {
+                let (tx, rx) = oneshot::channel();
+                host.enqueue(
+                    key,
+                    Job::new(
+                        EventKind::Expire {
+                            etag: etag.clone(),
+                            done: tx,
+                        },
+                        Vec::new(),
+                    ),
+                );
+                rx
+            })
+            .collect();
+        for ((_, record, etag), rx) in batch.iter().zip(waits) {
+            if rx.blocking_recv().unwrap_or(false) {
+                pass.expired += 1;
+            } else {
+                lock(&host.expiry_skipped).insert((record.clone(), etag.clone()));
+            }
+        }
+    }
+    pass
 }
 
 /// Queues an alarm job for every due entry not already `in_flight`; returns the new ones.
@@ -316,11 +313,11 @@ pub(crate) fn start_control_pass(host: &Arc<Host>) {
         loop {
             std::thread::sleep(Duration::from_secs(1));
             let Some(host) = weak.upgrade() else { return };
-            host.control_pass();
+            control_pass(&host);
             let now = host.clock.now_ms();
             if now.saturating_sub(last_expiry) >= EXPIRY_PASS_EVERY_MS {
                 last_expiry = now;
-                host.expiry_pass();
+                expiry_pass(&host);
             }
         }
     });

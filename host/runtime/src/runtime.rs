@@ -16,7 +16,7 @@ use crate::job::{self, CallFailure, EventKind, Job};
 use crate::manifest::{Access, ClassSpec, Manifest};
 use crate::metrics::Metrics;
 use crate::node::{ActorInfo, ActorStatus, App, Class, Host, LogLine, lock};
-use crate::passes::{ExpiryPass, queue_due, start_alarm_timer, start_control_pass, start_epoch_ticker};
+use crate::passes::{self, ExpiryPass, queue_due, start_alarm_timer, start_control_pass, start_epoch_ticker};
 use crate::sockets::SocketEntry;
 use crate::sql_types::QueryResult;
 use crate::state_store::{LocalStateStore, StateStore};
@@ -495,7 +495,7 @@ impl Runtime {
     /// and on every node but the lowest live one). With the real clock a
     /// cluster node runs a pass every second by itself.
     pub fn run_operator_pass(&self) -> usize {
-        self.host.operator_pass()
+        passes::operator_pass(&self.host)
     }
 
     /// Cluster: one whole control pass, as a node runs every second with the
@@ -503,7 +503,7 @@ impl Runtime {
     /// here (ADR 0028 §5), the others' heartbeats are written, and operator
     /// delete requests are queued.
     pub fn run_control_pass(&self) {
-        self.host.control_pass();
+        passes::control_pass(&self.host);
     }
 
     /// Whether this node stopped serving `app` (its tombstone was seen).
@@ -545,7 +545,7 @@ impl Runtime {
     /// database has no pending alarm; at most 100 a pass, 4 at a time. With
     /// the real clock the collecting node runs a pass every 10 minutes.
     pub fn run_expiry_pass(&self) -> ExpiryPass {
-        self.host.expiry_pass()
+        passes::expiry_pass(&self.host)
     }
 
     /// Runs `key`'s alarm if it is due; true if `on-alarm` ran.
@@ -631,7 +631,7 @@ impl Runtime {
 
     /// Hibernates every resident actor once its queued events have run.
     pub fn hibernate_all(&self) {
-        self.host.hibernate_where(|_| true);
+        passes::hibernate_where(&self.host, |_| true);
     }
 
     /// The ordered shutdown (tellus's lesson: "stopped" is reported last, so

@@ -4,7 +4,11 @@
 //! writes are durable once an upload is acknowledged; a delete is a reset on
 //! the head, then the history before it is erased (ADR 0028 §1–2, ADR 006).
 
-use super::{ActorStorage, Holding, OpenActor, OpenMode, Opened, StorageError, finish_unfinished_removal};
+use super::error::StorageError;
+use super::holding::Holding;
+use super::open_actor::OpenActor;
+use super::removal::finish_unfinished_removal;
+use super::seam::{ActorStorage, OpenMode, Opened};
 use crate::actor_db::ActorDb;
 use crate::address::ActorKey;
 use crate::bucket::ObjectStore;

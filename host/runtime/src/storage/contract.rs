@@ -2,8 +2,9 @@
 //! on, whichever storage the runtime was built with.
 
 use super::cluster_node::ClusterStorage;
+use super::open_actor::OpenActor;
+use super::seam::{ActorStorage, OpenMode, Opened};
 use super::single_node::SingleNodeStorage;
-use super::{ActorStorage, OpenActor, OpenMode, Opened};
 use crate::address::ActorKey;
 use crate::deletion::{DeleteHow, DeletionStatus};
 use crate::faults::{FaultKind, Faults};

@@ -3,7 +3,8 @@
 //! writes are still kept. ADR 0028's reset is written here once, for
 //! `delete-self`, `delete-self-durable`, the operator delete and idle expiry.
 
-use super::{Holding, StorageError};
+use super::error::StorageError;
+use super::holding::Holding;
 use crate::actor_db::{ActorDb, META_DELETED};
 use crate::address::ActorKey;
 use crate::deletion::DeleteHow;

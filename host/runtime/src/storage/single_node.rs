@@ -2,7 +2,11 @@
 //! write is durable when SQLite commits it; a delete is the removal of the
 //! files, behind a marker that makes a crash part way finish it (ADR 003).
 
-use super::{ActorStorage, Holding, OpenActor, OpenMode, Opened, StorageError, finish_unfinished_removal};
+use super::error::StorageError;
+use super::holding::Holding;
+use super::open_actor::OpenActor;
+use super::removal::finish_unfinished_removal;
+use super::seam::{ActorStorage, OpenMode, Opened};
 use crate::actor_db::{ActorDb, META_DELETED};
 use crate::address::ActorKey;
 use crate::deletion::DeletionStatus;

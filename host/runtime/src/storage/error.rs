@@ -1,0 +1,94 @@
+//! Why storage failed: each variant says what happened and what follows.
+
+use crate::address::ActorKey;
+use crate::replica::ReplicaError;
+use crate::sql_types::SqlError;
+
+/// Why storage failed. Each variant says what happened and what follows.
+#[derive(Debug, thiserror::Error)]
+pub enum StorageError {
+    /// This node is cut off from its cluster: nothing it holds is valid.
+    #[error("node {node} is cut off from the cluster: send the event to another node")]
+    CutOff {
+        /// This node.
+        node: String,
+    },
+    /// The app has a tombstone: nothing of it is acquired again (ADR 0028 §5).
+    #[error("app {app} was deleted (at {at_ms} ms, by {by}): nothing of it is served")]
+    AppDeleted {
+        /// The app.
+        app: String,
+        /// When the tombstone was written.
+        at_ms: u64,
+        /// Who wrote it.
+        by: String,
+    },
+    /// The app's tombstone could not be read: whether it is deleted is not known.
+    #[error("reading the tombstone of {app}: {source}")]
+    TombstoneUnreadable {
+        /// The app.
+        app: String,
+        /// Why.
+        #[source]
+        source: crate::app_delete::AppDeleteError,
+    },
+    /// Another node holds the actor and cannot be reached.
+    #[error("{key} is held by node {node}, which does not answer; retry once its hold lapses")]
+    HolderUnreachable {
+        /// The actor.
+        key: ActorKey,
+        /// The holder.
+        node: String,
+    },
+    /// The bucket could not be read or written.
+    #[error("{what}: {source}")]
+    Bucket {
+        /// What the host was doing.
+        what: String,
+        /// The bucket's or the replica's error.
+        #[source]
+        source: ReplicaError,
+    },
+    /// An upload was not acknowledged: it is not known to be durable (it may
+    /// still land). The event's writes are not kept; the next event restores
+    /// what the bucket holds.
+    #[error("the bucket did not acknowledge the upload ({source})")]
+    NotAcknowledged {
+        /// Why.
+        #[source]
+        source: ReplicaError,
+    },
+    /// A local file operation failed.
+    #[error("{what}: {source}")]
+    Files {
+        /// What the host was doing.
+        what: String,
+        /// The file system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Removing a deleted actor's files began and did not finish; the marker
+    /// on disk makes the host finish it before the actor's next event.
+    #[error(
+        "{key} was deleted, but removing its files failed ({source}); the host finishes the removal before its next event"
+    )]
+    RemovalUnfinished {
+        /// The actor.
+        key: ActorKey,
+        /// The file system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The database failed.
+    #[error(transparent)]
+    Sql(#[from] SqlError),
+}
+
+impl StorageError {
+    /// Whether a failed reset still deletes the actor: the removal began on
+    /// disk and is finished before the next event (a single node). Otherwise
+    /// the data stays and the actor is given up.
+    pub(crate) fn delete_still_happens(&self) -> bool {
+        matches!(self, StorageError::RemovalUnfinished { .. })
+    }
+}

@@ -1,0 +1,44 @@
+//! The per-actor half of the seam: what differs between a single node and a
+//! cluster once an actor is open. [`super::OpenActor`] owns one.
+
+use super::error::StorageError;
+use crate::actor_db::ActorDb;
+
+/// What differs between single node and cluster once an actor is open: the
+/// per-actor half of the seam, owned by [`OpenActor`].
+pub(crate) trait Holding: Send {
+    /// After `exec-durable`: the database as it is now is made durable.
+    ///
+    /// # Errors
+    /// Not acknowledged; the caller stops keeping this event's writes.
+    fn durable_write(&mut self, db: &ActorDb) -> Result<(), StorageError>;
+
+    /// At the end of an event whose writes are kept.
+    ///
+    /// # Errors
+    /// As [`Holding::durable_write`]; the actor is then given up.
+    fn end_event(&mut self, db: &ActorDb) -> Result<(), StorageError>;
+
+    /// ADR 0028's reset: records the delete durably, the database already
+    /// closed. `marks` go into the reset's empty database (when and how, and
+    /// the last operator request carried out); `record` is the same `<ms> <how>`.
+    ///
+    /// # Errors
+    /// The delete is not known to be durable.
+    fn reset(&mut self, marks: &[(&str, &str)], record: &str) -> Result<(), StorageError>;
+
+    /// After a recorded reset, in this order: the history before it erased
+    /// (cluster; a failure there is counted, never fatal), the hold released,
+    /// the local files removed.
+    ///
+    /// # Errors
+    /// The local files could not be removed (retried before the next event).
+    fn finish_delete(&mut self, record: &str) -> Result<(), StorageError>;
+
+    /// Lets the actor go (hibernation): the hold is released.
+    fn release(&mut self);
+
+    /// Gives the actor up after a failure: the hold is forgotten without a
+    /// write, and the local files are no longer taken for the head.
+    fn give_up(&mut self);
+}

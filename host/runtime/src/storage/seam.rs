@@ -1,0 +1,55 @@
+//! The storage a runtime is built with, and what opening an actor finds.
+
+use super::error::StorageError;
+use super::open_actor::OpenActor;
+use crate::address::ActorKey;
+use crate::deletion::DeletionStatus;
+use std::path::PathBuf;
+
+/// How an event may open an actor.
+#[derive(Debug, Clone)]
+pub(crate) enum OpenMode {
+    /// Creating it if it does not exist (a guest event).
+    Create,
+    /// Only if it exists (host jobs, alarms).
+    Existing,
+    /// Idle expiry: only if its ownership record is exactly this version and
+    /// names nobody (ADR 0028 §4); otherwise [`Opened::Absent`].
+    Unchanged(crate::bucket::ETag),
+}
+
+/// What [`ActorStorage::open`] found.
+pub(crate) enum Opened {
+    /// This node holds the actor now, its database open.
+    Here(Box<OpenActor>),
+    /// It does not exist and was not created.
+    Absent,
+    /// Another live node holds it: the event goes to that node.
+    Elsewhere(String),
+}
+
+/// Where actors' durable state lives, chosen once when the runtime is built.
+pub(crate) trait ActorStorage: Send + Sync + 'static {
+    /// Takes the actor on this node and opens its database: finishes a removal
+    /// left unfinished, then (cluster) acquires and restores the head, or
+    /// says who holds it.
+    ///
+    /// # Errors
+    /// The actor cannot be taken now (see [`StorageError`]); nothing is held then.
+    fn open(&self, key: &ActorKey, mode: OpenMode) -> Result<Opened, StorageError>;
+
+    /// Whether the actor exists: files (a single node) or history (a cluster).
+    ///
+    /// # Errors
+    /// The answer is not known (a listing failed): never read that as "absent".
+    fn exists(&self, key: &ActorKey) -> Result<bool, StorageError>;
+
+    /// Whether the actor was deleted, from positive evidence only.
+    fn deletion_status(&self, key: &ActorKey) -> DeletionStatus;
+
+    /// The local database's path (a cache of the head in a cluster).
+    fn db_path(&self, key: &ActorKey) -> PathBuf;
+
+    /// Every actor with a local database, for listings.
+    fn local_actors(&self) -> Vec<ActorKey>;
+}

@@ -7,6 +7,11 @@
 //! and the host's own table `_wasmkeep_meta`, which holds the host metadata:
 //! the on-init marker and the alarm. Metadata lives in the database so that it
 //! goes with the data when the actor is deleted.
+//!
+//! Longer than the ~600 lines a file keeps to: the guard (the authorizer's
+//! rules), the connection it guards and their tests are one concern, and
+//! splitting the rules from the connection would let one change without the
+//! other.
 
 use crate::sql_types::{QueryResult, SqlError, SqlValue, refusals};
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};

@@ -5,7 +5,6 @@
 use crate::address::ActorKey;
 use crate::job::{EventKind, Job};
 use crate::node::{ActorStatus, App, Host, Mailbox, lock};
-use crate::worker;
 use std::collections::HashMap;
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
@@ -299,7 +298,7 @@ pub(crate) fn start_epoch_ticker(engine: &Engine) {
         while let Some(engine) = weak.upgrade() {
             engine.increment_epoch();
             drop(engine);
-            std::thread::sleep(worker::EPOCH_TICK);
+            std::thread::sleep(crate::guest_call::EPOCH_TICK);
         }
     });
 }

@@ -3,10 +3,8 @@
 //! (choosing its storage once) and hands events to actors' mailboxes.
 
 use crate::address::ActorKey;
-use crate::alarm_index::{AlarmIndex, MemoryAlarmIndex, SqliteAlarmIndex};
 use crate::bindings::ActorPre;
-use crate::clock::{Clock, SystemClock, VirtualClock};
-use crate::component_cache::{CacheOutcome, ComponentCache};
+use crate::component_cache::CacheOutcome;
 use crate::config::RuntimeConfig;
 use crate::error::RuntimeError;
 use crate::faults::Faults;
@@ -16,21 +14,15 @@ use crate::job::{self, CallFailure, EventKind, Job};
 use crate::manifest::{Access, ClassSpec, Manifest};
 use crate::metrics::Metrics;
 use crate::node::{ActorInfo, ActorStatus, App, Class, Host, LogLine, lock};
-use crate::passes::{self, ExpiryPass, queue_due, start_alarm_timer, start_control_pass, start_epoch_ticker};
+use crate::node_builder;
+use crate::passes::{self, ExpiryPass, queue_due};
 use crate::sockets::SocketEntry;
 use crate::sql_types::QueryResult;
-use crate::state_store::{LocalStateStore, StateStore};
-use crate::storage::ActorStorage;
-use crate::storage::cluster_node::ClusterStorage;
-use crate::storage::single_node::SingleNodeStorage;
-use crate::worker;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc as tmpsc, oneshot};
-use wasmtime::component::Linker;
-use wasmtime::{Config, Engine};
 
 /// The local host. Cheap to clone; every clone is the same host.
 #[derive(Clone)]
@@ -115,7 +107,7 @@ impl Runtime {
     /// # Errors
     /// The engine cannot be configured or the data directory cannot be created.
     pub fn new(config: RuntimeConfig) -> Result<Self, RuntimeError> {
-        Self::build(config, None)
+        node_builder::build_host(config, None).map(|host| Self { host })
     }
 
     /// Starts one node of a cluster: its own data directory (local files, a
@@ -133,7 +125,7 @@ impl Runtime {
                 "node id {node:?} must be non-empty and have no '/'"
             )));
         }
-        Self::build(config, Some((cluster, node.to_owned())))
+        node_builder::build_host(config, Some((cluster, node.to_owned()))).map(|host| Self { host })
     }
 
     /// Cuts this node off from its cluster: from now on it holds nothing, its
@@ -170,99 +162,6 @@ impl Runtime {
     /// This node's id in its cluster (none on a single node).
     pub fn node_id(&self) -> Option<&str> {
         self.host.cluster.as_ref().map(|c| c.node.as_str())
-    }
-
-    fn build(
-        config: RuntimeConfig,
-        cluster: Option<(Arc<crate::cluster::Cluster>, String)>,
-    ) -> Result<Self, RuntimeError> {
-        let host_err = |e: &dyn std::fmt::Display| RuntimeError::Host(e.to_string());
-        std::fs::create_dir_all(&config.data_dir)
-            .map_err(|e| host_err(&format!("creating {}: {e}", config.data_dir.display())))?;
-        let mut wcfg = Config::new();
-        wcfg.wasm_component_model(true).epoch_interruption(true);
-        let engine = Engine::new(&wcfg).map_err(|e| host_err(&e))?;
-        let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| host_err(&e))?;
-        crate::bindings::Actor::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(&mut linker, |s| s)
-            .map_err(|e| host_err(&e))?;
-        let faults = Arc::new(Faults::default());
-        let clock: Arc<dyn Clock> = if let Some((c, _)) = &cluster {
-            c.clock().clone()
-        } else if config.virtual_clock {
-            Arc::new(VirtualClock::default())
-        } else {
-            Arc::new(SystemClock)
-        };
-        let alarms: Arc<dyn AlarmIndex> = if let Some((c, _)) = &cluster {
-            c.alarms()
-        } else if config.memory_alarm_index {
-            Arc::new(MemoryAlarmIndex::default())
-        } else {
-            let dir = config.data_dir.join("host");
-            std::fs::create_dir_all(&dir).map_err(|e| host_err(&e))?;
-            Arc::new(SqliteAlarmIndex::open(&dir.join("alarms.db")).map_err(|e| host_err(&e))?)
-        };
-        let metrics = Arc::new(Metrics::default());
-        let files: Arc<dyn StateStore> = Arc::new(LocalStateStore::new(&config.data_dir, faults.clone()));
-        let cluster = cluster.map(|(cluster, node)| crate::cluster::ClusterNode {
-            bucket: Arc::new(crate::bucket::FaultyBucket::new(
-                cluster.bucket().clone(),
-                faults.clone(),
-            )),
-            cluster,
-            node,
-        });
-        let storage: Arc<dyn ActorStorage> = match &cluster {
-            Some(c) => Arc::new(ClusterStorage::new(
-                c.node.clone(),
-                c.cluster.clone(),
-                c.bucket.clone(),
-                faults.clone(),
-                files,
-                metrics.clone(),
-            )),
-            None => Arc::new(SingleNodeStorage::new(files, metrics.clone())),
-        };
-        let sockets = cluster.as_ref().map_or_else(Default::default, |c| c.cluster.sockets());
-        let host = Arc::new_cyclic(|me| Host {
-            me: me.clone(),
-            spawn_worker: worker::run,
-            storage,
-            cache: ComponentCache::new(config.cache_dir.clone()),
-            engine,
-            linker,
-            clock,
-            faults: faults.clone(),
-            metrics,
-            alarms,
-            apps: RwLock::new(HashMap::new()),
-            actors: Mutex::new(HashMap::new()),
-            sockets,
-            timer_wake: Mutex::new(None),
-            logs: Mutex::new(std::collections::VecDeque::new()),
-            operator_in_flight: Mutex::default(),
-            idle_limits: Mutex::default(),
-            stopping: std::sync::atomic::AtomicBool::new(false),
-            stopped_apps: RwLock::default(),
-            any_app_stopped: std::sync::atomic::AtomicBool::new(false),
-            stop_gen: tokio::sync::watch::Sender::new(0),
-            expiry_skipped: Mutex::default(),
-            cluster,
-            config,
-        });
-        if let Some(c) = &host.cluster {
-            let me: std::sync::Weak<dyn crate::cluster::NodeMailboxes> = Arc::downgrade(&host) as _;
-            c.cluster.join(&c.node, me);
-        }
-        start_epoch_ticker(&host.engine);
-        if host.clock.as_virtual().is_none() {
-            start_alarm_timer(&host);
-            if host.cluster.is_some() {
-                start_control_pass(&host);
-            }
-        }
-        Ok(Self { host })
     }
 
     /// The configuration it runs with.

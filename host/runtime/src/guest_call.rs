@@ -1,0 +1,260 @@
+//! Running one guest event in a resident actor: its time limit (the epoch for
+//! wasm, a deadline for SQL), on-init once per new database, the export call,
+//! and answering the caller when it fails.
+
+use crate::actor_db::META_INITIALIZED;
+use crate::address::ActorKey;
+use crate::bindings::{http as wit_http, types as wit};
+use crate::event_error::EventError;
+use crate::http_types::{HttpResponse, SocketMessage};
+use crate::imports::{EventState, HostState};
+use crate::job::{CallFailure, EventKind};
+use crate::node::Host;
+use crate::outparam::{Outparam, ResponseSlot};
+use crate::resident::Resident;
+use crate::storage::StorageError;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use wasmtime::Store;
+
+/// How often the engine's epoch moves (the granularity of event time limits).
+pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+/// Answers the event's caller with the reason the event failed.
+pub(crate) type AnswerFailure = Box<dyn FnOnce(String) + Send>;
+
+/// How an event ended.
+pub(crate) struct Outcome {
+    pub(crate) trapped: Option<String>,
+}
+
+/// Starts the clock of a guest call: wasm is interrupted by the epoch, SQL by the database's progress handler.
+pub(crate) fn set_deadline(host: &Host, store: &mut Store<HostState>) {
+    store.set_epoch_deadline(deadline_ticks(host));
+    let deadline = std::time::Instant::now() + host.config.event_timeout;
+    store.data_mut().ev.deadline = Some(deadline);
+    if let Some(db) = store.data().actor.open_db() {
+        db.set_deadline(Some(deadline));
+    }
+}
+
+pub(crate) fn deadline_ticks(host: &Host) -> u64 {
+    (host.config.event_timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
+}
+
+pub(crate) fn describe_trap(host: &Host, store: &Store<HostState>, e: &wasmtime::Error) -> String {
+    let timed_out = e.downcast_ref::<wasmtime::Trap>() == Some(&wasmtime::Trap::Interrupt);
+    let mut msg = if timed_out {
+        format!(
+            "the event ran longer than its limit of {:?} and was interrupted \
+             (an endless loop, slow SQL, or a call that did not come back in time?)",
+            host.config.event_timeout
+        )
+    } else {
+        format!("the event trapped: {e:#}")
+    };
+    let tail = store.data().stderr_tail();
+    if !tail.is_empty() {
+        msg.push_str("\nguest output:\n");
+        msg.push_str(&tail);
+    }
+    msg
+}
+
+pub(crate) fn run_event(host: &Arc<Host>, res: &mut Resident, kind: EventKind, chain: Vec<ActorKey>) -> Outcome {
+    let key = res.store.data().key.clone();
+    let data = res.store.data_mut();
+    data.stderr_mark = data.stderr.contents().len();
+    data.ev = EventState {
+        chain,
+        ..EventState::default()
+    };
+    // Instantiate on first use.
+    if res.instance.is_none() {
+        let class = match host.class(&key) {
+            Ok(c) => c,
+            Err(e) => return fail_kind(kind, EventError::NotLoaded(e.to_string())),
+        };
+        set_deadline(host, &mut res.store);
+        match class.pre.instantiate(&mut res.store) {
+            Ok(i) => res.instance = Some(i),
+            Err(e) => {
+                let why = format!("instantiating the component failed: {e:#}");
+                return fail_kind(kind, EventError::Guest(why));
+            }
+        }
+    }
+    let Some(instance) = res.instance.as_ref() else {
+        return fail_kind(kind, EventError::Host("no instance".into()));
+    };
+    let events = instance.wasmkeep_actor_events();
+
+    // on-init, once per new database, in the same event.
+    let initialized = match res.store.data().actor.open_db() {
+        Some(db) => db.meta_get(META_INITIALIZED).map(|v| v.is_some()),
+        None => Ok(true),
+    };
+    match initialized {
+        Err(e) => return fail_kind(kind, StorageError::from(e).into()),
+        Ok(false) => {
+            set_deadline(host, &mut res.store);
+            if let Err(e) = events.call_on_init(&mut res.store) {
+                let why = format!(
+                    "on-init failed, so the event did not run: {}",
+                    describe_trap(host, &res.store, &e)
+                );
+                return fail_kind(kind, EventError::Guest(why));
+            }
+            let data = res.store.data_mut();
+            let mut rolled_back = false;
+            if let Some(db) = data.actor.open_db() {
+                if db.rollback_if_open() {
+                    tracing::warn!(actor = %key, "on-init left a transaction open: rolled back");
+                    rolled_back = true;
+                }
+                if let Err(e) = db.meta_set(META_INITIALIZED, Some("1")) {
+                    return fail_kind(kind, StorageError::from(e).into());
+                }
+            }
+            if rolled_back {
+                data.reload_alarm();
+            }
+        }
+        Ok(true) => {}
+    }
+
+    set_deadline(host, &mut res.store);
+    let result: Result<(), (wasmtime::Error, Option<AnswerFailure>)> = match kind {
+        EventKind::Request { req, respond, .. } => {
+            let slot: ResponseSlot = Arc::new(Mutex::new(Some(respond)));
+            let out = match res.store.data_mut().table.push(Outparam { tx: slot.clone() }) {
+                Ok(o) => o,
+                Err(e) => return fail_slot(&slot, &format!("host bug: {e}")),
+            };
+            let wreq = wit_http::Request {
+                method: req.method,
+                path: req.path,
+                headers: req.headers,
+                body: req.body,
+            };
+            let r = events.call_on_request(&mut res.store, &wreq, out);
+            let unanswered = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+            match r {
+                Ok(()) => {
+                    if let Some(tx) = unanswered {
+                        let _ = tx.send(HttpResponse::host_text(
+                            500,
+                            "the actor's on-request returned without setting a response",
+                        ));
+                    }
+                    Ok(())
+                }
+                Err(e) => Err((
+                    e,
+                    unanswered.map(|tx| {
+                        Box::new(move |why: String| {
+                            let _ = tx.send(HttpResponse::host_text(500, why));
+                        }) as AnswerFailure
+                    }),
+                )),
+            }
+        }
+        EventKind::Call { caller, payload, reply } => {
+            let caller = caller.map(|k| wit::Address {
+                class: k.class,
+                name: k.name,
+            });
+            match events.call_on_call(&mut res.store, caller.as_ref(), &payload) {
+                Ok(answer) => {
+                    let _ = reply.send(answer.map_err(CallFailure::Rejected));
+                    Ok(())
+                }
+                Err(e) => Err((
+                    e,
+                    Some(Box::new(move |why: String| {
+                        let _ = reply.send(Err(CallFailure::Failed(why)));
+                    })),
+                )),
+            }
+        }
+        EventKind::Alarm { ran } => {
+            let r = events.call_on_alarm(&mut res.store);
+            let _ = ran.send(true);
+            r.map_err(|e| (e, None))
+        }
+        EventKind::SocketOpen { id, path } => events
+            .call_on_socket_open(&mut res.store, id, &path)
+            .map_err(|e| (e, None)),
+        EventKind::SocketMessage { id, msg } => {
+            let m = match msg {
+                SocketMessage::Text(t) => wit::Message::Text(t),
+                SocketMessage::Binary(b) => wit::Message::Binary(b),
+            };
+            events
+                .call_on_socket_message(&mut res.store, id, &m)
+                .map_err(|e| (e, None))
+        }
+        EventKind::SocketClose { id, code, reason } => events
+            .call_on_socket_close(&mut res.store, id, code, &reason)
+            .map_err(|e| (e, None)),
+        EventKind::Inspect { .. }
+        | EventKind::Barrier { .. }
+        | EventKind::Hibernate { .. }
+        | EventKind::OperatorDelete { .. }
+        | EventKind::Expire { .. } => Ok(()),
+    };
+    match result {
+        Ok(()) => Outcome { trapped: None },
+        Err((e, answer)) => {
+            let why = describe_trap(host, &res.store, &e);
+            if let Some(answer) = answer {
+                answer(why.clone());
+            }
+            Outcome { trapped: Some(why) }
+        }
+    }
+}
+
+pub(crate) fn fail_slot(slot: &ResponseSlot, why: &str) -> Outcome {
+    if let Some(tx) = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take() {
+        let _ = tx.send(HttpResponse::host_text(500, why));
+    }
+    Outcome {
+        trapped: Some(why.to_owned()),
+    }
+}
+
+pub(crate) fn fail_kind(kind: EventKind, why: EventError) -> Outcome {
+    fail_job(kind, &why);
+    Outcome {
+        trapped: Some(why.to_string()),
+    }
+}
+
+/// Answers a job that could not run, by its cause.
+pub(crate) fn fail_job(kind: EventKind, why: &EventError) {
+    match kind {
+        EventKind::Request { respond, .. } => {
+            let _ = respond.send(HttpResponse::host_text(why.status(), why.to_string()));
+        }
+        EventKind::Call { reply, .. } => {
+            let _ = reply.send(Err(CallFailure::Failed(why.to_string())));
+        }
+        EventKind::Alarm { ran } => {
+            let _ = ran.send(false);
+        }
+        EventKind::Inspect { reply } => {
+            let _ = reply.send(Err(why.to_string()));
+        }
+        EventKind::Barrier { done } | EventKind::Hibernate { done } => {
+            let _ = done.send(());
+        }
+        EventKind::SocketOpen { .. } | EventKind::SocketMessage { .. } | EventKind::SocketClose { .. } => {}
+        // The request stays in the bucket for a later pass.
+        EventKind::OperatorDelete { .. } => {}
+        EventKind::Expire { done, .. } => {
+            let _ = done.send(false);
+        }
+    }
+    tracing::warn!("event failed: {why}");
+}

@@ -1,0 +1,119 @@
+//! The host's own jobs in an actor's mailbox, which run no guest code: an
+//! operator delete request (ADR 0028 §3) and idle expiry (§4).
+
+use crate::deletion::DeleteHow;
+use crate::job::{EventKind, Job};
+use crate::node::{Host, Mailbox};
+use crate::resident::{Prepared, Resident, delete_actor, hibernate, prepare};
+use crate::storage::OpenMode;
+use std::sync::Arc;
+
+/// ADR 0028 §3: an operator delete request, carried out in the actor's
+/// mailbox after the jobs queued before it. It runs no guest code: absent →
+/// `.absent`; held by another node → that node's mailbox; carried out before
+/// (the replay marker) → `.done`; open sockets → closed with 1000 "actor
+/// deleted", their close events run, then the job again; otherwise the reset
+/// with the deletion and replay markers, and `.done` once it is acknowledged.
+pub(crate) fn operator_delete(
+    host: &Arc<Host>,
+    slot: &Arc<Mailbox>,
+    resident: &mut Option<Resident>,
+    req: crate::operator::DeleteRequest,
+) {
+    use crate::operator::Outcome;
+    let key = slot.key.clone();
+    if host.cluster.is_none() {
+        return;
+    }
+    let r = match prepare(host, slot, resident, OpenMode::Existing) {
+        Ok(Prepared::Ready(r)) => r,
+        Ok(Prepared::Absent) => return finish_request(host, &req, Outcome::Absent),
+        Ok(Prepared::Elsewhere(node)) => {
+            host.operator_released(&req);
+            return node.deliver(&key, Job::new(EventKind::OperatorDelete { req }, Vec::new()));
+        }
+        Err(e) => {
+            // The request stays for a later pass.
+            tracing::warn!(actor = %key, "operator delete {}: {e}", req.id);
+            return host.operator_released(&req);
+        }
+    };
+    let data = r.store.data_mut();
+    if data.actor.operator_marker().is_some_and(|m| req.carried_out_by(m)) {
+        // Carried out before (its key could not be deleted, or it was listed
+        // twice). The hold restored and fenced the history: report it done.
+        return finish_request(host, &req, Outcome::Done);
+    }
+    let open = host.sockets_of(&key);
+    if !open.is_empty() {
+        // Only now that the delete will run: close them; their close events run
+        // before the job, queued again behind them.
+        for id in open {
+            let _ = host.socket_close_by_actor(&key, id, 1000, "actor deleted".into());
+        }
+        return host.enqueue(&key, Job::new(EventKind::OperatorDelete { req }, Vec::new()));
+    }
+    data.actor.set_operator_marker(req.marker());
+    match delete_actor(host, slot, resident, DeleteHow::Operator) {
+        Ok(()) => finish_request(host, &req, Outcome::Done),
+        Err(e) => {
+            tracing::warn!(actor = %key, "operator delete {} was not recorded ({e}); the request stays", req.id);
+            host.operator_released(&req);
+        }
+    }
+}
+
+/// ADR 0028 §4: expires the actor if its ownership record is still the
+/// version the listing showed (a wake since makes the acquire lose), and it
+/// has no pending alarm (its own database says) and no open socket. True if
+/// it was deleted.
+pub(crate) fn expire(
+    host: &Arc<Host>,
+    slot: &Arc<Mailbox>,
+    resident: &mut Option<Resident>,
+    etag: crate::bucket::ETag,
+) -> bool {
+    let key = slot.key.clone();
+    let busy = match prepare(host, slot, resident, OpenMode::Unchanged(etag)) {
+        Ok(Prepared::Ready(r)) => r.store.data().alarm.is_some() || !host.sockets_of(&key).is_empty(),
+        Ok(Prepared::Absent | Prepared::Elsewhere(_)) => return false,
+        Err(e) => {
+            tracing::warn!(actor = %key, "idle expiry: {e}");
+            return false;
+        }
+    };
+    if busy {
+        // Activity to come: never expired. The hold goes again.
+        hibernate(resident);
+        return false;
+    }
+    match delete_actor(host, slot, resident, DeleteHow::Expired) {
+        Ok(()) => true,
+        Err(e) => {
+            tracing::warn!(actor = %key, "idle expiry was not recorded ({e}); the data stays");
+            false
+        }
+    }
+}
+
+/// Writes a request's outcome beside it, then deletes the request. If the
+/// outcome cannot be written the request stays for the next pass (its replay
+/// marker makes that pass report it done).
+pub(crate) fn finish_request(
+    host: &Arc<Host>,
+    req: &crate::operator::DeleteRequest,
+    outcome: crate::operator::Outcome,
+) {
+    if let Some(c) = &host.cluster {
+        let bucket = &c.bucket;
+        match bucket.put(&req.outcome_key(outcome), b"", &crate::bucket::PutCondition::None) {
+            Ok(_) => {
+                if let Err(e) = bucket.delete(&req.object) {
+                    tracing::warn!("operator delete {}: the request could not be deleted ({e})", req.id);
+                }
+            }
+            Err(e) => tracing::warn!("operator delete {}: the outcome could not be written ({e})", req.id),
+        }
+    }
+    host.operator_released(req);
+}

@@ -1,0 +1,121 @@
+//! Builds one node's host: the engine and linker, the clock, the alarm index,
+//! and the storage, chosen here once (single node or cluster node) so that
+//! the event path never asks which.
+
+use crate::alarm_index::{AlarmIndex, MemoryAlarmIndex, SqliteAlarmIndex};
+use crate::clock::{Clock, SystemClock, VirtualClock};
+use crate::component_cache::ComponentCache;
+use crate::config::RuntimeConfig;
+use crate::error::RuntimeError;
+use crate::faults::Faults;
+use crate::imports::HostState;
+use crate::metrics::Metrics;
+use crate::node::Host;
+use crate::passes::{start_alarm_timer, start_control_pass, start_epoch_ticker};
+use crate::state_store::{LocalStateStore, StateStore};
+use crate::storage::ActorStorage;
+use crate::storage::cluster_node::ClusterStorage;
+use crate::storage::single_node::SingleNodeStorage;
+use crate::worker;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock};
+use wasmtime::component::Linker;
+use wasmtime::{Config, Engine};
+
+/// Builds the host of one node (a cluster node when `cluster` names its
+/// cluster and id) and starts its timers.
+///
+/// # Errors
+/// The data directory, the engine or the alarm index cannot be set up.
+pub(crate) fn build_host(
+    config: RuntimeConfig,
+    cluster: Option<(Arc<crate::cluster::Cluster>, String)>,
+) -> Result<Arc<Host>, RuntimeError> {
+    let host_err = |e: &dyn std::fmt::Display| RuntimeError::Host(e.to_string());
+    std::fs::create_dir_all(&config.data_dir)
+        .map_err(|e| host_err(&format!("creating {}: {e}", config.data_dir.display())))?;
+    let mut wcfg = Config::new();
+    wcfg.wasm_component_model(true).epoch_interruption(true);
+    let engine = Engine::new(&wcfg).map_err(|e| host_err(&e))?;
+    let mut linker = Linker::new(&engine);
+    wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| host_err(&e))?;
+    crate::bindings::Actor::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(&mut linker, |s| s)
+        .map_err(|e| host_err(&e))?;
+    let faults = Arc::new(Faults::default());
+    let clock: Arc<dyn Clock> = if let Some((c, _)) = &cluster {
+        c.clock().clone()
+    } else if config.virtual_clock {
+        Arc::new(VirtualClock::default())
+    } else {
+        Arc::new(SystemClock)
+    };
+    let alarms: Arc<dyn AlarmIndex> = if let Some((c, _)) = &cluster {
+        c.alarms()
+    } else if config.memory_alarm_index {
+        Arc::new(MemoryAlarmIndex::default())
+    } else {
+        let dir = config.data_dir.join("host");
+        std::fs::create_dir_all(&dir).map_err(|e| host_err(&e))?;
+        Arc::new(SqliteAlarmIndex::open(&dir.join("alarms.db")).map_err(|e| host_err(&e))?)
+    };
+    let metrics = Arc::new(Metrics::default());
+    let files: Arc<dyn StateStore> = Arc::new(LocalStateStore::new(&config.data_dir, faults.clone()));
+    let cluster = cluster.map(|(cluster, node)| crate::cluster::ClusterNode {
+        bucket: Arc::new(crate::bucket::FaultyBucket::new(
+            cluster.bucket().clone(),
+            faults.clone(),
+        )),
+        cluster,
+        node,
+    });
+    let storage: Arc<dyn ActorStorage> = match &cluster {
+        Some(c) => Arc::new(ClusterStorage::new(
+            c.node.clone(),
+            c.cluster.clone(),
+            c.bucket.clone(),
+            faults.clone(),
+            files,
+            metrics.clone(),
+        )),
+        None => Arc::new(SingleNodeStorage::new(files, metrics.clone())),
+    };
+    let sockets = cluster.as_ref().map_or_else(Default::default, |c| c.cluster.sockets());
+    let host = Arc::new_cyclic(|me| Host {
+        me: me.clone(),
+        spawn_worker: worker::run,
+        storage,
+        cache: ComponentCache::new(config.cache_dir.clone()),
+        engine,
+        linker,
+        clock,
+        faults: faults.clone(),
+        metrics,
+        alarms,
+        apps: RwLock::new(HashMap::new()),
+        actors: Mutex::new(HashMap::new()),
+        sockets,
+        timer_wake: Mutex::new(None),
+        logs: Mutex::new(std::collections::VecDeque::new()),
+        operator_in_flight: Mutex::default(),
+        idle_limits: Mutex::default(),
+        stopping: std::sync::atomic::AtomicBool::new(false),
+        stopped_apps: RwLock::default(),
+        any_app_stopped: std::sync::atomic::AtomicBool::new(false),
+        stop_gen: tokio::sync::watch::Sender::new(0),
+        expiry_skipped: Mutex::default(),
+        cluster,
+        config,
+    });
+    if let Some(c) = &host.cluster {
+        let me: std::sync::Weak<dyn crate::cluster::NodeMailboxes> = Arc::downgrade(&host) as _;
+        c.cluster.join(&c.node, me);
+    }
+    start_epoch_ticker(&host.engine);
+    if host.clock.as_virtual().is_none() {
+        start_alarm_timer(&host);
+        if host.cluster.is_some() {
+            start_control_pass(&host);
+        }
+    }
+    Ok(host)
+}

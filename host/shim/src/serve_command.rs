@@ -1,0 +1,233 @@
+//! `wasmkeep-shim serve`: the dev server over one node or a local cluster.
+
+use anyhow::Context as _;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use wasmkeep_shim::Cluster;
+use wasmkeep_shim::bucket::LocalDirBucket;
+use wasmkeep_shim::clock::{Clock, SystemClock, VirtualClock};
+use wasmkeep_shim::{Manifest, Mode, Runtime, RuntimeConfig};
+
+#[derive(clap::Args)]
+pub(crate) struct ServeArgs {
+    /// The app manifest (wasmkeep.toml).
+    #[arg(long, default_value = "wasmkeep.toml")]
+    pub(crate) manifest: PathBuf,
+    /// Address to listen on (port 0 picks a free port; the chosen address is printed).
+    #[arg(long, default_value = "127.0.0.1:8787")]
+    pub(crate) listen: SocketAddr,
+    /// Where actors' databases go.
+    #[arg(long, default_value = ".wasmkeep")]
+    pub(crate) data_dir: PathBuf,
+    /// Use a virtual clock, moved only through POST /_shim/clock/advance.
+    #[arg(long)]
+    pub(crate) virtual_clock: bool,
+    /// How long one event may run (ms) before it is interrupted.
+    #[arg(long, default_value_t = 5000)]
+    pub(crate) event_timeout_ms: u64,
+    /// How long an idle actor stays resident (ms) before it hibernates.
+    #[arg(long, default_value_t = 30_000)]
+    pub(crate) idle_timeout_ms: u64,
+    /// single (one node, local files) or cluster (nodes sharing a bucket); default: the manifest's `mode`.
+    #[arg(long, value_enum)]
+    pub(crate) mode: Option<Mode>,
+    /// How many nodes a cluster has (default: the manifest's `nodes`, or 2). Node i listens on the port + i - 1.
+    #[arg(long)]
+    pub(crate) nodes: Option<usize>,
+    /// The bucket directory of a cluster (default: <data-dir>/bucket).
+    #[arg(long)]
+    pub(crate) bucket: Option<PathBuf>,
+    /// `class=limit` (e.g. `carts=7d`; s, m, h, d; at least 1h): overrides the
+    /// manifest's `expire-after-idle` for that class; `carts=` removes it.
+    /// Repeat for more classes. Idle expiry runs in cluster mode.
+    #[arg(long = "expire-after-idle", value_name = "CLASS=LIMIT")]
+    pub(crate) expire_after_idle: Vec<String>,
+    /// Cluster: use the name of an app that was deleted (`app delete`) again:
+    /// removes its tombstone, refused while anything else of it remains.
+    #[arg(long)]
+    pub(crate) recreate: bool,
+}
+
+pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    if !args.listen.ip().is_loopback() {
+        eprintln!(
+            "warning: listening on {} (not loopback): the dev server has no authentication",
+            args.listen
+        );
+    }
+    let manifest = Manifest::load(&args.manifest)?;
+    let mode = args.mode.unwrap_or(manifest.mode);
+    let nodes = match (mode, args.nodes) {
+        (Mode::Single, Some(n)) if n != 1 => anyhow::bail!("--nodes {n} needs --mode cluster"),
+        (_, Some(n)) if !(1..=16).contains(&n) => anyhow::bail!("--nodes {n}: a local cluster has 1 to 16 nodes"),
+        (Mode::Single, _) => 1,
+        (Mode::Cluster, n) => n.unwrap_or(manifest.nodes.max(2)),
+    };
+    let config_for = |dir: PathBuf| {
+        let mut config = RuntimeConfig::new(dir);
+        config.virtual_clock = args.virtual_clock;
+        config.event_timeout = Duration::from_millis(args.event_timeout_ms);
+        config.idle_timeout = Duration::from_millis(args.idle_timeout_ms);
+        config
+    };
+    let started = std::time::Instant::now();
+    let runtimes: Vec<Runtime> = match mode {
+        Mode::Single => vec![Runtime::new(config_for(args.data_dir.clone()))?],
+        Mode::Cluster => {
+            let clock: Arc<dyn Clock> = if args.virtual_clock {
+                Arc::new(VirtualClock::default())
+            } else {
+                Arc::new(SystemClock)
+            };
+            let bucket_dir = args.bucket.clone().unwrap_or_else(|| args.data_dir.join("bucket"));
+            let bucket = Arc::new(LocalDirBucket::new(bucket_dir.clone(), clock.clone()));
+            if let Some(t) = wasmkeep_shim::app_delete::read_tombstone(bucket.as_ref(), &manifest.app)? {
+                if args.recreate {
+                    wasmkeep_shim::app_delete::recreate(bucket.as_ref(), &manifest.app)?;
+                    eprintln!(
+                        "app {} deleted at {} ms is created again (--recreate)",
+                        manifest.app, t.at_ms
+                    );
+                } else {
+                    // A node refusing to start on a tombstone removes its local files of the app too.
+                    for i in 1..=nodes {
+                        let mut dir = args.data_dir.join(format!("node-{i}")).join("state");
+                        for part in manifest.app.split('/') {
+                            dir.push(part);
+                        }
+                        let _ = std::fs::remove_dir_all(dir);
+                    }
+                    anyhow::bail!(
+                        "app {} was deleted (at {} ms, by {}): pass --recreate to use the name again",
+                        manifest.app,
+                        t.at_ms,
+                        t.by
+                    );
+                }
+            }
+            let cluster = Cluster::new(bucket, clock);
+            eprintln!("cluster of {nodes} nodes sharing the bucket {}", bucket_dir.display());
+            (1..=nodes)
+                .map(|i| {
+                    Runtime::new_node(
+                        config_for(args.data_dir.join(format!("node-{i}"))),
+                        cluster.clone(),
+                        &format!("node-{i}"),
+                    )
+                })
+                .collect::<Result<_, _>>()?
+        }
+    };
+    let mut limits = manifest.expire_after_idle.clone();
+    for spec in &args.expire_after_idle {
+        let (class, limit) = spec.split_once('=').with_context(|| {
+            format!("--expire-after-idle {spec:?}: write CLASS=LIMIT, e.g. carts=7d (carts= removes it)")
+        })?;
+        anyhow::ensure!(
+            manifest.classes.iter().any(|c| c.name == class),
+            "--expire-after-idle {spec:?}: the manifest has no class {class:?}"
+        );
+        if limit.is_empty() {
+            limits.remove(class);
+        } else {
+            let d = wasmkeep_shim::parse_idle_limit(limit)
+                .map_err(|e| anyhow::anyhow!("--expire-after-idle {spec:?}: {e}"))?;
+            limits.insert(class.to_owned(), d);
+        }
+    }
+    if !limits.is_empty() && mode == Mode::Single {
+        eprintln!("note: expire-after-idle applies in cluster mode (--mode cluster); a single node keeps idle actors");
+    }
+    for rt in &runtimes {
+        rt.add_app(&manifest.app, &manifest.classes)?;
+        for (class, limit) in &limits {
+            rt.set_expire_after_idle(&manifest.app, class, Some(*limit))?;
+        }
+    }
+    eprintln!(
+        "loaded app {} ({} classes: {}) in {:?}",
+        manifest.app,
+        manifest.classes.len(),
+        manifest
+            .classes
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+        started.elapsed()
+    );
+    let tokio_rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    tokio_rt.block_on(async move {
+        let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
+        let mut servers = Vec::new();
+        let nodes = runtimes.clone();
+        for (i, rt) in runtimes.into_iter().enumerate() {
+            // Node i listens on the given port + i (or on a free port when it is 0).
+            let mut addr = args.listen;
+            if addr.port() != 0 {
+                addr.set_port(addr.port() + u16::try_from(i)?);
+            }
+            let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| {
+                format!("cannot listen on {addr} (is another server using it? pick one with --listen)")
+            })?;
+            let bound = listener.local_addr()?;
+            // Scripts and tests read these lines to find the ports.
+            match rt.node_id() {
+                Some(node) => println!("listening on http://{bound} ({node})"),
+                None => println!("listening on http://{bound}"),
+            }
+            use std::io::Write as _;
+            let _ = std::io::stdout().flush();
+            let app = wasmkeep_shim::server::router(rt, manifest.app.clone());
+            let mut stop = stop_rx.clone();
+            servers.push(tokio::spawn(async move {
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(async move {
+                        let _ = stop.changed().await;
+                    })
+                    .await
+            }));
+        }
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+        // A cluster's nodes stop serving a deleted app by themselves (its tombstone);
+        // then serve stops too, and exits with an error.
+        let app_name = manifest.app.clone();
+        let watched = nodes.clone();
+        let app_deleted = async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(250)).await;
+                if watched.iter().all(|rt| rt.app_stopped(&app_name)) {
+                    return;
+                }
+            }
+        };
+        let deleted = tokio::select! {
+            _ = tokio::signal::ctrl_c() => false,
+            _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => false,
+            () = app_deleted => true,
+        };
+        // The ordered shutdown: queued events answered 503 at once, running ones
+        // finish, sockets closed with 1001, actors released; then the servers
+        // stop; "stopped" comes last, once all of it is done.
+        eprintln!("stopping");
+        let mut closed = 0;
+        let mut released = 0;
+        for s in futures_util::future::join_all(nodes.iter().map(Runtime::shutdown_async)).await {
+            closed += s.sockets_closed;
+            released += s.actors_released;
+        }
+        let _ = stop_tx.send(true);
+        for s in servers {
+            s.await??;
+        }
+        eprintln!("stopped ({closed} socket(s) closed with 1001, {released} actor(s) released)");
+        anyhow::ensure!(
+            !deleted,
+            "app {} was deleted (app delete): its nodes stopped serving it and removed their local files",
+            manifest.app
+        );
+        anyhow::Ok(())
+    })
+}

@@ -25,6 +25,12 @@ struct Node {
     rt: Runtime,
 }
 
+fn single_node(dir: &std::path::Path) -> Runtime {
+    let mut config = RuntimeConfig::for_tests(dir);
+    config.cache_dir = common::cache_dir();
+    Runtime::new(config).expect("runtime")
+}
+
 fn cluster_node() -> Node {
     let dir = tempfile::tempdir().expect("tempdir");
     let clock = Arc::new(VirtualClock::default());
@@ -59,9 +65,7 @@ fn a_cut_off_node_answers_503() {
 #[test]
 fn a_guest_whose_on_init_fails_answers_500_with_its_message() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut config = RuntimeConfig::for_tests(dir.path());
-    config.cache_dir = common::cache_dir();
-    let rt = Runtime::new(config).expect("runtime");
+    let rt = single_node(dir.path());
     common::add_testee_app(&rt);
     let k = ActorKey::new("t/app", "testee", "broken");
     // A database made before the actor's first event, where the testee's
@@ -83,9 +87,7 @@ fn a_guest_whose_on_init_fails_answers_500_with_its_message() {
 #[test]
 fn a_request_to_an_absent_existing_actor_answers_404() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut config = RuntimeConfig::for_tests(dir.path());
-    config.cache_dir = common::cache_dir();
-    let rt = Runtime::new(config).expect("runtime");
+    let rt = single_node(dir.path());
     rt.add_app(
         "t/app",
         &[wasmkeep_shim::ClassSpec {

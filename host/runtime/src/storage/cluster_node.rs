@@ -181,12 +181,8 @@ impl ActorStorage for ClusterStorage {
         crate::replica::deletion_status(self.bucket.as_ref(), key)
     }
 
-    fn db_path(&self, key: &ActorKey) -> PathBuf {
-        self.files.db_path(key)
-    }
-
-    fn local_actors(&self) -> Vec<ActorKey> {
-        self.files.list()
+    fn local_files(&self) -> &dyn StateStore {
+        self.files.as_ref()
     }
 }
 

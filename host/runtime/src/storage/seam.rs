@@ -4,6 +4,7 @@ use super::error::StorageError;
 use super::open_actor::OpenActor;
 use crate::address::ActorKey;
 use crate::deletion::DeletionStatus;
+use crate::state_store::StateStore;
 use std::path::PathBuf;
 
 /// How an event may open an actor.
@@ -48,8 +49,15 @@ pub(crate) trait ActorStorage: Send + Sync + 'static {
     fn deletion_status(&self, key: &ActorKey) -> DeletionStatus;
 
     /// The local database's path (a cache of the head in a cluster).
-    fn db_path(&self, key: &ActorKey) -> PathBuf;
+    fn db_path(&self, key: &ActorKey) -> PathBuf {
+        self.local_files().db_path(key)
+    }
 
     /// Every actor with a local database, for listings.
-    fn local_actors(&self) -> Vec<ActorKey>;
+    fn local_actors(&self) -> Vec<ActorKey> {
+        self.local_files().list()
+    }
+
+    /// The local database files (the state on one node, a cache in a cluster).
+    fn local_files(&self) -> &dyn StateStore;
 }

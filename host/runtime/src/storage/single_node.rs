@@ -12,7 +12,6 @@ use crate::address::ActorKey;
 use crate::deletion::DeletionStatus;
 use crate::metrics::{DELETES_TOTAL, Metrics};
 use crate::state_store::StateStore;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 /// Actors of one node, in local files.
@@ -70,12 +69,8 @@ impl ActorStorage for SingleNodeStorage {
         crate::state_store::deletion_status(self.files.as_ref(), key)
     }
 
-    fn db_path(&self, key: &ActorKey) -> PathBuf {
-        self.files.db_path(key)
-    }
-
-    fn local_actors(&self) -> Vec<ActorKey> {
-        self.files.list()
+    fn local_files(&self) -> &dyn StateStore {
+        self.files.as_ref()
     }
 }
 

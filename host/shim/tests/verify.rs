@@ -82,3 +82,57 @@ fn the_sweep_reports_leftovers_fails_closed_and_never_deletes() {
         "an empty owner listing beside history is not trusted: exit 2 (fail closed): {out}"
     );
 }
+
+#[test]
+fn an_unreadable_bucket_directory_fails_the_sweep_closed_instead_of_reporting_orphans() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let clock = Arc::new(VirtualClock::default());
+    let bucket = Arc::new(LocalDirBucket::new(dir.path().join("bucket"), clock.clone()));
+    let mut config = RuntimeConfig::for_tests(dir.path().join("node-1"));
+    config.cache_dir = common::cache_dir();
+    let rt = Runtime::new_node(config, Cluster::new(bucket, clock), "node-1").expect("node");
+    common::add_testee_app(&rt);
+    let k = ActorKey::new("t/app", "testee", "a");
+    let body = serde_json::to_vec(&json!({"ops": [{"op": "exec", "sql": "CREATE TABLE t(x)"}]})).expect("json");
+    rt.request_blocking(&k, HttpRequest::new("POST", "/", body))
+        .expect("request");
+    rt.settle(&k);
+    rt.hibernate_all();
+    // history/ as something the host cannot read (the tests run as root, for
+    // whom permissions do not stop a read: a link that loops stands in).
+    let history = dir.path().join("bucket/state/t/app/history");
+    let aside = dir.path().join("history-aside");
+    std::fs::rename(&history, &aside).expect("move history aside");
+    std::os::unix::fs::symlink(&history, &history).expect("a looping link");
+    let (code, out) = verify(dir.path(), &[]);
+    assert_eq!(
+        code,
+        Some(2),
+        "a listing that failed is exit 2 (fail closed), never a false orphan: {out}"
+    );
+    assert!(
+        !out.contains("orphan:"),
+        "no orphan is reported from a failed listing: {out}"
+    );
+    let query =
+        serde_json::to_vec(&json!({"ops": [{"op": "query", "sql": "SELECT count(*) AS n FROM t"}]})).expect("json");
+    let r = rt
+        .request_blocking(&k, HttpRequest::new("POST", "/", query.clone()))
+        .expect("request");
+    assert_eq!(
+        r.status,
+        503,
+        "an actor whose history cannot be listed is not taken for a new, empty one: {}",
+        r.text()
+    );
+    std::fs::remove_file(&history).expect("remove the link");
+    std::fs::rename(&aside, &history).expect("history back");
+    let r = rt
+        .request_blocking(&k, HttpRequest::new("POST", "/", query))
+        .expect("request");
+    assert!(
+        r.status == 200 && r.text().contains("\"ok\""),
+        "once it can be read, the actor has its data: {}",
+        r.text()
+    );
+}

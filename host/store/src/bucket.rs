@@ -270,14 +270,35 @@ impl ObjectStore for LocalDirBucket {
         } else {
             self.root.join(dir_part)
         };
+        // A listing that could not read a directory fails: it is never taken
+        // for an empty one (an actor would look absent, verify would report
+        // false orphans). Only a directory that is not there is empty.
+        let unreadable = |p: &Path, e: &std::io::Error| {
+            BucketError::Unavailable(format!("listing {prefix:?}: cannot read {}: {e}", p.display()))
+        };
         let mut stack = vec![start];
         while let Some(d) = stack.pop() {
-            let Ok(entries) = std::fs::read_dir(&d) else { continue };
-            for e in entries.flatten() {
+            let entries = match std::fs::read_dir(&d) {
+                Ok(entries) => entries,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                // The prefix's directory part names an object: nothing is under it.
+                Err(_) if d.is_file() => continue,
+                Err(e) => return Err(unreadable(&d, &e)),
+            };
+            for e in entries {
+                let e = e.map_err(|err| unreadable(&d, &err))?;
                 let p = e.path();
-                if p.is_dir() {
+                let kind = e.file_type().map_err(|err| unreadable(&p, &err))?;
+                if kind.is_dir() {
                     stack.push(p);
                     continue;
+                }
+                if !kind.is_file() {
+                    return Err(BucketError::Unavailable(format!(
+                        "listing {prefix:?}: {} is neither an object nor a directory (a link?); the bucket \
+                         directory holds only what the host wrote",
+                        p.display()
+                    )));
                 }
                 let Ok(rel) = p.strip_prefix(&self.root) else { continue };
                 let key = rel.to_string_lossy().replace('\\', "/");
@@ -402,6 +423,36 @@ pub mod contract {
     #[test]
     fn memory_bucket_meets_the_contract() {
         check(&MemoryBucket::new(Arc::new(VirtualClock::default())));
+    }
+
+    #[test]
+    fn a_local_dir_listing_that_cannot_read_a_directory_fails_instead_of_looking_empty() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let b = LocalDirBucket::new(dir.path(), Arc::new(VirtualClock::default()));
+        b.put("state/t/a/history/c/x/0-0.seg", b"one", &PutCondition::IfAbsent)
+            .expect("put");
+        assert_eq!(
+            b.list("state/t/a/nothing/").expect("list").len(),
+            0,
+            "a missing directory is empty"
+        );
+        assert_eq!(
+            b.list("state/t/a/history/c/x/0-0.seg/").expect("list").len(),
+            0,
+            "under an object: empty"
+        );
+        // A directory the host cannot read (as root, a link that loops stands in for EACCES).
+        let history = dir.path().join("state/t/a/history");
+        std::fs::remove_dir_all(&history).expect("rm");
+        std::os::unix::fs::symlink(&history, &history).expect("a looping link");
+        assert!(
+            matches!(b.list("state/t/a/history/"), Err(BucketError::Unavailable(_))),
+            "listing under an unreadable directory fails"
+        );
+        assert!(
+            matches!(b.list("state/"), Err(BucketError::Unavailable(_))),
+            "a walk that meets something it cannot read fails"
+        );
     }
 
     #[test]

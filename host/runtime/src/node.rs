@@ -242,7 +242,8 @@ impl Host {
         let slot2 = slot.clone();
         let spawn = self.spawn_worker;
         let spawned = std::thread::Builder::new()
-            .name(format!("actor {}", slot.key))
+            // A thread name may not hold a NUL; an actor's name may.
+            .name(format!("actor {}", slot.key).replace('\0', "\\0"))
             .spawn(move || spawn(&host, &slot2, &rx));
         if let Err(e) = spawned {
             tracing::error!("cannot start a worker thread: {e}");

@@ -284,10 +284,17 @@ async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
         .collect();
     let body = match to_bytes(req.into_body(), MAX_BODY).await {
         Ok(b) => b.to_vec(),
-        Err(e) => {
+        Err(e) if is_length_limit(&e) => {
             return json_error(
                 StatusCode::PAYLOAD_TOO_LARGE,
-                format!("the body could not be read (the limit is {MAX_BODY} bytes): {e}"),
+                format!("the body is over the limit of {MAX_BODY} bytes: send less"),
+            );
+        }
+        // The client stopped sending, or sent a malformed body: its fault, not the size.
+        Err(e) => {
+            return json_error(
+                StatusCode::BAD_REQUEST,
+                format!("the body could not be read ({e}): send the whole body the headers announce"),
             );
         }
     };
@@ -368,4 +375,16 @@ async fn pump_socket(rt: Runtime, mut handle: crate::SocketHandle, socket: WebSo
         }
     }
     rt.socket_closed(id, 1006, "connection lost");
+}
+
+/// Whether reading a body failed because it was over the limit.
+fn is_length_limit(e: &axum::Error) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if c.is::<http_body_util::LengthLimitError>() {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
 }

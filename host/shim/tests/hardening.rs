@@ -123,3 +123,13 @@ fn socket_events_queued_behind_a_delete_run_no_guest_code() {
         "a message for a deleted actor's socket does not create a new actor"
     );
 }
+
+#[test]
+fn an_actor_name_with_a_nul_is_served_like_any_other() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rt = runtime(dir.path());
+    let k = ActorKey::new("t/app", "testee", "a\0b");
+    let (status, body) = ops(&rt, &k, json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}]));
+    assert_eq!(status, 200, "a NUL in a name is only a byte of it: {body}");
+    assert!(rt.exists(&k), "and the actor exists");
+}

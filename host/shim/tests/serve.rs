@@ -260,3 +260,40 @@ async fn websockets_deliver_socket_events_and_deletes_close_them() {
         other => panic!("expected a close frame, got {other:?}"),
     }
 }
+
+/// Sends `head` and `body` on a raw connection, stops sending, and reads the answer.
+async fn raw_exchange(base: &str, head: &str, body: &[u8]) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = base.trim_start_matches("http://");
+    let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    s.write_all(head.as_bytes()).await.expect("write head");
+    s.write_all(body).await.expect("write body");
+    s.shutdown().await.expect("stop sending");
+    let mut out = Vec::new();
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), s.read_to_end(&mut out)).await;
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_the_client_did_not_finish_is_400_and_one_over_the_limit_413() {
+    let s = start(true).await;
+    let answer = raw_exchange(
+        &s.base,
+        "POST /counter/a/ HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n",
+        b"abc",
+    )
+    .await;
+    assert!(
+        answer.starts_with("HTTP/1.1 400"),
+        "a body cut short is the client's fault: 400, not 413: {answer}"
+    );
+    let big = vec![b'x'; (16 << 20) + 1];
+    let client = reqwest::Client::new();
+    let r = client
+        .post(format!("{}/counter/a/", s.base))
+        .body(big)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status().as_u16(), 413, "a body over the limit is 413");
+}

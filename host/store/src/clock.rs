@@ -50,9 +50,15 @@ impl VirtualClock {
         }
     }
 
-    /// Moves the clock forward by `ms` and returns the new time.
+    /// Moves the clock forward by `ms` and returns the new time. Time never
+    /// goes backwards: an advance past the end of `u64` stops there.
     pub fn advance(&self, ms: u64) -> u64 {
-        self.now.fetch_add(ms, Ordering::SeqCst).saturating_add(ms)
+        let moved = self
+            .now
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |now| Some(now.saturating_add(ms)));
+        // The closure always returns Some: both arms hold the time before.
+        let (Ok(before) | Err(before)) = moved;
+        before.saturating_add(ms)
     }
 
     /// Sets the clock to `ms` unless that is in its past; returns the time shown.
@@ -73,6 +79,15 @@ impl Clock for VirtualClock {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_huge_advance_never_moves_the_clock_backwards() {
+        let c = VirtualClock::default();
+        assert_eq!(c.advance(u64::MAX), u64::MAX, "the advance stops at the end of time");
+        assert_eq!(c.now_ms(), u64::MAX, "and the clock shows it");
+        assert_eq!(c.advance(1), u64::MAX, "further advances stay there");
+        assert_eq!(c.now_ms(), u64::MAX);
+    }
 
     #[test]
     fn virtual_clock_moves_only_forward() {

@@ -188,8 +188,12 @@ fn handle(host: &Arc<Host>, slot: &Arc<Mailbox>, resident: &mut Option<Resident>
             return;
         }
     };
+    // The fault is for the next request to start once it is armed, never for
+    // one already running (whose answer may be out already).
+    let cut_off_after_answer =
+        matches!(kind, EventKind::Request { .. }) && host.faults.take(FaultKind::CutOffAfterAnswer);
     let outcome = run_event(host, res, kind, job.chain);
-    finish(host, slot, resident, outcome, label);
+    finish(host, slot, resident, outcome, label, cut_off_after_answer);
 }
 
 /// An alarm runs guest code only if the actor exists and its own alarm (in
@@ -236,7 +240,7 @@ fn run_alarm(
             let _ = host.alarms.remove(&key);
             host.metrics.inc(EVENTS_TOTAL, "alarm");
             let outcome = run_event(host, res, EventKind::Alarm { ran }, chain);
-            finish(host, slot, resident, outcome, "alarm");
+            finish(host, slot, resident, outcome, "alarm", false);
         }
         Some(_) => {
             // The index was early; reload_alarm pointed it at the real time.
@@ -267,7 +271,14 @@ enum EventEnd {
 }
 
 /// The end of an event: traps, transactions left open, then [`EventEnd`].
-fn finish(host: &Arc<Host>, slot: &Arc<Mailbox>, resident: &mut Option<Resident>, outcome: Outcome, label: &str) {
+fn finish(
+    host: &Arc<Host>,
+    slot: &Arc<Mailbox>,
+    resident: &mut Option<Resident>,
+    outcome: Outcome,
+    label: &str,
+    cut_off_after_answer: bool,
+) {
     let Some(res) = resident.as_mut() else { return };
     let key = slot.key.clone();
     if let Some(why) = &outcome.trapped {
@@ -283,13 +294,12 @@ fn finish(host: &Arc<Host>, slot: &Arc<Mailbox>, resident: &mut Option<Resident>
         }
         data.reload_alarm();
     }
-    let cut_off = label == "request" && host.cluster.is_some() && host.faults.take(FaultKind::CutOffAfterAnswer);
-    if cut_off && let Some(c) = &host.cluster {
-        // The node answered and is cut off now: nothing it does from here counts.
-        tracing::warn!(node = %c.node, "cut off after answering (injected fault)");
-        c.cluster.cut_off(&c.node);
+    let cut_off = cut_off_after_answer && host.storage.cut_off_this_node();
+    if cut_off {
+        tracing::warn!(actor = %key, "this node is cut off after answering (injected fault)");
     }
-    let end = if data.actor.durability() == Durability::WritesLost {
+    // A node cut off holds nothing: nothing it does from here counts.
+    let end = if cut_off || data.actor.durability() == Durability::WritesLost {
         EventEnd::GivenUp
     } else if let Some(how) = data.ev.requested_delete {
         EventEnd::Deleted(how)

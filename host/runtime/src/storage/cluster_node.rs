@@ -181,6 +181,11 @@ impl ActorStorage for ClusterStorage {
         crate::replica::deletion_status(self.bucket.as_ref(), key)
     }
 
+    fn cut_off_this_node(&self) -> bool {
+        self.cluster.cut_off(&self.node);
+        true
+    }
+
     fn local_files(&self) -> &dyn StateStore {
         self.files.as_ref()
     }

@@ -58,6 +58,13 @@ pub(crate) trait ActorStorage: Send + Sync + 'static {
         self.local_files().list()
     }
 
+    /// Cuts this node off from its cluster (the `cut-off-after-answer`
+    /// fault): from now on it holds nothing. A single node has no cluster:
+    /// nothing happens, and the answer is false.
+    fn cut_off_this_node(&self) -> bool {
+        false
+    }
+
     /// The local database files (the state on one node, a cache in a cluster).
     fn local_files(&self) -> &dyn StateStore;
 }

@@ -1,0 +1,48 @@
+//! The cluster's injected faults hit the event they were armed for.
+
+mod common;
+
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+use wasmkeep_shim::bucket::LocalDirBucket;
+use wasmkeep_shim::clock::VirtualClock;
+use wasmkeep_shim::{ActorKey, Cluster, FaultKind, HttpRequest, HttpResponse, Runtime, RuntimeConfig};
+
+fn request(rt: &Runtime, key: &ActorKey, ops: Value) -> HttpResponse {
+    let body = serde_json::to_vec(&json!({ "ops": ops })).expect("json");
+    rt.request_blocking(key, HttpRequest::new("POST", "/", body))
+        .expect("request")
+}
+
+#[test]
+fn cut_off_after_answer_cuts_off_after_the_next_request_not_one_still_running() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let clock = Arc::new(VirtualClock::default());
+    let bucket = Arc::new(LocalDirBucket::new(dir.path().join("bucket"), clock.clone()));
+    let mut config = RuntimeConfig::for_tests(dir.path().join("node-1"));
+    config.cache_dir = common::cache_dir();
+    config.event_timeout = Duration::from_secs(10);
+    let rt = Runtime::new_node(config, Cluster::new(bucket, clock), "node-1").expect("node");
+    common::add_testee_app(&rt);
+    let k = ActorKey::new("t/app", "testee", "a");
+    // A answers at once and runs on after its answer went out.
+    let r = request(
+        &rt,
+        &k,
+        json!([{"op": "respond"}, {"op": "query", "sql": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 300000) SELECT count(*) FROM c"}]),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    // Armed while A is still running: it is for the next request, B.
+    rt.faults().arm(FaultKind::CutOffAfterAnswer, 1);
+    let r = request(&rt, &k, json!([]));
+    assert_eq!(
+        r.status,
+        200,
+        "the request after the fault was armed is answered: {}",
+        r.text()
+    );
+    let r = request(&rt, &k, json!([]));
+    assert_eq!(r.status, 503, "then the node is cut off: {}", r.text());
+    assert!(r.text().contains("cut off"), "{}", r.text());
+}

@@ -20,6 +20,13 @@ pub struct RuntimeConfig {
     pub memory_limit_bytes: usize,
     /// How long an actor stays resident with no event before it hibernates.
     pub idle_timeout: Duration,
+    /// With a virtual clock in a cluster: run the control pass (tombstones,
+    /// heartbeats, operator delete requests; every second) and the idle expiry
+    /// pass (every 10 minutes) as the virtual clock moves, at the cadence a
+    /// real clock runs them. Off by default, for tests that run the passes
+    /// themselves (`Runtime::run_control_pass`, `Runtime::run_expiry_pass`);
+    /// `serve --virtual-clock` turns it on.
+    pub passes_on_virtual_clock: bool,
 }
 
 impl RuntimeConfig {
@@ -36,6 +43,7 @@ impl RuntimeConfig {
             event_timeout: Duration::from_secs(5),
             memory_limit_bytes: 256 << 20,
             idle_timeout: Duration::from_secs(30),
+            passes_on_virtual_clock: false,
         }
     }
 

@@ -111,11 +111,12 @@ pub(crate) fn build_host(
         c.cluster.join(&c.node, me);
     }
     start_epoch_ticker(&host.engine);
-    if host.clock.as_virtual().is_none() {
+    let real_clock = host.clock.as_virtual().is_none();
+    if real_clock {
         start_alarm_timer(&host);
-        if host.cluster.is_some() {
-            start_control_pass(&host);
-        }
+    }
+    if host.cluster.is_some() && (real_clock || host.config.passes_on_virtual_clock) {
+        start_control_pass(&host);
     }
     Ok(host)
 }

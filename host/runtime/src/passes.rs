@@ -20,6 +20,8 @@ pub struct ExpiryPass {
     pub expired: usize,
 }
 
+/// How often a cluster node runs its control pass (the host's clock).
+pub const CONTROL_PASS_EVERY_MS: u64 = 1_000;
 /// How often the collecting node runs an idle expiry pass (the host's clock).
 pub const EXPIRY_PASS_EVERY_MS: u64 = 600_000;
 /// At most this many expiries per pass ...
@@ -307,13 +309,26 @@ pub(crate) fn start_epoch_ticker(engine: &Engine) {
 /// deletes), and an idle expiry pass every 10 minutes.
 pub(crate) fn start_control_pass(host: &Arc<Host>) {
     let weak = Arc::downgrade(host);
+    // A real clock moves by itself: a pass each second. A virtual one moves
+    // when told: look often, and run each pass when its interval of virtual
+    // time has gone by (the same cadence, on the clock the host runs on).
+    let real = host.clock.as_virtual().is_none();
+    let look_every = if real {
+        Duration::from_secs(1)
+    } else {
+        Duration::from_millis(20)
+    };
     let _ = std::thread::Builder::new().name("control pass".into()).spawn(move || {
+        let mut last_control = 0u64;
         let mut last_expiry = 0u64;
         loop {
-            std::thread::sleep(Duration::from_secs(1));
+            std::thread::sleep(look_every);
             let Some(host) = weak.upgrade() else { return };
-            control_pass(&host);
             let now = host.clock.now_ms();
+            if real || now.saturating_sub(last_control) >= CONTROL_PASS_EVERY_MS {
+                last_control = now;
+                control_pass(&host);
+            }
             if now.saturating_sub(last_expiry) >= EXPIRY_PASS_EVERY_MS {
                 last_expiry = now;
                 expiry_pass(&host);

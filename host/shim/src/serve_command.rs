@@ -68,6 +68,8 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let config_for = |dir: PathBuf| {
         let mut config = RuntimeConfig::new(dir);
         config.virtual_clock = args.virtual_clock;
+        // With a virtual clock, advancing it drives the cluster's passes.
+        config.passes_on_virtual_clock = args.virtual_clock;
         config.event_timeout = Duration::from_millis(args.event_timeout_ms);
         config.idle_timeout = Duration::from_millis(args.idle_timeout_ms);
         config

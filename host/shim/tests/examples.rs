@@ -7,6 +7,7 @@ mod common;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -487,4 +488,64 @@ fn serve_refuses_bad_manifests_with_clear_errors() {
         String::from_utf8_lossy(&out.stderr).contains("cannot read manifest"),
         "a missing manifest is named"
     );
+}
+
+/// The value of a metric line `name{label}` (0 when absent).
+fn metric(base: &str, line_start: &str) -> u64 {
+    let (_, text) = http("GET", &format!("{base}/metrics"));
+    text.lines()
+        .find(|l| l.starts_with(line_start))
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_virtual_clock_in_cluster_mode_drives_idle_expiry_and_operator_deletes() {
+    common::component("counter-rust");
+    let manifest = repo().join("examples/counter-rust/wasmkeep.toml");
+    let nodes = serve_with(
+        &manifest,
+        &["--mode", "cluster", "--nodes", "2", "--virtual-clock", "--expire-after-idle", "counter=1h"],
+    );
+    let base = &nodes[0].base;
+    assert_eq!(http("POST", &format!("{base}/counter/idle")).0, 200, "an actor is created");
+    assert_eq!(http("POST", &format!("{base}/_shim/hibernate")).0, 200, "and released");
+    let advance = |ms: u64| http_body("POST", &format!("{base}/_shim/clock/advance"), &format!("{{\"ms\": {ms}}}"));
+    assert_eq!(advance(90 * 60 * 1000).0, 200, "1 h 30 min of virtual time pass");
+    let until = std::time::Instant::now() + Duration::from_secs(10);
+    while metric(base, "wasmkeep_actor_deletes_total{how=\"expired\"}") == 0 && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        metric(base, "wasmkeep_idle_expiry_candidates_total") >= 1,
+        "the expiry pass ran on virtual time and found the idle actor"
+    );
+    assert_eq!(
+        metric(base, "wasmkeep_actor_deletes_total{how=\"expired\"}"),
+        1,
+        "and collected it"
+    );
+
+    // An operator delete's request is carried out once the clock moves (the control pass, every second).
+    assert_eq!(http("POST", &format!("{base}/counter/op")).0, 200, "another actor");
+    let data_dir = nodes[0]._dir.as_ref().expect("the first node owns the data directory").path();
+    let mut delete = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
+        .args(["actor", "delete", "--app", "examples/counter", "counter/op", "--wait", "20", "--data-dir"])
+        .arg(data_dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("actor delete");
+    let until = std::time::Instant::now() + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = delete.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(std::time::Instant::now() < until, "actor delete got no outcome");
+        advance(1000);
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(status.code(), Some(0), "the delete is carried out and acknowledged");
+    assert_eq!(metric(base, "wasmkeep_actor_deletes_total{how=\"operator\"}"), 1);
 }

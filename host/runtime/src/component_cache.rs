@@ -59,18 +59,31 @@ impl ComponentCache {
     fn load_inner(&self, engine: &Engine, wasm: &[u8]) -> wasmtime::Result<(Component, CacheOutcome)> {
         let path = self.path_for(engine, wasm);
         if path.exists() {
-            match deserialize(engine, &path) {
-                Ok(c) => return Ok((c, CacheOutcome::Hit)),
-                Err(e) => tracing::warn!("ignoring unreadable cache entry {}: {e}", path.display()),
+            match read_verified(&path) {
+                Ok(bytes) =>
+                {
+                    #[allow(
+                        unsafe_code,
+                        reason = "the bytes are exactly what this cache wrote from precompile_component \
+                                  (their digest matches), under a name that includes the engine's \
+                                  compatibility hash"
+                    )]
+                    match unsafe { Component::deserialize(engine, &bytes) } {
+                        Ok(c) => return Ok((c, CacheOutcome::Hit)),
+                        Err(e) => tracing::warn!("ignoring unreadable cache entry {}: {e}", path.display()),
+                    }
+                }
+                // Corrupted, truncated or not ours: never deserialized (native code
+                // from a damaged file can crash the host); compiled again below.
+                Err(why) => tracing::warn!("ignoring cache entry {}: {why}; compiling again", path.display()),
             }
         }
         let bytes = engine.precompile_component(wasm)?;
         if std::fs::create_dir_all(&self.dir).is_ok() {
-            // Write then rename, so a concurrent reader never sees half a file.
-            let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-            if std::fs::write(&tmp, &bytes).is_ok() {
-                let _ = std::fs::rename(&tmp, &path);
-            }
+            // The digest first, then the file, each written then renamed, so a
+            // reader sees either a whole matching pair or a mismatch.
+            let _ = write_then_rename(&digest_path(&path), hex::encode(Sha256::digest(&bytes)).as_bytes());
+            let _ = write_then_rename(&path, &bytes);
         }
         #[allow(
             unsafe_code,
@@ -81,10 +94,28 @@ impl ComponentCache {
     }
 }
 
-#[allow(
-    unsafe_code,
-    reason = "cache files are written only by this cache, from precompile_component, under a name that includes the engine's compatibility hash"
-)]
-fn deserialize(engine: &Engine, path: &Path) -> wasmtime::Result<Component> {
-    Ok(unsafe { Component::deserialize_file(engine, path)? })
+/// `<hash>.cwasm.sha256`: the digest of what the cache wrote.
+fn digest_path(cwasm: &Path) -> PathBuf {
+    let mut p = cwasm.as_os_str().to_owned();
+    p.push(".sha256");
+    PathBuf::from(p)
+}
+
+/// The cache file's bytes, if their digest is the one written beside them.
+fn read_verified(cwasm: &Path) -> Result<Vec<u8>, String> {
+    let expected = std::fs::read_to_string(digest_path(cwasm)).map_err(|e| format!("no digest beside it ({e})"))?;
+    let bytes = std::fs::read(cwasm).map_err(|e| format!("cannot read it ({e})"))?;
+    if hex::encode(Sha256::digest(&bytes)) == expected.trim() {
+        Ok(bytes)
+    } else {
+        Err("its digest does not match what the cache wrote (corrupted or replaced)".into())
+    }
+}
+
+fn write_then_rename(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".tmp{}", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path)
 }

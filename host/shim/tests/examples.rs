@@ -506,12 +506,30 @@ fn a_virtual_clock_in_cluster_mode_drives_idle_expiry_and_operator_deletes() {
     let manifest = repo().join("examples/counter-rust/wasmkeep.toml");
     let nodes = serve_with(
         &manifest,
-        &["--mode", "cluster", "--nodes", "2", "--virtual-clock", "--expire-after-idle", "counter=1h"],
+        &[
+            "--mode",
+            "cluster",
+            "--nodes",
+            "2",
+            "--virtual-clock",
+            "--expire-after-idle",
+            "counter=1h",
+        ],
     );
     let base = &nodes[0].base;
-    assert_eq!(http("POST", &format!("{base}/counter/idle")).0, 200, "an actor is created");
+    assert_eq!(
+        http("POST", &format!("{base}/counter/idle")).0,
+        200,
+        "an actor is created"
+    );
     assert_eq!(http("POST", &format!("{base}/_shim/hibernate")).0, 200, "and released");
-    let advance = |ms: u64| http_body("POST", &format!("{base}/_shim/clock/advance"), &format!("{{\"ms\": {ms}}}"));
+    let advance = |ms: u64| {
+        http_body(
+            "POST",
+            &format!("{base}/_shim/clock/advance"),
+            &format!("{{\"ms\": {ms}}}"),
+        )
+    };
     assert_eq!(advance(90 * 60 * 1000).0, 200, "1 h 30 min of virtual time pass");
     let until = std::time::Instant::now() + Duration::from_secs(10);
     while metric(base, "wasmkeep_actor_deletes_total{how=\"expired\"}") == 0 && std::time::Instant::now() < until {
@@ -529,9 +547,22 @@ fn a_virtual_clock_in_cluster_mode_drives_idle_expiry_and_operator_deletes() {
 
     // An operator delete's request is carried out once the clock moves (the control pass, every second).
     assert_eq!(http("POST", &format!("{base}/counter/op")).0, 200, "another actor");
-    let data_dir = nodes[0]._dir.as_ref().expect("the first node owns the data directory").path();
+    let data_dir = nodes[0]
+        ._dir
+        .as_ref()
+        .expect("the first node owns the data directory")
+        .path();
     let mut delete = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
-        .args(["actor", "delete", "--app", "examples/counter", "counter/op", "--wait", "20", "--data-dir"])
+        .args([
+            "actor",
+            "delete",
+            "--app",
+            "examples/counter",
+            "counter/op",
+            "--wait",
+            "20",
+            "--data-dir",
+        ])
         .arg(data_dir)
         .stdout(Stdio::null())
         .stderr(Stdio::null())

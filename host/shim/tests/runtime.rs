@@ -119,3 +119,52 @@ fn components_load_from_the_cache_the_second_time() {
         "a component loaded before comes from the compiled cache"
     );
 }
+
+#[test]
+fn a_corrupted_compiled_component_is_detected_and_rebuilt_never_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = RuntimeConfig::for_tests(dir.path().join("data"));
+    config.cache_dir = dir.path().join("cache");
+    let rt = Runtime::new(config).expect("runtime");
+    let counter = common::component("counter-rust");
+    assert_eq!(rt.load_component(&counter).expect("load"), CacheOutcome::Compiled);
+    let cwasm = std::fs::read_dir(dir.path().join("cache"))
+        .expect("the cache directory")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "cwasm"))
+        .expect("a compiled component");
+    // Flip bytes in the middle (the code), keeping the header and the size.
+    let mut bytes = std::fs::read(&cwasm).expect("read");
+    let mid = bytes.len() / 2;
+    for b in &mut bytes[mid..mid + 64] {
+        *b ^= 0xff;
+    }
+    std::fs::write(&cwasm, &bytes).expect("corrupt it");
+    assert_eq!(
+        rt.load_component(&counter).expect("load"),
+        CacheOutcome::Compiled,
+        "a cache file that is not what the cache wrote is compiled again, never used"
+    );
+    assert_eq!(
+        rt.load_component(&counter).expect("load"),
+        CacheOutcome::Hit,
+        "and stored again"
+    );
+    rt.add_app(
+        "t/app",
+        &[ClassSpec {
+            name: "counter".into(),
+            component: counter,
+            access: Access::Open,
+        }],
+    )
+    .expect("app");
+    let r = rt
+        .request_blocking(
+            &ActorKey::new("t/app", "counter", "a"),
+            HttpRequest::new("POST", "/", ""),
+        )
+        .expect("request");
+    assert_eq!(r.status, 200, "{}", r.text());
+}

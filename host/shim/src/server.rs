@@ -311,11 +311,43 @@ async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
         Err(e) => return shim_error(&e),
     };
     let answer = pending.recv().await;
-    let mut builder = Response::builder().status(answer.status);
-    for (k, v) in &answer.headers {
+    guest_response(answer.status, &answer.headers, answer.body)
+}
+
+/// Headers that frame the message or the connection: the host sets them from
+/// the body it sends, never the guest (a short `content-length` from a guest
+/// would let it append a forged second response on a kept-alive connection).
+const HOST_ONLY_HEADERS: &[&str] = &[
+    "content-length",
+    "transfer-encoding",
+    "connection",
+    "keep-alive",
+    "upgrade",
+    "te",
+    "trailer",
+    "proxy-connection",
+];
+
+/// An actor's answer as HTTP: a status of 200–599 (a 1xx, 101 among them,
+/// is the host's to send), its headers but those that frame the message.
+fn guest_response(status: u16, headers: &[(String, String)], body: Vec<u8>) -> Response {
+    if !(200..=599).contains(&status) {
+        return json_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!(
+                "the actor answered status {status}: an actor answers 200 to 599 (informational answers and \
+                 upgrades are the host's; a WebSocket is opened by the client's upgrade request)"
+            ),
+        );
+    }
+    let mut builder = Response::builder().status(status);
+    for (k, v) in headers {
+        if HOST_ONLY_HEADERS.iter().any(|h| k.eq_ignore_ascii_case(h)) {
+            continue;
+        }
         builder = builder.header(k, v);
     }
-    builder.body(Body::from(answer.body)).unwrap_or_else(|e| {
+    builder.body(Body::from(body)).unwrap_or_else(|e| {
         json_error(
             StatusCode::INTERNAL_SERVER_ERROR,
             format!("the actor's response is not valid HTTP: {e}"),
@@ -387,4 +419,34 @@ fn is_length_limit(e: &axum::Error) -> bool {
         cause = c.source();
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_guest_never_frames_the_message_nor_answers_1xx() {
+        let headers = vec![
+            ("Content-Length".to_owned(), "1".to_owned()),
+            ("transfer-encoding".to_owned(), "chunked".to_owned()),
+            ("Connection".to_owned(), "upgrade".to_owned()),
+            ("x-kept".to_owned(), "yes".to_owned()),
+        ];
+        let r = guest_response(200, &headers, b"hello".to_vec());
+        assert_eq!(r.status(), StatusCode::OK);
+        assert_eq!(r.headers().get("x-kept").map(|v| v.as_bytes()), Some(&b"yes"[..]));
+        for h in ["content-length", "transfer-encoding", "connection"] {
+            assert!(r.headers().get(h).is_none(), "{h} is the host's to set");
+        }
+        assert_eq!(
+            guest_response(101, &[], Vec::new()).status(),
+            StatusCode::INTERNAL_SERVER_ERROR
+        );
+        assert_eq!(
+            guest_response(100, &[], Vec::new()).status(),
+            StatusCode::INTERNAL_SERVER_ERROR
+        );
+        assert_eq!(guest_response(599, &[], Vec::new()).status().as_u16(), 599);
+    }
 }

@@ -297,3 +297,16 @@ async fn a_body_the_client_did_not_finish_is_400_and_one_over_the_limit_413() {
         .expect("send");
     assert_eq!(r.status().as_u16(), 413, "a body over the limit is 413");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_guest_cannot_answer_101_nor_frame_the_response() {
+    let s = start(true).await;
+    let (status, body) = send(
+        reqwest::Method::POST,
+        &format!("{}/testee/a/", s.base),
+        Some(json!({"ops": [{"op": "respond", "status": 101}]})),
+    )
+    .await;
+    assert_eq!(status, 500, "a 101 from a guest is refused: {body}");
+    assert!(body.contains("101"), "and the body says why: {body}");
+}

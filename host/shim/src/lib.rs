@@ -6,4 +6,5 @@
 
 pub use wasmkeep_host::*;
 
+mod admin_access;
 pub mod server;

@@ -48,12 +48,17 @@ pub(crate) struct ServeArgs {
     /// removes its tombstone, refused while anything else of it remains.
     #[arg(long)]
     pub(crate) recreate: bool,
+    /// Opens the admin API (`/_shim/`) to any client that sends
+    /// `Authorization: Bearer <TOKEN>`; without it, loopback clients only.
+    #[arg(long, env = "WASMKEEP_ADMIN_TOKEN", value_name = "TOKEN")]
+    pub(crate) admin_token: Option<String>,
 }
 
 pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    if !args.listen.ip().is_loopback() {
+    if !args.listen.ip().is_loopback() && args.admin_token.is_none() {
         eprintln!(
-            "warning: listening on {} (not loopback): the dev server has no authentication",
+            "note: listening on {} (not loopback): actors answer anyone who reaches it; the admin API \
+             (/_shim/) answers loopback clients only (pass --admin-token to reach it from elsewhere)",
             args.listen
         );
     }
@@ -182,7 +187,14 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
             }
             use std::io::Write as _;
             let _ = std::io::stdout().flush();
-            let app = wasmkeep_shim::server::router(rt, manifest.app.clone());
+            let app = wasmkeep_shim::server::router_with(
+                rt,
+                manifest.app.clone(),
+                wasmkeep_shim::server::AdminAccess {
+                    token: args.admin_token.clone(),
+                },
+            )
+            .into_make_service_with_connect_info::<SocketAddr>();
             let mut stop = stop_rx.clone();
             servers.push(tokio::spawn(async move {
                 axum::serve(listener, app)

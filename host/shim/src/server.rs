@@ -4,6 +4,7 @@ use crate::Runtime;
 use crate::RuntimeError;
 use crate::SqlValue;
 use crate::address::ActorKey;
+pub use crate::admin_access::AdminAccess;
 use crate::faults::FaultKind;
 use crate::{HttpRequest, Outbound, SocketMessage};
 use axum::Router;
@@ -25,11 +26,17 @@ struct Ctx {
     app: String,
 }
 
-/// The router for one app served by `rt`.
+/// The router for one app served by `rt`, its admin API for loopback only.
 pub fn router(rt: Runtime, app: String) -> Router {
+    router_with(rt, app, AdminAccess::default())
+}
+
+/// The router for one app served by `rt`, its admin API open as `access` says.
+/// Serve it with connection info (`into_make_service_with_connect_info::<SocketAddr>`)
+/// so that the admin API can tell loopback clients from others.
+pub fn router_with(rt: Runtime, app: String, access: AdminAccess) -> Router {
     let ctx = Ctx { rt, app };
-    Router::new()
-        .route("/metrics", get(metrics))
+    let admin = Router::new()
         .route("/_shim/actors", get(actors))
         .route("/_shim/actors/{class}/{name}/tables", get(tables))
         .route("/_shim/clock", get(clock))
@@ -41,6 +48,13 @@ pub fn router(rt: Runtime, app: String) -> Router {
         .route("/_shim/cluster", get(cluster_info))
         .route("/_shim/cluster/cut-off", post(cut_off))
         .route("/_shim/{*rest}", any(admin_unknown))
+        .route_layer(axum::middleware::from_fn_with_state(
+            std::sync::Arc::new(access),
+            crate::admin_access::guard,
+        ));
+    Router::new()
+        .route("/metrics", get(metrics))
+        .merge(admin)
         .route("/{class}/{name}", any(actor_route))
         .route("/{class}/{name}/", any(actor_route))
         .route("/{class}/{name}/{*rest}", any(actor_route))

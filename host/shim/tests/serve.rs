@@ -57,7 +57,12 @@ async fn start(virtual_clock: bool) -> Server {
 
 async fn send(method: reqwest::Method, url: &str, body: Option<Value>) -> (u16, String) {
     let client = reqwest::Client::new();
+    let admin_write = url.contains("/_shim/") && method != reqwest::Method::GET;
     let mut req = client.request(method, url);
+    if admin_write {
+        // The admin API takes JSON only on its POSTs and DELETEs.
+        req = req.header("content-type", "application/json");
+    }
     if let Some(b) = body {
         req = req.body(b.to_string());
     }
@@ -309,4 +314,72 @@ async fn a_guest_cannot_answer_101_nor_frame_the_response() {
     .await;
     assert_eq!(status, 500, "a 101 from a guest is refused: {body}");
     assert!(body.contains("101"), "and the body says why: {body}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_admin_api_refuses_cross_origin_posts_and_other_host_names() {
+    let s = start(true).await;
+    let client = reqwest::Client::new();
+    // A page's text/plain post (no preflight) must not arm a fault.
+    let r = client
+        .post(format!("{}/_shim/faults", s.base))
+        .header("content-type", "text/plain")
+        .body(r#"{"kind": "fail-removal", "count": 1}"#)
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status().as_u16(), 415, "a text/plain post is refused");
+    let (_, faults) = send(reqwest::Method::GET, &format!("{}/_shim/faults", s.base), None).await;
+    assert!(faults.contains("\"fail-removal\":0"), "and armed nothing: {faults}");
+    // DNS rebinding: a page on its own name that resolves to 127.0.0.1.
+    let r = client
+        .get(format!("{}/_shim/actors", s.base))
+        .header("host", "evil.example")
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(
+        r.status().as_u16(),
+        403,
+        "a request addressed to another name is refused"
+    );
+    let r = client
+        .get(format!("{}/_shim/actors", s.base))
+        .header("origin", "https://evil.example")
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status().as_u16(), 403, "a request from another origin is refused");
+    let (status, _) = send(reqwest::Method::GET, &format!("{}/counter/c1", s.base), None).await;
+    assert_eq!(status, 200, "actors themselves answer as before");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_token_the_admin_api_needs_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = RuntimeConfig::for_tests(dir.path());
+    config.cache_dir = common::cache_dir();
+    let rt = Runtime::new(config).expect("runtime");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let access = wasmkeep_shim::server::AdminAccess {
+        token: Some("s3cret".into()),
+    };
+    let app = wasmkeep_shim::server::router_with(rt, "demo/app".into(), access)
+        .into_make_service_with_connect_info::<std::net::SocketAddr>();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let client = reqwest::Client::new();
+    let url = format!("http://{addr}/_shim/clock");
+    let r = client.get(&url).send().await.expect("send");
+    assert_eq!(r.status().as_u16(), 401, "no token: refused");
+    let r = client
+        .get(&url)
+        .header("authorization", "Bearer s3cret")
+        .header("host", "node.example")
+        .send()
+        .await
+        .expect("send");
+    assert_eq!(r.status().as_u16(), 200, "the token opens it, whatever the name");
 }

@@ -279,6 +279,8 @@ impl Host {
             }
         };
         let entry = entry.ok_or(())?;
+        // The client gets (and the actor's close event tells) what can be sent.
+        let (code, reason) = crate::sockets::close_frame(code, &reason);
         let _ = entry.out.send(Outbound::Close {
             code,
             reason: reason.clone(),

@@ -133,3 +133,30 @@ fn an_actor_name_with_a_nul_is_served_like_any_other() {
     assert_eq!(status, 200, "a NUL in a name is only a byte of it: {body}");
     assert!(rt.exists(&k), "and the actor exists");
 }
+
+#[test]
+fn a_guest_close_with_a_reserved_code_or_a_long_reason_is_sent_as_a_valid_frame() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rt = runtime(dir.path());
+    let k = ActorKey::new("t/app", "testee", "closer");
+    let mut sock = rt.open_socket(&k, "/").expect("socket");
+    rt.settle(&k);
+    let reason = "r".repeat(300);
+    let (status, body) = ops(
+        &rt,
+        &k,
+        json!([{"op": "close", "socket": sock.id.to_string(), "code": 1005, "reason": reason}]),
+    );
+    assert_eq!(status, 200, "{body}");
+    match sock.outbound.try_recv() {
+        Ok(wasmkeep_shim::Outbound::Close { code, reason }) => {
+            assert_eq!(code, 1011, "1005 may not be sent: the client gets 1011");
+            assert!(
+                reason.len() <= 123,
+                "a close reason fits a frame: {} bytes",
+                reason.len()
+            );
+        }
+        other => panic!("expected a close, got {other:?}"),
+    }
+}

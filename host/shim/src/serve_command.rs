@@ -54,6 +54,10 @@ pub(crate) struct ServeArgs {
     pub(crate) admin_token: Option<String>,
 }
 
+/// How long an ordered shutdown waits for open connections once every actor
+/// is stopped.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
 pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if !args.listen.ip().is_loopback() && args.admin_token.is_none() {
         eprintln!(
@@ -233,8 +237,22 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
             released += s.actors_released;
         }
         let _ = stop_tx.send(true);
-        for s in servers {
-            s.await??;
+        // Connections still open (a client that sent half a request, a slow
+        // reader) get a bounded grace; then they are dropped, so "stopped" comes.
+        let grace = tokio::time::sleep(SHUTDOWN_GRACE);
+        tokio::pin!(grace);
+        let mut dropped = 0;
+        for mut s in servers {
+            tokio::select! {
+                r = &mut s => { r??; }
+                () = &mut grace => { s.abort(); dropped += 1; }
+            }
+        }
+        if dropped > 0 {
+            eprintln!(
+                "connections still open after {} s were dropped ({dropped} server(s))",
+                SHUTDOWN_GRACE.as_secs()
+            );
         }
         eprintln!("stopped ({closed} socket(s) closed with 1001, {released} actor(s) released)");
         anyhow::ensure!(

@@ -580,3 +580,57 @@ fn a_virtual_clock_in_cluster_mode_drives_idle_expiry_and_operator_deletes() {
     assert_eq!(status.code(), Some(0), "the delete is carried out and acknowledged");
     assert_eq!(metric(base, "wasmkeep_actor_deletes_total{how=\"operator\"}"), 1);
 }
+
+#[test]
+fn a_half_sent_request_does_not_hold_up_the_ordered_shutdown() {
+    use std::io::{Read, Write};
+    common::component("counter-rust");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--manifest"])
+        .arg(repo().join("examples/counter-rust/wasmkeep.toml"))
+        .arg("--data-dir")
+        .arg(dir.path())
+        .env("WASMKEEP_CACHE_DIR", common::cache_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start serve");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("listening line");
+    let base = line.trim().strip_prefix("listening on ").expect("listening").to_owned();
+    // A client that sends half a request and then nothing.
+    let mut slow = std::net::TcpStream::connect(base.trim_start_matches("http://")).expect("connect");
+    slow.write_all(b"POST /counter/c HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10\r\n\r\nabc")
+        .expect("half a request");
+    std::thread::sleep(Duration::from_millis(200));
+    let sent = std::time::Instant::now();
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill");
+    assert!(status.success(), "SIGTERM sent");
+    // Bounded: serve must exit on its own well before this.
+    while child.try_wait().expect("wait").is_none() {
+        if sent.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            panic!("serve did not stop within 30 s of SIGTERM with a half-sent request open");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut stderr)
+        .expect("stderr");
+    assert!(stderr.contains("stopped ("), "stopped is printed: {stderr}");
+    assert!(
+        sent.elapsed() < Duration::from_secs(15),
+        "within the grace period: {:?}",
+        sent.elapsed()
+    );
+}

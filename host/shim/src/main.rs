@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
+mod http_listener;
 mod operator_commands;
 mod serve_command;
 

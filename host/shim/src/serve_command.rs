@@ -48,6 +48,10 @@ pub(crate) struct ServeArgs {
     /// removes its tombstone, refused while anything else of it remains.
     #[arg(long)]
     pub(crate) recreate: bool,
+    /// How long a client has to send a request's headers (after connecting,
+    /// or after its previous request) before the connection is closed.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(100..))]
+    pub(crate) header_read_timeout_ms: u64,
     /// Opens the admin API (`/_shim/`) to any client that sends
     /// `Authorization: Bearer <TOKEN>`; without it, loopback clients only.
     #[arg(long, env = "WASMKEEP_ADMIN_TOKEN", value_name = "TOKEN")]
@@ -197,16 +201,13 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 wasmkeep_shim::server::AdminAccess {
                     token: args.admin_token.clone(),
                 },
-            )
-            .into_make_service_with_connect_info::<SocketAddr>();
-            let mut stop = stop_rx.clone();
-            servers.push(tokio::spawn(async move {
-                axum::serve(listener, app)
-                    .with_graceful_shutdown(async move {
-                        let _ = stop.changed().await;
-                    })
-                    .await
-            }));
+            );
+            servers.push(tokio::spawn(crate::http_listener::serve_until(
+                listener,
+                app,
+                Duration::from_millis(args.header_read_timeout_ms),
+                stop_rx.clone(),
+            )));
         }
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
         // A cluster's nodes stop serving a deleted app by themselves (its tombstone);
@@ -244,7 +245,7 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         let mut dropped = 0;
         for mut s in servers {
             tokio::select! {
-                r = &mut s => { r??; }
+                r = &mut s => { r?; }
                 () = &mut grace => { s.abort(); dropped += 1; }
             }
         }

@@ -634,3 +634,29 @@ fn a_half_sent_request_does_not_hold_up_the_ordered_shutdown() {
         sent.elapsed()
     );
 }
+
+#[test]
+fn a_client_that_does_not_send_its_headers_is_cut_off() {
+    use std::io::{Read, Write};
+    common::component("counter-rust");
+    let manifest = repo().join("examples/counter-rust/wasmkeep.toml");
+    let s = serve_with(&manifest, &["--header-read-timeout-ms", "500"]).remove(0);
+    let addr = s.base.trim_start_matches("http://").to_owned();
+    let mut slow = std::net::TcpStream::connect(&addr).expect("connect");
+    slow.write_all(b"GET /counter/a HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .expect("half the headers");
+    slow.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+    let started = std::time::Instant::now();
+    let mut buf = Vec::new();
+    let _ = slow.read_to_end(&mut buf);
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "the server closed the connection of a client that never finished its headers ({:?})",
+        started.elapsed()
+    );
+    assert_eq!(
+        http("GET", &format!("{}/counter/a", s.base)).0,
+        200,
+        "others are served"
+    );
+}

@@ -660,3 +660,40 @@ fn a_client_that_does_not_send_its_headers_is_cut_off() {
         "others are served"
     );
 }
+
+#[test]
+fn serve_upgrades_websockets_to_the_chat_example() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    common::component("chat-ts");
+    let s = serve(&repo().join("examples/wasmkeep.toml"));
+    let ws_url = format!("{}/chat/lobby/?name=ada", s.base.replace("http://", "ws://"));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio");
+    rt.block_on(async {
+        let (mut ws, _) = tokio_tungstenite::connect_async(ws_url)
+            .await
+            .expect("the upgrade is served");
+        let first = tokio::time::timeout(Duration::from_secs(30), ws.next())
+            .await
+            .expect("an answer in time")
+            .expect("a frame")
+            .expect("a message");
+        assert!(
+            first.to_text().unwrap_or_default().contains("history"),
+            "the room's history: {first:?}"
+        );
+        ws.send(Message::text("hello")).await.expect("send");
+        let echo = tokio::time::timeout(Duration::from_secs(30), ws.next())
+            .await
+            .expect("an answer in time")
+            .expect("a frame")
+            .expect("a message");
+        assert!(
+            echo.to_text().unwrap_or_default().contains("hello"),
+            "the message comes back: {echo:?}"
+        );
+    });
+}

@@ -59,20 +59,14 @@ impl ComponentCache {
     fn load_inner(&self, engine: &Engine, wasm: &[u8]) -> wasmtime::Result<(Component, CacheOutcome)> {
         let path = self.path_for(engine, wasm);
         if path.exists() {
-            match read_verified(&path) {
-                Ok(bytes) =>
-                {
-                    #[allow(
-                        unsafe_code,
-                        reason = "the bytes are exactly what this cache wrote from precompile_component \
-                                  (their digest matches), under a name that includes the engine's \
-                                  compatibility hash"
-                    )]
-                    match unsafe { Component::deserialize(engine, &bytes) } {
-                        Ok(c) => return Ok((c, CacheOutcome::Hit)),
-                        Err(e) => tracing::warn!("ignoring unreadable cache entry {}: {e}", path.display()),
-                    }
-                }
+            match verify(&path) {
+                // Mapped from the file (not copied from the bytes just read): wasmtime
+                // then uses the file for copy-on-write memory images instead of one
+                // memfd per module, which would cost a descriptor per loaded component.
+                Ok(()) => match deserialize(engine, &path) {
+                    Ok(c) => return Ok((c, CacheOutcome::Hit)),
+                    Err(e) => tracing::warn!("ignoring unreadable cache entry {}: {e}", path.display()),
+                },
                 // Corrupted, truncated or not ours: never deserialized (native code
                 // from a damaged file can crash the host); compiled again below.
                 Err(why) => tracing::warn!("ignoring cache entry {}: {why}; compiling again", path.display()),
@@ -101,15 +95,24 @@ fn digest_path(cwasm: &Path) -> PathBuf {
     PathBuf::from(p)
 }
 
-/// The cache file's bytes, if their digest is the one written beside them.
-fn read_verified(cwasm: &Path) -> Result<Vec<u8>, String> {
+/// Whether the cache file's digest is the one written beside it.
+fn verify(cwasm: &Path) -> Result<(), String> {
     let expected = std::fs::read_to_string(digest_path(cwasm)).map_err(|e| format!("no digest beside it ({e})"))?;
     let bytes = std::fs::read(cwasm).map_err(|e| format!("cannot read it ({e})"))?;
     if hex::encode(Sha256::digest(&bytes)) == expected.trim() {
-        Ok(bytes)
+        Ok(())
     } else {
         Err("its digest does not match what the cache wrote (corrupted or replaced)".into())
     }
+}
+
+#[allow(
+    unsafe_code,
+    reason = "the file is what this cache wrote from precompile_component (its digest was checked just \
+              before), under a name that includes the engine's compatibility hash"
+)]
+fn deserialize(engine: &Engine, path: &Path) -> wasmtime::Result<Component> {
+    Ok(unsafe { Component::deserialize_file(engine, path)? })
 }
 
 fn write_then_rename(path: &Path, bytes: &[u8]) -> std::io::Result<()> {

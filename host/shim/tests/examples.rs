@@ -408,15 +408,14 @@ fn app_delete_through_the_command_line_then_recreate() {
     assert!(text.contains("no bucket at"), "and says where it looked: {text}");
 }
 
-#[test]
-fn serve_stops_in_order_on_sigterm_and_says_stopped_last() {
-    common::component("counter-rust");
-    let dir = tempfile::tempdir().expect("tempdir");
+/// `serve` of the Rust counter with its stderr kept, in `data_dir`: the
+/// process (to signal, by its id only) and its base URL.
+fn spawn_counter_serve(data_dir: &Path) -> (Child, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
         .args(["serve", "--listen", "127.0.0.1:0", "--manifest"])
         .arg(repo().join("examples/counter-rust/wasmkeep.toml"))
         .arg("--data-dir")
-        .arg(dir.path())
+        .arg(data_dir)
         .env("WASMKEEP_CACHE_DIR", common::cache_dir())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -427,6 +426,14 @@ fn serve_stops_in_order_on_sigterm_and_says_stopped_last() {
         .read_line(&mut line)
         .expect("listening line");
     let base = line.trim().strip_prefix("listening on ").expect("listening").to_owned();
+    (child, base)
+}
+
+#[test]
+fn serve_stops_in_order_on_sigterm_and_says_stopped_last() {
+    common::component("counter-rust");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (child, base) = spawn_counter_serve(dir.path());
     assert_eq!(http("POST", &format!("{base}/counter/c")), (200, "1".into()), "serving");
     // Only the server this test started, by its id.
     let status = Command::new("kill")
@@ -586,21 +593,7 @@ fn a_half_sent_request_does_not_hold_up_the_ordered_shutdown() {
     use std::io::{Read, Write};
     common::component("counter-rust");
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--manifest"])
-        .arg(repo().join("examples/counter-rust/wasmkeep.toml"))
-        .arg("--data-dir")
-        .arg(dir.path())
-        .env("WASMKEEP_CACHE_DIR", common::cache_dir())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start serve");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("listening line");
-    let base = line.trim().strip_prefix("listening on ").expect("listening").to_owned();
+    let (mut child, base) = spawn_counter_serve(dir.path());
     // A client that sends half a request and then nothing.
     let mut slow = std::net::TcpStream::connect(base.trim_start_matches("http://")).expect("connect");
     slow.write_all(b"POST /counter/c HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 10\r\n\r\nabc")

@@ -25,13 +25,12 @@ fn verify(data_dir: &Path, extra: &[&str]) -> (Option<i32>, String) {
     (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-#[test]
-fn the_sweep_reports_leftovers_fails_closed_and_never_deletes() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    // The virtual clock starts on 2026-01-01, long before now: what it writes is old.
+/// One cluster node in `dir` with one actor written and released. The
+/// virtual clock starts on 2026-01-01, long before now: what it writes is old.
+fn node_with_one_actor(dir: &Path) -> (Runtime, Arc<LocalDirBucket>, ActorKey) {
     let clock = Arc::new(VirtualClock::default());
-    let bucket = Arc::new(LocalDirBucket::new(dir.path().join("bucket"), clock.clone()));
-    let mut config = RuntimeConfig::for_tests(dir.path().join("node-1"));
+    let bucket = Arc::new(LocalDirBucket::new(dir.join("bucket"), clock.clone()));
+    let mut config = RuntimeConfig::for_tests(dir.join("node-1"));
     config.cache_dir = common::cache_dir();
     config.event_timeout = Duration::from_secs(5);
     let rt = Runtime::new_node(config, Cluster::new(bucket.clone(), clock), "node-1").expect("node");
@@ -42,6 +41,13 @@ fn the_sweep_reports_leftovers_fails_closed_and_never_deletes() {
         .expect("request");
     rt.settle(&k);
     rt.hibernate_all();
+    (rt, bucket, k)
+}
+
+#[test]
+fn the_sweep_reports_leftovers_fails_closed_and_never_deletes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_rt, bucket, k) = node_with_one_actor(dir.path());
 
     let (code, out) = verify(dir.path(), &[]);
     assert_eq!(code, Some(0), "a tidy cluster is clean: {out}");
@@ -86,18 +92,7 @@ fn the_sweep_reports_leftovers_fails_closed_and_never_deletes() {
 #[test]
 fn an_unreadable_bucket_directory_fails_the_sweep_closed_instead_of_reporting_orphans() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let clock = Arc::new(VirtualClock::default());
-    let bucket = Arc::new(LocalDirBucket::new(dir.path().join("bucket"), clock.clone()));
-    let mut config = RuntimeConfig::for_tests(dir.path().join("node-1"));
-    config.cache_dir = common::cache_dir();
-    let rt = Runtime::new_node(config, Cluster::new(bucket, clock), "node-1").expect("node");
-    common::add_testee_app(&rt);
-    let k = ActorKey::new("t/app", "testee", "a");
-    let body = serde_json::to_vec(&json!({"ops": [{"op": "exec", "sql": "CREATE TABLE t(x)"}]})).expect("json");
-    rt.request_blocking(&k, HttpRequest::new("POST", "/", body))
-        .expect("request");
-    rt.settle(&k);
-    rt.hibernate_all();
+    let (rt, _bucket, k) = node_with_one_actor(dir.path());
     // history/ as something the host cannot read (the tests run as root, for
     // whom permissions do not stop a read: a link that loops stands in).
     let history = dir.path().join("bucket/state/t/app/history");

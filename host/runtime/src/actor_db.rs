@@ -269,9 +269,19 @@ impl ActorDb {
     /// # Errors
     /// SQLite could not open or set up the file.
     pub fn open(path: &Path) -> Result<Self, SqlError> {
-        let conn =
-            Connection::open(path).map_err(|e| SqlError::Internal(format!("opening {}: {e}", path.display())))?;
-        Self::setup(conn).map_err(|e| SqlError::Internal(format!("setting up {}: {e}", path.display())))
+        // The path goes to the host's log, not into the message: the message
+        // can reach an HTTP client, which has no business knowing the host's paths.
+        let failed = |doing: &str, e: rusqlite::Error| {
+            tracing::warn!("{doing} {}: {e}", path.display());
+            // SQLite's own message can carry the path: only its code's description goes out.
+            let why = match &e {
+                rusqlite::Error::SqliteFailure(code, _) => code.to_string(),
+                other => other.to_string(),
+            };
+            SqlError::Internal(format!("{doing} the actor's database: {why}"))
+        };
+        let conn = Connection::open(path).map_err(|e| failed("opening", e))?;
+        Self::setup(conn).map_err(|e| failed("setting up", e))
     }
 
     fn setup(conn: Connection) -> rusqlite::Result<Self> {

@@ -106,3 +106,26 @@ fn a_request_to_an_absent_existing_actor_answers_404() {
         }
     }
 }
+
+#[test]
+fn a_failure_answers_without_the_hosts_paths() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rt = single_node(dir.path());
+    common::add_testee_app(&rt);
+    let k = ActorKey::new("t/app", "testee", "unopenable");
+    // A directory where the database file goes: SQLite cannot open it.
+    std::fs::create_dir_all(rt.db_path(&k)).expect("a directory in the way");
+    let r = request(&rt, &k);
+    assert_eq!(r.status, 500, "{}", r.text());
+    let data_dir = dir.path().to_string_lossy().into_owned();
+    assert!(
+        !r.text().contains(&data_dir),
+        "the body names no path of the host: {}",
+        r.text()
+    );
+    assert!(
+        r.text().contains("the actor's database"),
+        "but says what failed: {}",
+        r.text()
+    );
+}

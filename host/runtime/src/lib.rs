@@ -59,7 +59,6 @@ pub use cluster::Cluster;
 pub use component_cache::CacheOutcome;
 pub use config::RuntimeConfig;
 pub use error::RuntimeError;
-pub use event_error::EventError;
 pub use faults::FaultKind;
 pub use http_types::{HttpRequest, HttpResponse, Outbound, SocketMessage};
 pub use job::CallFailure;
@@ -68,10 +67,8 @@ pub use metrics::Metrics;
 pub use node::{ActorInfo, ActorStatus, LogLine};
 pub use passes::ExpiryPass;
 pub use runtime::{PendingResponse, Runtime, Shutdown, SocketHandle};
-pub use sockets::SocketTable;
 pub use sql_types::{QueryResult, SqlError, SqlValue};
-pub use storage::StorageError;
-pub use test_host::{TestHost, TestHostError, TestHostOptions, parse_access, sql_value_json};
+pub use test_host::{TestHost, TestHostError, TestHostOptions, parse_access};
 
 /// The host's version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

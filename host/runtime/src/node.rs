@@ -204,6 +204,13 @@ impl Host {
             .clone()
     }
 
+    /// Whether `key` is resident here now (its database open in its worker).
+    pub(crate) fn is_resident(&self, key: &ActorKey) -> bool {
+        lock(&self.actors)
+            .get(key)
+            .is_some_and(|s| s.lock().status == ActorStatus::Resident)
+    }
+
     /// Whether an ordered shutdown began.
     pub(crate) fn is_stopping(&self) -> bool {
         self.stopping.load(std::sync::atomic::Ordering::Acquire)

@@ -237,10 +237,13 @@ impl Runtime {
         Ok((pre, outcome))
     }
 
-    fn check_outside_access(&self, key: &ActorKey) -> Result<(), RuntimeError> {
-        match self.host.class(key)?.access {
-            Access::Open => Ok(()),
-            Access::Existing if self.exists(key) => Ok(()),
+    /// Whether the class lets an event from outside reach `key`; its access.
+    fn check_outside_access(&self, key: &ActorKey) -> Result<Access, RuntimeError> {
+        let access = self.host.class(key)?.access;
+        match access {
+            Access::Open => Ok(access),
+            // Resident here: it exists, and no listing is needed to say so.
+            Access::Existing if self.host.is_resident(key) || self.exists(key) => Ok(access),
             Access::Existing => Err(RuntimeError::NoSuchActor(key.clone())),
             Access::Internal => Err(RuntimeError::Internal(key.class.clone())),
         }
@@ -251,8 +254,7 @@ impl Runtime {
     /// # Errors
     /// Unknown app or class; the class's access refuses it.
     pub fn request(&self, key: &ActorKey, req: HttpRequest) -> Result<PendingResponse, RuntimeError> {
-        self.check_outside_access(key)?;
-        let require_existing = self.host.class(key)?.access == Access::Existing;
+        let require_existing = self.check_outside_access(key)? == Access::Existing;
         let (tx, rx) = oneshot::channel();
         let job = Job::new(
             EventKind::Request {

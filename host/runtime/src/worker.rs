@@ -148,22 +148,30 @@ fn handle(host: &Arc<Host>, slot: &Arc<Mailbox>, resident: &mut Option<Resident>
             req,
             respond,
             require_existing: true,
-        } => match host.storage.exists(&key) {
-            Ok(true) => EventKind::Request {
-                req,
-                respond,
-                require_existing: true,
-            },
-            // A failed listing never reads as "absent": it answers by its cause.
-            absent_or_unknown => {
-                let why = match absent_or_unknown {
-                    Err(e) => EventError::Storage(e),
-                    Ok(_) => EventError::NoSuchActor(key.clone()),
-                };
-                let _ = respond.send(HttpResponse::host_text(why.status(), why.to_string()));
-                return;
+        } => {
+            // Open here, so it exists: no listing (in a cluster, a bucket call per request).
+            let exists = if resident.is_some() {
+                Ok(true)
+            } else {
+                host.storage.exists(&key)
+            };
+            match exists {
+                Ok(true) => EventKind::Request {
+                    req,
+                    respond,
+                    require_existing: true,
+                },
+                // A failed listing never reads as "absent": it answers by its cause.
+                absent_or_unknown => {
+                    let why = match absent_or_unknown {
+                        Err(e) => EventError::Storage(e),
+                        Ok(_) => EventError::NoSuchActor(key.clone()),
+                    };
+                    let _ = respond.send(HttpResponse::host_text(why.status(), why.to_string()));
+                    return;
+                }
             }
-        },
+        }
         other => other,
     };
     let label = kind.label();

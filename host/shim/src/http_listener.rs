@@ -7,6 +7,7 @@
 
 use axum::Router;
 use axum::extract::ConnectInfo;
+use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::conn::auto::Builder;
 use hyper_util::server::graceful::GracefulShutdown;
@@ -14,6 +15,7 @@ use hyper_util::service::TowerToHyperService;
 use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
+use tower::ServiceExt as _;
 
 /// Accepts connections until `stop` changes, then lets the open ones finish
 /// (the caller bounds how long). A client has `header_read_timeout` to send a
@@ -39,7 +41,13 @@ pub(crate) async fn serve_until(
             _ = stop.changed() => break,
         };
         let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(app.clone().layer(axum::Extension(ConnectInfo(peer))));
+        // The peer goes into each request's extensions; the router itself is
+        // shared (a clone is a reference count), not layered anew per connection.
+        let app = app.clone();
+        let service = TowerToHyperService::new(tower::service_fn(move |mut req: axum::extract::Request<Incoming>| {
+            req.extensions_mut().insert(ConnectInfo(peer));
+            app.clone().oneshot(req)
+        }));
         let mut builder = Builder::new(TokioExecutor::new());
         builder
             .http1()

@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A kind of fault the host can be told to inject.
 ///
@@ -61,6 +62,10 @@ impl FaultKind {
 #[derive(Debug, Default)]
 pub struct Faults {
     pending: Mutex<Vec<(FaultKind, u32)>>,
+    /// Whether anything is armed: `take` is asked on every request, every
+    /// upload and every removal, and almost always nothing is, so it answers
+    /// without the lock then.
+    any_armed: AtomicBool,
 }
 
 impl Faults {
@@ -71,11 +76,14 @@ impl Faults {
         if count > 0 {
             p.push((kind, count));
         }
+        self.any_armed.store(!p.is_empty(), Ordering::Release);
     }
 
     /// Disarms every fault.
     pub fn clear(&self) {
-        self.lock().clear();
+        let mut p = self.lock();
+        p.clear();
+        self.any_armed.store(false, Ordering::Release);
     }
 
     /// How many occurrences of `kind` are still armed.
@@ -90,6 +98,9 @@ impl Faults {
 
     /// Consumes one occurrence of `kind`: true if the caller must fail now.
     pub fn take(&self, kind: FaultKind) -> bool {
+        if !self.any_armed.load(Ordering::Acquire) {
+            return false;
+        }
         let mut p = self.lock();
         let Some(pos) = p.iter().position(|(k, _)| *k == kind) else {
             return false;
@@ -97,6 +108,7 @@ impl Faults {
         p[pos].1 -= 1;
         if p[pos].1 == 0 {
             p.remove(pos);
+            self.any_armed.store(!p.is_empty(), Ordering::Release);
         }
         true
     }

@@ -24,7 +24,7 @@ pub enum StorageError {
         by: String,
     },
     /// The app's tombstone could not be read: whether it is deleted is not known.
-    #[error("reading the tombstone of {app}: {source}")]
+    #[error("reading the tombstone of {app}: {source}; the app's state is not known, try again")]
     TombstoneUnreadable {
         /// The app.
         app: String,
@@ -41,7 +41,7 @@ pub enum StorageError {
         node: String,
     },
     /// The bucket could not be read or written.
-    #[error("{what}: {source}")]
+    #[error("{what}: {source}; the bucket may be unavailable for a moment, try again")]
     Bucket {
         /// What the host was doing.
         what: String,
@@ -59,7 +59,7 @@ pub enum StorageError {
         source: ReplicaError,
     },
     /// A local file operation failed.
-    #[error("{what}: {source}")]
+    #[error("{what}: {source}; check that the data directory is writable and has free space")]
     Files {
         /// What the host was doing.
         what: String,

@@ -27,11 +27,16 @@ pub struct RuntimeConfig {
     /// themselves (`Runtime::run_control_pass`, `Runtime::run_expiry_pass`);
     /// `serve --virtual-clock` turns it on.
     pub passes_on_virtual_clock: bool,
+    /// How many actors may be resident at once; beyond it the least recently
+    /// used hibernate, and when as many wait again, events are refused with
+    /// 503. Default: what this process's open-files limit and
+    /// `vm.max_map_count` allow, at most 4,096 (ADR 012).
+    pub max_resident: usize,
 }
 
 impl RuntimeConfig {
     /// Defaults for a data directory: real clock, 5 s events, 256 MiB memory,
-    /// 30 s idle, cache in `$WASMKEEP_CACHE_DIR` or `<data-dir>/cache`.
+    /// 30 s idle, the machine's resident cap, cache in `$WASMKEEP_CACHE_DIR` or `<data-dir>/cache`.
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         let data_dir = data_dir.into();
         let cache_dir = std::env::var_os("WASMKEEP_CACHE_DIR").map_or_else(|| data_dir.join("cache"), PathBuf::from);
@@ -44,6 +49,7 @@ impl RuntimeConfig {
             memory_limit_bytes: 256 << 20,
             idle_timeout: Duration::from_secs(30),
             passes_on_virtual_clock: false,
+            max_resident: crate::residency::default_resident_limit(),
         }
     }
 

@@ -17,6 +17,16 @@ pub enum EventError {
     /// The host is shutting down, or stopped serving the app.
     #[error("{}", crate::job::SHUTTING_DOWN)]
     ShuttingDown,
+    /// The node is at its resident-actor cap and as many actors wait for a
+    /// slot already.
+    #[error(
+        "this node is at its cap of {limit} resident actors and as many wait already: try again shortly \
+         (the answer says when, in Retry-After)"
+    )]
+    Overloaded {
+        /// The cap.
+        limit: usize,
+    },
     /// The actor's storage could not be opened or written.
     #[error(transparent)]
     Storage(#[from] StorageError),
@@ -36,7 +46,7 @@ impl EventError {
     pub fn status(&self) -> u16 {
         match self {
             EventError::NoSuchActor(_) | EventError::NotLoaded(_) => 404,
-            EventError::ShuttingDown => 503,
+            EventError::ShuttingDown | EventError::Overloaded { .. } => 503,
             EventError::Storage(e) => match e {
                 StorageError::AppDeleted { .. } => 409,
                 StorageError::CutOff { .. }

@@ -39,11 +39,16 @@ pub struct HttpResponse {
 }
 
 impl HttpResponse {
-    /// A response from the host itself, with a plain-text body.
+    /// A response from the host itself, with a plain-text body. A 503 says
+    /// `Retry-After: 1`: each of the host's 503s is worth retrying shortly.
     pub fn host_text(status: u16, text: impl Into<String>) -> Self {
+        let mut headers = vec![("content-type".into(), "text/plain; charset=utf-8".into())];
+        if status == 503 {
+            headers.push(("retry-after".into(), "1".into()));
+        }
         Self {
             status,
-            headers: vec![("content-type".into(), "text/plain; charset=utf-8".into())],
+            headers,
             body: text.into().into_bytes(),
         }
     }

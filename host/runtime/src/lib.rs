@@ -46,6 +46,7 @@ mod node;
 mod node_builder;
 mod outparam;
 mod passes;
+mod residency;
 mod resident;
 mod runtime;
 mod sockets;
@@ -66,6 +67,7 @@ pub use manifest::{Access, ClassSpec, Manifest, ManifestError, Mode, parse_idle_
 pub use metrics::Metrics;
 pub use node::{ActorInfo, ActorStatus, LogLine};
 pub use passes::ExpiryPass;
+pub use residency::default_resident_limit;
 pub use runtime::{PendingResponse, Runtime, Shutdown, SocketHandle};
 pub use sql_types::{QueryResult, SqlError, SqlValue};
 pub use test_host::{TestHost, TestHostError, TestHostOptions, parse_access};

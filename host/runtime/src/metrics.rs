@@ -25,6 +25,21 @@ pub const EVENTS_TOTAL: &str = "wasmkeep_events_total";
 /// `wasmkeep_event_failures_total{kind}`: events that trapped or ran out of time.
 pub const EVENT_FAILURES_TOTAL: &str = "wasmkeep_event_failures_total";
 
+/// `wasmkeep_resident_waits_total`: events whose actor waited for a resident
+/// slot (the node was at its resident-actor cap).
+pub const RESIDENT_WAITS_TOTAL: &str = "wasmkeep_resident_waits_total";
+/// `wasmkeep_resident_refusals_total`: events refused with 503 because too
+/// many actors waited for a resident slot already.
+pub const RESIDENT_REFUSALS_TOTAL: &str = "wasmkeep_resident_refusals_total";
+
+/// Counters with one series and no label.
+const UNLABELLED: &[&str] = &[
+    HISTORY_COLLECT_FAILURES_TOTAL,
+    EXPIRY_CANDIDATES_TOTAL,
+    RESIDENT_WAITS_TOTAL,
+    RESIDENT_REFUSALS_TOTAL,
+];
+
 const HELP: &[(&str, &str)] = &[
     (
         DELETES_TOTAL,
@@ -43,6 +58,14 @@ const HELP: &[(&str, &str)] = &[
     (
         EXPIRY_CANDIDATES_TOTAL,
         "Idle expiry candidates found (records idle past their class's limit), summed over passes.",
+    ),
+    (
+        RESIDENT_WAITS_TOTAL,
+        "Events whose actor waited for a resident slot (the node at its resident-actor cap).",
+    ),
+    (
+        RESIDENT_REFUSALS_TOTAL,
+        "Events refused with 503 because too many actors waited for a resident slot.",
     ),
 ];
 
@@ -93,7 +116,7 @@ impl Metrics {
                     rows.entry(how.label().to_owned()).or_insert(0);
                 }
             }
-            if *name == HISTORY_COLLECT_FAILURES_TOTAL || *name == EXPIRY_CANDIDATES_TOTAL {
+            if UNLABELLED.contains(name) {
                 // One series, no label.
                 let _ = writeln!(out, "{name} {}", rows.values().sum::<u64>());
                 continue;

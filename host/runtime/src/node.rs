@@ -15,6 +15,7 @@ use crate::imports::{HostState, NodeHandles, NodeServices};
 use crate::job::{self, CallFailure, EventKind, Job};
 use crate::manifest::Access;
 use crate::metrics::Metrics;
+use crate::residency::{Admission, Residency};
 use crate::sockets::SocketTable;
 use crate::storage::ActorStorage;
 use serde::Serialize;
@@ -74,6 +75,9 @@ pub(crate) struct MailboxState {
 pub(crate) struct Mailbox {
     pub(crate) key: ActorKey,
     pub(crate) inner: Mutex<MailboxState>,
+    /// When an event was last enqueued here (the residency's ticks): the
+    /// least recently used resident is the first asked to hibernate.
+    pub(crate) last_used: std::sync::atomic::AtomicU64,
 }
 
 impl Mailbox {
@@ -114,6 +118,8 @@ pub struct Host {
     pub(crate) actors: Mutex<HashMap<ActorKey, Arc<Mailbox>>>,
     pub(crate) sockets: Arc<SocketTable>,
     pub(crate) cache: ComponentCache,
+    /// The resident-actor cap and the mailboxes waiting for a worker.
+    pub(crate) residency: Residency,
     pub(crate) timer_wake: Mutex<Option<mpsc::Sender<()>>>,
     pub(crate) logs: Mutex<std::collections::VecDeque<LogLine>>,
     /// Set in cluster mode: the cluster and this node's place in it.
@@ -199,6 +205,7 @@ impl Host {
                         status: ActorStatus::Hibernated,
                         generation: 0,
                     }),
+                    last_used: std::sync::atomic::AtomicU64::new(0),
                 })
             })
             .clone()
@@ -229,8 +236,12 @@ impl Host {
     }
 
     /// Puts a job in the actor's mailbox, waking a worker if it has none.
+    /// At the resident-actor cap the mailbox waits for a worker while the
+    /// least recently used residents hibernate; when too many wait, the job
+    /// is refused (503 with `Retry-After`).
     pub(crate) fn enqueue(self: &Arc<Self>, key: &ActorKey, job: Job) {
         let slot = self.slot(key);
+        self.residency.touch(&slot);
         let mut inner = slot.lock();
         let mut job = job;
         job.generation = inner.generation;
@@ -245,16 +256,77 @@ impl Host {
         let (tx, rx) = mpsc::channel();
         let _ = tx.send(job);
         inner.sender = Some(tx);
+        match self.residency.admit(&slot, rx) {
+            Admission::Start { id, rx } => {
+                if self.start_worker(id, slot.clone(), rx).is_err() {
+                    inner.sender = None;
+                }
+            }
+            Admission::Wait { evict } => {
+                drop(inner);
+                self.metrics.inc(crate::metrics::RESIDENT_WAITS_TOTAL, "");
+                for victim in evict {
+                    Self::ask_to_hibernate(&victim);
+                }
+            }
+            Admission::Full { rx } => {
+                inner.sender = None;
+                drop(inner);
+                self.metrics.inc(crate::metrics::RESIDENT_REFUSALS_TOTAL, "");
+                let why = crate::event_error::EventError::Overloaded {
+                    limit: self.residency.limit(),
+                };
+                while let Ok(job) = rx.try_recv() {
+                    crate::guest_call::fail_job(job.kind, &why);
+                }
+            }
+        }
+    }
+
+    /// Starts worker `id` for `slot` on a thread of its own; when it ends,
+    /// the next mailbox waiting for a worker gets one.
+    fn start_worker(self: &Arc<Self>, id: u64, slot: Arc<Mailbox>, rx: mpsc::Receiver<Job>) -> Result<(), ()> {
         let host = self.clone();
-        let slot2 = slot.clone();
         let spawn = self.spawn_worker;
+        let name = format!("actor {}", slot.key).replace('\0', "\\0");
         let spawned = std::thread::Builder::new()
             // A thread name may not hold a NUL; an actor's name may.
-            .name(format!("actor {}", slot.key).replace('\0', "\\0"))
-            .spawn(move || spawn(&host, &slot2, &rx));
-        if let Err(e) = spawned {
-            tracing::error!("cannot start a worker thread: {e}");
-            inner.sender = None;
+            .name(name)
+            .spawn(move || {
+                spawn(&host, &slot, &rx);
+                drop(rx);
+                host.worker_left(id);
+            });
+        match spawned {
+            Ok(_) => Ok(()),
+            Err(e) => {
+                tracing::error!("cannot start a worker thread: {e}");
+                self.worker_left(id);
+                Err(())
+            }
+        }
+    }
+
+    /// Worker `id` ended: start the next waiting mailbox's worker, if any.
+    fn worker_left(self: &Arc<Self>, id: u64) {
+        let mut id = id;
+        while let Some((next_id, mailbox, rx)) = self.residency.left(id) {
+            if self.start_worker(next_id, mailbox.clone(), rx).is_ok() {
+                return;
+            }
+            // No thread: its jobs are answered, and the next one may fare better.
+            mailbox.lock().sender = None;
+            id = next_id;
+        }
+    }
+
+    /// Asks a resident's worker to hibernate after what it has queued; never
+    /// starts a worker for it.
+    fn ask_to_hibernate(victim: &Mailbox) {
+        let inner = victim.lock();
+        if let Some(tx) = &inner.sender {
+            let (done, _) = tokio::sync::oneshot::channel();
+            let _ = tx.send(Job::new(EventKind::Hibernate { done }, Vec::new()));
         }
     }
 

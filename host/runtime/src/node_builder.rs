@@ -12,6 +12,7 @@ use crate::imports::HostState;
 use crate::metrics::Metrics;
 use crate::node::Host;
 use crate::passes::{start_alarm_timer, start_control_pass, start_epoch_ticker};
+use crate::residency::Residency;
 use crate::state_store::{LocalStateStore, StateStore};
 use crate::storage::ActorStorage;
 use crate::storage::cluster_node::ClusterStorage;
@@ -85,6 +86,7 @@ pub(crate) fn build_host(
         spawn_worker: worker::run,
         storage,
         cache: ComponentCache::new(config.cache_dir.clone()),
+        residency: Residency::new(config.max_resident),
         engine,
         linker,
         clock,

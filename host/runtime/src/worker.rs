@@ -23,7 +23,13 @@ use tokio::sync::oneshot;
 pub(crate) fn run(host: &Arc<Host>, slot: &Arc<Mailbox>, rx: &mpsc::Receiver<Job>) {
     let mut resident: Option<Resident> = None;
     loop {
-        let job = match spin_then_wait(rx, host.config.idle_timeout) {
+        // While actors wait for a resident slot, an idle worker leaves at once.
+        let idle = if host.residency.anyone_waiting() {
+            Duration::ZERO
+        } else {
+            host.config.idle_timeout
+        };
+        let job = match spin_then_wait(rx, idle) {
             Ok(job) => job,
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 let mut inner = slot.lock();

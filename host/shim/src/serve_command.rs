@@ -56,11 +56,34 @@ pub(crate) struct ServeArgs {
     /// `Authorization: Bearer <TOKEN>`; without it, loopback clients only.
     #[arg(long, env = "WASMKEEP_ADMIN_TOKEN", value_name = "TOKEN")]
     pub(crate) admin_token: Option<String>,
+    /// How many actors may be resident at once (per node); beyond it the
+    /// least recently used hibernate, and when as many wait again, requests
+    /// get 503 with Retry-After. Default: what the open-files limit and
+    /// vm.max_map_count allow (at most 4096), shared among a cluster's nodes.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) max_resident: Option<u64>,
 }
 
 /// How long an ordered shutdown waits for open connections once every actor
 /// is stopped.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Raises this process's soft open-files limit to its hard limit (as Go's
+/// runtime does at start): the default soft limit (often 1,024) is far below
+/// what a host with many resident actors and connections needs.
+fn raise_open_files_limit() {
+    use rustix::process::{Resource, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Nofile);
+    if limit.current < limit.maximum {
+        let raised = rustix::process::Rlimit {
+            current: limit.maximum,
+            maximum: limit.maximum,
+        };
+        if let Err(e) = setrlimit(Resource::Nofile, raised) {
+            tracing::debug!("the open-files limit stays {:?}: {e}", limit.current);
+        }
+    }
+}
 
 pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if !args.listen.ip().is_loopback() && args.admin_token.is_none() {
@@ -78,6 +101,13 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         (Mode::Single, _) => 1,
         (Mode::Cluster, n) => n.unwrap_or(manifest.nodes.max(2)),
     };
+    // Each resident actor holds three files: use all the descriptors the
+    // system lets this process have, then size the cap to them.
+    raise_open_files_limit();
+    let max_resident = args.max_resident.map_or_else(
+        || (wasmkeep_shim::default_resident_limit() / nodes).max(1),
+        |n| usize::try_from(n).unwrap_or(usize::MAX),
+    );
     let config_for = |dir: PathBuf| {
         let mut config = RuntimeConfig::new(dir);
         config.virtual_clock = args.virtual_clock;
@@ -85,6 +115,7 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         config.passes_on_virtual_clock = args.virtual_clock;
         config.event_timeout = Duration::from_millis(args.event_timeout_ms);
         config.idle_timeout = Duration::from_millis(args.idle_timeout_ms);
+        config.max_resident = max_resident;
         config
     };
     let started = std::time::Instant::now();

@@ -27,6 +27,9 @@ pub enum EventError {
         /// The cap.
         limit: usize,
     },
+    /// Too many events from outside wait for this actor already.
+    #[error("{0} has too many events waiting (256, or 32 MiB of bodies): try again shortly (Retry-After says when)")]
+    MailboxFull(ActorKey),
     /// The actor's storage could not be opened or written.
     #[error(transparent)]
     Storage(#[from] StorageError),
@@ -46,7 +49,7 @@ impl EventError {
     pub fn status(&self) -> u16 {
         match self {
             EventError::NoSuchActor(_) | EventError::NotLoaded(_) => 404,
-            EventError::ShuttingDown | EventError::Overloaded { .. } => 503,
+            EventError::ShuttingDown | EventError::Overloaded { .. } | EventError::MailboxFull(_) => 503,
             EventError::Storage(e) => match e {
                 StorageError::AppDeleted { .. } => 409,
                 StorageError::CutOff { .. }

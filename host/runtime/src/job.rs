@@ -124,6 +124,11 @@ pub(crate) struct Job {
     /// socket events of an earlier generation belong to a deleted actor.
     pub(crate) generation: u64,
     pub(crate) ticket: Ticket,
+    /// A socket message's share of its socket's inbound budget, given back
+    /// when the job is dropped (once it ran, or was skipped).
+    pub(crate) inbound_share: Option<tokio::sync::OwnedSemaphorePermit>,
+    /// Its place in its mailbox's bound (events from outside only).
+    pub(crate) queued_share: Option<crate::queue_bound::QueuedShare>,
 }
 
 impl Job {
@@ -133,6 +138,8 @@ impl Job {
             chain,
             generation: 0,
             ticket: Arc::default(),
+            inbound_share: None,
+            queued_share: None,
         }
     }
 }

@@ -46,6 +46,7 @@ mod node;
 mod node_builder;
 mod outparam;
 mod passes;
+mod queue_bound;
 mod residency;
 mod resident;
 mod runtime;
@@ -69,6 +70,7 @@ pub use node::{ActorInfo, ActorStatus, LogLine};
 pub use passes::ExpiryPass;
 pub use residency::default_resident_limit;
 pub use runtime::{PendingResponse, Runtime, Shutdown, SocketHandle};
+pub use sockets::OutboundReceiver;
 pub use sql_types::{QueryResult, SqlError, SqlValue};
 pub use test_host::{TestHost, TestHostError, TestHostOptions, parse_access};
 

@@ -32,12 +32,17 @@ pub const RESIDENT_WAITS_TOTAL: &str = "wasmkeep_resident_waits_total";
 /// many actors waited for a resident slot already.
 pub const RESIDENT_REFUSALS_TOTAL: &str = "wasmkeep_resident_refusals_total";
 
+/// `wasmkeep_mailbox_refusals_total`: events from outside refused because
+/// their actor's mailbox was full.
+pub const MAILBOX_REFUSALS_TOTAL: &str = "wasmkeep_mailbox_refusals_total";
+
 /// Counters with one series and no label.
 const UNLABELLED: &[&str] = &[
     HISTORY_COLLECT_FAILURES_TOTAL,
     EXPIRY_CANDIDATES_TOTAL,
     RESIDENT_WAITS_TOTAL,
     RESIDENT_REFUSALS_TOTAL,
+    MAILBOX_REFUSALS_TOTAL,
 ];
 
 const HELP: &[(&str, &str)] = &[
@@ -66,6 +71,10 @@ const HELP: &[(&str, &str)] = &[
     (
         RESIDENT_REFUSALS_TOTAL,
         "Events refused with 503 because too many actors waited for a resident slot.",
+    ),
+    (
+        MAILBOX_REFUSALS_TOTAL,
+        "Events from outside refused because their actor's mailbox was full.",
     ),
 ];
 

@@ -10,13 +10,13 @@ use crate::component_cache::ComponentCache;
 use crate::config::RuntimeConfig;
 use crate::error::RuntimeError;
 use crate::faults::Faults;
-use crate::http_types::{Outbound, SocketMessage};
+use crate::http_types::SocketMessage;
 use crate::imports::{HostState, NodeHandles, NodeServices};
 use crate::job::{self, CallFailure, EventKind, Job};
 use crate::manifest::Access;
 use crate::metrics::Metrics;
 use crate::residency::{Admission, Residency};
-use crate::sockets::SocketTable;
+use crate::sockets::{NOT_READING, SendRefused, SocketTable};
 use crate::storage::ActorStorage;
 use serde::Serialize;
 use std::collections::HashMap;
@@ -78,6 +78,8 @@ pub(crate) struct Mailbox {
     /// When an event was last enqueued here (the residency's ticks): the
     /// least recently used resident is the first asked to hibernate.
     pub(crate) last_used: std::sync::atomic::AtomicU64,
+    /// How much waits in it from outside (ADR 012).
+    pub(crate) bound: Arc<crate::queue_bound::QueueBound>,
 }
 
 impl Mailbox {
@@ -206,6 +208,7 @@ impl Host {
                         generation: 0,
                     }),
                     last_used: std::sync::atomic::AtomicU64::new(0),
+                    bound: Arc::default(),
                 })
             })
             .clone()
@@ -242,8 +245,17 @@ impl Host {
     pub(crate) fn enqueue(self: &Arc<Self>, key: &ActorKey, job: Job) {
         let slot = self.slot(key);
         self.residency.touch(&slot);
-        let mut inner = slot.lock();
         let mut job = job;
+        if let Some(bytes) = crate::queue_bound::outside_bytes(&job.kind) {
+            match slot.bound.admit(bytes) {
+                Some(share) => job.queued_share = Some(share),
+                None => {
+                    self.refuse_queue_full(key, job);
+                    return;
+                }
+            }
+        }
+        let mut inner = slot.lock();
         job.generation = inner.generation;
         let job = match &inner.sender {
             Some(tx) => match tx.send(job) {
@@ -281,6 +293,33 @@ impl Host {
                 }
             }
         }
+    }
+
+    /// An event from outside found its actor's mailbox full: it is answered
+    /// 503 (a socket message closes its socket with 1013, try again later).
+    fn refuse_queue_full(self: &Arc<Self>, key: &ActorKey, job: Job) {
+        self.metrics.inc(crate::metrics::MAILBOX_REFUSALS_TOTAL, "");
+        let why = crate::event_error::EventError::MailboxFull(key.clone());
+        if let EventKind::SocketMessage { id, .. } = &job.kind {
+            let entry = lock(&self.sockets.map).remove(id);
+            if let Some(entry) = entry {
+                let reason = "the actor has too many events waiting: try again later";
+                entry.close(1013, reason.into());
+                self.enqueue(
+                    key,
+                    Job::new(
+                        EventKind::SocketClose {
+                            id: *id,
+                            code: 1013,
+                            reason: reason.into(),
+                        },
+                        Vec::new(),
+                    ),
+                );
+            }
+            return;
+        }
+        crate::guest_call::fail_job(job.kind, &why);
     }
 
     /// Starts worker `id` for `slot` on a thread of its own; when it ends,
@@ -330,12 +369,38 @@ impl Host {
         }
     }
 
-    pub(crate) fn socket_send(&self, key: &ActorKey, id: u64, msg: SocketMessage) -> Result<(), ()> {
-        let sockets = lock(&self.sockets.map);
-        match sockets.get(&id) {
-            Some(s) if s.key == *key => s.out.send(Outbound::Message(msg)).map_err(|_| ()),
-            _ => Err(()),
+    /// Queues an actor's message for its socket's client. A client that lets
+    /// over 8 MiB wait unread is closed with 1008, and the actor gets its
+    /// close event after this one.
+    pub(crate) fn socket_send(self: &Arc<Self>, key: &ActorKey, id: u64, msg: SocketMessage) -> Result<(), ()> {
+        let mut sockets = lock(&self.sockets.map);
+        let refused = match sockets.get(&id) {
+            Some(s) if s.key == *key => match s.send(msg) {
+                Ok(()) => return Ok(()),
+                Err(r) => r,
+            },
+            _ => return Err(()),
+        };
+        if let SendRefused::ClientNotReading = refused
+            && let Some(entry) = sockets.remove(&id)
+        {
+            drop(sockets);
+            let (code, reason) = NOT_READING;
+            tracing::warn!(actor = %key, socket = id, "{reason}: closed with {code}");
+            entry.close(code, reason.into());
+            self.enqueue(
+                key,
+                Job::new(
+                    EventKind::SocketClose {
+                        id,
+                        code,
+                        reason: reason.into(),
+                    },
+                    Vec::new(),
+                ),
+            );
         }
+        Err(())
     }
 
     /// An operator delete request is no longer queued here.
@@ -360,10 +425,7 @@ impl Host {
         let entry = entry.ok_or(())?;
         // The client gets (and the actor's close event tells) what can be sent.
         let (code, reason) = crate::sockets::close_frame(code, &reason);
-        let _ = entry.out.send(Outbound::Close {
-            code,
-            reason: reason.clone(),
-        });
+        entry.close(code, reason.clone());
         // The actor's own close event comes after the current event.
         self.enqueue(key, Job::new(EventKind::SocketClose { id, code, reason }, Vec::new()));
         Ok(())
@@ -399,10 +461,7 @@ impl Host {
             .collect();
         for id in &ids {
             if let Some(s) = sockets.remove(id) {
-                let _ = s.out.send(Outbound::Close {
-                    code,
-                    reason: reason.into(),
-                });
+                s.close(code, reason.into());
             }
         }
         ids.len()
@@ -476,7 +535,8 @@ impl NodeServices for Host {
     }
 
     fn socket_send(&self, key: &ActorKey, id: u64, msg: SocketMessage) -> Result<(), ()> {
-        Host::socket_send(self, key, id, msg)
+        let me = self.me.upgrade().ok_or(())?;
+        me.socket_send(key, id, msg)
     }
 
     fn socket_close(&self, key: &ActorKey, id: u64, code: u16, reason: String) -> Result<(), ()> {

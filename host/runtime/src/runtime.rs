@@ -8,7 +8,7 @@ use crate::component_cache::CacheOutcome;
 use crate::config::RuntimeConfig;
 use crate::error::RuntimeError;
 use crate::faults::Faults;
-use crate::http_types::{HttpRequest, HttpResponse, Outbound, SocketMessage};
+use crate::http_types::{HttpRequest, HttpResponse, SocketMessage};
 use crate::imports::HostState;
 use crate::job::{self, CallFailure, EventKind, Job};
 use crate::manifest::{Access, ClassSpec, Manifest};
@@ -16,13 +16,13 @@ use crate::metrics::Metrics;
 use crate::node::{ActorInfo, ActorStatus, App, Class, Host, LogLine, lock};
 use crate::node_builder;
 use crate::passes::{self, ExpiryPass, queue_due};
-use crate::sockets::SocketEntry;
+use crate::sockets::{OutboundReceiver, SocketEntry};
 use crate::sql_types::QueryResult;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{mpsc as tmpsc, oneshot};
+use tokio::sync::oneshot;
 
 /// The local host. Cheap to clone; every clone is the same host.
 #[derive(Clone)]
@@ -34,7 +34,8 @@ pub struct Runtime {
 /// ordered shutdown begins, an event still queued is answered 503 at once.
 pub struct PendingResponse {
     rx: oneshot::Receiver<HttpResponse>,
-    ticket: job::Ticket,
+    /// Dropped unanswered (the client went away), the event is given up.
+    ticket: GiveUpIfDropped,
     host: Arc<Host>,
     app: String,
 }
@@ -53,7 +54,9 @@ impl PendingResponse {
         crate::block_on::block_on(self.recv())
     }
 
-    /// Waits asynchronously.
+    /// Waits asynchronously. Dropping this (or the future) before the answer
+    /// came, as when the client went away, gives the event up if it has not
+    /// started.
     pub async fn recv(self) -> HttpResponse {
         let Self {
             mut rx,
@@ -75,11 +78,22 @@ impl PendingResponse {
                 changed = stops.changed() => if changed.is_err() { return ended(rx.await) },
             }
         }
-        if job::take_ticket(&ticket, job::ABANDONED) {
+        if job::take_ticket(&ticket.0, job::ABANDONED) {
             return HttpResponse::host_text(503, job::SHUTTING_DOWN);
         }
         // It is running: it finishes, and its answer comes.
         ended(rx.await)
+    }
+}
+
+/// Gives a queued event up when its waiter goes away: nobody would read
+/// its answer, and under load it would take the place of one somebody waits
+/// for. An event already running finishes (its ticket moved on).
+struct GiveUpIfDropped(job::Ticket);
+
+impl Drop for GiveUpIfDropped {
+    fn drop(&mut self) {
+        job::take_ticket(&self.0, job::ABANDONED);
     }
 }
 
@@ -98,7 +112,7 @@ pub struct SocketHandle {
     /// The socket's id, as the actor sees it.
     pub id: u64,
     /// Messages and the close the actor (or the host) sends.
-    pub outbound: tmpsc::UnboundedReceiver<Outbound>,
+    pub outbound: OutboundReceiver,
 }
 
 impl Runtime {
@@ -268,7 +282,7 @@ impl Runtime {
         self.host.enqueue(key, job);
         Ok(PendingResponse {
             rx,
-            ticket,
+            ticket: GiveUpIfDropped(ticket),
             host: self.host.clone(),
             app: key.app.clone(),
         })
@@ -300,14 +314,8 @@ impl Runtime {
     pub fn open_socket(&self, key: &ActorKey, path: &str) -> Result<SocketHandle, RuntimeError> {
         self.check_outside_access(key)?;
         let id = self.host.sockets.next_id();
-        let (tx, rx) = tmpsc::unbounded_channel();
-        lock(&self.host.sockets.map).insert(
-            id,
-            SocketEntry {
-                key: key.clone(),
-                out: tx,
-            },
-        );
+        let (entry, rx) = SocketEntry::new(key.clone());
+        lock(&self.host.sockets.map).insert(id, entry);
         self.host.enqueue(
             key,
             Job::new(
@@ -332,6 +340,32 @@ impl Runtime {
             .ok_or(RuntimeError::NoSuchSocket(id))?;
         self.host
             .enqueue(&key, Job::new(EventKind::SocketMessage { id, msg }, Vec::new()));
+        Ok(())
+    }
+
+    /// A message from a socket's client, queued once the socket's inbound
+    /// budget (1 MiB of messages waiting for the actor) has room: a
+    /// connection that awaits this before reading the next message lets TCP
+    /// slow a client that sends faster than its actor handles.
+    ///
+    /// # Errors
+    /// The socket is not open (or closed while this waited).
+    pub async fn socket_message_paced(&self, id: u64, msg: SocketMessage) -> Result<(), RuntimeError> {
+        let (key, budget) = lock(&self.host.sockets.map)
+            .get(&id)
+            .map(|s| (s.key.clone(), s.inbound.clone()))
+            .ok_or(RuntimeError::NoSuchSocket(id))?;
+        let share = crate::sockets::message_size(&msg).min(crate::sockets::INBOUND_BUDGET);
+        let share = budget
+            .acquire_many_owned(u32::try_from(share).unwrap_or(u32::MAX))
+            .await
+            .map_err(|_| RuntimeError::NoSuchSocket(id))?;
+        if !self.host.socket_belongs_to(&key, id) {
+            return Err(RuntimeError::NoSuchSocket(id));
+        }
+        let mut job = Job::new(EventKind::SocketMessage { id, msg }, Vec::new());
+        job.inbound_share = Some(share);
+        self.host.enqueue(&key, job);
         Ok(())
     }
 

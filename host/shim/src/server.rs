@@ -278,7 +278,11 @@ async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
             Ok(ws) => match ctx.rt.open_socket(&key, &rest) {
                 Ok(handle) => {
                     let rt = ctx.rt.clone();
-                    ws.on_upgrade(move |socket| pump_socket(rt, handle, socket))
+                    // A message may be as large as a request body; a larger
+                    // one ends the connection.
+                    ws.max_message_size(MAX_BODY)
+                        .max_frame_size(MAX_BODY)
+                        .on_upgrade(move |socket| pump_socket(rt, handle, socket))
                 }
                 Err(e) => shim_error(&e),
             },
@@ -386,9 +390,33 @@ fn percent_decode(s: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
+/// Carries one socket both ways. Reading runs in its own task and waits for
+/// room in the socket's inbound budget before it reads the next message, so
+/// a client sending faster than its actor handles is slowed by TCP, while
+/// what the actor sends keeps flowing out.
 async fn pump_socket(rt: Runtime, mut handle: crate::SocketHandle, socket: WebSocket) {
     let id = handle.id;
     let (mut tx, mut rx) = socket.split();
+    let reader_rt = rt.clone();
+    // Ends with the client's close (code, reason), or `None` when the socket
+    // is gone from the host's side (its close is on the way out).
+    let mut reader = tokio::spawn(async move {
+        loop {
+            let msg = match rx.next().await {
+                Some(Ok(Message::Text(t))) => SocketMessage::Text(t.to_string()),
+                Some(Ok(Message::Binary(b))) => SocketMessage::Binary(b.to_vec()),
+                Some(Ok(Message::Close(frame))) => {
+                    return Some(frame.map_or((1005, String::new()), |f| (f.code, f.reason.to_string())));
+                }
+                Some(Ok(_)) => continue,
+                Some(Err(_)) | None => return Some((1006, "connection lost".to_owned())),
+            };
+            if reader_rt.socket_message_paced(id, msg).await.is_err() {
+                return None;
+            }
+        }
+    });
+    let mut reading = true;
     loop {
         tokio::select! {
             out = handle.outbound.recv() => match out {
@@ -400,26 +428,24 @@ async fn pump_socket(rt: Runtime, mut handle: crate::SocketHandle, socket: WebSo
                 }
                 Some(Outbound::Close { code, reason }) => {
                     let _ = tx.send(Message::Close(Some(CloseFrame { code, reason: reason.into() }))).await;
+                    reader.abort();
                     return;
                 }
-                None => return,
+                None => {
+                    reader.abort();
+                    return;
+                }
             },
-            incoming = rx.next() => match incoming {
-                Some(Ok(Message::Text(t))) => { let _ = rt.socket_message(id, SocketMessage::Text(t.to_string())); }
-                Some(Ok(Message::Binary(b))) => { let _ = rt.socket_message(id, SocketMessage::Binary(b.to_vec())); }
-                Some(Ok(Message::Close(frame))) => {
-                    let (code, reason) = frame.map_or((1005, String::new()), |f| (f.code, f.reason.to_string()));
+            ended = &mut reader, if reading => {
+                reading = false;
+                if let Ok(Some((code, reason))) = ended {
                     rt.socket_closed(id, code, &reason);
                     return;
                 }
-                Some(Ok(_)) => {}
-                Some(Err(_)) | None => {
-                    rt.socket_closed(id, 1006, "connection lost");
-                    return;
-                }
-            },
+            }
         }
     }
+    reader.abort();
     rt.socket_closed(id, 1006, "connection lost");
 }
 

@@ -18,7 +18,10 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Debug, Parser)]
-#[command(name = "wasmkeep-load", about = "Hostile load against wasmkeep-shim serve (checks, not figures)")]
+#[command(
+    name = "wasmkeep-load",
+    about = "Hostile load against wasmkeep-shim serve (checks, not figures)"
+)]
 struct Args {
     #[command(subcommand)]
     command: Command,
@@ -33,6 +36,10 @@ struct Target {
     /// The Rust counter component (examples/counter-rust), served as class `counter`.
     #[arg(long, default_value = "target/components/counter-rust.wasm")]
     counter: PathBuf,
+    /// The Rust conformance testee, served as class `testee` (it writes
+    /// every socket message it gets into its database: a slow consumer).
+    #[arg(long, default_value = "target/components/conformance-testee-rust.wasm")]
+    testee: PathBuf,
     /// Run serve under this open-files limit (`ulimit -n`); default: the caller's.
     #[arg(long)]
     nofile: Option<u64>,
@@ -66,9 +73,13 @@ enum Command {
         /// How much to send (MiB).
         #[arg(long, default_value_t = 1024)]
         mib: u64,
-        /// Size of each binary message (KiB).
+        /// Size of each text message (KiB).
         #[arg(long, default_value_t = 64)]
         message_kib: usize,
+        /// The class whose actor gets the flood: `testee` writes each message
+        /// into its database (slower than the network), `counter` ignores them.
+        #[arg(long, default_value = "testee")]
+        class: String,
         /// Fail when the host's resident memory grows more than this (MiB).
         #[arg(long, default_value_t = 100)]
         max_growth_mib: u64,
@@ -95,8 +106,9 @@ fn main() -> ExitCode {
                 target,
                 mib,
                 message_kib,
+                class,
                 max_growth_mib,
-            } => ws_flood::run(&target, mib, message_kib, max_growth_mib).await,
+            } => ws_flood::run(&target, &class, mib, message_kib, max_growth_mib).await,
         }
     });
     match outcome {

@@ -111,7 +111,10 @@ pub async fn run(target: &Target, names: u64, connections: usize) -> Result<()> 
     let addr = served.addr;
     println!(
         "names: {names} distinct actors over {connections} connections to {addr}{}",
-        target.nofile.map(|n| format!(" (serve under ulimit -n {n})")).unwrap_or_default()
+        target
+            .nofile
+            .map(|n| format!(" (serve under ulimit -n {n})"))
+            .unwrap_or_default()
     );
     let started = Instant::now();
     let next = Arc::new(AtomicU64::new(0));

@@ -1,4 +1,5 @@
-//! A `wasmkeep-shim serve` child process serving the Rust counter, and what
+//! A `wasmkeep-shim serve` child process serving the Rust counter and the
+//! Rust conformance testee, and what
 //! the kernel says about its memory.
 
 use std::io::BufRead as _;
@@ -23,16 +24,24 @@ impl Served {
         let dir = tempfile::tempdir()?;
         let counter = std::fs::canonicalize(&target.counter)
             .with_context(|| format!("{}: build it with `cargo xtask guests`", target.counter.display()))?;
+        let testee = std::fs::canonicalize(&target.testee)
+            .with_context(|| format!("{}: build it with `cargo xtask guests`", target.testee.display()))?;
         let manifest = dir.path().join("wasmkeep.toml");
         std::fs::write(
             &manifest,
             format!(
-                "app = \"load/app\"\n[classes.counter]\ncomponent = {:?}\naccess = \"open\"\n",
-                counter.display().to_string()
+                "app = \"load/app\"\n[classes.counter]\ncomponent = {:?}\naccess = \"open\"\n\
+                 [classes.testee]\ncomponent = {:?}\naccess = \"open\"\n",
+                counter.display().to_string(),
+                testee.display().to_string()
             ),
         )?;
-        let shim = std::fs::canonicalize(&target.shim)
-            .with_context(|| format!("{}: build it with `cargo build --release -p wasmkeep-shim`", target.shim.display()))?;
+        let shim = std::fs::canonicalize(&target.shim).with_context(|| {
+            format!(
+                "{}: build it with `cargo build --release -p wasmkeep-shim`",
+                target.shim.display()
+            )
+        })?;
         let mut serve_args: Vec<String> = vec![
             "serve".into(),
             "--manifest".into(),
@@ -81,11 +90,7 @@ impl Served {
                 anyhow::bail!("serve did not print `listening on` within 120 s");
             }
         };
-        Ok(Self {
-            child,
-            addr,
-            _dir: dir,
-        })
+        Ok(Self { child, addr, _dir: dir })
     }
 
     /// Whether the process is still running.

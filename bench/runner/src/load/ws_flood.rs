@@ -15,9 +15,9 @@ use crate::served::Served;
 /// The whole flood must be through in this long.
 const FLOOD_WITHIN: Duration = Duration::from_secs(600);
 
-pub async fn run(target: &Target, mib: u64, message_kib: usize, max_growth_mib: u64) -> Result<()> {
+pub async fn run(target: &Target, class: &str, mib: u64, message_kib: usize, max_growth_mib: u64) -> Result<()> {
     let served = Served::start(target).await?;
-    let url = format!("ws://{}/counter/flood", served.addr);
+    let url = format!("ws://{}/{class}/flood", served.addr);
     let (mut socket, _) = tokio_tungstenite::connect_async(&url)
         .await
         .with_context(|| format!("opening {url}"))?;
@@ -39,15 +39,15 @@ pub async fn run(target: &Target, mib: u64, message_kib: usize, max_growth_mib: 
             }
         })
     };
-    let message = vec![0x5a_u8; message_kib * 1024];
+    let message = "z".repeat(message_kib * 1024);
     let messages = (mib * 1024).div_ceil(message_kib as u64);
     println!(
-        "ws-flood: {mib} MiB as {messages} binary messages of {message_kib} KiB to {url}, reading nothing; RSS before {baseline} MiB"
+        "ws-flood: {mib} MiB as {messages} text messages of {message_kib} KiB to {url}, reading nothing; RSS before {baseline} MiB"
     );
     let started = Instant::now();
     let sent = tokio::time::timeout(FLOOD_WITHIN, async {
         for _ in 0..messages {
-            socket.send(Message::Binary(message.clone().into())).await?;
+            socket.send(Message::Text(message.clone().into())).await?;
         }
         socket.flush().await?;
         anyhow::Ok(())

@@ -97,28 +97,38 @@ pub(crate) fn run_event(host: &Arc<Host>, res: &mut Resident, kind: EventKind, c
     match initialized {
         Err(e) => return fail_kind(kind, StorageError::from(e).into()),
         Ok(false) => {
+            // on-init and the mark that it ran commit together (ADR 012).
+            if let Some(db) = res.store.data().actor.open_db()
+                && let Err(e) = db.begin_init()
+            {
+                return fail_kind(kind, StorageError::from(e).into());
+            }
             set_deadline(host, &mut res.store);
             if let Err(e) = events.call_on_init(&mut res.store) {
                 let why = format!(
-                    "on-init failed, so the event did not run: {}",
+                    "on-init failed, so the event did not run (nothing it wrote is kept, and the next event runs \
+                     it again): {}",
                     describe_trap(host, &res.store, &e)
                 );
+                let data = res.store.data_mut();
+                if let Some(db) = data.actor.open_db() {
+                    db.abort_init();
+                }
+                data.reload_alarm();
                 return fail_kind(kind, EventError::Guest(why));
             }
             let data = res.store.data_mut();
-            let mut rolled_back = false;
             if let Some(db) = data.actor.open_db() {
-                if db.rollback_if_open() {
-                    tracing::warn!(actor = %key, "on-init left a transaction open: rolled back");
-                    rolled_back = true;
-                }
-                if let Err(e) = db.meta_set(META_INITIALIZED, Some("1")) {
-                    return fail_kind(kind, StorageError::from(e).into());
+                match db.finish_init() {
+                    Ok(true) => tracing::warn!(actor = %key, "on-init left a transaction open: rolled back"),
+                    Ok(false) => {}
+                    Err(e) => {
+                        data.reload_alarm();
+                        return fail_kind(kind, StorageError::from(e).into());
+                    }
                 }
             }
-            if rolled_back {
-                data.reload_alarm();
-            }
+            data.reload_alarm();
         }
         Ok(true) => {}
     }

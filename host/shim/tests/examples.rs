@@ -78,25 +78,7 @@ fn serve_with(manifest: &Path, extra: &[&str]) -> Vec<Served> {
     out
 }
 
-fn http(method: &str, url: &str) -> (u16, String) {
-    http_body(method, url, "")
-}
-
-fn http_body(method: &str, url: &str, body: &str) -> (u16, String) {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("tokio");
-    rt.block_on(async {
-        let mut req = reqwest::Client::new().request(method.parse().expect("method"), url);
-        if url.contains("/_shim/") && method != "GET" {
-            // The admin API takes JSON only on its POSTs and DELETEs.
-            req = req.header("content-type", "application/json");
-        }
-        let r = req.body(body.to_owned()).send().await.expect("request");
-        (r.status().as_u16(), r.text().await.expect("body"))
-    })
-}
+use common::{http, http_body};
 
 #[test]
 fn counter_rust_example_counts_and_deletes() {

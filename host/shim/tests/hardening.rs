@@ -160,3 +160,29 @@ fn a_guest_close_with_a_reserved_code_or_a_long_reason_is_sent_as_a_valid_frame(
         other => panic!("expected a close, got {other:?}"),
     }
 }
+
+#[test]
+fn an_on_init_that_traps_after_its_first_write_keeps_nothing_and_runs_again() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rt = runtime(dir.path());
+    // The testee's on-init writes a row, then traps while the clock is before `until`.
+    let until = rt.now_ms() + 1000;
+    let key = ActorKey::new("t/app", "testee", format!("init-traps-before-{until}"));
+    let (status, body) = ops(&rt, &key, json!([]));
+    assert_eq!(status, 500, "{body}");
+    assert!(
+        body.contains("on-init failed") && body.contains("nothing it wrote is kept"),
+        "{body}"
+    );
+    rt.advance_clock(2000).expect("clock");
+    let (status, body) = ops(
+        &rt,
+        &key,
+        json!([{ "op": "query", "sql": "SELECT count(*) FROM init_log" }]),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains(r#""rows":[[{"integer":"1"}]]"#),
+        "the trapped on-init's row is gone: on-init's writes count once: {body}"
+    );
+}

@@ -18,6 +18,20 @@ impl Actor for Testee {
             [],
         )
         .expect("insert into init_log");
+        // For the host's own tests of an on-init that fails or is killed
+        // after its first write (Rust testee only; PROTOCOL.md, "Other events").
+        let name = context::self_address().name;
+        if let Some(until) = name
+            .strip_prefix("init-traps-before-")
+            .and_then(|t| t.parse::<u64>().ok())
+            && context::now() < until
+        {
+            panic!("on-init traps before {until} ms, after its first write (the actor's name asks for it)");
+        }
+        if let Some(ms) = name.strip_prefix("init-spins-").and_then(|t| t.parse::<u64>().ok()) {
+            let until = context::now().saturating_add(ms);
+            while context::now() < until {}
+        }
     }
 
     fn on_request_with(request: Request, responder: Responder) {

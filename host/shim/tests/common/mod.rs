@@ -47,3 +47,31 @@ pub fn ops(rt: &wasmkeep_shim::Runtime, key: &wasmkeep_shim::ActorKey, ops: serd
     rt.settle(key);
     r.text()
 }
+
+/// One HTTP request with no body: status and body text.
+pub fn http(method: &str, url: &str) -> (u16, String) {
+    http_body(method, url, "")
+}
+
+/// One HTTP request (JSON content type on the admin API's POSTs and DELETEs).
+pub fn http_body(method: &str, url: &str, body: &str) -> (u16, String) {
+    try_http_body(method, url, body).expect("request")
+}
+
+/// One HTTP request; an error when there is no answer (the server died).
+pub fn try_http_body(method: &str, url: &str, body: &str) -> Result<(u16, String), String> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio");
+    rt.block_on(async {
+        let mut req = reqwest::Client::new().request(method.parse().expect("method"), url);
+        if url.contains("/_shim/") && method != "GET" {
+            // The admin API takes JSON only on its POSTs and DELETEs.
+            req = req.header("content-type", "application/json");
+        }
+        let r = req.body(body.to_owned()).send().await.map_err(|e| e.to_string())?;
+        let status = r.status().as_u16();
+        Ok((status, r.text().await.map_err(|e| e.to_string())?))
+    })
+}

@@ -1,0 +1,96 @@
+//! `serve` killed with SIGKILL at the worst moments, then started again on
+//! the same data directory: nothing half-done is left (ADR 012).
+
+mod common;
+
+use std::io::{BufRead as _, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A `serve` of the Rust conformance testee (class `testee`), killed when dropped.
+struct Served {
+    child: Child,
+    base: String,
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        // Only the server this test started.
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn serve(dir: &Path) -> Served {
+    let manifest = dir.join("wasmkeep.toml");
+    std::fs::write(
+        &manifest,
+        format!(
+            "app = \"t/app\"\n[classes.testee]\ncomponent = {:?}\naccess = \"open\"\n",
+            common::component("conformance-testee-rust").display().to_string()
+        ),
+    )
+    .expect("manifest");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--event-timeout-ms",
+            "20000",
+            "--manifest",
+        ])
+        .arg(&manifest)
+        .arg("--data-dir")
+        .arg(dir.join("data"))
+        .env("WASMKEEP_CACHE_DIR", common::cache_dir())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start serve");
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("listening line");
+    let base = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("serve printed {line:?}"))
+        .to_owned();
+    Served { child, base }
+}
+
+fn ops(base: &str, actor: &str, ops: &serde_json::Value) -> Result<(u16, String), String> {
+    let body = serde_json::json!({ "ops": ops }).to_string();
+    common::try_http_body("POST", &format!("{base}/testee/{actor}"), &body)
+}
+
+#[test]
+fn a_host_killed_inside_on_init_keeps_nothing_of_it_and_runs_it_again() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // on-init writes its row, then spins for 3 s: the host is killed meanwhile.
+    let actor = "init-spins-3000";
+    let first = serve(dir.path());
+    let base = first.base.clone();
+    let request = std::thread::spawn(move || ops(&base, actor, &serde_json::json!([])));
+    std::thread::sleep(Duration::from_millis(1500));
+    drop(first);
+    assert!(
+        request.join().expect("thread").is_err(),
+        "the killed host did not answer"
+    );
+
+    let again = serve(dir.path());
+    let (status, body) = ops(
+        &again.base,
+        actor,
+        &serde_json::json!([{ "op": "query", "sql": "SELECT count(*) FROM init_log" }]),
+    )
+    .expect("answer");
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains(r#""rows":[[{"integer":"1"}]]"#),
+        "on-init's row from before the kill is gone, and it ran once more: {body}"
+    );
+}

@@ -14,8 +14,8 @@ use crate::sql_types::{SqlError, refusals};
 /// The database as the current event may use it.
 #[derive(Debug)]
 enum DbState {
-    /// Open and usable.
-    Open(ActorDb),
+    /// Open and usable (boxed: the other states are empty).
+    Open(Box<ActorDb>),
     /// A reset recorded the delete in this event.
     DeletedInEvent,
     /// A reset failed in this event: closed, files (or history) maybe still there.
@@ -54,7 +54,7 @@ impl OpenActor {
             previous_deletion: db.meta_get(META_DELETED).ok().flatten(),
             operator_marker: db.meta_get(META_OPERATOR_DELETE).ok().flatten(),
             key,
-            db: DbState::Open(db),
+            db: DbState::Open(Box::new(db)),
             holding,
             durability: Durability::Kept,
         }

@@ -23,7 +23,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 /// The host table guests may not touch.
-pub const META_TABLE: &str = "_wasmkeep_meta";
+pub const META_TABLE: &str = crate::state_store::HOST_TABLE;
 
 /// Meta key: set once `on-init` returned for this database.
 pub const META_INITIALIZED: &str = "initialized";
@@ -479,30 +479,34 @@ impl ActorDb {
     }
 
     /// `on-init` returned: rolls back a transaction of the guest's it left
-    /// open (true if there was one), marks the database initialized and
-    /// commits both with what `on-init` wrote.
+    /// open (true if there was one), marks the database initialized, keeps
+    /// the actor's full `name` (its file name may be shortened with a hash)
+    /// and commits these with what `on-init` wrote.
     ///
     /// # Errors
     /// `internal` if the mark or the commit failed (nothing of `on-init` is
     /// then kept).
-    pub fn finish_init(&self) -> Result<bool, SqlError> {
+    pub fn finish_init(&self, name: &str) -> Result<bool, SqlError> {
         let mode = self.mode();
         let left_open = self.rollback_if_open();
         let durable = matches!(mode, TxMode::Init { durable: true, .. });
-        let r = self.meta_set(META_INITIALIZED, Some("1")).and_then(|()| {
-            if self.conn.is_autocommit() {
-                return Ok(());
-            }
-            let internal = |e: rusqlite::Error| SqlError::Internal(format!("committing on-init: {e}"));
-            if durable {
-                self.conn.execute_batch("PRAGMA synchronous=FULL").map_err(internal)?;
-            }
-            let committed = self.conn.execute_batch("COMMIT").map_err(internal);
-            if durable {
-                self.conn.execute_batch("PRAGMA synchronous=NORMAL").map_err(internal)?;
-            }
-            committed
-        });
+        let r = self
+            .meta_set(crate::state_store::META_NAME, Some(name))
+            .and_then(|()| self.meta_set(META_INITIALIZED, Some("1")))
+            .and_then(|()| {
+                if self.conn.is_autocommit() {
+                    return Ok(());
+                }
+                let internal = |e: rusqlite::Error| SqlError::Internal(format!("committing on-init: {e}"));
+                if durable {
+                    self.conn.execute_batch("PRAGMA synchronous=FULL").map_err(internal)?;
+                }
+                let committed = self.conn.execute_batch("COMMIT").map_err(internal);
+                if durable {
+                    self.conn.execute_batch("PRAGMA synchronous=NORMAL").map_err(internal)?;
+                }
+                committed
+            });
         if r.is_err() {
             self.abort_init();
         }

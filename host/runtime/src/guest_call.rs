@@ -119,7 +119,7 @@ pub(crate) fn run_event(host: &Arc<Host>, res: &mut Resident, kind: EventKind, c
             }
             let data = res.store.data_mut();
             if let Some(db) = data.actor.open_db() {
-                match db.finish_init() {
+                match db.finish_init(&key.name) {
                     Ok(true) => tracing::warn!(actor = %key, "on-init left a transaction open: rolled back"),
                     Ok(false) => {}
                     Err(e) => {

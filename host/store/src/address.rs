@@ -1,6 +1,7 @@
 //! Who an actor is: its app, class and name, and where its files live.
 
 use serde::{Deserialize, Serialize};
+use sha2::Digest as _;
 use std::fmt;
 
 /// An actor's full address on the host: app (`tenant/app`), class and name.
@@ -24,16 +25,47 @@ impl ActorKey {
         }
     }
 
-    /// The name as lower-case hex of its UTF-8 bytes: how it appears in file and bucket keys.
-    pub fn name_hex(&self) -> String {
-        hex::encode(self.name.as_bytes())
+    /// The name as it appears in file names and bucket keys: the lower-case
+    /// hex of its UTF-8 bytes, or for a name over 64 bytes the hex of its
+    /// first 32 bytes, `-`, and the hex of its SHA-256 (129 characters). A
+    /// file name is at most 255 bytes, and the host adds suffixes to it
+    /// (`.db-wal`, `.db.deleting`, `.db.replaced`); ADR 0028 §4 shortens such
+    /// names with a hash. A shortened name cannot be decoded: the full name
+    /// is kept inside the actor's database (ADR 012).
+    pub fn encoded_name(&self) -> String {
+        let bytes = self.name.as_bytes();
+        if bytes.len() <= MAX_PLAIN_NAME_BYTES {
+            return hex::encode(bytes);
+        }
+        let digest = sha2::Sha256::digest(bytes);
+        format!(
+            "{}-{}",
+            hex::encode(&bytes[..SHORTENED_PREFIX_BYTES]),
+            hex::encode(digest)
+        )
     }
 
-    /// Decodes a name written by [`ActorKey::name_hex`].
-    pub fn name_from_hex(hex_name: &str) -> Option<String> {
-        String::from_utf8(hex::decode(hex_name).ok()?).ok()
+    /// Decodes a name written by [`ActorKey::encoded_name`]; `None` for a
+    /// shortened one (or anything else).
+    pub fn name_from_encoded(encoded: &str) -> Option<String> {
+        String::from_utf8(hex::decode(encoded).ok()?).ok()
+    }
+
+    /// Whether an encoded name is a shortened one (its full name is only inside).
+    pub fn is_shortened(encoded: &str) -> bool {
+        encoded.len() == SHORTENED_LEN
+            && encoded.as_bytes()[SHORTENED_PREFIX_BYTES * 2] == b'-'
+            && encoded.bytes().filter(|b| *b == b'-').count() == 1
+            && encoded.bytes().all(|b| b == b'-' || b.is_ascii_hexdigit())
     }
 }
+
+/// Names up to this many bytes are encoded whole.
+pub const MAX_PLAIN_NAME_BYTES: usize = 64;
+/// A shortened name keeps this many of the name's first bytes (readable in a listing).
+const SHORTENED_PREFIX_BYTES: usize = 32;
+/// The length of a shortened encoded name.
+const SHORTENED_LEN: usize = SHORTENED_PREFIX_BYTES * 2 + 1 + 64;
 
 impl fmt::Display for ActorKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -84,10 +116,34 @@ mod tests {
     fn names_round_trip_through_hex() {
         let k = ActorKey::new("acme/shop", "cart", "u-1842 ü");
         assert_eq!(
-            ActorKey::name_from_hex(&k.name_hex()).as_deref(),
+            ActorKey::name_from_encoded(&k.encoded_name()).as_deref(),
             Some("u-1842 ü"),
             "hex names decode back"
         );
+    }
+
+    #[test]
+    fn long_names_are_shortened_with_a_hash_and_stay_distinct() {
+        let at_limit = ActorKey::new("a/b", "c", "x".repeat(MAX_PLAIN_NAME_BYTES));
+        assert_eq!(at_limit.encoded_name().len(), 128, "64 bytes are encoded whole");
+        assert!(ActorKey::name_from_encoded(&at_limit.encoded_name()).is_some());
+        let long = ActorKey::new("a/b", "c", format!("{}1", "x".repeat(10_000)));
+        let other = ActorKey::new("a/b", "c", format!("{}2", "x".repeat(10_000)));
+        let encoded = long.encoded_name();
+        assert_eq!(encoded.len(), 129, "{encoded}");
+        assert!(ActorKey::is_shortened(&encoded), "{encoded}");
+        assert_eq!(
+            ActorKey::name_from_encoded(&encoded),
+            None,
+            "a shortened name cannot be decoded"
+        );
+        assert_ne!(encoded, other.encoded_name(), "names with the same start stay apart");
+        assert!(
+            encoded.starts_with(&hex::encode("x".repeat(32))),
+            "its start is readable"
+        );
+        assert!(!ActorKey::is_shortened(&at_limit.encoded_name()));
+        assert!(!ActorKey::is_shortened("zz-zz"), "only the host's own form counts");
     }
 
     #[test]

@@ -3,9 +3,9 @@
 //! layout is written once.
 //!
 //! ```text
-//! state/<tenant>/<app>/owners/<class>/<name hex>           ownership record
-//! state/<tenant>/<app>/history/<class>/<name hex>/<pos>.<kind>   segments, resets, snapshots
-//! state/<tenant>/<app>/deletes/<class>/<name hex>/<id>     operator delete request (+ outcomes)
+//! state/<tenant>/<app>/owners/<class>/<encoded name>           ownership record
+//! state/<tenant>/<app>/history/<class>/<encoded name>/<pos>.<kind>   segments, resets, snapshots
+//! state/<tenant>/<app>/deletes/<class>/<encoded name>/<id>     operator delete request (+ outcomes)
 //! apps/<tenant>/<app>/deleted                              the app's tombstone
 //! apps/<tenant>/<app>/nodes/<node>                         a serving node's heartbeat
 //! ```
@@ -25,9 +25,9 @@ pub fn app_records(app: &str) -> String {
     format!("apps/{app}/")
 }
 
-/// `state/<tenant>/<app>/owners/<class>/<name hex>`: the ownership record.
+/// `state/<tenant>/<app>/owners/<class>/<encoded name>`: the ownership record.
 pub fn owner(key: &ActorKey) -> String {
-    format!("{}{}", owners_of_class(&key.app, &key.class), key.name_hex())
+    format!("{}{}", owners_of_class(&key.app, &key.class), key.encoded_name())
 }
 
 /// `state/<tenant>/<app>/owners/`: every ownership record of the app.
@@ -40,16 +40,17 @@ pub fn owners_of_class(app: &str, class: &str) -> String {
     format!("state/{app}/owners/{class}/")
 }
 
-/// The actor an ownership record under [`owners_of_class`] is for.
+/// The actor an ownership record under [`owners_of_class`] is for; `None`
+/// for a shortened name (ADR 0028 §4: such an actor is never expired).
 pub fn actor_of_owner(app: &str, class: &str, object: &str) -> Option<ActorKey> {
-    let hex = object.strip_prefix(&owners_of_class(app, class))?;
-    let name = ActorKey::name_from_hex(hex)?;
+    let encoded = object.strip_prefix(&owners_of_class(app, class))?;
+    let name = ActorKey::name_from_encoded(encoded)?;
     Some(ActorKey::new(app, class, name))
 }
 
-/// `state/<tenant>/<app>/history/<class>/<name hex>/`: segments, resets, snapshots.
+/// `state/<tenant>/<app>/history/<class>/<encoded name>/`: segments, resets, snapshots.
 pub fn history_prefix(key: &ActorKey) -> String {
-    format!("state/{}/history/{}/{}/", key.app, key.class, key.name_hex())
+    format!("state/{}/history/{}/{}/", key.app, key.class, key.encoded_name())
 }
 
 /// `state/<tenant>/<app>/history/`: every actor's history in the app.
@@ -62,9 +63,9 @@ pub fn deletes_prefix(app: &str) -> String {
     format!("state/{app}/deletes/")
 }
 
-/// `state/<tenant>/<app>/deletes/<class>/<name hex>/<id>`: one operator delete request.
+/// `state/<tenant>/<app>/deletes/<class>/<encoded name>/<id>`: one operator delete request.
 pub fn delete_request(key: &ActorKey, id: &str) -> String {
-    format!("{}{}/{}/{id}", deletes_prefix(&key.app), key.class, key.name_hex())
+    format!("{}{}/{}/{id}", deletes_prefix(&key.app), key.class, key.encoded_name())
 }
 
 /// `apps/<tenant>/<app>/deleted`: the app's tombstone (ADR 0028 §5).
@@ -97,7 +98,7 @@ mod tests {
     #[test]
     fn keys_read_back_to_what_built_them() {
         let k = ActorKey::new("acme/shop", "cart", "u-1");
-        assert_eq!(owner(&k), format!("state/acme/shop/owners/cart/{}", k.name_hex()));
+        assert_eq!(owner(&k), format!("state/acme/shop/owners/cart/{}", k.encoded_name()));
         assert_eq!(actor_of_owner("acme/shop", "cart", &owner(&k)), Some(k.clone()));
         assert_eq!(actor_of_owner("acme/shop", "other", &owner(&k)), None);
         assert_eq!(app_of_state_key(&history_prefix(&k)).as_deref(), Some("acme/shop"));

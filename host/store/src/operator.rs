@@ -96,7 +96,7 @@ pub fn list(bucket: &dyn ObjectStore, app: &str) -> Result<Vec<Listed>, BucketEr
             continue;
         };
         let mut parts = rest.split('/');
-        let (Some(class), Some(name_hex), Some(last), None) = (parts.next(), parts.next(), parts.next(), parts.next())
+        let (Some(class), Some(encoded), Some(last), None) = (parts.next(), parts.next(), parts.next(), parts.next())
         else {
             continue;
         };
@@ -107,12 +107,22 @@ pub fn list(bucket: &dyn ObjectStore, app: &str) -> Result<Vec<Listed>, BucketEr
             });
             continue;
         }
-        let Some(name) = ActorKey::name_from_hex(name_hex) else {
-            continue;
-        };
         if last.len() != 16 || !last.bytes().all(|b| b.is_ascii_hexdigit()) {
             continue;
         }
+        // A shortened name's request carries the full name in its body.
+        let name = match ActorKey::name_from_encoded(encoded) {
+            Some(name) => name,
+            None if ActorKey::is_shortened(encoded) => {
+                let Some((body, _)) = bucket.get(&m.key)? else { continue };
+                let Ok(name) = String::from_utf8(body) else { continue };
+                if ActorKey::new(app, class, name.as_str()).encoded_name() != encoded {
+                    continue;
+                }
+                name
+            }
+            None => continue,
+        };
         out.push(Listed::Request(DeleteRequest {
             key: ActorKey::new(app, class, name),
             id: last.to_owned(),
@@ -149,7 +159,8 @@ pub enum RequestError {
 }
 
 /// Checks that the actor exists (it has a history in the bucket) and writes
-/// a new request for it, with an empty body.
+/// a new request for it, with an empty body (the full name when the key's is
+/// shortened with a hash: ADR 012).
 ///
 /// # Errors
 /// [`RequestError::NoSuchActor`] (nothing written), or the bucket's error.
@@ -162,7 +173,13 @@ pub fn request_delete(bucket: &dyn ObjectStore, key: &ActorKey) -> Result<Delete
     }
     let id = new_request_id();
     let object = keys::delete_request(key, &id);
-    bucket.put(&object, b"", &PutCondition::IfAbsent)?;
+    let encoded = key.encoded_name();
+    let body: &[u8] = if ActorKey::is_shortened(&encoded) {
+        key.name.as_bytes()
+    } else {
+        b""
+    };
+    bucket.put(&object, body, &PutCondition::IfAbsent)?;
     let t = bucket
         .list(&object)?
         .into_iter()

@@ -44,7 +44,7 @@ pub trait StateStore: Send + Sync + 'static {
     fn list(&self) -> Vec<ActorKey>;
 }
 
-/// Databases under `<data-dir>/state/<tenant>/<app>/<class>/<name hex>.db`.
+/// Databases under `<data-dir>/state/<tenant>/<app>/<class>/<encoded name>.db`.
 #[derive(Debug, Clone)]
 pub struct LocalStateStore {
     root: PathBuf,
@@ -77,6 +77,41 @@ fn remove_if_present(p: &Path) -> io::Result<()> {
     }
 }
 
+/// The host's own table in every actor database (the guest cannot see or
+/// touch it: ADR 004).
+pub const HOST_TABLE: &str = "_wasmkeep_meta";
+/// The key in [`HOST_TABLE`] that keeps the actor's full name (its file name
+/// may be shortened with a hash: [`ActorKey::encoded_name`]).
+pub const META_NAME: &str = "name";
+
+/// The actor whose database is `db`, named `<encoded>.db` under `app` and
+/// `class`: decoded from the file name, or for a shortened name read from
+/// inside the database (and checked to encode to the file's name).
+pub fn actor_of_file(app: &str, class: &str, encoded: &str, db: &Path) -> Option<ActorKey> {
+    if let Some(name) = ActorKey::name_from_encoded(encoded) {
+        return Some(ActorKey::new(app, class, name));
+    }
+    if !ActorKey::is_shortened(encoded) {
+        return None;
+    }
+    let key = ActorKey::new(app, class, name_inside(db)?);
+    (key.encoded_name() == encoded).then_some(key)
+}
+
+/// The full name kept inside an actor's database, read without writing.
+fn name_inside(db: &Path) -> Option<String> {
+    use rusqlite::OpenFlags;
+    let conn =
+        rusqlite::Connection::open_with_flags(db, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)
+            .ok()?;
+    conn.query_row(
+        &format!("SELECT value FROM main.{HOST_TABLE} WHERE key = ?1"),
+        [META_NAME],
+        |r| r.get(0),
+    )
+    .ok()
+}
+
 /// The marker that says a removal of `db` began.
 fn marker(db: &Path) -> PathBuf {
     let mut m = db.as_os_str().to_owned();
@@ -102,7 +137,7 @@ pub fn sidecars(db: &Path) -> (PathBuf, PathBuf) {
 
 impl StateStore for LocalStateStore {
     fn db_path(&self, key: &ActorKey) -> PathBuf {
-        self.dir(key).join(format!("{}.db", key.name_hex()))
+        self.dir(key).join(format!("{}.db", key.encoded_name()))
     }
 
     fn exists(&self, key: &ActorKey) -> bool {
@@ -178,18 +213,15 @@ impl StateStore for LocalStateStore {
                         if marker(&f.path()).exists() {
                             continue;
                         }
-                        let Some(name) = ActorKey::name_from_hex(stem) else {
-                            continue;
-                        };
-                        out.push(ActorKey::new(
-                            format!(
-                                "{}/{}",
-                                t.file_name().to_string_lossy(),
-                                a.file_name().to_string_lossy()
-                            ),
-                            c.file_name().to_string_lossy().into_owned(),
-                            name,
-                        ));
+                        let app = format!(
+                            "{}/{}",
+                            t.file_name().to_string_lossy(),
+                            a.file_name().to_string_lossy()
+                        );
+                        let class = c.file_name().to_string_lossy().into_owned();
+                        if let Some(key) = actor_of_file(&app, &class, stem, &f.path()) {
+                            out.push(key);
+                        }
                     }
                 }
             }

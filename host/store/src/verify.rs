@@ -154,15 +154,15 @@ fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// `state/<tenant>/<app>/<class>/<name hex>.db` → the actor.
+/// `state/<tenant>/<app>/<class>/<encoded name>.db` → the actor (a
+/// shortened name is read from inside the database).
 fn actor_of(state: &Path, db: &Path) -> Option<ActorKey> {
     let rel = db.strip_prefix(state).ok()?;
     let parts: Vec<String> = rel.iter().map(|p| p.to_string_lossy().into_owned()).collect();
     let [tenant, app, class, file] = parts.as_slice() else {
         return None;
     };
-    let name = ActorKey::name_from_hex(file.strip_suffix(".db")?)?;
-    Some(ActorKey::new(format!("{tenant}/{app}"), class.clone(), name))
+    crate::state_store::actor_of_file(&format!("{tenant}/{app}"), class, file.strip_suffix(".db")?, db)
 }
 
 fn sweep_local_heads(state: &Path, files: &[PathBuf], bucket: &dyn ObjectStore, report: &mut Report) {

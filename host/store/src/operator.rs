@@ -258,6 +258,37 @@ mod tests {
     }
 
     #[test]
+    fn a_request_for_a_shortened_name_carries_the_full_name() {
+        use crate::bucket::MemoryBucket;
+        use crate::clock::VirtualClock;
+        let bucket = MemoryBucket::new(std::sync::Arc::new(VirtualClock::default()));
+        let long = ActorKey::new("a/b", "c", "é".repeat(500));
+        let short = ActorKey::new("a/b", "c", "n");
+        for key in [&long, &short] {
+            bucket
+                .put(
+                    &format!("{}1.snapshot", keys::history_prefix(key)),
+                    b"x",
+                    &PutCondition::None,
+                )
+                .expect("history");
+            request_delete(&bucket, key).expect("request");
+        }
+        let mut listed: Vec<ActorKey> = list(&bucket, "a/b")
+            .expect("list")
+            .into_iter()
+            .filter_map(|l| match l {
+                Listed::Request(r) => Some(r.key),
+                Listed::Outcome { .. } => None,
+            })
+            .collect();
+        listed.sort();
+        let mut expected = vec![long.clone(), short.clone()];
+        expected.sort();
+        assert_eq!(listed, expected, "both requests name their actor in full");
+    }
+
+    #[test]
     fn a_marker_shows_this_or_a_later_request_carried_out() {
         let r = req(1000, "00000000000000aa");
         assert!(r.carried_out_by("1000 00000000000000aa"), "this very request");

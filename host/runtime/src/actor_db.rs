@@ -15,7 +15,7 @@
 
 use crate::sql_types::{QueryResult, SqlError, SqlValue, refusals};
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
-use rusqlite::types::{ToSqlOutput, Value, ValueRef};
+use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, OptionalExtension, ToSql, params_from_iter};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -67,6 +67,12 @@ const ALLOWED_PRAGMAS: &[&str] = &[
 pub const MAX_VALUE_BYTES: i32 = 64 << 20;
 /// The most a query's rows may add up to before the query is refused (64 MiB).
 pub const MAX_RESULT_BYTES: usize = 64 << 20;
+
+/// The most the admin API's table dump reads (its JSON is about twice this
+/// at most, blobs being hex).
+pub const MAX_DUMP_BYTES: usize = 16 << 20;
+/// How long the admin API's table dump may read.
+pub const DUMP_TIME: std::time::Duration = std::time::Duration::from_secs(2);
 
 #[derive(Debug, Default)]
 struct Guard {
@@ -272,6 +278,12 @@ fn mentions_vacuum(sql: &str) -> bool {
     }
     end_word(&mut cur);
     found
+}
+
+/// Why the admin API's table dump stopped early.
+enum DumpStop {
+    TooLarge,
+    TooSlow,
 }
 
 /// How an `exec` runs its text.
@@ -667,10 +679,14 @@ impl ActorDb {
             .map_err(|e| SqlError::Internal(format!("writing host metadata: {e}")))
     }
 
-    /// The guest's tables and their rows (the host's table left out), for the admin API.
+    /// The guest's tables and their rows (the host's table left out), for
+    /// the admin API. Reading a table runs SQL the guest defined (generated
+    /// columns), so it is bounded as a guest query is: the rows may add up to
+    /// [`MAX_DUMP_BYTES`] and the reading to [`DUMP_TIME`].
     ///
     /// # Errors
-    /// `internal` if SQLite failed.
+    /// `sqlite` with code 18 (SQLITE_TOOBIG) past the size, 9 (SQLITE_INTERRUPT)
+    /// past the time; `internal` if SQLite failed otherwise.
     pub fn dump_tables(&self) -> Result<Vec<(String, QueryResult)>, SqlError> {
         let internal = |e: rusqlite::Error| SqlError::Internal(format!("reading tables: {e}"));
         let mut stmt = self
@@ -682,27 +698,78 @@ impl ActorDb {
             .map_err(internal)?
             .collect::<Result<_, _>>()
             .map_err(internal)?;
+        let too_large = || SqlError::Sqlite {
+            code: 18,
+            message: format!(
+                "the actor's tables hold more than {} MiB: read them through the actor (LIMIT/OFFSET)",
+                MAX_DUMP_BYTES >> 20
+            ),
+        };
+        let too_slow = || SqlError::Sqlite {
+            code: 9,
+            message: format!(
+                "reading the actor's tables took more than {} s: read them through the actor",
+                DUMP_TIME.as_secs()
+            ),
+        };
+        let deadline = Instant::now() + DUMP_TIME;
+        self.set_deadline(Some(deadline));
         let mut out = Vec::new();
+        let mut bytes = 0usize;
+        let mut result = Ok(());
         for name in names {
             let quoted = format!("\"{}\"", name.replace('"', "\"\""));
-            let mut s = self
-                .conn
-                .prepare(&format!("SELECT * FROM {quoted}"))
-                .map_err(internal)?;
-            let columns: Vec<String> = s.column_names().into_iter().map(str::to_owned).collect();
-            let n = columns.len();
-            let rows = s
-                .query_map([], |r| {
-                    (0..n)
-                        .map(|i| r.get::<_, Value>(i).map(|v| from_value_ref((&v).into())))
-                        .collect()
-                })
-                .map_err(internal)?
-                .collect::<Result<Vec<Vec<SqlValue>>, _>>()
-                .map_err(internal)?;
-            out.push((name, QueryResult { columns, rows }));
+            let sql = format!("SELECT * FROM {quoted}");
+            let read = self.guest(&sql, |c| {
+                let mut s = c.prepare(&sql)?;
+                let columns: Vec<String> = s.column_names().into_iter().map(str::to_owned).collect();
+                let n = columns.len();
+                let mut rows = s.query([])?;
+                let mut out_rows = Vec::new();
+                while let Some(row) = rows.next()? {
+                    let mut values = Vec::with_capacity(n);
+                    for i in 0..n {
+                        let v = from_value_ref(row.get_ref(i)?);
+                        bytes += value_bytes(&v);
+                        values.push(v);
+                    }
+                    if bytes > MAX_DUMP_BYTES {
+                        return Ok(Err(DumpStop::TooLarge));
+                    }
+                    // SQLite's progress handler counts statements' steps, not
+                    // the time one function call of a generated column takes.
+                    if Instant::now() >= deadline {
+                        return Ok(Err(DumpStop::TooSlow));
+                    }
+                    out_rows.push(values);
+                }
+                Ok(Ok(QueryResult {
+                    columns,
+                    rows: out_rows,
+                }))
+            });
+            match read {
+                Ok(Ok(r)) => out.push((name, r)),
+                Ok(Err(DumpStop::TooLarge)) => {
+                    result = Err(too_large());
+                    break;
+                }
+                Ok(Err(DumpStop::TooSlow)) => {
+                    result = Err(too_slow());
+                    break;
+                }
+                Err(_) if self.timed_out() => {
+                    result = Err(too_slow());
+                    break;
+                }
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            }
         }
-        Ok(out)
+        self.set_deadline(None);
+        result.map(|()| out)
     }
 
     /// The whole database as one image (what a cluster uploads after an event).

@@ -44,6 +44,12 @@ pub enum RuntimeError {
     /// No such socket.
     #[error("socket {0} is not open")]
     NoSuchSocket(u64),
+    /// The actor's tables hold more than the admin API's dump reads.
+    #[error("{0}")]
+    TablesTooLarge(String),
+    /// Reading the actor's tables took longer than the admin API's dump may.
+    #[error("{0}")]
+    TablesTooSlow(String),
     /// The event did not complete.
     #[error("{0}")]
     Event(String),

@@ -254,7 +254,7 @@ pub(crate) fn fail_job(kind: EventKind, why: &EventError) {
             let _ = ran.send(false);
         }
         EventKind::Inspect { reply } => {
-            let _ = reply.send(Err(why.to_string()));
+            let _ = reply.send(Err(crate::error::RuntimeError::Event(why.to_string())));
         }
         EventKind::Barrier { done } | EventKind::Hibernate { done } => {
             let _ = done.send(());

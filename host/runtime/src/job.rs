@@ -49,7 +49,7 @@ pub(crate) enum EventKind {
     },
     /// Host-side: read the actor's tables.
     Inspect {
-        reply: oneshot::Sender<Result<Vec<(String, QueryResult)>, String>>,
+        reply: oneshot::Sender<Result<Vec<(String, QueryResult)>, crate::error::RuntimeError>>,
     },
     /// Host-side: every earlier job has run.
     Barrier {

@@ -548,10 +548,13 @@ impl Runtime {
         v
     }
 
-    /// The actor's tables and rows (the host's own table left out), read in its mailbox.
+    /// The actor's tables and rows (the host's own table left out), read in
+    /// its mailbox, at most 16 MiB of rows in at most 2 s (reading runs the
+    /// SQL of the guest's generated columns).
     ///
     /// # Errors
-    /// The actor does not exist or its database cannot be read.
+    /// The actor does not exist or its database cannot be read;
+    /// [`RuntimeError::TablesTooLarge`], [`RuntimeError::TablesTooSlow`].
     pub fn tables(&self, key: &ActorKey) -> Result<Vec<(String, QueryResult)>, RuntimeError> {
         if !self.exists(key) {
             return Err(RuntimeError::Event(format!("no such actor: {key} has no database")));
@@ -561,7 +564,6 @@ impl Runtime {
             .enqueue(key, Job::new(EventKind::Inspect { reply: tx }, Vec::new()));
         rx.blocking_recv()
             .map_err(|_| RuntimeError::Host("the actor's worker stopped".into()))?
-            .map_err(RuntimeError::Event)
     }
 
     /// Hibernates every resident actor once its queued events have run.

@@ -4,6 +4,7 @@
 use crate::actor_db::META_ALARM;
 use crate::address::ActorKey;
 use crate::deletion::DeleteHow;
+use crate::error::RuntimeError;
 use crate::event_error::EventError;
 use crate::faults::FaultKind;
 use crate::guest_call::{Outcome, fail_job, run_event};
@@ -13,6 +14,7 @@ use crate::job::{ABANDONED, EventKind, Job, RUNNING, take_ticket};
 use crate::metrics::{EVENT_FAILURES_TOTAL, EVENTS_TOTAL};
 use crate::node::{ActorStatus, Host, Mailbox};
 use crate::resident::{Prepared, Resident, delete_actor, give_up, hibernate, prepare};
+use crate::sql_types::SqlError;
 use crate::storage::OpenMode;
 use crate::storage::open_actor::Durability;
 use std::sync::{Arc, mpsc};
@@ -116,15 +118,19 @@ fn handle(host: &Arc<Host>, slot: &Arc<Mailbox>, resident: &mut Option<Resident>
             // Reading never creates an actor.
             let r = match prepare(host, slot, resident, OpenMode::Existing) {
                 Ok(Prepared::Ready(r)) => match r.store.data().actor.open_db() {
-                    Some(db) => db.dump_tables().map_err(|e| e.to_string()),
-                    None => Err("the database is closed".into()),
+                    Some(db) => db.dump_tables().map_err(|e| match e {
+                        SqlError::Sqlite { code: 18, message } => RuntimeError::TablesTooLarge(message),
+                        SqlError::Sqlite { code: 9, message } => RuntimeError::TablesTooSlow(message),
+                        other => RuntimeError::Event(other.to_string()),
+                    }),
+                    None => Err(RuntimeError::Event("the database is closed".into())),
                 },
-                Ok(Prepared::Absent) => Err(format!("no such actor: {key} has no database")),
+                Ok(Prepared::Absent) => Err(RuntimeError::Event(format!("no such actor: {key} has no database"))),
                 Ok(Prepared::Elsewhere(node)) => {
                     node.deliver(&key, Job::new(EventKind::Inspect { reply }, job.chain));
                     return;
                 }
-                Err(e) => Err(e.to_string()),
+                Err(e) => Err(RuntimeError::Event(e.to_string())),
             };
             let _ = reply.send(r);
             return;

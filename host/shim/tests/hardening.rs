@@ -186,3 +186,52 @@ fn an_on_init_that_traps_after_its_first_write_keeps_nothing_and_runs_again() {
         "the trapped on-init's row is gone: on-init's writes count once: {body}"
     );
 }
+
+#[test]
+fn the_admin_table_dump_is_bounded_in_size_and_time() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rt = runtime(dir.path());
+    // Virtual generated columns: a few bytes on disk, computed as the dump reads them.
+    let big = ActorKey::new("t/app", "testee", "big");
+    let (status, body) = ops(
+        &rt,
+        &big,
+        json!([
+            { "op": "exec", "sql": "CREATE TABLE t(i INTEGER, g BLOB AS (zeroblob(4000000)) VIRTUAL)" },
+            { "op": "exec", "sql": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 50) INSERT INTO t(i) SELECT x FROM c" },
+        ]),
+    );
+    assert_eq!(status, 200, "{body}");
+    match rt.tables(&big) {
+        Err(wasmkeep_shim::RuntimeError::TablesTooLarge(why)) => assert!(why.contains("16 MiB"), "{why}"),
+        Ok(t) => panic!("200 MB of generated rows were read: {} rows", t[0].1.rows.len()),
+        Err(e) => panic!("{e}"),
+    }
+    let slow = ActorKey::new("t/app", "testee", "slow");
+    let (status, body) = ops(
+        &rt,
+        &slow,
+        json!([
+            { "op": "exec", "sql": "CREATE TABLE t(i INTEGER)" },
+            { "op": "exec", "sql": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 2000) INSERT INTO t(i) SELECT x FROM c" },
+            { "op": "exec", "sql": "ALTER TABLE t ADD COLUMN g INTEGER AS (length(printf('%.*c', 20000000 + i, 'x'))) VIRTUAL" },
+        ]),
+    );
+    assert_eq!(status, 200, "{body}");
+    let started = Instant::now();
+    match rt.tables(&slow) {
+        Err(wasmkeep_shim::RuntimeError::TablesTooSlow(why)) => assert!(why.contains("2 s"), "{why}"),
+        Ok(t) => panic!(
+            "the dump ran for {:?}: {:?}",
+            started.elapsed(),
+            t.iter()
+                .map(|x| (x.1.rows.len(), x.1.rows.first().cloned()))
+                .collect::<Vec<_>>()
+        ),
+        Err(e) => panic!("{e}"),
+    }
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    // The actors are fine afterwards.
+    let (status, body) = ops(&rt, &slow, json!([{ "op": "query", "sql": "SELECT i FROM t LIMIT 1" }]));
+    assert_eq!(status, 200, "{body}");
+}

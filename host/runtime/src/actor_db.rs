@@ -163,6 +163,22 @@ impl Guard {
             {
                 self.deny(format!("{name} is a name reserved to the host"))
             }
+            // A TEMP object lives outside the actor's database (in the system's
+            // temp space, beyond the data directory and the actor's quota) and
+            // is gone when the actor hibernates (ADR 012).
+            AuthAction::CreateTempTable { .. }
+            | AuthAction::CreateTempIndex { .. }
+            | AuthAction::CreateTempTrigger { .. }
+            | AuthAction::CreateTempView { .. } => self.deny(TEMP_REFUSAL.into()),
+            // `CREATE TABLE temp.t` is reported as an ordinary create in the temp schema.
+            AuthAction::CreateTable { .. }
+            | AuthAction::CreateIndex { .. }
+            | AuthAction::CreateTrigger { .. }
+            | AuthAction::CreateView { .. }
+                if ctx.database_name.is_some_and(|d| d.eq_ignore_ascii_case("temp")) =>
+            {
+                self.deny(TEMP_REFUSAL.into())
+            }
             _ => Authorization::Allow,
         }
     }
@@ -172,12 +188,19 @@ impl Guard {
     }
 }
 
+/// Why TEMP objects are refused (ADR 012).
+const TEMP_REFUSAL: &str = "TEMP tables, indexes, views and triggers are not available to actors: they would live \
+                            outside the actor's database and its quota, and vanish when it hibernates; use a table \
+                            in the database";
+
 /// An open actor database.
 #[derive(Debug)]
 pub struct ActorDb {
     conn: Connection,
     guard: Arc<Guard>,
     tx: std::cell::Cell<TxMode>,
+    /// The quota [`ActorDb::set_quota`] set, for error messages.
+    quota_bytes: std::cell::Cell<Option<u64>>,
 }
 
 /// Whose transaction is open. `on-init` runs inside one of the host's, so
@@ -335,7 +358,27 @@ impl ActorDb {
             conn,
             guard,
             tx: std::cell::Cell::new(TxMode::Plain),
+            quota_bytes: std::cell::Cell::new(None),
         })
+    }
+
+    /// Caps the database at `bytes` (rounded down to whole pages): past it,
+    /// writes fail with SQLite's "database or disk is full" (ADR 012).
+    ///
+    /// # Errors
+    /// `internal` if SQLite refused the setting.
+    pub fn set_quota(&self, bytes: u64) -> Result<(), SqlError> {
+        let internal = |e: rusqlite::Error| SqlError::Internal(format!("setting the actor's quota: {e}"));
+        let page: u64 = self
+            .conn
+            .query_row("PRAGMA page_size", [], |r| r.get(0))
+            .map_err(internal)?;
+        let pages = (bytes / page.max(512)).max(1);
+        self.conn
+            .query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))
+            .map_err(internal)?;
+        self.quota_bytes.set(Some(bytes));
+        Ok(())
     }
 
     /// Sets when guest SQL must stop (the event's deadline), or none.
@@ -374,6 +417,10 @@ impl ActorDb {
             return SqlError::NotAllowed(why);
         }
         match e {
+            rusqlite::Error::SqliteFailure(err, _) if err.extended_code & 0xff == 13 => SqlError::Sqlite {
+                code: 13,
+                message: self.full_message(),
+            },
             rusqlite::Error::SqliteFailure(err, msg) => SqlError::Sqlite {
                 code: err.extended_code & 0xff,
                 message: msg.unwrap_or_else(|| err.to_string()),
@@ -390,6 +437,27 @@ impl ActorDb {
                 code: 1,
                 message: other.to_string(),
             },
+        }
+    }
+
+    /// SQLITE_FULL's message: the actor's quota, or the host's disk. The
+    /// failed statement's pages are gone again, so the page count cannot
+    /// tell; the disk's free space can (under 1 MiB free: the disk is full).
+    fn full_message(&self) -> String {
+        let disk_free = self
+            .conn
+            .path()
+            .and_then(|p| Path::new(p).parent().map(Path::to_path_buf))
+            .and_then(|dir| rustix::fs::statvfs(&dir).ok())
+            .map(|v| v.f_bavail.saturating_mul(v.f_frsize));
+        let disk_full = disk_free.is_some_and(|free| free < 1 << 20);
+        match self.quota_bytes.get() {
+            Some(q) if !disk_full => format!(
+                "the actor's database is at its quota of {} MiB: delete rows (or delete the actor) to write again \
+                 (the host's operator sets the quota: serve --max-actor-mib)",
+                q >> 20
+            ),
+            _ => "the host's disk is full: the write was not made; deleting rows or actors frees space".into(),
         }
     }
 

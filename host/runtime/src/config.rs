@@ -32,6 +32,9 @@ pub struct RuntimeConfig {
     /// 503. Default: what this process's open-files limit and
     /// `vm.max_map_count` allow, at most 4,096 (ADR 012).
     pub max_resident: usize,
+    /// The most an actor's database may hold (bytes, whole pages); past it
+    /// its writes fail with a message saying so (ADR 012). Default 1 GiB.
+    pub max_actor_bytes: u64,
 }
 
 impl RuntimeConfig {
@@ -50,6 +53,7 @@ impl RuntimeConfig {
             idle_timeout: Duration::from_secs(30),
             passes_on_virtual_clock: false,
             max_resident: crate::residency::default_resident_limit(),
+            max_actor_bytes: 1 << 30,
         }
     }
 

@@ -54,6 +54,11 @@ pub(crate) fn prepare<'a>(
                     .ok_or_else(|| StorageError::HolderUnreachable { key: key.clone(), node }.into());
             }
         };
+        if let Some(db) = actor.open_db()
+            && let Err(e) = db.set_quota(host.config.max_actor_bytes)
+        {
+            return Err(StorageError::from(e).into());
+        }
         let data = HostState::new(host.handles_for_imports(), key.clone(), actor);
         let mut store = Store::new(&host.engine, data);
         store.limiter(|s| &mut s.limits);

@@ -62,6 +62,10 @@ pub(crate) struct ServeArgs {
     /// vm.max_map_count allow (at most 4096), shared among a cluster's nodes.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     pub(crate) max_resident: Option<u64>,
+    /// The most one actor's database may hold (MiB); past it, its writes fail
+    /// with an error that says so.
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    pub(crate) max_actor_mib: u64,
 }
 
 /// How long an ordered shutdown waits for open connections once every actor
@@ -116,6 +120,7 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         config.event_timeout = Duration::from_millis(args.event_timeout_ms);
         config.idle_timeout = Duration::from_millis(args.idle_timeout_ms);
         config.max_resident = max_resident;
+        config.max_actor_bytes = args.max_actor_mib << 20;
         config
     };
     let started = std::time::Instant::now();

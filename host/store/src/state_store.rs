@@ -44,6 +44,12 @@ pub trait StateStore: Send + Sync + 'static {
     fn list(&self) -> Vec<ActorKey>;
 }
 
+/// Disk space the store holds back, in `<data-dir>/state/.space-reserve`: a
+/// removal begins by writing a marker file, which a full disk would refuse,
+/// and then no delete could free the disk (ADR 012). The reserve is given up
+/// for the marker and put back after the removal.
+pub const RESERVE_BYTES: usize = 1 << 20;
+
 /// Databases under `<data-dir>/state/<tenant>/<app>/<class>/<encoded name>.db`.
 #[derive(Debug, Clone)]
 pub struct LocalStateStore {
@@ -52,11 +58,44 @@ pub struct LocalStateStore {
 }
 
 impl LocalStateStore {
-    /// A store rooted at `data_dir`, failing on purpose when `faults` says so.
+    /// A store rooted at `data_dir`, failing on purpose when `faults` says
+    /// so. It keeps a reserve of disk space (see [`RESERVE_BYTES`]).
     pub fn new(data_dir: &Path, faults: Arc<Faults>) -> Self {
-        Self {
+        let store = Self {
             root: data_dir.join("state"),
             faults,
+        };
+        store.keep_reserve();
+        store
+    }
+
+    /// The file that holds the reserve.
+    fn reserve(&self) -> PathBuf {
+        self.root.join(".space-reserve")
+    }
+
+    /// Puts the reserve back if it is missing (best effort: on a full disk
+    /// it comes back once a delete freed space).
+    fn keep_reserve(&self) {
+        let path = self.reserve();
+        if path.metadata().is_ok_and(|m| m.len() == RESERVE_BYTES as u64) {
+            return;
+        }
+        let written =
+            std::fs::create_dir_all(&self.root).and_then(|()| std::fs::write(&path, vec![0u8; RESERVE_BYTES]));
+        if written.is_err() {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+
+    /// Writes a removal's marker; on a full disk, gives up the reserve first.
+    fn write_marker(&self, mark: &Path, deletion: &str) -> io::Result<()> {
+        match std::fs::write(mark, deletion) {
+            Err(e) if e.kind() == io::ErrorKind::StorageFull => {
+                let _ = std::fs::remove_file(self.reserve());
+                std::fs::write(mark, deletion)
+            }
+            other => other,
         }
     }
 
@@ -175,7 +214,7 @@ impl StateStore for LocalStateStore {
         // unlinks that follow, and the final sync covers them all (ADR 003). A
         // marker already there (a retry) keeps the record of the first attempt.
         if !mark.exists() {
-            std::fs::write(&mark, deletion)?;
+            self.write_marker(&mark, deletion)?;
         }
         if self.faults.take(FaultKind::FailRemoval) {
             return Err(io::Error::other("injected fault: fail-removal"));
@@ -188,7 +227,9 @@ impl StateStore for LocalStateStore {
         // The marker becomes the record; a crash before this rename only makes the
         // next use finish the removal again.
         std::fs::rename(&mark, record(&db))?;
-        std::fs::File::open(&dir)?.sync_all()
+        std::fs::File::open(&dir)?.sync_all()?;
+        self.keep_reserve();
+        Ok(())
     }
 
     fn last_deletion(&self, key: &ActorKey) -> Option<String> {

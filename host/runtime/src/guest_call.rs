@@ -210,6 +210,7 @@ pub(crate) fn run_event(host: &Arc<Host>, res: &mut Resident, kind: EventKind, c
         EventKind::Inspect { .. }
         | EventKind::Barrier { .. }
         | EventKind::Hibernate { .. }
+        | EventKind::AdminDelete { .. }
         | EventKind::OperatorDelete { .. }
         | EventKind::Expire { .. } => Ok(()),
     };
@@ -262,6 +263,9 @@ pub(crate) fn fail_job(kind: EventKind, why: &EventError) {
         EventKind::SocketOpen { .. } | EventKind::SocketMessage { .. } | EventKind::SocketClose { .. } => {}
         // The request stays in the bucket for a later pass.
         EventKind::OperatorDelete { .. } => {}
+        EventKind::AdminDelete { done } => {
+            let _ = done.send(Err(why.to_string()));
+        }
         EventKind::Expire { done, .. } => {
             let _ = done.send(false);
         }

@@ -63,6 +63,62 @@ pub(crate) fn operator_delete(
     }
 }
 
+/// What the admin API's delete did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AdminDeleted {
+    /// Deleted through the one delete routine (sockets closed first).
+    Deleted,
+    /// Its database could not be opened (damaged): its files were removed.
+    RemovedUnopenable,
+    /// There was no such actor.
+    Absent,
+}
+
+/// The admin API's delete of a single node's actor, as an operator delete:
+/// no guest code runs, its sockets are closed with 1000 "actor deleted", and
+/// the delete is recorded as `operator`. An actor whose database cannot be
+/// opened is deleted too, by removing its files: otherwise no event could
+/// ever run for it and nothing could free it.
+pub(crate) fn admin_delete(
+    host: &Arc<Host>,
+    slot: &Arc<Mailbox>,
+    resident: &mut Option<Resident>,
+) -> Result<AdminDeleted, String> {
+    let key = slot.key.clone();
+    match prepare(host, slot, resident, OpenMode::Existing) {
+        Ok(Prepared::Ready(_)) => {
+            for id in host.sockets_of(&key) {
+                let _ = host.socket_close_by_actor(&key, id, 1000, "actor deleted".into());
+            }
+            delete_actor(host, slot, resident, DeleteHow::Operator).map(|()| AdminDeleted::Deleted)
+        }
+        Ok(Prepared::Absent) => Ok(AdminDeleted::Absent),
+        Ok(Prepared::Elsewhere(_)) => Err(format!(
+            "{key} is held by another node: in a cluster, ask with `wasmkeep-shim actor delete`"
+        )),
+        Err(why) => {
+            tracing::warn!(actor = %key, "deleting an actor whose database cannot be opened ({why}): removing its files");
+            let record = DeleteHow::Operator.record(host.clock.now_ms());
+            match host.storage.remove_unopenable(&key, &record) {
+                Ok(true) => {
+                    host.metrics
+                        .inc(crate::metrics::DELETES_TOTAL, DeleteHow::Operator.label());
+                    slot.lock().generation += 1;
+                    host.close_sockets_of_deleted(&key);
+                    let _ = host.alarms.remove(&key);
+                    slot.lock().status = crate::node::ActorStatus::Deleted;
+                    Ok(AdminDeleted::RemovedUnopenable)
+                }
+                Ok(false) => Err(format!(
+                    "{key} cannot be opened ({why}); in a cluster its state is the bucket's: ask with `wasmkeep-shim \
+                     actor delete`"
+                )),
+                Err(e) => Err(e.to_string()),
+            }
+        }
+    }
+}
+
 /// ADR 0028 §4: expires the actor if its ownership record is still the
 /// version the listing showed (a wake since makes the acquire lose), and it
 /// has no pending alarm (its own database says) and no open socket. True if

@@ -59,6 +59,11 @@ pub(crate) enum EventKind {
     Hibernate {
         done: oneshot::Sender<()>,
     },
+    /// Host-side: the admin API's delete of one node's actor (runs no guest
+    /// code; works when its database cannot be opened).
+    AdminDelete {
+        done: oneshot::Sender<Result<crate::host_jobs::AdminDeleted, String>>,
+    },
     /// Host-side: carry out an operator delete request (runs no guest code).
     OperatorDelete {
         req: crate::operator::DeleteRequest,
@@ -83,6 +88,7 @@ impl EventKind {
             EventKind::Inspect { .. }
             | EventKind::Barrier { .. }
             | EventKind::Hibernate { .. }
+            | EventKind::AdminDelete { .. }
             | EventKind::OperatorDelete { .. }
             | EventKind::Expire { .. } => "host",
         }

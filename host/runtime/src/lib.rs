@@ -63,6 +63,7 @@ pub use config::RuntimeConfig;
 pub use error::RuntimeError;
 pub use faults::FaultKind;
 pub use http_types::{HttpRequest, HttpResponse, Outbound, SocketMessage};
+pub use host_jobs::AdminDeleted;
 pub use job::CallFailure;
 pub use manifest::{Access, ClassSpec, Manifest, ManifestError, Mode, parse_idle_limit};
 pub use metrics::Metrics;

@@ -8,6 +8,7 @@ use crate::component_cache::CacheOutcome;
 use crate::config::RuntimeConfig;
 use crate::error::RuntimeError;
 use crate::faults::Faults;
+use crate::host_jobs::AdminDeleted;
 use crate::http_types::{HttpRequest, HttpResponse, SocketMessage};
 use crate::imports::HostState;
 use crate::job::{self, CallFailure, EventKind, Job};
@@ -564,6 +565,25 @@ impl Runtime {
             .enqueue(key, Job::new(EventKind::Inspect { reply: tx }, Vec::new()));
         rx.blocking_recv()
             .map_err(|_| RuntimeError::Host("the actor's worker stopped".into()))?
+    }
+
+    /// Deletes an actor on this node as an operator would (the admin API's
+    /// `DELETE /_shim/actors/<class>/<name>`): in its mailbox after what is
+    /// queued, with no guest code, its sockets closed with 1000 "actor
+    /// deleted", recorded as `operator`. On one node an actor whose database
+    /// cannot be opened (damaged) is deleted by removing its files.
+    ///
+    /// # Errors
+    /// The delete failed or is not this node's to do (a cluster's actor held
+    /// elsewhere, or damaged: use `wasmkeep-shim actor delete`).
+    pub fn delete_actor(&self, key: &ActorKey) -> Result<AdminDeleted, RuntimeError> {
+        self.host.class(key)?;
+        let (tx, rx) = oneshot::channel();
+        self.host
+            .enqueue(key, Job::new(EventKind::AdminDelete { done: tx }, Vec::new()));
+        rx.blocking_recv()
+            .map_err(|_| RuntimeError::Host("the actor's worker stopped".into()))?
+            .map_err(RuntimeError::Event)
     }
 
     /// Hibernates every resident actor once its queued events have run.

@@ -8,7 +8,7 @@ use crate::error::RuntimeError;
 use crate::event_error::EventError;
 use crate::faults::FaultKind;
 use crate::guest_call::{Outcome, fail_job, run_event};
-use crate::host_jobs::{expire, operator_delete};
+use crate::host_jobs::{admin_delete, expire, operator_delete};
 use crate::http_types::HttpResponse;
 use crate::job::{ABANDONED, EventKind, Job, RUNNING, take_ticket};
 use crate::metrics::{EVENT_FAILURES_TOTAL, EVENTS_TOTAL};
@@ -95,7 +95,10 @@ fn handle(host: &Arc<Host>, slot: &Arc<Mailbox>, resident: &mut Option<Resident>
     let key = slot.key.clone();
     let guest_event = !matches!(
         job.kind,
-        EventKind::Inspect { .. } | EventKind::Barrier { .. } | EventKind::Hibernate { .. }
+        EventKind::Inspect { .. }
+            | EventKind::Barrier { .. }
+            | EventKind::Hibernate { .. }
+            | EventKind::AdminDelete { .. }
     );
     if guest_event {
         if host.halted(&key.app) {
@@ -142,6 +145,10 @@ fn handle(host: &Arc<Host>, slot: &Arc<Mailbox>, resident: &mut Option<Resident>
         }
         EventKind::OperatorDelete { req } => {
             operator_delete(host, slot, resident, req);
+            return;
+        }
+        EventKind::AdminDelete { done } => {
+            let _ = done.send(admin_delete(host, slot, resident));
             return;
         }
         EventKind::Expire { etag, done } => {

@@ -235,3 +235,51 @@ fn the_admin_table_dump_is_bounded_in_size_and_time() {
     let (status, body) = ops(&rt, &slow, json!([{ "op": "query", "sql": "SELECT i FROM t LIMIT 1" }]));
     assert_eq!(status, 200, "{body}");
 }
+
+#[test]
+fn an_actor_whose_database_is_damaged_can_be_deleted_through_the_admin_api() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rt = runtime(dir.path());
+    let key = ActorKey::new("t/app", "testee", "damaged");
+    let (status, _) = ops(&rt, &key, json!([{ "op": "exec", "sql": "CREATE TABLE t(x)" }]));
+    assert_eq!(status, 200);
+    rt.hibernate_all();
+    let db = rt.db_path(&key);
+    std::fs::write(&db, vec![0x42u8; 8192]).expect("damage the database");
+    for suffix in ["-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+    }
+    // No event runs: not even the guest's own delete.
+    let (status, body) = ops(&rt, &key, json!([{ "op": "delete-self" }]));
+    assert_eq!(status, 500, "{body}");
+    assert!(
+        !body.contains(&dir.path().display().to_string()),
+        "no host path in the answer: {body}"
+    );
+    assert_eq!(
+        rt.delete_actor(&key).expect("admin delete"),
+        wasmkeep_shim::AdminDeleted::RemovedUnopenable
+    );
+    let (status, body) = ops(
+        &rt,
+        &key,
+        json!([{ "op": "query", "sql": "SELECT count(*) FROM init_log" }]),
+    );
+    assert_eq!(status, 200, "a new, empty actor: {body}");
+    assert!(body.contains(r#""rows":[[{"integer":"1"}]]"#), "{body}");
+    let (status, body) = ops(&rt, &key, json!([{ "op": "previous-deletion" }]));
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains(r#""cause":"operator""#),
+        "the removal is recorded as an operator delete: {body}"
+    );
+    // A sound actor is deleted through the one delete routine.
+    assert_eq!(
+        rt.delete_actor(&key).expect("admin delete"),
+        wasmkeep_shim::AdminDeleted::Deleted
+    );
+    assert_eq!(
+        rt.delete_actor(&key).expect("admin delete"),
+        wasmkeep_shim::AdminDeleted::Absent
+    );
+}

@@ -65,6 +65,19 @@ pub(crate) trait ActorStorage: Send + Sync + 'static {
         false
     }
 
+    /// Removes an actor whose database cannot even be opened (it is
+    /// damaged), leaving `record` as the deletion's record; true if this
+    /// storage did. A cluster does not: its actor is the bucket's head, and a
+    /// damaged local copy is replaced when the actor is next restored.
+    ///
+    /// # Errors
+    /// The files could not all be removed (the removal finishes before the
+    /// actor's next use).
+    fn remove_unopenable(&self, key: &ActorKey, record: &str) -> Result<bool, StorageError> {
+        let _ = (key, record);
+        Ok(false)
+    }
+
     /// The local database files (the state on one node, a cache in a cluster).
     fn local_files(&self) -> &dyn StateStore;
 }

@@ -69,6 +69,16 @@ impl ActorStorage for SingleNodeStorage {
         crate::state_store::deletion_status(self.files.as_ref(), key)
     }
 
+    fn remove_unopenable(&self, key: &ActorKey, record: &str) -> Result<bool, StorageError> {
+        self.files
+            .remove(key, record)
+            .map_err(|source| StorageError::RemovalUnfinished {
+                key: key.clone(),
+                source,
+            })?;
+        Ok(true)
+    }
+
     fn local_files(&self) -> &dyn StateStore {
         self.files.as_ref()
     }

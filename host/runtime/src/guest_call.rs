@@ -42,21 +42,26 @@ pub(crate) fn deadline_ticks(host: &Host) -> u64 {
     (host.config.event_timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
 }
 
+/// What a failed guest call says to whoever waits for the event: what the
+/// guest printed last (a panic's message), then the trap's own reason. The
+/// wasm backtrace is for the host's log, not for an HTTP client (ADR 012).
 pub(crate) fn describe_trap(host: &Host, store: &Store<HostState>, e: &wasmtime::Error) -> String {
-    let timed_out = e.downcast_ref::<wasmtime::Trap>() == Some(&wasmtime::Trap::Interrupt);
-    let mut msg = if timed_out {
+    let key = &store.data().key;
+    tracing::warn!(actor = %key, "guest call failed: {e:?}");
+    let trap = e.downcast_ref::<wasmtime::Trap>();
+    let mut msg = if trap == Some(&wasmtime::Trap::Interrupt) {
         format!(
             "the event ran longer than its limit of {:?} and was interrupted \
              (an endless loop, slow SQL, or a call that did not come back in time?)",
             host.config.event_timeout
         )
     } else {
-        format!("the event trapped: {e:#}")
+        let reason = trap.map_or_else(|| e.root_cause().to_string(), ToString::to_string);
+        format!("the event trapped ({reason}; the host's log has its backtrace)")
     };
     let tail = store.data().stderr_tail();
     if !tail.is_empty() {
-        msg.push_str("\nguest output:\n");
-        msg.push_str(&tail);
+        msg = format!("{tail}\n{msg}");
     }
     msg
 }

@@ -283,3 +283,23 @@ fn an_actor_whose_database_is_damaged_can_be_deleted_through_the_admin_api() {
         wasmkeep_shim::AdminDeleted::Absent
     );
 }
+
+#[test]
+fn a_trap_answers_with_the_guest_message_first_and_no_backtrace() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rt = runtime(dir.path());
+    let key = ActorKey::new("t/app", "testee", "trapper");
+    let (status, body) = ops(&rt, &key, json!([{ "op": "trap" }]));
+    assert_eq!(status, 500, "{body}");
+    assert!(
+        !body.contains("wasm backtrace") && !body.contains("<wasm function"),
+        "{body}"
+    );
+    let first = body.lines().find(|l| !l.trim().is_empty()).unwrap_or_default();
+    assert!(first.contains("panicked at"), "the guest's message comes first: {body}");
+    assert!(body.contains("trap requested by the conformance case"), "{body}");
+    assert!(
+        body.contains("unreachable") && body.contains("the host's log has its backtrace"),
+        "{body}"
+    );
+}

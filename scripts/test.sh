@@ -37,5 +37,11 @@ for sdk in sdk-c sdk-python; do
 done
 step "cluster simulation (seeds and steps run, broken variants caught)"
 cargo test --quiet -p wasmkeep-shim --test simulation -- --nocapture 2>&1 | grep -E "simulation:|broken variant|test result"
+step "hostile load against serve (wasmkeep-load: 20,000 names over 32 connections, the same under 256 descriptors, a 1 GiB WebSocket flood)"
+cargo build --quiet -p wasmkeep-bench --bin wasmkeep-load
+load="target/debug/wasmkeep-load"
+$load names --shim target/debug/wasmkeep-shim --names 20000 --connections 32 2>&1 | grep -E "^names:|FAILED"
+$load names --shim target/debug/wasmkeep-shim --names 2000 --connections 32 --nofile 256 2>&1 | grep -E "^names:|FAILED"
+$load ws-flood --shim target/debug/wasmkeep-shim --mib 1024 2>&1 | grep -E "^ws-flood:|FAILED"
 step "conformance matrix"
 cargo run --quiet -p conformance-runner -- --no-build

@@ -309,6 +309,37 @@ enum DumpStop {
     TooSlow,
 }
 
+/// The host table's columns. WITHOUT ROWID: SQLite does not record inserts
+/// into such a table in `last_insert_rowid()`, so the host's writes (an
+/// alarm, the on-init mark) never change what the guest's SQL reads there
+/// (issue: "nothing the host does may be visible to the guest's SQL").
+const META_COLUMNS: &str = "(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID";
+
+/// A database made before the host table was WITHOUT ROWID gets the new
+/// table, with its rows, in one transaction.
+fn migrate_meta_without_rowid(conn: &Connection) -> rusqlite::Result<()> {
+    let sql: String = conn.query_row(
+        "SELECT sql FROM main.sqlite_schema WHERE type = 'table' AND name = ?1",
+        [META_TABLE],
+        |r| r.get(0),
+    )?;
+    if sql.to_ascii_uppercase().contains("WITHOUT ROWID") {
+        return Ok(());
+    }
+    conn.execute_batch(&format!(
+        "BEGIN IMMEDIATE;
+         CREATE TABLE main.{META_TABLE}_new{META_COLUMNS};
+         INSERT INTO main.{META_TABLE}_new(key, value) SELECT key, value FROM main.{META_TABLE};
+         DROP TABLE main.{META_TABLE};
+         ALTER TABLE main.{META_TABLE}_new RENAME TO {META_TABLE};
+         COMMIT;"
+    ))
+}
+
+/// Above this many rows, [`ActorDb::meta_set`] does not put `changes()` back
+/// (it would insert and roll back that many rows).
+const MOST_CHANGES_RESTORED: u64 = 100_000;
+
 /// How an `exec` runs its text.
 enum Shape {
     /// Several statements allowed when there are no parameters.
@@ -344,8 +375,9 @@ impl ActorDb {
         // end; exec-durable switches to FULL for its own commit.
         conn.execute_batch(&format!(
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;
-             CREATE TABLE IF NOT EXISTS main.{META_TABLE}(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+             CREATE TABLE IF NOT EXISTS main.{META_TABLE}{META_COLUMNS};"
         ))?;
+        migrate_meta_without_rowid(&conn)?;
         conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
         conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0)?;
         conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)?;
@@ -736,6 +768,8 @@ impl ActorDb {
     /// # Errors
     /// `internal` if SQLite failed.
     pub fn meta_set(&self, key: &str, value: Option<&str>) -> Result<(), SqlError> {
+        // What the guest's SQL reads in changes() now: put back after the write.
+        let guest_changes = self.conn.changes();
         let r = match value {
             Some(v) => self.conn.execute(
                 &format!("INSERT INTO main.{META_TABLE}(key, value) VALUES(?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value"),
@@ -744,7 +778,43 @@ impl ActorDb {
             None => self.conn.execute(&format!("DELETE FROM main.{META_TABLE} WHERE key = ?1"), [key]),
         };
         r.map(|_| ())
-            .map_err(|e| SqlError::Internal(format!("writing host metadata: {e}")))
+            .map_err(|e| SqlError::Internal(format!("writing host metadata: {e}")))?;
+        self.restore_changes(guest_changes);
+        Ok(())
+    }
+
+    /// Makes `changes()` read `n` again after a write of the host's: SQLite
+    /// has no way to set it, but it reports the last completed statement's
+    /// count even when a savepoint rolls that statement back. So `n` rows go
+    /// into the host table inside a savepoint that is rolled back (nothing
+    /// is written; no rowid is recorded, the table being WITHOUT ROWID).
+    fn restore_changes(&self, n: u64) {
+        if n > MOST_CHANGES_RESTORED {
+            tracing::debug!("changes() not put back after a host write: {n} rows is too many");
+            return;
+        }
+        let restored = self
+            .conn
+            .execute_batch("SAVEPOINT wasmkeep_changes")
+            .and_then(|()| {
+                self.conn.execute(
+                    &format!(
+                        "WITH RECURSIVE c(i) AS (SELECT 1 WHERE ?1 > 0 UNION ALL SELECT i + 1 FROM c WHERE i < ?1)
+                         INSERT INTO main.{META_TABLE}(key, value) SELECT '~changes-' || i, '' FROM c"
+                    ),
+                    [n],
+                )
+            })
+            .and_then(|_| {
+                self.conn
+                    .execute_batch("ROLLBACK TO wasmkeep_changes; RELEASE wasmkeep_changes")
+            });
+        if let Err(e) = restored {
+            tracing::warn!("putting changes() back after a host write: {e}");
+            let _ = self
+                .conn
+                .execute_batch("ROLLBACK TO wasmkeep_changes; RELEASE wasmkeep_changes");
+        }
     }
 
     /// The guest's tables and their rows (the host's table left out), for
@@ -859,10 +929,8 @@ impl ActorDb {
     pub fn empty_image(marks: &[(&str, &str)]) -> Result<Vec<u8>, SqlError> {
         let internal = |e: rusqlite::Error| SqlError::Internal(format!("building an empty database: {e}"));
         let conn = Connection::open_in_memory().map_err(internal)?;
-        conn.execute_batch(&format!(
-            "CREATE TABLE main.{META_TABLE}(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
-        ))
-        .map_err(internal)?;
+        conn.execute_batch(&format!("CREATE TABLE main.{META_TABLE}{META_COLUMNS};"))
+            .map_err(internal)?;
         for (k, v) in marks {
             conn.execute(
                 &format!("INSERT INTO main.{META_TABLE}(key, value) VALUES(?1, ?2)"),
@@ -909,6 +977,28 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let db = ActorDb::open(&dir.path().join("a.db")).expect("open");
         (dir, db)
+    }
+
+    #[test]
+    fn a_database_from_before_keeps_its_host_rows_in_a_table_without_rowid() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("old.db");
+        let old = Connection::open(&path).expect("open");
+        old.execute_batch(&format!(
+            "CREATE TABLE {META_TABLE}(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+             INSERT INTO {META_TABLE} VALUES ('{META_INITIALIZED}', '1');"
+        ))
+        .expect("old schema");
+        drop(old);
+        let db = ActorDb::open(&path).expect("open");
+        assert_eq!(db.meta_get(META_INITIALIZED).expect("get").as_deref(), Some("1"));
+        let sql: String = db
+            .conn
+            .query_row("SELECT sql FROM sqlite_schema WHERE name = ?1", [META_TABLE], |r| {
+                r.get(0)
+            })
+            .expect("schema");
+        assert!(sql.contains("WITHOUT ROWID"), "{sql}");
     }
 
     #[test]

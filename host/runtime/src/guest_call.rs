@@ -59,9 +59,9 @@ pub(crate) fn describe_trap(host: &Host, store: &Store<HostState>, e: &wasmtime:
         let reason = trap.map_or_else(|| e.root_cause().to_string(), ToString::to_string);
         format!("the event trapped ({reason}; the host's log has its backtrace)")
     };
-    let tail = store.data().stderr_tail();
-    if !tail.is_empty() {
-        msg = format!("{tail}\n{msg}");
+    let output = store.data().event_output();
+    if !output.is_empty() {
+        msg = format!("{output}\n{msg}");
     }
     msg
 }

@@ -99,7 +99,8 @@ pub struct HostState {
     pub(crate) table: ResourceTable,
     pub(crate) limits: StoreLimits,
     pub(crate) stderr: MemoryOutputPipe,
-    /// How much guest output there was when the current event began.
+    /// How much guest output there was when the current event began
+    /// (guest output is kept per instance; see [`HostState::event_output`]).
     pub(crate) stderr_mark: usize,
 }
 
@@ -111,6 +112,12 @@ impl WasiView for HostState {
         }
     }
 }
+
+/// Lines the engines print on every failure, which say nothing about it.
+const OUTPUT_NOISE: &[&str] = &[
+    "Redirecting call to abort() to mozalloc_abort",
+    "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace",
+];
 
 impl HostState {
     pub(crate) fn new(node: NodeHandles, key: ActorKey, actor: Box<OpenActor>) -> Self {
@@ -150,11 +157,25 @@ impl HostState {
     }
 
     /// The last lines the guest wrote to stderr/stdout during this event (panic messages), for error reports.
-    pub(crate) fn stderr_tail(&self) -> String {
+    /// What the guest printed in the current event, for a failure's answer:
+    /// the engines' own noise left out, and when it is long its first 30
+    /// lines (where the SDKs put the message) and its last 10.
+    pub(crate) fn event_output(&self) -> String {
         let bytes = self.stderr.contents();
         let text = String::from_utf8_lossy(bytes.get(self.stderr_mark..).unwrap_or_default());
-        let lines: Vec<&str> = text.lines().rev().take(5).collect();
-        lines.into_iter().rev().collect::<Vec<_>>().join("\n")
+        let lines: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !OUTPUT_NOISE.iter().any(|n| l.contains(n)))
+            .collect();
+        if lines.len() <= 40 {
+            return lines.join("\n");
+        }
+        let skipped = lines.len() - 40;
+        format!(
+            "{}\n… ({skipped} lines left out)\n{}",
+            lines[..30].join("\n"),
+            lines[lines.len() - 10..].join("\n")
+        )
     }
 
     /// Re-reads the alarm from the database (a rollback may have undone a

@@ -39,10 +39,11 @@ pub struct RuntimeConfig {
 
 impl RuntimeConfig {
     /// Defaults for a data directory: real clock, 5 s events, 256 MiB memory,
-    /// 30 s idle, the machine's resident cap, cache in `$WASMKEEP_CACHE_DIR` or `<data-dir>/cache`.
+    /// 30 s idle, the machine's resident cap, 1 GiB per actor, compiled
+    /// components cached in [`default_cache_dir`].
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         let data_dir = data_dir.into();
-        let cache_dir = std::env::var_os("WASMKEEP_CACHE_DIR").map_or_else(|| data_dir.join("cache"), PathBuf::from);
+        let cache_dir = default_cache_dir(&data_dir);
         Self {
             data_dir,
             cache_dir,
@@ -65,4 +66,21 @@ impl RuntimeConfig {
             ..Self::new(data_dir)
         }
     }
+}
+
+/// Where compiled components are cached unless told: `$WASMKEEP_CACHE_DIR`,
+/// else the user's cache directory (`$XDG_CACHE_HOME/wasmkeep/components` or
+/// `~/.cache/wasmkeep/components`), else `<data-dir>/cache`. One cache for
+/// `serve` and every harness: a component is compiled once, whoever loads it
+/// first (entries are by content hash and checked by digest, so sharing is
+/// safe; remove the directory to reclaim its space).
+pub fn default_cache_dir(data_dir: &std::path::Path) -> PathBuf {
+    let absolute = |v: std::ffi::OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
+    if let Some(dir) = std::env::var_os("WASMKEEP_CACHE_DIR").filter(|v| !v.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    let user_cache = std::env::var_os("XDG_CACHE_HOME")
+        .and_then(absolute)
+        .or_else(|| std::env::var_os("HOME").and_then(absolute).map(|h| h.join(".cache")));
+    user_cache.map_or_else(|| data_dir.join("cache"), |c| c.join("wasmkeep").join("components"))
 }

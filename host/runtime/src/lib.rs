@@ -59,7 +59,7 @@ mod worker;
 pub use address::ActorKey;
 pub use cluster::Cluster;
 pub use component_cache::CacheOutcome;
-pub use config::RuntimeConfig;
+pub use config::{RuntimeConfig, default_cache_dir};
 pub use error::RuntimeError;
 pub use faults::FaultKind;
 pub use http_types::{HttpRequest, HttpResponse, Outbound, SocketMessage};

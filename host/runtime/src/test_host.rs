@@ -18,7 +18,8 @@ use std::time::Duration;
 pub struct TestHostOptions {
     /// The data directory; none: a fresh temporary one, removed when the host closes.
     pub data_dir: Option<PathBuf>,
-    /// Where compiled components are cached; none: `$WASMKEEP_CACHE_DIR` or `<data dir>/cache`.
+    /// Where compiled components are cached; none: the one cache `serve` uses
+    /// too (`$WASMKEEP_CACHE_DIR`, else the user's cache directory).
     pub cache_dir: Option<PathBuf>,
     /// An event's time limit; none: 5 s.
     pub event_timeout: Option<Duration>,

@@ -1,0 +1,236 @@
+//! [`ActorTest`]: one actor class in a test host, with short verbs for what
+//! a test does most, and the whole [`TestHost`] underneath for the rest.
+
+use crate::build::component_of;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use wasmkeep_host::{
+    Access, ActorKey, CallFailure, ClassSpec, HttpResponse, LogLine, Outbound, SocketMessage, TestHost, TestHostOptions,
+};
+
+/// The app every [`ActorTest`] loads its class into.
+const APP: &str = "test/app";
+
+/// How to set up an [`ActorTest`]; [`ActorTest::of_this_crate`] takes the defaults.
+#[derive(Debug, Clone)]
+pub struct Builder {
+    manifest_dir: PathBuf,
+    class: String,
+    access: Access,
+    options: TestHostOptions,
+}
+
+impl Builder {
+    /// The class name requests address (`/<class>/<name>`); default `actor`.
+    #[must_use]
+    pub fn class(mut self, class: impl Into<String>) -> Self {
+        self.class = class.into();
+        self
+    }
+
+    /// The class's access; default `open`.
+    #[must_use]
+    pub fn access(mut self, access: Access) -> Self {
+        self.access = access;
+        self
+    }
+
+    /// An event's time limit; default 5 s.
+    #[must_use]
+    pub fn event_timeout(mut self, limit: Duration) -> Self {
+        self.options.event_timeout = Some(limit);
+        self
+    }
+
+    /// Builds the crate (once per test process) and starts the host.
+    ///
+    /// # Errors
+    /// The crate does not build into a component, or the host cannot start.
+    pub fn start(self) -> anyhow::Result<ActorTest> {
+        let component = component_of(&self.manifest_dir)?;
+        let host = TestHost::new(self.options)?;
+        host.add_app(
+            APP,
+            &[ClassSpec {
+                name: self.class.clone(),
+                component,
+                access: self.access,
+            }],
+        )?;
+        Ok(ActorTest {
+            host,
+            class: self.class,
+        })
+    }
+}
+
+/// An actor crate under test: its class loaded in a fresh [`TestHost`] (a
+/// virtual clock, a temporary data directory). The verbs panic with the
+/// host's message when the host refuses, as test helpers do; the host
+/// itself, with `Result`s, is [`ActorTest::host`].
+pub struct ActorTest {
+    host: TestHost,
+    class: String,
+}
+
+impl ActorTest {
+    /// The actor crate at `manifest_dir` (pass `env!("CARGO_MANIFEST_DIR")`),
+    /// as class `actor`, open to requests.
+    ///
+    /// # Errors
+    /// See [`Builder::start`].
+    pub fn of_this_crate(manifest_dir: impl AsRef<Path>) -> anyhow::Result<Self> {
+        Self::builder(manifest_dir).start()
+    }
+
+    /// Set up the class name, access or time limit first.
+    pub fn builder(manifest_dir: impl AsRef<Path>) -> Builder {
+        Builder {
+            manifest_dir: manifest_dir.as_ref().to_path_buf(),
+            class: "actor".into(),
+            access: Access::Open,
+            options: TestHostOptions::default(),
+        }
+    }
+
+    /// The address of the actor named `name`.
+    pub fn key(&self, name: &str) -> ActorKey {
+        ActorKey::new(APP, &self.class, name)
+    }
+
+    /// The host, for everything the short verbs leave out.
+    pub fn host(&self) -> &TestHost {
+        &self.host
+    }
+
+    /// Sends `method path` with `body` to the actor named `name` and waits
+    /// for its answer (the event's end included).
+    ///
+    /// # Panics
+    /// The host refused the request (its message says why).
+    pub fn request(&self, name: &str, method: &str, path: &str, body: impl Into<Vec<u8>>) -> HttpResponse {
+        let key = self.key(name);
+        let r = self
+            .host
+            .request(&key, method, path, Vec::new(), body.into())
+            .unwrap_or_else(|e| panic!("{method} {path} to {key}: {e}"));
+        self.settle(name);
+        if r.status >= 500 {
+            // What the actor logged is what explains a failure.
+            for line in self.logs_of(name) {
+                eprintln!("[{} {}] {}", line.level, line.actor, line.message);
+            }
+        }
+        r
+    }
+
+    /// `GET path`.
+    pub fn get(&self, name: &str, path: &str) -> HttpResponse {
+        self.request(name, "GET", path, Vec::new())
+    }
+
+    /// `POST path` with `body`.
+    pub fn post(&self, name: &str, path: &str, body: impl Into<Vec<u8>>) -> HttpResponse {
+        self.request(name, "POST", path, body)
+    }
+
+    /// `DELETE path`.
+    pub fn delete(&self, name: &str, path: &str) -> HttpResponse {
+        self.request(name, "DELETE", path, Vec::new())
+    }
+
+    /// Runs `on-call` of the actor named `name` as the host.
+    ///
+    /// # Panics
+    /// The host refused the call.
+    pub fn call(&self, name: &str, payload: impl Into<Vec<u8>>) -> Result<Vec<u8>, CallFailure> {
+        let key = self.key(name);
+        self.host
+            .call(&key, payload.into())
+            .unwrap_or_else(|e| panic!("call to {key}: {e}"))
+    }
+
+    /// Waits until every event queued for the actor has run.
+    pub fn settle(&self, name: &str) {
+        let key = self.key(name);
+        self.host.settle(&key).unwrap_or_else(|e| panic!("settling {key}: {e}"));
+    }
+
+    /// The host's time now (ms).
+    pub fn now_ms(&self) -> u64 {
+        self.host.now_ms().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Moves the virtual clock on by `ms`; returns the new time.
+    pub fn advance_clock(&self, ms: u64) -> u64 {
+        self.host.advance_clock(ms).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Runs every due alarm; how many ran.
+    pub fn run_due_alarms(&self) -> usize {
+        self.host.run_due_alarms().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The actor's tables, as `{"<table>": {"columns": [...], "rows": [[...]]}}`,
+    /// each value tagged as the conformance protocol writes them (`{"integer": "1"}`).
+    pub fn tables(&self, name: &str) -> serde_json::Value {
+        let key = self.key(name);
+        self.host
+            .tables_json(&key)
+            .unwrap_or_else(|e| panic!("tables of {key}: {e}"))
+    }
+
+    /// Whether the actor named `name` exists (has a database).
+    pub fn exists(&self, name: &str) -> bool {
+        let key = self.key(name);
+        self.host.exists(&key).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// What the actor named `name` logged so far.
+    pub fn logs_of(&self, name: &str) -> Vec<LogLine> {
+        let actor = self.key(name).to_string();
+        self.host
+            .logs()
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|l| l.actor == actor)
+            .collect()
+    }
+
+    /// Arms `count` occurrences of the fault `name` (`fail-removal`, ...).
+    ///
+    /// # Panics
+    /// No such fault.
+    pub fn arm_fault(&self, name: &str, count: u32) {
+        self.host.arm_fault(name, count).unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    /// Hibernates every actor (their next event wakes them from their files).
+    pub fn hibernate_all(&self) {
+        self.host.hibernate_all().unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    /// Opens a WebSocket to the actor named `name` at `path`; its id.
+    pub fn open_socket(&self, name: &str, path: &str) -> u64 {
+        let key = self.key(name);
+        let id = self
+            .host
+            .open_socket(&key, path)
+            .unwrap_or_else(|e| panic!("opening a socket to {key}: {e}"));
+        self.settle(name);
+        id
+    }
+
+    /// Sends a text message on socket `id` and waits for the actor to handle it.
+    pub fn socket_send_text(&self, name: &str, id: u64, text: &str) {
+        self.host
+            .socket_send(id, SocketMessage::Text(text.into()))
+            .unwrap_or_else(|e| panic!("{e}"));
+        self.settle(name);
+    }
+
+    /// What the actor sent to socket `id` since last asked.
+    pub fn socket_take(&self, id: u64) -> Vec<Outbound> {
+        self.host.socket_take(id).unwrap_or_else(|e| panic!("{e}"))
+    }
+}

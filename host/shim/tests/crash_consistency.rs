@@ -94,3 +94,59 @@ fn a_host_killed_inside_on_init_keeps_nothing_of_it_and_runs_it_again() {
         "on-init's row from before the kill is gone, and it ran once more: {body}"
     );
 }
+
+#[test]
+fn a_host_killed_during_durable_deletes_leaves_each_actor_whole_or_gone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = serve(dir.path());
+    let names: Vec<String> = (0..40).map(|i| format!("d{i}")).collect();
+    for name in &names {
+        let (status, body) = ops(
+            &first.base,
+            name,
+            &serde_json::json!([
+                { "op": "exec", "sql": "CREATE TABLE t(v)" },
+                { "op": "exec", "sql": "INSERT INTO t VALUES (randomblob(100000))" },
+            ]),
+        )
+        .expect("answer");
+        assert_eq!(status, 200, "{body}");
+    }
+    // Durable deletes one after another, the host killed part way.
+    let base = first.base.clone();
+    let to_delete = names.clone();
+    let deleting = std::thread::spawn(move || {
+        let mut acknowledged = Vec::new();
+        for name in &to_delete {
+            match ops(&base, name, &serde_json::json!([{ "op": "delete-self-durable" }])) {
+                Ok((200, body)) if body.contains(r#"{"ok":null}"#) => acknowledged.push(name.clone()),
+                _ => break,
+            }
+        }
+        acknowledged
+    });
+    std::thread::sleep(Duration::from_millis(150));
+    drop(first);
+    let acknowledged = deleting.join().expect("thread");
+    assert!(acknowledged.len() < names.len(), "the kill came before the last delete");
+
+    let again = serve(dir.path());
+    for name in &names {
+        let (status, body) = ops(
+            &again.base,
+            name,
+            &serde_json::json!([
+                { "op": "query", "sql": "SELECT count(*) FROM init_log" },
+                { "op": "query", "sql": "SELECT length(v) FROM t" },
+            ]),
+        )
+        .expect("answer");
+        assert_eq!(status, 200, "{name}: {body}");
+        let whole = body.contains(r#""rows":[[{"integer":"100000"}]]"#);
+        let gone = body.contains("no such table");
+        assert!(whole ^ gone, "{name} is either whole or gone: {body}");
+        if acknowledged.contains(name) {
+            assert!(gone, "{name}'s acknowledged durable delete was kept: {body}");
+        }
+    }
+}

@@ -53,6 +53,8 @@ pub mod alarms;
 pub mod calls;
 pub mod context;
 pub mod http;
+#[cfg(feature = "serde")]
+mod serde_support;
 pub mod sockets;
 pub mod storage;
 
@@ -60,6 +62,8 @@ pub use actor::Actor;
 pub use calls::CallError;
 pub use context::{Address, Deletion, DeletionCause, Level};
 pub use http::{Request, Responder, Response};
+#[cfg(feature = "serde")]
+pub use serde_support::{SerdeError, to_params};
 pub use sockets::{Message, SocketError, SocketId};
 pub use storage::{FromValue, Params, Row, Rows, SqlError, Value, ValueError};
 

@@ -30,6 +30,9 @@ use core::fmt;
 
 use crate::__private::bindings::wasmkeep::actor::{storage as wit, types as wit_types};
 
+#[cfg(feature = "serde")]
+pub use crate::serde_support::query_as;
+
 // ---------------------------------------------------------------------------
 // Errors
 

@@ -7,4 +7,5 @@
 pub use wasmkeep_host::*;
 
 mod admin_access;
+pub mod route;
 pub mod server;

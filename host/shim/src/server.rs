@@ -243,30 +243,13 @@ async fn logs(State(ctx): State<Ctx>) -> Response {
 }
 
 async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
-    let path = req.uri().path().to_owned();
-    let mut parts = path.trim_start_matches('/').splitn(3, '/');
-    let (Some(class), Some(name)) = (parts.next(), parts.next()) else {
-        return no_route().await;
+    let route = match crate::route::actor_route(req.uri().path(), req.uri().query()) {
+        Ok(route) => route,
+        Err(crate::route::RouteError::NoRoute) => return no_route().await,
+        Err(e) => return json_error(e.status(), e.message()),
     };
-    let decode = |s: &str| percent_decode(s);
-    let (Some(class), Some(name)) = (decode(class), decode(name)) else {
-        return json_error(
-            StatusCode::BAD_REQUEST,
-            "the class or name is not valid percent-encoded UTF-8",
-        );
-    };
-    if name.is_empty() {
-        return json_error(
-            StatusCode::NOT_FOUND,
-            "an actor's name cannot be empty: /<class>/<name>/<path>",
-        );
-    }
-    let rest = parts.next().map_or_else(|| "/".to_owned(), |r| format!("/{r}"));
-    let rest = match req.uri().query() {
-        Some(q) => format!("{rest}?{q}"),
-        None => rest,
-    };
-    let key = ActorKey::new(ctx.app.clone(), class, name);
+    let rest = route.rest;
+    let key = ActorKey::new(ctx.app.clone(), route.class, route.name);
     let is_upgrade = req
         .headers()
         .get(header::UPGRADE)
@@ -371,23 +354,6 @@ fn guest_response(status: u16, headers: &[(String, String)], body: Vec<u8>) -> R
             format!("the actor's response is not valid HTTP: {e}"),
         )
     })
-}
-
-fn percent_decode(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            let h = std::str::from_utf8(&b[i + 1..i + 3]).ok()?;
-            out.push(u8::from_str_radix(h, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
 }
 
 /// Carries one socket both ways. Reading runs in its own task and waits for

@@ -1,5 +1,6 @@
 //! The dev server: HTTP and WebSockets to actors, `/metrics`, and the admin API under `/_shim/`.
 
+use crate::AdminDeleted;
 use crate::Runtime;
 use crate::RuntimeError;
 use crate::SqlValue;
@@ -13,7 +14,7 @@ use axum::extract::ws::{CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{FromRequestParts, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get, post};
+use axum::routing::{any, delete, get, post};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 
@@ -39,6 +40,7 @@ pub fn router_with(rt: Runtime, app: String, access: AdminAccess) -> Router {
     let admin = Router::new()
         .route("/_shim/actors", get(actors))
         .route("/_shim/actors/{class}/{name}/tables", get(tables))
+        .route("/_shim/actors/{class}/{name}", delete(delete_actor))
         .route("/_shim/clock", get(clock))
         .route("/_shim/clock/advance", post(advance))
         .route("/_shim/faults", get(faults_get).post(faults_set).delete(faults_clear))
@@ -136,7 +138,32 @@ async fn tables(
             }
             axum::Json(json!({ "tables": obj })).into_response()
         }
+        Ok(Err(e @ RuntimeError::TablesTooLarge(_))) => json_error(StatusCode::PAYLOAD_TOO_LARGE, e.to_string()),
+        Ok(Err(e @ RuntimeError::TablesTooSlow(_))) => json_error(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
         Ok(Err(e)) => json_error(StatusCode::NOT_FOUND, e.to_string()),
+        Err(e) => json_error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
+/// `DELETE /_shim/actors/<class>/<name>`: an operator delete on this node
+/// (no guest code; a damaged database is removed too).
+async fn delete_actor(
+    State(ctx): State<Ctx>,
+    axum::extract::Path((class, name)): axum::extract::Path<(String, String)>,
+) -> Response {
+    let key = ActorKey::new(ctx.app.clone(), class, name);
+    let rt = ctx.rt.clone();
+    let k = key.clone();
+    match tokio::task::spawn_blocking(move || rt.delete_actor(&k)).await {
+        Ok(Ok(AdminDeleted::Deleted)) => axum::Json(json!({ "deleted": key.to_string() })).into_response(),
+        Ok(Ok(AdminDeleted::RemovedUnopenable)) => axum::Json(json!({
+            "deleted": key.to_string(),
+            "note": "its database could not be opened: its files were removed",
+        }))
+        .into_response(),
+        Ok(Ok(AdminDeleted::Absent)) => json_error(StatusCode::NOT_FOUND, format!("no such actor: {key}")),
+        Ok(Err(e @ (RuntimeError::NoSuchApp(_) | RuntimeError::NoSuchClass { .. }))) => shim_error(&e),
+        Ok(Err(e)) => json_error(StatusCode::CONFLICT, e.to_string()),
         Err(e) => json_error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     }
 }

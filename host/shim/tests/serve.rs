@@ -383,3 +383,36 @@ async fn with_a_token_the_admin_api_needs_it() {
         .expect("send");
     assert_eq!(r.status().as_u16(), 200, "the token opens it, whatever the name");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_admin_api_deletes_an_actor_and_bounds_its_table_dump() {
+    let s = start(true).await;
+    send(reqwest::Method::POST, &format!("{}/counter/gone", s.base), None).await;
+    let url = format!("{}/_shim/actors/counter/gone", s.base);
+    let (st, body) = send(reqwest::Method::DELETE, &url, None).await;
+    assert_eq!(st, 200, "{body}");
+    assert!(body.contains("deleted"), "{body}");
+    let (st, body) = send(reqwest::Method::DELETE, &url, None).await;
+    assert_eq!(st, 404, "nothing left to delete: {body}");
+    let (_, body) = send(reqwest::Method::GET, &format!("{}/counter/gone", s.base), None).await;
+    assert_eq!(body, "0", "the next request meets a new counter");
+    let (_, body) = send(reqwest::Method::GET, &format!("{}/metrics", s.base), None).await;
+    assert!(
+        body.contains("wasmkeep_actor_deletes_total{how=\"operator\"} 1"),
+        "{body}"
+    );
+
+    let ops = json!({"ops": [
+        {"op": "exec", "sql": "CREATE TABLE t(i INTEGER, g BLOB AS (zeroblob(4000000)) VIRTUAL)"},
+        {"op": "exec", "sql": "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 50) INSERT INTO t(i) SELECT x FROM c"},
+    ]});
+    send(reqwest::Method::POST, &format!("{}/testee/big", s.base), Some(ops)).await;
+    let (st, body) = send(
+        reqwest::Method::GET,
+        &format!("{}/_shim/actors/testee/big/tables", s.base),
+        None,
+    )
+    .await;
+    assert_eq!(st, 413, "the dump is refused past 16 MiB: {}", body.len());
+    assert!(body.contains("16 MiB"), "{body}");
+}

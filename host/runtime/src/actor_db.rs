@@ -326,8 +326,11 @@ fn migrate_meta_without_rowid(conn: &Connection) -> rusqlite::Result<()> {
     if sql.to_ascii_uppercase().contains("WITHOUT ROWID") {
         return Ok(());
     }
+    // `_wasmkeep…` names are the host's; a table a guest once took by a
+    // rename (before renames were checked) gives way.
     conn.execute_batch(&format!(
         "BEGIN IMMEDIATE;
+         DROP TABLE IF EXISTS main.{META_TABLE}_new;
          CREATE TABLE main.{META_TABLE}_new{META_COLUMNS};
          INSERT INTO main.{META_TABLE}_new(key, value) SELECT key, value FROM main.{META_TABLE};
          DROP TABLE main.{META_TABLE};
@@ -437,11 +440,53 @@ impl ActorDb {
                 message: "the SQL text is empty".into(),
             });
         }
+        // The authorizer sees only a renamed table's old name: a rename is
+        // checked afterwards, and undone if it took a name of the host's.
+        let renames = sql.as_bytes().windows(6).any(|w| w.eq_ignore_ascii_case(b"RENAME"));
+        if renames {
+            self.conn
+                .execute_batch("SAVEPOINT wasmkeep_rename")
+                .map_err(|e| self.map_error(e))?;
+        }
         // A denial is always followed by an error, which map_error consumes.
         self.guard.guest.store(true, Ordering::SeqCst);
         let r = f(&self.conn);
         self.guard.guest.store(false, Ordering::SeqCst);
-        r.map_err(|e| self.map_error(e))
+        let r = r.map_err(|e| self.map_error(e));
+        if renames {
+            return self.check_renames(r);
+        }
+        r
+    }
+
+    /// Ends the savepoint around a guest statement that renames: undone if a
+    /// table, index, view or trigger now has a name reserved to the host.
+    fn check_renames<T>(&self, r: Result<T, SqlError>) -> Result<T, SqlError> {
+        let taken: Option<String> = self
+            .conn
+            .query_row(
+                &format!(
+                    "SELECT name FROM main.sqlite_schema WHERE name LIKE '\\_wasmkeep%' ESCAPE '\\' AND name != '{META_TABLE}' \
+                     AND name NOT LIKE 'sqlite_autoindex_{META_TABLE}%' LIMIT 1"
+                ),
+                [],
+                |row| row.get(0),
+            )
+            .optional()
+            .unwrap_or(None);
+        let end = if r.is_ok() && taken.is_none() {
+            "RELEASE wasmkeep_rename"
+        } else {
+            "ROLLBACK TO wasmkeep_rename; RELEASE wasmkeep_rename"
+        };
+        // SQLite may have ended the transaction itself (ON CONFLICT ROLLBACK).
+        if !self.conn.is_autocommit() {
+            let _ = self.conn.execute_batch(end);
+        }
+        match taken {
+            Some(name) if r.is_ok() => Err(SqlError::NotAllowed(format!("{name} is a name reserved to the host"))),
+            _ => r,
+        }
     }
 
     fn map_error(&self, e: rusqlite::Error) -> SqlError {

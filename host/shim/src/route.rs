@@ -72,17 +72,18 @@ pub fn actor_route(path: &str, query: Option<&str>) -> Result<ActorRoute, RouteE
     Ok(ActorRoute { class, name, rest })
 }
 
-/// Decodes `%XX` escapes; none if the result is not UTF-8 or an escape
-/// inside the text is not hex. A `%` with fewer than two characters after it
-/// is kept as it is.
+/// Decodes `%XX` escapes; none if the result is not UTF-8 or a `%` is not
+/// followed by two hex digits (the client gets 400).
 pub fn percent_decode(s: &str) -> Option<String> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            let h = std::str::from_utf8(&b[i + 1..i + 3]).ok()?;
-            out.push(u8::from_str_radix(h, 16).ok()?);
+        if b[i] == b'%' {
+            // RFC 3986: `%` and exactly two hex digits. `from_str_radix` alone
+            // would take "+A" as 10, so `%+A` and `%0A` named the same actor.
+            let (hi, lo) = (hex_digit(*b.get(i + 1)?)?, hex_digit(*b.get(i + 2)?)?);
+            out.push(hi << 4 | lo);
             i += 3;
         } else {
             out.push(b[i]);
@@ -90,4 +91,27 @@ pub fn percent_decode(s: &str) -> Option<String> {
         }
     }
     String::from_utf8(out).ok()
+}
+
+fn hex_digit(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::percent_decode;
+
+    #[test]
+    fn only_a_percent_and_two_hex_digits_is_an_escape() {
+        assert_eq!(percent_decode("a%20b%C3%A9").as_deref(), Some("a bé"));
+        assert_eq!(percent_decode("%0A").as_deref(), Some("\n"));
+        for bad in ["%+A", "%-1", "% 1", "%4", "%", "%zz", "%C3"] {
+            assert_eq!(percent_decode(bad), None, "{bad:?} is refused, not guessed");
+        }
+    }
 }

@@ -43,5 +43,7 @@ load="target/debug/wasmkeep-load"
 $load names --shim target/debug/wasmkeep-shim --names 20000 --connections 32 2>&1 | grep -E "^names:|FAILED"
 $load names --shim target/debug/wasmkeep-shim --names 2000 --connections 32 --nofile 256 2>&1 | grep -E "^names:|FAILED"
 $load ws-flood --shim target/debug/wasmkeep-shim --mib 1024 2>&1 | grep -E "^ws-flood:|FAILED"
+step "fuzz targets of the host's boundaries, 10 s each (wasmkeep-fuzz; the corpus is host/fuzz/corpus)"
+cargo run --quiet -p wasmkeep-fuzz -- --target all --seconds 10 --no-extend
 step "conformance matrix"
 cargo run --quiet -p conformance-runner -- --no-build

@@ -29,4 +29,7 @@ for crate in wasmkeep-store wasmkeep-host wasmkeep-shim; do
     failed=1
   fi
 done
+# Paths written in place (`crate::node::Host`) are edges too; cargo-modules
+# draws only `use` declarations.
+python3 scripts/module_paths_cycles.py host/store/src host/runtime/src host/shim/src || failed=1
 exit "$failed"

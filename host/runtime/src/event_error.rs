@@ -3,6 +3,8 @@
 //! message, and the log says which.
 
 use crate::address::ActorKey;
+use crate::http_types::HttpResponse;
+use crate::job::{CallFailure, EventKind};
 use crate::storage::StorageError;
 
 /// Why an event failed.
@@ -63,4 +65,35 @@ impl EventError {
             EventError::Guest(_) | EventError::Host(_) => 500,
         }
     }
+}
+
+/// Answers a job that could not run, by its cause.
+pub(crate) fn fail_job(kind: EventKind, why: &EventError) {
+    match kind {
+        EventKind::Request { respond, .. } => {
+            let _ = respond.send(HttpResponse::host_text(why.status(), why.to_string()));
+        }
+        EventKind::Call { reply, .. } => {
+            let _ = reply.send(Err(CallFailure::Failed(why.to_string())));
+        }
+        EventKind::Alarm { ran } => {
+            let _ = ran.send(false);
+        }
+        EventKind::Inspect { reply } => {
+            let _ = reply.send(Err(crate::error::RuntimeError::Event(why.to_string())));
+        }
+        EventKind::Barrier { done } | EventKind::Hibernate { done } => {
+            let _ = done.send(());
+        }
+        EventKind::SocketOpen { .. } | EventKind::SocketMessage { .. } | EventKind::SocketClose { .. } => {}
+        // The request stays in the bucket for a later pass.
+        EventKind::OperatorDelete { .. } => {}
+        EventKind::AdminDelete { done } => {
+            let _ = done.send(Err(why.to_string()));
+        }
+        EventKind::Expire { done, .. } => {
+            let _ = done.send(false);
+        }
+    }
+    tracing::warn!("event failed: {why}");
 }

@@ -5,7 +5,7 @@
 use crate::actor_db::META_INITIALIZED;
 use crate::address::ActorKey;
 use crate::bindings::{http as wit_http, types as wit};
-use crate::event_error::EventError;
+use crate::event_error::{EventError, fail_job};
 use crate::http_types::{HttpResponse, SocketMessage};
 use crate::imports::{EventState, HostState};
 use crate::job::{CallFailure, EventKind};
@@ -245,35 +245,4 @@ pub(crate) fn fail_kind(kind: EventKind, why: EventError) -> Outcome {
     Outcome {
         trapped: Some(why.to_string()),
     }
-}
-
-/// Answers a job that could not run, by its cause.
-pub(crate) fn fail_job(kind: EventKind, why: &EventError) {
-    match kind {
-        EventKind::Request { respond, .. } => {
-            let _ = respond.send(HttpResponse::host_text(why.status(), why.to_string()));
-        }
-        EventKind::Call { reply, .. } => {
-            let _ = reply.send(Err(CallFailure::Failed(why.to_string())));
-        }
-        EventKind::Alarm { ran } => {
-            let _ = ran.send(false);
-        }
-        EventKind::Inspect { reply } => {
-            let _ = reply.send(Err(crate::error::RuntimeError::Event(why.to_string())));
-        }
-        EventKind::Barrier { done } | EventKind::Hibernate { done } => {
-            let _ = done.send(());
-        }
-        EventKind::SocketOpen { .. } | EventKind::SocketMessage { .. } | EventKind::SocketClose { .. } => {}
-        // The request stays in the bucket for a later pass.
-        EventKind::OperatorDelete { .. } => {}
-        EventKind::AdminDelete { done } => {
-            let _ = done.send(Err(why.to_string()));
-        }
-        EventKind::Expire { done, .. } => {
-            let _ = done.send(false);
-        }
-    }
-    tracing::warn!("event failed: {why}");
 }

@@ -2,7 +2,7 @@
 //! operator delete request (ADR 0028 §3) and idle expiry (§4).
 
 use crate::deletion::DeleteHow;
-use crate::job::{EventKind, Job};
+use crate::job::{AdminDeleted, EventKind, Job};
 use crate::node::{Host, Mailbox};
 use crate::resident::{Prepared, Resident, delete_actor, hibernate, prepare};
 use crate::storage::OpenMode;
@@ -61,17 +61,6 @@ pub(crate) fn operator_delete(
             host.operator_released(&req);
         }
     }
-}
-
-/// What the admin API's delete did.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AdminDeleted {
-    /// Deleted through the one delete routine (sockets closed first).
-    Deleted,
-    /// Its database could not be opened (damaged): its files were removed.
-    RemovedUnopenable,
-    /// There was no such actor.
-    Absent,
 }
 
 /// The admin API's delete of a single node's actor, as an operator delete:

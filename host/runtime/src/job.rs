@@ -18,6 +18,17 @@ pub enum CallFailure {
     Failed(String),
 }
 
+/// What the admin API's delete did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AdminDeleted {
+    /// Deleted through the one delete routine (sockets closed first).
+    Deleted,
+    /// Its database could not be opened (damaged): its files were removed.
+    RemovedUnopenable,
+    /// There was no such actor.
+    Absent,
+}
+
 /// What an event is.
 pub(crate) enum EventKind {
     Request {
@@ -62,7 +73,7 @@ pub(crate) enum EventKind {
     /// Host-side: the admin API's delete of one node's actor (runs no guest
     /// code; works when its database cannot be opened).
     AdminDelete {
-        done: oneshot::Sender<Result<crate::host_jobs::AdminDeleted, String>>,
+        done: oneshot::Sender<Result<AdminDeleted, String>>,
     },
     /// Host-side: carry out an operator delete request (runs no guest code).
     OperatorDelete {
@@ -91,6 +102,21 @@ impl EventKind {
             | EventKind::AdminDelete { .. }
             | EventKind::OperatorDelete { .. }
             | EventKind::Expire { .. } => "host",
+        }
+    }
+}
+
+impl EventKind {
+    /// The bytes an event from outside brings (requests, calls, socket
+    /// opens and messages), for its mailbox's bound; `None` for the host's
+    /// own jobs, which are never refused.
+    pub(crate) fn outside_bytes(&self) -> Option<usize> {
+        match self {
+            EventKind::Request { req, .. } => Some(req.body.len() + req.path.len()),
+            EventKind::Call { payload, .. } => Some(payload.len()),
+            EventKind::SocketMessage { msg, .. } => Some(crate::sockets::message_size(msg)),
+            EventKind::SocketOpen { path, .. } => Some(path.len()),
+            _ => None,
         }
     }
 }

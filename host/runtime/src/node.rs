@@ -15,7 +15,7 @@ use crate::imports::{HostState, NodeHandles, NodeServices};
 use crate::job::{self, CallFailure, EventKind, Job};
 use crate::manifest::Access;
 use crate::metrics::Metrics;
-use crate::residency::{Admission, Residency};
+use crate::residency::{Admission, Residency, UsedAt};
 use crate::sockets::{NOT_READING, SendRefused, SocketTable};
 use crate::storage::ActorStorage;
 use serde::Serialize;
@@ -82,6 +82,12 @@ pub(crate) struct Mailbox {
     pub(crate) bound: Arc<crate::queue_bound::QueueBound>,
 }
 
+impl UsedAt for Mailbox {
+    fn used_at(&self) -> &std::sync::atomic::AtomicU64 {
+        &self.last_used
+    }
+}
+
 impl Mailbox {
     pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, MailboxState> {
         self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -121,7 +127,7 @@ pub struct Host {
     pub(crate) sockets: Arc<SocketTable>,
     pub(crate) cache: ComponentCache,
     /// The resident-actor cap and the mailboxes waiting for a worker.
-    pub(crate) residency: Residency,
+    pub(crate) residency: Residency<Mailbox>,
     pub(crate) timer_wake: Mutex<Option<mpsc::Sender<()>>>,
     pub(crate) logs: Mutex<std::collections::VecDeque<LogLine>>,
     /// Set in cluster mode: the cluster and this node's place in it.
@@ -246,7 +252,7 @@ impl Host {
         let slot = self.slot(key);
         self.residency.touch(&slot);
         let mut job = job;
-        if let Some(bytes) = crate::queue_bound::outside_bytes(&job.kind) {
+        if let Some(bytes) = job.kind.outside_bytes() {
             match slot.bound.admit(bytes) {
                 Some(share) => job.queued_share = Some(share),
                 None => {
@@ -289,7 +295,7 @@ impl Host {
                     limit: self.residency.limit(),
                 };
                 while let Ok(job) = rx.try_recv() {
-                    crate::guest_call::fail_job(job.kind, &why);
+                    crate::event_error::fail_job(job.kind, &why);
                 }
             }
         }
@@ -319,7 +325,7 @@ impl Host {
             }
             return;
         }
-        crate::guest_call::fail_job(job.kind, &why);
+        crate::event_error::fail_job(job.kind, &why);
     }
 
     /// Starts worker `id` for `slot` on a thread of its own; when it ends,

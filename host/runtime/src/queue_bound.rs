@@ -4,7 +4,6 @@
 //! (ADR 012). The host's own jobs (alarms, closes, hibernation, deletes) are
 //! never refused: they are few and must not be lost.
 
-use crate::job::EventKind;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -33,17 +32,6 @@ impl Drop for QueuedShare {
     fn drop(&mut self) {
         self.bound.events.fetch_sub(1, Ordering::AcqRel);
         self.bound.bytes.fetch_sub(self.bytes, Ordering::AcqRel);
-    }
-}
-
-/// The bytes an event from outside brings, or `None` for the host's own jobs.
-pub(crate) fn outside_bytes(kind: &EventKind) -> Option<usize> {
-    match kind {
-        EventKind::Request { req, .. } => Some(req.body.len() + req.path.len()),
-        EventKind::Call { payload, .. } => Some(payload.len()),
-        EventKind::SocketMessage { msg, .. } => Some(crate::sockets::message_size(msg)),
-        EventKind::SocketOpen { path, .. } => Some(path.len()),
-        _ => None,
     }
 }
 

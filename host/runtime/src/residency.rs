@@ -10,7 +10,6 @@
 //! too the event is refused (503 with `Retry-After`). ADR 012.
 
 use crate::job::Job;
-use crate::node::Mailbox;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
@@ -45,8 +44,15 @@ fn max_map_count() -> Option<u64> {
         .and_then(|s| s.trim().parse().ok())
 }
 
+/// A mailbox as the residency sees it: it only orders them by use (the
+/// node's mailbox type implements this, so this module needs nothing of it).
+pub(crate) trait UsedAt {
+    /// When an event was last enqueued to it (a tick of [`Residency::touch`]).
+    fn used_at(&self) -> &AtomicU64;
+}
+
 /// What [`Residency::admit`] decided for a mailbox that needs a worker.
-pub(crate) enum Admission {
+pub(crate) enum Admission<Mailbox> {
     /// Start worker `id` now, on this receiver.
     Start { id: u64, rx: mpsc::Receiver<Job> },
     /// It waits for a worker (the queue keeps the receiver); these
@@ -56,33 +62,43 @@ pub(crate) enum Admission {
     Full { rx: mpsc::Receiver<Job> },
 }
 
-struct Waiting {
+struct Waiting<Mailbox> {
     mailbox: Arc<Mailbox>,
     rx: mpsc::Receiver<Job>,
 }
 
-#[derive(Default)]
-struct State {
+struct State<Mailbox> {
     /// Workers alive, by worker id (a key may briefly have an old worker
     /// leaving and a new one starting).
     live: HashMap<u64, Arc<Mailbox>>,
-    waiting: VecDeque<Waiting>,
+    waiting: VecDeque<Waiting<Mailbox>>,
     /// Worker ids asked to hibernate and not gone yet.
     evicting: HashSet<u64>,
     next_id: u64,
 }
 
+impl<Mailbox> Default for State<Mailbox> {
+    fn default() -> Self {
+        Self {
+            live: HashMap::new(),
+            waiting: VecDeque::new(),
+            evicting: HashSet::new(),
+            next_id: 0,
+        }
+    }
+}
+
 /// The node's resident-actor cap and its waiting queue.
-pub(crate) struct Residency {
+pub(crate) struct Residency<Mailbox> {
     limit: usize,
-    state: Mutex<State>,
+    state: Mutex<State<Mailbox>>,
     /// Bumped at every event: a mailbox's `last_used` orders residents for eviction.
     ticks: AtomicU64,
     /// `state.waiting.len()`, read without the lock by idle workers.
     waiting: AtomicUsize,
 }
 
-impl Residency {
+impl<Mailbox: UsedAt> Residency<Mailbox> {
     pub(crate) fn new(limit: usize) -> Self {
         Self {
             limit: limit.max(1),
@@ -96,18 +112,18 @@ impl Residency {
         self.limit
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+    fn state(&self) -> std::sync::MutexGuard<'_, State<Mailbox>> {
         self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Marks `mailbox` as used now (each enqueued event).
     pub(crate) fn touch(&self, mailbox: &Mailbox) {
         let tick = self.ticks.fetch_add(1, Ordering::Relaxed);
-        mailbox.last_used.store(tick, Ordering::Relaxed);
+        mailbox.used_at().store(tick, Ordering::Relaxed);
     }
 
     /// A mailbox needs a worker: start one, queue it, or refuse.
-    pub(crate) fn admit(&self, mailbox: &Arc<Mailbox>, rx: mpsc::Receiver<Job>) -> Admission {
+    pub(crate) fn admit(&self, mailbox: &Arc<Mailbox>, rx: mpsc::Receiver<Job>) -> Admission<Mailbox> {
         let mut state = self.state();
         if state.live.len() < self.limit && state.waiting.is_empty() {
             let id = state.next_id;
@@ -131,7 +147,7 @@ impl Residency {
             .live
             .iter()
             .filter(|(id, _)| !state.evicting.contains(id))
-            .map(|(id, m)| (m.last_used.load(Ordering::Relaxed), *id, m.clone()))
+            .map(|(id, m)| (m.used_at().load(Ordering::Relaxed), *id, m.clone()))
             .collect();
         candidates.sort_unstable_by_key(|(used, id, _)| (*used, *id));
         let mut evict = Vec::new();

@@ -99,7 +99,7 @@ fn a_host_killed_inside_on_init_keeps_nothing_of_it_and_runs_it_again() {
 fn a_host_killed_during_durable_deletes_leaves_each_actor_whole_or_gone() {
     let dir = tempfile::tempdir().expect("tempdir");
     let first = serve(dir.path());
-    let names: Vec<String> = (0..40).map(|i| format!("d{i}")).collect();
+    let names: Vec<String> = (0..60).map(|i| format!("d{i}")).collect();
     for name in &names {
         let (status, body) = ops(
             &first.base,
@@ -112,20 +112,29 @@ fn a_host_killed_during_durable_deletes_leaves_each_actor_whole_or_gone() {
         .expect("answer");
         assert_eq!(status, 200, "{body}");
     }
-    // Durable deletes one after another, the host killed part way.
+    // Durable deletes one after another, the host killed part way (once ten
+    // are acknowledged, whatever the machine's speed).
     let base = first.base.clone();
     let to_delete = names.clone();
+    let (acked_tx, acked_rx) = std::sync::mpsc::channel();
     let deleting = std::thread::spawn(move || {
         let mut acknowledged = Vec::new();
         for name in &to_delete {
             match ops(&base, name, &serde_json::json!([{ "op": "delete-self-durable" }])) {
-                Ok((200, body)) if body.contains(r#"{"ok":null}"#) => acknowledged.push(name.clone()),
+                Ok((200, body)) if body.contains(r#"{"ok":null}"#) => {
+                    acknowledged.push(name.clone());
+                    let _ = acked_tx.send(());
+                }
                 _ => break,
             }
         }
         acknowledged
     });
-    std::thread::sleep(Duration::from_millis(150));
+    for _ in 0..10 {
+        acked_rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("a delete was acknowledged");
+    }
     drop(first);
     let acknowledged = deleting.join().expect("thread");
     assert!(acknowledged.len() < names.len(), "the kill came before the last delete");

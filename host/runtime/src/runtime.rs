@@ -591,6 +591,14 @@ impl Runtime {
         passes::hibernate_where(&self.host, |_| true);
     }
 
+    /// Restarts one actor, as a crash and recovery would, once its queued
+    /// events have run: its instance (and whatever it kept in memory) is
+    /// dropped, a transaction it left open is rolled back, its database is
+    /// closed; the next event recovers it from its files. Its sockets stay open.
+    pub fn restart_actor(&self, key: &ActorKey) {
+        passes::hibernate_where(&self.host, |k| k == key);
+    }
+
     /// The ordered shutdown (tellus's lesson: "stopped" is reported last, so
     /// whoever waits on it knows everything is gone). In order: no new guest
     /// code runs; events still queued are answered at once (503 over HTTP,

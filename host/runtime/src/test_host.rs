@@ -59,9 +59,18 @@ pub enum TestHostError {
 /// removes its temporary data directory.
 pub struct TestHost {
     rt: Option<Runtime>,
+    /// What it was started with, and the apps added, for [`TestHost::reset`].
+    options: TestHostOptions,
+    loaded: Mutex<Vec<Loaded>>,
     sockets: Mutex<HashMap<u64, SocketHandle>>,
     // Dropped after the runtime (field order): the data directory goes last.
     temp: Option<tempfile::TempDir>,
+}
+
+/// What a [`TestHost`] loaded, in order, to load again at a reset.
+enum Loaded {
+    App { app: String, classes: Vec<ClassSpec> },
+    Manifest(PathBuf),
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -90,6 +99,18 @@ impl TestHost {
     /// # Errors
     /// The data directory or the engine cannot be set up.
     pub fn new(options: TestHostOptions) -> Result<Self, TestHostError> {
+        let (rt, temp) = Self::start(&options)?;
+        Ok(Self {
+            rt: Some(rt),
+            options,
+            loaded: Mutex::new(Vec::new()),
+            sockets: Mutex::new(HashMap::new()),
+            temp,
+        })
+    }
+
+    fn start(options: &TestHostOptions) -> Result<(Runtime, Option<tempfile::TempDir>), TestHostError> {
+        let options = options.clone();
         let (data_dir, temp) = match options.data_dir {
             Some(d) => (d, None),
             None => {
@@ -110,11 +131,67 @@ impl TestHost {
         if let Some(t) = options.idle_timeout {
             config.idle_timeout = t;
         }
-        Ok(Self {
-            rt: Some(Runtime::new(config)?),
-            sockets: Mutex::new(HashMap::new()),
-            temp,
-        })
+        Ok((Runtime::new(config)?, temp))
+    }
+
+    /// Starts over, for the next test: every actor, socket, alarm, fault and
+    /// log line is gone, the clock is back at its start, and the same apps
+    /// are loaded again (their components are compiled already). Sockets are
+    /// dropped without close events. A data directory given in the options
+    /// is emptied; a temporary one is replaced.
+    ///
+    /// # Errors
+    /// The data directory cannot be emptied, or the host cannot start again.
+    pub fn reset(&mut self) -> Result<(), TestHostError> {
+        lock(&self.sockets).clear();
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown();
+        }
+        self.temp = None;
+        if let Some(dir) = &self.options.data_dir {
+            match std::fs::remove_dir_all(dir) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(TestHostError::TempDir(e)),
+                _ => {}
+            }
+        }
+        let (rt, temp) = Self::start(&self.options)?;
+        for loaded in lock(&self.loaded).iter() {
+            match loaded {
+                Loaded::App { app, classes } => rt.add_app(app, classes)?,
+                Loaded::Manifest(path) => {
+                    rt.load_manifest(path)?;
+                }
+            }
+        }
+        self.rt = Some(rt);
+        self.temp = temp;
+        Ok(())
+    }
+
+    /// Restarts one actor as a crash and recovery would ([`Runtime::restart_actor`]).
+    ///
+    /// # Errors
+    /// The host is closed.
+    pub fn restart(&self, key: &ActorKey) -> Result<(), TestHostError> {
+        self.runtime()?.restart_actor(key);
+        Ok(())
+    }
+
+    /// Deletes an actor as an operator would ([`Runtime::delete_actor`]).
+    ///
+    /// # Errors
+    /// The delete failed (the message says why).
+    pub fn delete_actor(&self, key: &ActorKey) -> Result<crate::AdminDeleted, TestHostError> {
+        Ok(self.runtime()?.delete_actor(key)?)
+    }
+
+    /// Whether the actor was deleted, from positive evidence only
+    /// ([`Runtime::deletion_status`]).
+    ///
+    /// # Errors
+    /// The host is closed.
+    pub fn deletion_status(&self, key: &ActorKey) -> Result<crate::deletion::DeletionStatus, TestHostError> {
+        Ok(self.runtime()?.deletion_status(key))
     }
 
     /// The runtime, for what this façade does not cover.
@@ -138,7 +215,12 @@ impl TestHost {
     /// # Errors
     /// A bad name, or a component that cannot be read, compiled or linked.
     pub fn add_app(&self, app: &str, classes: &[ClassSpec]) -> Result<(), TestHostError> {
-        Ok(self.runtime()?.add_app(app, classes)?)
+        self.runtime()?.add_app(app, classes)?;
+        lock(&self.loaded).push(Loaded::App {
+            app: app.to_owned(),
+            classes: classes.to_vec(),
+        });
+        Ok(())
     }
 
     /// Loads an app manifest; returns the app's name.
@@ -146,7 +228,9 @@ impl TestHost {
     /// # Errors
     /// As [`Runtime::load_manifest`].
     pub fn load_manifest(&self, path: &Path) -> Result<String, TestHostError> {
-        Ok(self.runtime()?.load_manifest(path)?.app)
+        let app = self.runtime()?.load_manifest(path)?.app;
+        lock(&self.loaded).push(Loaded::Manifest(path.to_path_buf()));
+        Ok(app)
     }
 
     /// Sends a request event and waits for the answer.

@@ -5,7 +5,8 @@ use crate::build::component_of;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use wasmkeep_host::{
-    Access, ActorKey, CallFailure, ClassSpec, HttpResponse, LogLine, Outbound, SocketMessage, TestHost, TestHostOptions,
+    Access, ActorKey, AdminDeleted, CallFailure, ClassSpec, HttpResponse, LogLine, Outbound, SocketMessage, TestHost,
+    TestHostOptions,
 };
 
 /// The app every [`ActorTest`] loads its class into.
@@ -203,6 +204,32 @@ impl ActorTest {
     /// No such fault.
     pub fn arm_fault(&self, name: &str, count: u32) {
         self.host.arm_fault(name, count).unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    /// Restarts the actor named `name` as a crash and recovery would: what it
+    /// kept in memory is gone, an open transaction rolled back; its next
+    /// event recovers it from its database. Its sockets stay open.
+    pub fn restart(&self, name: &str) {
+        let key = self.key(name);
+        self.host
+            .restart(&key)
+            .unwrap_or_else(|e| panic!("restarting {key}: {e}"));
+    }
+
+    /// Deletes the actor named `name` as an operator would (no guest code
+    /// runs; its sockets are closed with 1000).
+    pub fn operator_delete(&self, name: &str) -> AdminDeleted {
+        let key = self.key(name);
+        self.host
+            .delete_actor(&key)
+            .unwrap_or_else(|e| panic!("deleting {key}: {e}"))
+    }
+
+    /// Starts over for the next test: no actor, socket, alarm, fault or log
+    /// line is left, the clock is back at its start, and the class is loaded
+    /// again (already compiled).
+    pub fn reset(&mut self) {
+        self.host.reset().unwrap_or_else(|e| panic!("resetting the host: {e}"));
     }
 
     /// Hibernates every actor (their next event wakes them from their files).

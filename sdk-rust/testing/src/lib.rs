@@ -23,6 +23,6 @@ mod harness;
 pub use build::component_of;
 pub use harness::{ActorTest, Builder};
 pub use wasmkeep_host::{
-    Access, ActorKey, CallFailure, HttpRequest, HttpResponse, LogLine, Outbound, SocketMessage, TestHost,
+    Access, ActorKey, AdminDeleted, CallFailure, HttpRequest, HttpResponse, LogLine, Outbound, SocketMessage, TestHost,
     TestHostOptions,
 };

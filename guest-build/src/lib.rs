@@ -405,6 +405,7 @@ fn build_packages(
     meta: &Metadata,
     manifest: &Path,
     packages: &[&Package],
+    features: &[&str],
 ) -> Result<Vec<PathBuf>> {
     let target_dir = meta.target_directory.join("wasm");
     let profile = Profile::for_workspace(&meta.workspace_root)?;
@@ -416,6 +417,9 @@ fn build_packages(
         .arg("--lib");
     for p in packages {
         cmd.arg("-p").arg(&p.name);
+    }
+    if !features.is_empty() {
+        cmd.arg("--features").arg(features.join(","));
     }
     profile.apply(&mut cmd);
     let started = Instant::now();
@@ -532,6 +536,18 @@ fn resolve_manifest(manifest_path: &Path) -> Result<PathBuf> {
 /// No toolchain (the error says what to install), not a `cdylib` package,
 /// a failed build, or an output that is not a wasmkeep actor component.
 pub fn build_rust_guest(manifest_path: &Path, out: Option<&Path>) -> Result<PathBuf> {
+    build_rust_guest_with_features(manifest_path, out, &[])
+}
+
+/// [`build_rust_guest`] with the crate's cargo `features` turned on. Without
+/// `out`, a build with features goes to
+/// `<target_directory>/components/<package>+<feature>+....wasm`, beside the
+/// default build rather than over it.
+///
+/// # Errors
+///
+/// As [`build_rust_guest`].
+pub fn build_rust_guest_with_features(manifest_path: &Path, out: Option<&Path>, features: &[&str]) -> Result<PathBuf> {
     let manifest = resolve_manifest(manifest_path)?;
     let meta = metadata(&manifest)?;
     let package = meta
@@ -553,13 +569,14 @@ pub fn build_rust_guest(manifest_path: &Path, out: Option<&Path>) -> Result<Path
     }
     let toolchain = Toolchain::detect()?;
     eprintln!("guest-build: toolchain: {}", toolchain.describe());
-    let built = build_packages(&toolchain, &meta, &manifest, &[package])?;
+    let built = build_packages(&toolchain, &meta, &manifest, &[package], features)?;
+    let file = std::iter::once(package.name.as_str())
+        .chain(features.iter().copied())
+        .collect::<Vec<_>>()
+        .join("+");
     let dest = match out {
         Some(o) => o.to_path_buf(),
-        None => meta
-            .target_directory
-            .join("components")
-            .join(format!("{}.wasm", package.name)),
+        None => meta.target_directory.join("components").join(format!("{file}.wasm")),
     };
     let from = built.first().ok_or_else(|| anyhow!("nothing was built"))?;
     install(from, &dest)?;
@@ -614,7 +631,7 @@ pub fn build_workspace_guests(workspace_root: &Path) -> Result<Vec<PathBuf>> {
     }
     let toolchain = Toolchain::detect()?;
     eprintln!("guest-build: toolchain: {}", toolchain.describe());
-    let built = build_packages(&toolchain, &meta, &manifest, &guests)?;
+    let built = build_packages(&toolchain, &meta, &manifest, &guests, &[])?;
     let components = meta.target_directory.join("components");
     guests
         .iter()

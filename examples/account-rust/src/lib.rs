@@ -87,9 +87,18 @@ fn refuse_missing() -> Result<Response, SqlError> {
     Ok(answer)
 }
 
+/// The invariant: the external subscription is cancelled only once the
+/// delete is durable (`tests/chaos.rs` holds it under 1,000 seeds of faults).
 fn close() -> Result<Response, SqlError> {
     if !is_open()? {
         return refuse_missing();
+    }
+    if cfg!(feature = "broken-cancel-first") {
+        // The deliberately wrong variant the chaos test must catch: it
+        // cancels first, so a delete that then fails leaves it cancelled.
+        context::info("account closed; cancelling the external subscription");
+        storage::delete_self_durable()?;
+        return Ok(Response::text(200, "closed"));
     }
     storage::delete_self_durable()?;
     // Only now is the deletion durable: cancelling the external subscription is safe.

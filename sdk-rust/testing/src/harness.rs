@@ -1,7 +1,9 @@
 //! [`ActorTest`]: one actor class in a test host, with short verbs for what
 //! a test does most, and the whole [`TestHost`] underneath for the rest.
 
-use crate::build::component_of;
+use crate::build::component_with_features;
+use crate::chaos::{ChaosStep, Schedule};
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use wasmkeep_host::{
@@ -16,6 +18,7 @@ const APP: &str = "test/app";
 #[derive(Debug, Clone)]
 pub struct Builder {
     manifest_dir: PathBuf,
+    features: Vec<String>,
     class: String,
     access: Access,
     options: TestHostOptions,
@@ -26,6 +29,13 @@ impl Builder {
     #[must_use]
     pub fn class(mut self, class: impl Into<String>) -> Self {
         self.class = class.into();
+        self
+    }
+
+    /// Builds the crate with these cargo features on (a variant of the actor).
+    #[must_use]
+    pub fn features(mut self, features: &[&str]) -> Self {
+        self.features = features.iter().map(|f| (*f).to_owned()).collect();
         self
     }
 
@@ -48,7 +58,8 @@ impl Builder {
     /// # Errors
     /// The crate does not build into a component, or the host cannot start.
     pub fn start(self) -> anyhow::Result<ActorTest> {
-        let component = component_of(&self.manifest_dir)?;
+        let features: Vec<&str> = self.features.iter().map(String::as_str).collect();
+        let component = component_with_features(&self.manifest_dir, &features)?;
         let host = TestHost::new(self.options)?;
         host.add_app(
             APP,
@@ -61,6 +72,7 @@ impl Builder {
         Ok(ActorTest {
             host,
             class: self.class,
+            schedule: None,
         })
     }
 }
@@ -72,6 +84,8 @@ impl Builder {
 pub struct ActorTest {
     host: TestHost,
     class: String,
+    /// Set while [`crate::run_chaos`] runs a body.
+    schedule: Option<RefCell<Schedule>>,
 }
 
 impl ActorTest {
@@ -88,6 +102,7 @@ impl ActorTest {
     pub fn builder(manifest_dir: impl AsRef<Path>) -> Builder {
         Builder {
             manifest_dir: manifest_dir.as_ref().to_path_buf(),
+            features: Vec::new(),
             class: "actor".into(),
             access: Access::Open,
             options: TestHostOptions::default(),
@@ -110,6 +125,7 @@ impl ActorTest {
     /// # Panics
     /// The host refused the request (its message says why).
     pub fn request(&self, name: &str, method: &str, path: &str, body: impl Into<Vec<u8>>) -> HttpResponse {
+        self.apply_schedule(name);
         let key = self.key(name);
         let r = self
             .host
@@ -123,6 +139,26 @@ impl ActorTest {
             }
         }
         r
+    }
+
+    /// Under [`crate::run_chaos`]: what the seed's schedule does before this request.
+    fn apply_schedule(&self, name: &str) {
+        let Some(schedule) = &self.schedule else { return };
+        let steps = schedule.borrow_mut().before_request(name);
+        for step in steps {
+            match step {
+                ChaosStep::FailRemoval => self.arm_fault("fail-removal", 1),
+                ChaosStep::Restart => self.restart(name),
+                ChaosStep::LateAlarms(ms) => {
+                    self.advance_clock(ms);
+                    self.run_due_alarms();
+                }
+            }
+        }
+    }
+
+    pub(crate) fn set_schedule(&mut self, schedule: Option<RefCell<Schedule>>) -> Option<RefCell<Schedule>> {
+        std::mem::replace(&mut self.schedule, schedule)
     }
 
     /// `GET path`.

@@ -18,9 +18,11 @@
 //! once, and cargo's cache makes the next run's build take a moment.
 
 mod build;
+mod chaos;
 mod harness;
 
-pub use build::component_of;
+pub use build::{component_of, component_with_features};
+pub use chaos::{ChaosFailure, ChaosStep, run_chaos};
 pub use harness::{ActorTest, Builder};
 pub use wasmkeep_host::{
     Access, ActorKey, AdminDeleted, CallFailure, HttpRequest, HttpResponse, LogLine, Outbound, SocketMessage, TestHost,

@@ -4,12 +4,16 @@
 //! kept with what the actor sent it. The TypeScript (napi), Python (pyo3) and
 //! C harnesses wrap this, so each of them only converts types.
 
+use crate::bucket::LocalDirBucket;
+use crate::clock::VirtualClock;
+use crate::cluster::Cluster;
 use crate::{
     Access, ActorInfo, ActorKey, CallFailure, ClassSpec, FaultKind, HttpRequest, HttpResponse, LogLine, Outbound,
     QueryResult, Runtime, RuntimeConfig, RuntimeError, SocketHandle, SocketMessage, SqlValue,
 };
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -25,6 +29,11 @@ pub struct TestHostOptions {
     pub event_timeout: Option<Duration>,
     /// Idle time before an actor hibernates; none: 30 s.
     pub idle_timeout: Option<Duration>,
+    /// How many nodes: none or 1, a single node; 2 or more, a local cluster
+    /// sharing a bucket (in the data directory) and the virtual clock, whose
+    /// passes (operator deletes, app tombstones, idle expiry) run as the
+    /// clock moves, at a real clock's cadence.
+    pub nodes: Option<usize>,
 }
 
 /// Why a harness operation failed.
@@ -50,6 +59,20 @@ pub enum TestHostError {
     /// A socket this host did not open.
     #[error("no socket {0} was opened by this host")]
     NoSuchSocket(u64),
+    /// A node the host does not run.
+    #[error("no node {node}: the host runs {nodes} (nodes are numbered from 1)")]
+    NoSuchNode {
+        /// The node asked for.
+        node: usize,
+        /// How many there are.
+        nodes: usize,
+    },
+    /// A cluster verb on a single node.
+    #[error("this needs a cluster: start the host with nodes = 2 or more")]
+    NeedsCluster,
+    /// The cluster's bucket refused or failed.
+    #[error("{0}")]
+    Cluster(String),
     /// The temporary data directory could not be made.
     #[error("creating a temporary data directory: {0}")]
     TempDir(#[source] std::io::Error),
@@ -58,7 +81,11 @@ pub enum TestHostError {
 /// A test's host. Closing it (or dropping it) hibernates its actors and
 /// removes its temporary data directory.
 pub struct TestHost {
+    /// Node 1 (the only one on a single node).
     rt: Option<Runtime>,
+    /// Nodes 2 to N of a cluster.
+    others: Vec<Runtime>,
+    cluster: Option<Arc<Cluster>>,
     /// What it was started with, and the apps added, for [`TestHost::reset`].
     options: TestHostOptions,
     loaded: Mutex<Vec<Loaded>>,
@@ -66,6 +93,9 @@ pub struct TestHost {
     // Dropped after the runtime (field order): the data directory goes last.
     temp: Option<tempfile::TempDir>,
 }
+
+/// A started host: node 1, nodes 2 to N, the cluster, the temporary directory.
+type Started = (Runtime, Vec<Runtime>, Option<Arc<Cluster>>, Option<tempfile::TempDir>);
 
 /// What a [`TestHost`] loaded, in order, to load again at a reset.
 enum Loaded {
@@ -99,9 +129,11 @@ impl TestHost {
     /// # Errors
     /// The data directory or the engine cannot be set up.
     pub fn new(options: TestHostOptions) -> Result<Self, TestHostError> {
-        let (rt, temp) = Self::start(&options)?;
+        let (rt, others, cluster, temp) = Self::start(&options)?;
         Ok(Self {
             rt: Some(rt),
+            others,
+            cluster,
             options,
             loaded: Mutex::new(Vec::new()),
             sockets: Mutex::new(HashMap::new()),
@@ -109,7 +141,7 @@ impl TestHost {
         })
     }
 
-    fn start(options: &TestHostOptions) -> Result<(Runtime, Option<tempfile::TempDir>), TestHostError> {
+    fn start(options: &TestHostOptions) -> Result<Started, TestHostError> {
         let options = options.clone();
         let (data_dir, temp) = match options.data_dir {
             Some(d) => (d, None),
@@ -121,17 +153,157 @@ impl TestHost {
                 (t.path().to_owned(), Some(t))
             }
         };
-        let mut config = RuntimeConfig::for_tests(&data_dir);
-        if let Some(c) = options.cache_dir {
-            config.cache_dir = c;
+        let config_for = |dir: &Path| {
+            let mut config = RuntimeConfig::for_tests(dir);
+            if let Some(c) = &options.cache_dir {
+                config.cache_dir.clone_from(c);
+            }
+            if let Some(t) = options.event_timeout {
+                config.event_timeout = t;
+            }
+            if let Some(t) = options.idle_timeout {
+                config.idle_timeout = t;
+            }
+            config
+        };
+        let nodes = options.nodes.unwrap_or(1);
+        if nodes <= 1 {
+            return Ok((Runtime::new(config_for(&data_dir))?, Vec::new(), None, temp));
         }
-        if let Some(t) = options.event_timeout {
-            config.event_timeout = t;
+        let clock = Arc::new(VirtualClock::default());
+        let bucket = Arc::new(LocalDirBucket::new(data_dir.join("bucket"), clock.clone()));
+        let cluster = Cluster::new(bucket, clock);
+        let mut runtimes = (1..=nodes)
+            .map(|i| {
+                let mut config = config_for(&data_dir.join(format!("node-{i}")));
+                config.passes_on_virtual_clock = true;
+                Runtime::new_node(config, cluster.clone(), &format!("node-{i}"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let first = runtimes.remove(0);
+        Ok((first, runtimes, Some(cluster), temp))
+    }
+
+    /// Every node, node 1 first.
+    fn all_nodes(&self) -> Result<impl Iterator<Item = &Runtime>, TestHostError> {
+        Ok(std::iter::once(self.runtime()?).chain(self.others.iter()))
+    }
+
+    /// Node `n` (1-based) of a cluster; node 1 is [`TestHost::runtime`].
+    ///
+    /// # Errors
+    /// No such node (a single node has only node 1), or the host is closed.
+    pub fn node(&self, n: usize) -> Result<&Runtime, TestHostError> {
+        match n {
+            1 => self.runtime(),
+            n => self.others.get(n.wrapping_sub(2)).ok_or(TestHostError::NoSuchNode {
+                node: n,
+                nodes: self.others.len() + 1,
+            }),
         }
-        if let Some(t) = options.idle_timeout {
-            config.idle_timeout = t;
+    }
+
+    /// How many nodes the host runs.
+    pub fn node_count(&self) -> usize {
+        self.others.len() + 1
+    }
+
+    fn bucket(&self) -> Result<&Arc<dyn crate::bucket::ObjectStore>, TestHostError> {
+        self.cluster
+            .as_ref()
+            .map(|c| c.bucket())
+            .ok_or(TestHostError::NeedsCluster)
+    }
+
+    /// Sends a request to node `n`, which serves it or forwards it to the
+    /// actor's holder.
+    ///
+    /// # Errors
+    /// No such node; as [`TestHost::request`].
+    pub fn request_on(
+        &self,
+        n: usize,
+        key: &ActorKey,
+        method: &str,
+        path: &str,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+    ) -> Result<HttpResponse, TestHostError> {
+        let mut req = HttpRequest::new(method, path, body);
+        req.headers = headers;
+        Ok(self.node(n)?.request_blocking(key, req)?)
+    }
+
+    /// Cuts node `n` off from the cluster: it holds nothing from now on, and
+    /// the others take its actors over from the bucket.
+    ///
+    /// # Errors
+    /// No such node, or a single node.
+    pub fn cut_off(&self, n: usize) -> Result<(), TestHostError> {
+        Ok(self.node(n)?.cut_off()?)
+    }
+
+    /// Asks for an operator delete of `key` as `wasmkeep-shim actor delete`
+    /// does (a request in the bucket), and runs every node's control pass so
+    /// that its holder carries it out; the request's id.
+    ///
+    /// # Errors
+    /// A single node (use [`TestHost::delete_actor`]); no such actor.
+    pub fn request_operator_delete(&self, key: &ActorKey) -> Result<String, TestHostError> {
+        let req = crate::operator::request_delete(self.bucket()?.as_ref(), key)
+            .map_err(|e| TestHostError::Cluster(e.to_string()))?;
+        self.run_control_passes()?;
+        for rt in self.all_nodes()? {
+            rt.settle(key);
         }
-        Ok((Runtime::new(config)?, temp))
+        Ok(req.id)
+    }
+
+    /// Runs each node's control pass once (app tombstones, heartbeats,
+    /// operator delete requests), as a moving clock does every second.
+    ///
+    /// # Errors
+    /// The host is closed.
+    pub fn run_control_passes(&self) -> Result<(), TestHostError> {
+        for rt in self.all_nodes()? {
+            rt.run_control_pass();
+        }
+        Ok(())
+    }
+
+    /// Sets `expire-after-idle` of a class on every node (at least an hour;
+    /// `None` removes it), as a manifest or `serve --expire-after-idle` does.
+    ///
+    /// # Errors
+    /// Below an hour, or an unknown class.
+    pub fn set_expire_after_idle(&self, app: &str, class: &str, limit: Option<Duration>) -> Result<(), TestHostError> {
+        for rt in self.all_nodes()? {
+            rt.set_expire_after_idle(app, class, limit)?;
+        }
+        Ok(())
+    }
+
+    /// Runs each node's idle-expiry pass once; how many actors were expired.
+    ///
+    /// # Errors
+    /// The host is closed.
+    pub fn run_expiry_passes(&self) -> Result<usize, TestHostError> {
+        Ok(self.all_nodes()?.map(|rt| rt.run_expiry_pass().expired).sum())
+    }
+
+    /// Deletes an app as `wasmkeep-shim app delete` does: its tombstone,
+    /// every node stops serving it (control passes), then its data goes.
+    ///
+    /// # Errors
+    /// A single node; the bucket failed.
+    pub fn delete_app(&self, app: &str) -> Result<(), TestHostError> {
+        let bucket = self.bucket()?;
+        let now = self.now_ms()?;
+        crate::app_delete::write_tombstone(bucket.as_ref(), app, "test", now)
+            .map_err(|e| TestHostError::Cluster(e.to_string()))?;
+        self.run_control_passes()?;
+        crate::app_delete::remove_data(bucket.as_ref(), app).map_err(|e| TestHostError::Cluster(e.to_string()))?;
+        Ok(())
     }
 
     /// Starts over, for the next test: every actor, socket, alarm, fault and
@@ -147,6 +319,10 @@ impl TestHost {
         if let Some(rt) = self.rt.take() {
             rt.shutdown();
         }
+        for rt in self.others.drain(..) {
+            rt.shutdown();
+        }
+        self.cluster = None;
         self.temp = None;
         if let Some(dir) = &self.options.data_dir {
             match std::fs::remove_dir_all(dir) {
@@ -154,16 +330,20 @@ impl TestHost {
                 _ => {}
             }
         }
-        let (rt, temp) = Self::start(&self.options)?;
-        for loaded in lock(&self.loaded).iter() {
-            match loaded {
-                Loaded::App { app, classes } => rt.add_app(app, classes)?,
-                Loaded::Manifest(path) => {
-                    rt.load_manifest(path)?;
+        let (rt, others, cluster, temp) = Self::start(&self.options)?;
+        for node in std::iter::once(&rt).chain(others.iter()) {
+            for loaded in lock(&self.loaded).iter() {
+                match loaded {
+                    Loaded::App { app, classes } => node.add_app(app, classes)?,
+                    Loaded::Manifest(path) => {
+                        node.load_manifest(path)?;
+                    }
                 }
             }
         }
         self.rt = Some(rt);
+        self.others = others;
+        self.cluster = cluster;
         self.temp = temp;
         Ok(())
     }
@@ -215,7 +395,9 @@ impl TestHost {
     /// # Errors
     /// A bad name, or a component that cannot be read, compiled or linked.
     pub fn add_app(&self, app: &str, classes: &[ClassSpec]) -> Result<(), TestHostError> {
-        self.runtime()?.add_app(app, classes)?;
+        for rt in self.all_nodes()? {
+            rt.add_app(app, classes)?;
+        }
         lock(&self.loaded).push(Loaded::App {
             app: app.to_owned(),
             classes: classes.to_vec(),
@@ -228,7 +410,10 @@ impl TestHost {
     /// # Errors
     /// As [`Runtime::load_manifest`].
     pub fn load_manifest(&self, path: &Path) -> Result<String, TestHostError> {
-        let app = self.runtime()?.load_manifest(path)?.app;
+        let mut app = String::new();
+        for rt in self.all_nodes()? {
+            app = rt.load_manifest(path)?.app;
+        }
         lock(&self.loaded).push(Loaded::Manifest(path.to_path_buf()));
         Ok(app)
     }
@@ -442,6 +627,10 @@ impl TestHost {
         if let Some(rt) = self.rt.take() {
             rt.hibernate_all();
         }
+        for rt in self.others.drain(..) {
+            rt.hibernate_all();
+        }
+        self.cluster = None;
         lock(&self.sockets).clear();
         self.temp = None;
     }

@@ -39,6 +39,15 @@ impl Builder {
         self
     }
 
+    /// Runs a local cluster of `n` nodes (sharing a bucket and the virtual
+    /// clock) instead of one node; the short verbs go to node 1, the `_on`
+    /// ones to the node named.
+    #[must_use]
+    pub fn nodes(mut self, n: usize) -> Self {
+        self.options.nodes = Some(n);
+        self
+    }
+
     /// The class's access; default `open`.
     #[must_use]
     pub fn access(mut self, access: Access) -> Self {
@@ -139,6 +148,56 @@ impl ActorTest {
             }
         }
         r
+    }
+
+    /// A request to node `n` of a cluster (it serves it, or forwards it to
+    /// the actor's holder).
+    ///
+    /// # Panics
+    /// No such node, or the host refused the request.
+    pub fn request_on(&self, n: usize, name: &str, method: &str, path: &str, body: impl Into<Vec<u8>>) -> HttpResponse {
+        let key = self.key(name);
+        let r = self
+            .host
+            .request_on(n, &key, method, path, Vec::new(), body.into())
+            .unwrap_or_else(|e| panic!("{method} {path} to {key} on node {n}: {e}"));
+        self.host.node(n).unwrap_or_else(|e| panic!("{e}")).settle(&key);
+        r
+    }
+
+    /// Cuts node `n` off: it holds nothing from now on, and the other nodes
+    /// take its actors over from the bucket.
+    pub fn cut_off(&self, n: usize) {
+        self.host
+            .cut_off(n)
+            .unwrap_or_else(|e| panic!("cutting node {n} off: {e}"));
+    }
+
+    /// Cluster: an operator delete of the actor named `name`, as
+    /// `wasmkeep-shim actor delete` asks for it; carried out before this returns.
+    pub fn request_operator_delete(&self, name: &str) -> String {
+        let key = self.key(name);
+        self.host
+            .request_operator_delete(&key)
+            .unwrap_or_else(|e| panic!("operator delete of {key}: {e}"))
+    }
+
+    /// Cluster: the class's `expire-after-idle` (at least an hour; `None` removes it).
+    pub fn expire_after_idle(&self, limit: Option<Duration>) {
+        self.host
+            .set_expire_after_idle(APP, &self.class, limit)
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    /// Cluster: runs each node's idle-expiry pass; how many actors expired.
+    /// (Advancing the clock runs it every ten minutes of virtual time too.)
+    pub fn run_expiry_passes(&self) -> usize {
+        self.host.run_expiry_passes().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Cluster: deletes the app, as `wasmkeep-shim app delete` does.
+    pub fn delete_app(&self) {
+        self.host.delete_app(APP).unwrap_or_else(|e| panic!("{e}"));
     }
 
     /// Under [`crate::run_chaos`]: what the seed's schedule does before this request.

@@ -79,6 +79,8 @@ impl NativeHost {
             cache_dir: options.cache_dir.map(PathBuf::from),
             event_timeout: options.event_timeout_ms.map(|ms| Duration::from_millis(u64::from(ms))),
             idle_timeout: options.idle_timeout_ms.map(|ms| Duration::from_millis(u64::from(ms))),
+            // One node: the cluster verbs are not bound in this language yet.
+            ..TestHostOptions::default()
         })
         .map_err(err)?;
         Ok(Self { host })

@@ -1,0 +1,55 @@
+//! The harness's cluster mode on the counter example: forwarding, cut-off
+//! and take-over, operator delete, idle expiry on the virtual clock, app delete.
+
+use std::time::Duration;
+use wasmkeep_actor_testing::ActorTest;
+
+fn cluster() -> ActorTest {
+    ActorTest::builder(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/counter-rust"))
+        .class("counter")
+        .nodes(2)
+        .start()
+        .expect("the counter builds and a cluster of 2 starts")
+}
+
+#[test]
+fn a_node_forwards_to_the_holder_and_takes_over_when_it_is_cut_off() {
+    let t = cluster();
+    assert_eq!(t.request_on(1, "c", "POST", "/", "").text(), "1");
+    assert_eq!(t.request_on(2, "c", "POST", "/", "").text(), "2", "forwarded to node 1");
+    t.cut_off(1);
+    assert_eq!(
+        t.request_on(2, "c", "GET", "/", "").text(),
+        "2",
+        "node 2 restores the bucket's head"
+    );
+}
+
+#[test]
+fn an_operator_delete_and_idle_expiry_and_an_app_delete() {
+    let t = cluster();
+    t.request_on(1, "doomed", "POST", "/", "");
+    t.request_operator_delete("doomed");
+    assert_eq!(
+        t.request_on(2, "doomed", "GET", "/", "").text(),
+        "0",
+        "deleted by the operator"
+    );
+
+    t.expire_after_idle(Some(Duration::from_secs(3600)));
+    t.request_on(1, "idle", "POST", "/", "");
+    t.hibernate_all();
+    t.advance_clock(2 * 3600 * 1000);
+    // The moving clock ran the expiry pass; running it again finds nothing left.
+    let _ = t.run_expiry_passes();
+    assert!(!t.exists("idle"), "an actor idle past its limit is collected");
+
+    t.delete_app();
+    let after = t
+        .host()
+        .request_on(2, &t.key("after"), "POST", "/", Vec::new(), Vec::new());
+    assert!(
+        after.as_ref().is_err_and(|e| e.to_string().contains("no app")),
+        "a deleted app is served no more: {after:?}"
+    );
+}

@@ -9,10 +9,10 @@
 // unchanged actor is not componentized again.
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { homedir } from "node:os";
-import { dirname, join, relative, resolve } from "node:path";
+import { basename, dirname, extname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const require = createRequire(import.meta.url);
@@ -200,6 +200,56 @@ async function bundle(entry, backend) {
   }
 }
 
+/** `actor.bundle.js` for `src/actor.ts`. */
+function bundleName(entry) {
+  return `${basename(entry, extname(entry))}.bundle.js`;
+}
+
+/** The source module a line of the bundle belongs to (esbuild heads each module with a `// path` comment). */
+function moduleOfBundleLine(lines, line) {
+  for (let i = Math.min(line, lines.length) - 1; i >= 0; i--) {
+    const m = /^\/\/ (\S.*\.[cm]?[jt]sx?)$/.exec(lines[i]);
+    if (m) return m[1];
+  }
+  return undefined;
+}
+
+function isSdkModule(path) {
+  try {
+    return realpathSync(resolve(path)).startsWith(join(realpathSync(sdkDir), "dist") + "/");
+  } catch {
+    return /(^|\/)(sdk-ts|@wasmkeep\/actor)\/dist\//.test(path);
+  }
+}
+
+/**
+ * The module's top level runs when the component is built (StarlingMonkey
+ * snapshots it with Wizer; QuickJS evaluates it too), where the host does not
+ * exist. When that is why componentizing failed, this says so in a few lines
+ * (and where, from the bundle), instead of the engine's trace.
+ */
+function explainInitFailure(output, js, entry) {
+  const sdkMessage = /(\S+)\(\) was called outside an event \(at module scope, while the module loads\)/.exec(output);
+  const rawImport = /attempted to call an unknown imported function: '([^']+)' '([^']+)'/.exec(output);
+  if (!sdkMessage && !rawImport) return undefined;
+  const what = sdkMessage ? `${sdkMessage[1]}()` : `the host import ${rawImport[1]}#${rawImport[2]}`;
+  const lines = js.split("\n");
+  const name = bundleName(entry).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  let where = "";
+  for (const m of output.matchAll(new RegExp(`${name}:(\\d+):(\\d+)`, "g"))) {
+    const line = Number(m[1]);
+    const mod = moduleOfBundleLine(lines, line);
+    if (mod === undefined || isSdkModule(mod)) continue;
+    where = `\n  at ${mod}: ${(lines[line - 1] ?? "").trim()}   (line ${line} of the bundle; --keep-bundle writes it)`;
+    break;
+  }
+  return (
+    `${relative(process.cwd(), entry) || entry} calls ${what} at module scope (while the module loads, at build time):${where}\n` +
+    "The host's storage, alarms, sockets, calls and context exist only while an event runs. " +
+    "Move the call into onInit (it runs once per new actor: CREATE TABLE goes there) or into a handler (onRequest, onAlarm, ...)."
+  );
+}
+
 function cacheDirFor(a, entry) {
   if (a.cacheDir) return resolve(a.cacheDir);
   if (process.env.WASMKEEP_BUILD_CACHE) return resolve(process.env.WASMKEEP_BUILD_CACHE);
@@ -235,7 +285,11 @@ async function main() {
   }
   checkPreview2Shim();
   mkdirSync(cacheDir, { recursive: true });
-  const bundlePath = join(cacheDir, `${hash}.js`);
+  // The bundle's file name is what stack traces name (`onRequest@actor.bundle.js:12:5`);
+  // --keep-bundle writes the same file for reading them.
+  const bundleDir = join(cacheDir, `${hash}.src`);
+  mkdirSync(bundleDir, { recursive: true });
+  const bundlePath = join(bundleDir, bundleName(entry));
   writeFileSync(bundlePath, js);
   const tmp = join(cacheDir, `${hash}.${process.pid}.tmp.wasm`);
   const args = ["componentize", bundlePath, "-w", witDir, "-n", "actor", "-o", tmp];
@@ -246,8 +300,10 @@ async function main() {
   if (!a.quiet) console.error(`wasmkeep-build: componentizing with ${a.backend} (jco ${jcoVersion})`);
   const r = spawnSync(process.execPath, [binOf("@bytecodealliance/jco", "jco"), ...args], { encoding: "utf8" });
   if (r.status !== 0 || !existsSync(tmp)) {
-    process.stderr.write(r.stdout ?? "");
-    process.stderr.write(r.stderr ?? "");
+    const output = `${r.stdout ?? ""}${r.stderr ?? ""}`;
+    const explained = explainInitFailure(output, js, entry);
+    if (explained) fail(explained);
+    process.stderr.write(output);
     fail(`componentizing failed (exit ${r.status ?? r.signal})`);
   }
   renameSync(tmp, cached);

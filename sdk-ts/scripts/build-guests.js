@@ -20,6 +20,8 @@ const GUESTS = {
   "conformance-testee-ts": ["conformance/testees/ts", "src/testee.ts"],
   "counter-ts": ["examples/counter-ts", "src/actor.ts"],
   "chat-ts": ["examples/chat-ts", "src/actor.ts"],
+  // The SDK's own probe actor (test/errors.test.js).
+  "sdk-ts-probe": ["sdk-ts", "test/probe/actor.ts"],
 };
 
 const args = process.argv.slice(2);

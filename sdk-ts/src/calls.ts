@@ -7,6 +7,7 @@ import { decodeUtf8, encodeUtf8 } from "./utf8.js";
 import * as wit from "wasmkeep:actor/calls@0.2.1";
 import type { Address } from "./context.js";
 import { CallError, payloadOf, type CallErrorCode } from "./errors.js";
+import { requireEvent } from "./event.js";
 
 
 
@@ -17,6 +18,7 @@ import { CallError, payloadOf, type CallErrorCode } from "./errors.js";
  * @throws {CallError} `"refused"`, `"rejected"` or `"failed"`.
  */
 export function call(target: Address, payload: string | Uint8Array = new Uint8Array()): Uint8Array {
+  requireEvent("calls.call");
   const bytes = typeof payload === "string" ? encodeUtf8(payload) : payload;
   try {
     return wit.call({ class: target.class, name: target.name }, bytes);

@@ -3,6 +3,7 @@
  * @module
  */
 import * as wit from "wasmkeep:actor/context@0.2.1";
+import { describeThrown, inEvent, printError, requireEvent } from "./event.js";
 
 /** An actor's address inside its app. */
 export interface Address {
@@ -17,17 +18,20 @@ export type LogLevel = "debug" | "info" | "warn" | "error";
 
 /** This actor's address. */
 export function self(): Address {
+  requireEvent("context.self");
   const a = wit.selfAddress();
   return { class: a.class, name: a.name };
 }
 
 /** The app this actor belongs to, as `tenant/app`. */
 export function app(): string {
+  requireEvent("context.app");
   return wit.app();
 }
 
 /** The host's time in milliseconds since the Unix epoch (virtual under a test host). */
 export function now(): number {
+  requireEvent("context.now");
   return Number(wit.now());
 }
 
@@ -55,18 +59,25 @@ export interface Deletion {
  * ```
  */
 export function previousDeletion(): Deletion | null {
+  requireEvent("context.previousDeletion");
   const d = wit.previousDeletion();
   if (d == null) return null;
   return { at: new Date(Number(d.at)), cause: d.cause };
 }
 
-/** Writes a line to the host's log, tagged with the actor's address. */
+/**
+ * Writes a line to the host's log, tagged with the actor's address. An
+ * `Error` is written as `name: message` and its stack. Outside an event (at
+ * module scope) there is no host to log to: the line goes to stderr.
+ */
 export function log(level: LogLevel, ...parts: unknown[]): void {
-  wit.log(level, parts.map((p) => (typeof p === "string" ? p : safeString(p))).join(" "));
+  const line = parts.map((p) => (typeof p === "string" ? p : safeString(p))).join(" ");
+  if (inEvent()) wit.log(level, line);
+  else printError(`${level}: ${line}`);
 }
 
 function safeString(v: unknown): string {
-  if (v instanceof Error) return v.stack ?? `${v.name}: ${v.message}`;
+  if (v instanceof Error) return describeThrown(v);
   try {
     return typeof v === "object" ? JSON.stringify(v, (_k, x) => (typeof x === "bigint" ? x.toString() : x)) : String(v);
   } catch {

@@ -100,9 +100,18 @@ export function text(body: string, i?: ResponseInit): Response {
   return { ...init(i, "text/plain; charset=utf-8"), body };
 }
 
-/** A JSON answer: `json({ n: 1 })`, `json({ error: "no" }, 400)`. `bigint`s are written as numbers. */
+/**
+ * A JSON answer: `json({ n: 1 })`, `json({ error: "no" }, 400)`. `bigint`s are written as numbers.
+ * @throws {TypeError} `value` has no JSON form (`undefined`, a function, a symbol): pass `null` for an empty answer.
+ */
 export function json(value: unknown, i?: ResponseInit): Response {
-  const body = JSON.stringify(value, (_k, v) => (typeof v === "bigint" ? JSON.rawJSON?.(v.toString()) ?? v.toString() : v));
+  const body: string | undefined = JSON.stringify(value, (_k, v) => (typeof v === "bigint" ? JSON.rawJSON?.(v.toString()) ?? v.toString() : v));
+  if (typeof body !== "string") {
+    throw new TypeError(
+      `json(${value === undefined ? "undefined" : `a ${typeof value}`}): the value has no JSON form, so there would be no body; ` +
+        "pass null (the JSON null), an object or an array (a variable that is undefined by mistake?)",
+    );
+  }
   return { ...init(i, "application/json"), body };
 }
 

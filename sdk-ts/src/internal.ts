@@ -5,8 +5,9 @@
  */
 import { ResponseOutparam, type Request as WitRequest } from "wasmkeep:actor/http@0.2.1";
 import type { Address as WitAddress, Message as WitMessage } from "wasmkeep:actor/types@0.2.1";
-import { isActorDefinition, type ActorDefinition } from "./actor.js";
+import { isActorDefinition, type ActorDefinition, type ActorHandlers } from "./actor.js";
 import { log } from "./context.js";
+import { article, describeThrown, duringEvent, headline, printError, repr } from "./event.js";
 import { Request, headerPairs, text, type Responder, type Response } from "./http.js";
 import { encodeUtf8 } from "./utf8.js";
 
@@ -22,6 +23,7 @@ export function responder(out: ResponseOutparam): Responder {
   return {
     send(response) {
       if (sent) throw new Error("the response was already sent");
+      checkAnswer(response);
       sent = true;
       ResponseOutparam.set(out, toWitResponse(response));
     },
@@ -35,18 +37,78 @@ function notPromise(what: string, r: unknown): void {
   if (r instanceof Promise) throw new TypeError(`${what} returned a promise: actor handlers must be synchronous`);
 }
 
-/** Logs an error that escapes a handler, then rethrows it (the event fails). */
-function guard<T>(what: string, f: () => T): T {
+/** At most this much of the headline goes into the value the event traps with. */
+const MAX_TRAP_TEXT = 300;
+
+/**
+ * Reports what escaped a handler: first to the guest's output (a failed
+ * event's answer starts with it: `TypeError: message`, then the stack), then
+ * to the host's log. Never throws: reporting must not hide the failure.
+ */
+function report(what: string, err: unknown, outcome: string, base?: string): string {
+  let text: string;
   try {
-    return f();
-  } catch (err) {
-    try {
-      log("error", `${what} threw:`, err);
-    } catch {
-      // Logging must never hide the original failure.
-    }
-    throw err;
+    text = describeThrown(err, base);
+  } catch {
+    text = "(a value that cannot be described was thrown)";
   }
+  printError(text);
+  try {
+    log("error", `${what} threw (${outcome}): ${text}`);
+  } catch {
+    // Logging must never hide the original failure.
+  }
+  return text;
+}
+
+/**
+ * Runs a handler as an event. What it throws fails the event: it is reported
+ * ({@link report}), then the event traps with a short string, which the
+ * engine prints after the report (a string has no second stack to print, and
+ * unlike `undefined` or `null` it passes through the bindings).
+ */
+function guard<T>(what: string, f: () => T): T {
+  return duringEvent(() => {
+    try {
+      return f();
+    } catch (err) {
+      const text = report(what, err, "the event failed", new Error().stack);
+      let head = text.split("\n")[0]!;
+      if (head.length > MAX_TRAP_TEXT) head = `${head.slice(0, MAX_TRAP_TEXT)}…`;
+      throw `${what} failed: ${head}`;
+    }
+  });
+}
+
+/** Checks an answer before it is sent: a mistake gets a TypeError saying what is wrong, not an error inside the bindings. */
+function checkAnswer(answer: unknown): void {
+  if (typeof answer === "string") return;
+  if (answer === null || typeof answer !== "object" || answer instanceof Uint8Array || Array.isArray(answer)) {
+    throw new TypeError(
+      `the answer is ${answer === null ? "null" : Array.isArray(answer) ? "an array" : `${article(typeof answer)} ${typeof answer}`}: ` +
+        "answer with a string, text(...), json(...) or {status, headers, body} (or send it with responder.send(...) and return nothing)",
+    );
+  }
+  const r = answer as { status?: unknown; body?: unknown };
+  if (r.status !== undefined && (typeof r.status !== "number" || !Number.isInteger(r.status) || r.status < 0 || r.status > 65535)) {
+    throw new TypeError(`the response's status is ${repr(r.status)}: a status is an integer such as 200 or 404`);
+  }
+  if (r.body !== undefined && typeof r.body !== "string" && !(r.body instanceof Uint8Array)) {
+    throw new TypeError(`the response's body is ${r.body === null ? "null" : `${article(typeof r.body)} ${typeof r.body}`}: a body is a string or a Uint8Array (json(value) makes a JSON answer)`);
+  }
+}
+
+/**
+ * Calls a handler of the actor. Its name marks where the actor's own frames
+ * end in a stack: `describeThrown` leaves out the SDK's frames below it.
+ */
+function __wasmkeepEvent<K extends keyof ActorHandlers>(
+  handlers: ActorHandlers,
+  name: K,
+  ...args: Parameters<NonNullable<ActorHandlers[K]>>
+): ReturnType<NonNullable<ActorHandlers[K]>> {
+  // A method call (not `apply`): no native frame between this one and the handler's.
+  return (handlers as Record<K, (...a: unknown[]) => ReturnType<NonNullable<ActorHandlers[K]>>>)[name](...args);
 }
 
 /** An error an `onCall` export throws: its `payload` is the WIT `result`'s `err` value. */
@@ -66,7 +128,7 @@ export function eventsOf(def: ActorDefinition) {
   const h = def.handlers;
   return {
     onInit(): void {
-      if (h.onInit) guard("onInit", () => notPromise("onInit", h.onInit!()));
+      if (h.onInit) guard("onInit", () => notPromise("onInit", __wasmkeepEvent(h, "onInit")));
     },
     onRequest(req: WitRequest, out: ResponseOutparam): void {
       const r = responder(out);
@@ -75,36 +137,49 @@ export function eventsOf(def: ActorDefinition) {
         return;
       }
       const request = new Request(req.method, req.path, req.headers, req.body);
-      const answer = guard("onRequest", () => h.onRequest!(request, r));
-      if (answer instanceof Promise) {
-        if (!r.sent) r.send(text("onRequest returned a promise: actor handlers must be synchronous", 500));
-        return;
-      }
-      if (answer !== undefined) r.send(answer);
-      else if (!r.sent) r.send(text("onRequest returned no response", 500));
+      guard("onRequest", () => {
+        const answer: unknown = __wasmkeepEvent(h, "onRequest", request, r);
+        if (answer instanceof Promise) {
+          if (!r.sent) r.send(text("onRequest returned a promise: actor handlers must be synchronous", 500));
+          return;
+        }
+        if (answer === undefined) {
+          if (!r.sent) r.send(text("onRequest returned no response", 500));
+          return;
+        }
+        r.send(answer as Response | string);
+      });
     },
     onAlarm(): void {
-      if (h.onAlarm) guard("onAlarm", () => notPromise("onAlarm", h.onAlarm!()));
+      if (h.onAlarm) guard("onAlarm", () => notPromise("onAlarm", __wasmkeepEvent(h, "onAlarm")));
     },
     onCall(caller: WitAddress | undefined, payload: Uint8Array): Uint8Array {
       if (!h.onCall) throw new CallRejection("this actor takes no calls (no onCall handler)");
-      let answer: Uint8Array | string | void;
-      try {
-        answer = h.onCall(payload, caller ? { class: caller.class, name: caller.name } : null);
-      } catch (err) {
-        throw new CallRejection(err instanceof Error ? err.message : String(err));
-      }
-      if (answer instanceof Promise) throw new CallRejection("onCall returned a promise: actor handlers must be synchronous");
-      return answer === undefined ? new Uint8Array() : typeof answer === "string" ? encodeUtf8(answer) : answer;
+      return duringEvent(() => {
+        let answer: Uint8Array | string | void;
+        try {
+          answer = __wasmkeepEvent(h, "onCall", payload, caller ? { class: caller.class, name: caller.name } : null);
+        } catch (err) {
+          report("onCall", err, 'the caller gets CallError "rejected"');
+          throw new CallRejection(err instanceof Error ? err.message : typeof err === "string" ? err : headline(err));
+        }
+        if (answer instanceof Promise) throw new CallRejection("onCall returned a promise: actor handlers must be synchronous");
+        if (answer === undefined) return new Uint8Array();
+        if (typeof answer === "string") return encodeUtf8(answer);
+        if (answer instanceof Uint8Array) return answer;
+        const bad = `onCall returned ${answer === null ? "null" : `${article(typeof answer)} ${typeof answer}`}: return a string, a Uint8Array or nothing`;
+        report("onCall", new TypeError(bad), 'the caller gets CallError "rejected"');
+        throw new CallRejection(bad);
+      });
     },
     onSocketOpen(socket: bigint, path: string): void {
-      if (h.onSocketOpen) guard("onSocketOpen", () => notPromise("onSocketOpen", h.onSocketOpen!(Number(socket), path)));
+      if (h.onSocketOpen) guard("onSocketOpen", () => notPromise("onSocketOpen", __wasmkeepEvent(h, "onSocketOpen", Number(socket), path)));
     },
     onSocketMessage(socket: bigint, message: WitMessage): void {
-      if (h.onSocketMessage) guard("onSocketMessage", () => notPromise("onSocketMessage", h.onSocketMessage!(Number(socket), message.val)));
+      if (h.onSocketMessage) guard("onSocketMessage", () => notPromise("onSocketMessage", __wasmkeepEvent(h, "onSocketMessage", Number(socket), message.val)));
     },
     onSocketClose(socket: bigint, code: number, reason: string): void {
-      if (h.onSocketClose) guard("onSocketClose", () => notPromise("onSocketClose", h.onSocketClose!(Number(socket), code, reason)));
+      if (h.onSocketClose) guard("onSocketClose", () => notPromise("onSocketClose", __wasmkeepEvent(h, "onSocketClose", Number(socket), code, reason)));
     },
   };
 }

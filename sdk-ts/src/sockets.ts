@@ -5,12 +5,14 @@
  */
 import * as wit from "wasmkeep:actor/sockets@0.2.1";
 import { int64 } from "./abi.js";
+import { requireEvent } from "./event.js";
 import { SocketError, errorValueOf } from "./errors.js";
 
 /** Identifies one socket (a WIT `u64`; host ids stay far below 2^53). */
 export type SocketId = number;
 
-function call<T>(f: () => T): T {
+function call<T>(what: string, f: () => T): T {
+  requireEvent(what);
   try {
     return f();
   } catch (err) {
@@ -26,7 +28,7 @@ function call<T>(f: () => T): T {
  */
 export function send(socket: SocketId, message: string | Uint8Array): void {
   const m = typeof message === "string" ? { tag: "text" as const, val: message } : { tag: "binary" as const, val: message };
-  call(() => wit.send(int64(socket), m));
+  call("sockets.send", () => wit.send(int64(socket), m));
 }
 
 /**
@@ -35,11 +37,12 @@ export function send(socket: SocketId, message: string | Uint8Array): void {
  * @throws {SocketError} the socket is not open.
  */
 export function close(socket: SocketId, code = 1000, reason = ""): void {
-  call(() => wit.close(int64(socket), code, reason));
+  call("sockets.close", () => wit.close(int64(socket), code, reason));
 }
 
 /** The actor's open sockets. */
 export function open(): SocketId[] {
+  requireEvent("sockets.open");
   return Array.from(wit.openSockets(), Number);
 }
 

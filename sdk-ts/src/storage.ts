@@ -19,6 +19,7 @@ import * as wit from "wasmkeep:actor/storage@0.2.1";
 import type { SqlValue as WitValue, QueryResult } from "wasmkeep:actor/types@0.2.1";
 import { SqlError, toSqlError } from "./errors.js";
 import { INT64_AS_NUMBER, fromInt64, int64 } from "./abi.js";
+import { requireEvent } from "./event.js";
 
 /**
  * A value bound as a parameter or read from a row.
@@ -106,7 +107,8 @@ export function plain(v: TaggedValue): Value {
   }
 }
 
-function call<T>(f: () => T): T {
+function call<T>(what: string, f: () => T): T {
+  requireEvent(`storage.${what}`);
   try {
     return f();
   } catch (err) {
@@ -125,7 +127,7 @@ function call<T>(f: () => T): T {
  *   (forbidden statement, deleted in this event, ...), `"internal"`.
  */
 export function exec(sql: string, ...values: Param[]): number {
-  return Number(call(() => wit.exec(sql, params(values))));
+  return Number(call("exec", () => wit.exec(sql, params(values))));
 }
 
 /**
@@ -138,7 +140,7 @@ export function exec(sql: string, ...values: Param[]): number {
  * @throws {SqlError} as {@link exec}.
  */
 export function query<T extends object = Row>(sql: string, ...values: Param[]): T[] {
-  const r = call(() => wit.query(sql, params(values)));
+  const r = call("query", () => wit.query(sql, params(values)));
   return r.rows.map((row) => {
     const o: Record<string, Value> = {};
     r.columns.forEach((c, i) => (o[c] = plain(row[i] as TaggedValue)));
@@ -152,7 +154,7 @@ export function query<T extends object = Row>(sql: string, ...values: Param[]): 
  * you must tell an INTEGER `2` from a REAL `2.0`, or read columns that share a name.
  */
 export function queryRaw(sql: string, ...values: Param[]): RawRows {
-  const r: QueryResult = call(() => wit.query(sql, params(values)));
+  const r: QueryResult = call("queryRaw", () => wit.query(sql, params(values)));
   const rows = r.rows as TaggedValue[][];
   if (INT64_AS_NUMBER) for (const row of rows) for (const v of row) if (v.tag === "integer") v.val = fromInt64(v.val);
   return { columns: r.columns, rows };
@@ -167,22 +169,22 @@ export function queryRaw(sql: string, ...values: Param[]): RawRows {
  *   changes); `"internal"`: not known to be durable.
  */
 export function execDurable(sql: string, ...values: Param[]): number {
-  return Number(call(() => wit.execDurable(sql, params(values))));
+  return Number(call("execDurable", () => wit.execDurable(sql, params(values))));
 }
 
 /** Opens a transaction. @throws {SqlError} `"not-allowed"` if one is already open. */
 export function begin(): void {
-  call(() => wit.begin());
+  call("begin", () => wit.begin());
 }
 
 /** Commits the open transaction. @throws {SqlError} `"not-allowed"` if none is open. */
 export function commit(): void {
-  call(() => wit.commit());
+  call("commit", () => wit.commit());
 }
 
 /** Rolls the open transaction back. @throws {SqlError} `"not-allowed"` if none is open. */
 export function rollback(): void {
-  call(() => wit.rollback());
+  call("rollback", () => wit.rollback());
 }
 
 /**
@@ -199,6 +201,7 @@ export function rollback(): void {
  * ```
  */
 export function transaction<T>(fn: () => T): T {
+  requireEvent("storage.transaction");
   begin();
   let result: T;
   try {
@@ -223,6 +226,7 @@ export function transaction<T>(fn: () => T): T {
  * meets a new, empty actor (`onInit` runs again).
  */
 export function deleteSelf(): void {
+  requireEvent("storage.deleteSelf");
   wit.deleteSelf();
 }
 
@@ -237,7 +241,7 @@ export function deleteSelf(): void {
  *   (storage stays refused until the event ends; calling again is safe).
  */
 export function deleteSelfDurable(): void {
-  call(() => wit.deleteSelfDurable());
+  call("deleteSelfDurable", () => wit.deleteSelfDurable());
 }
 
 export { SqlError };

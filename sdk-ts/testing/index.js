@@ -3,7 +3,7 @@
 // one `wasmkeep-shim serve` runs) loaded as a native addon; see index.d.ts
 // for the documentation of every item.
 import { existsSync, statSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -191,6 +191,14 @@ export class TestHost {
     const list = Object.entries(classes).map(([name, c]) =>
       typeof c === "string" ? { name, component: resolve(c) } : { name, component: resolve(c.component), access: c.access },
     );
+    for (const c of list) {
+      if (!existsSync(c.component)) {
+        throw new Error(
+          `class ${c.name}: the component ${c.component} does not exist: build it first ` +
+            `(npx wasmkeep-build src/actor.ts -o ${relative(process.cwd(), c.component) || c.component}, your entry in place of src/actor.ts)`,
+        );
+      }
+    }
     this.native.addApp(app, list);
   }
   actor(cls, name, app = this.app) {

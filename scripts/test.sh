@@ -15,6 +15,8 @@ step "format (cargo fmt --check)"
 cargo fmt --all --check
 step "WIT copies and generated bindings of every SDK match wit/ (cargo xtask gen --check)"
 cargo xtask gen --check
+step "every language's test harness has every verb, or says why not (cargo xtask parity --check)"
+cargo xtask parity --check
 step "build the guests: examples and testees (cargo xtask guests)"
 cargo xtask guests
 step "no import cycle among the host crates' modules (scripts/module-cycles.sh: cargo-modules + graphviz)"

@@ -1,5 +1,7 @@
 //! Project tasks, run as `cargo xtask <command>` from anywhere in the repo.
 
+mod parity;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -79,6 +81,14 @@ enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// Every language's test harness has every verb of
+    /// conformance/harness-parity/verbs.toml or says why not; writes
+    /// HARNESS-PARITY.md from them.
+    Parity {
+        /// Change nothing; fail if the table is out of date or a verb is unaccounted for.
+        #[arg(long)]
+        check: bool,
+    },
     /// The benchmark report (not a test): builds the guests, then runs
     /// `wasmkeep-bench` in release mode and prints figures and ratios.
     Bench {
@@ -106,6 +116,7 @@ fn main() -> ExitCode {
             })
         }
         Command::Bench { args } => guests(&root).and_then(|()| bench(&root, &args)),
+        Command::Parity { check } => parity::parity(&root, check),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

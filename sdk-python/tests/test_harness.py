@@ -145,6 +145,55 @@ def test_an_exception_fails_the_event_with_500_and_is_logged(wasmkeep_host, prob
     assert any("boom from on_request" in line["message"] for line in wasmkeep_host.logs())
 
 
+def _failure(actor, path="/"):
+    r = actor.get(path)
+    assert r.status == 500, r.text()
+    text = r.text()
+    assert text.count("Traceback (most recent call last):") == 1, text
+    assert "_entry.py" not in text, f"the SDK's own frames are left out:\n{text}"
+    assert text.splitlines()[-1].startswith("the event trapped ("), text
+    return text.splitlines()
+
+
+def test_a_failed_event_answers_the_exception_first_then_its_traceback_once(probe):
+    lines = _failure(probe, "/raise")
+    assert lines[0] == "RuntimeError: boom from on_request"
+    assert lines[1] == "Traceback (most recent call last):"
+    assert lines[2].endswith(", in on_request") and "probe.py" in lines[2]
+    assert lines[3].strip() == 'raise RuntimeError("boom from on_request")', "the source line is there"
+    assert lines[4] == "RuntimeError: boom from on_request"
+    assert lines[5] == "on_request failed: RuntimeError: boom from on_request"
+
+
+def test_an_sdk_exception_is_named_first(probe):
+    lines = _failure(probe, "/raise-sql")
+    assert lines[0].startswith('SqliteError: near "SELEC": syntax error'), lines
+
+
+def test_on_init_failing_answers_its_exception_first(wasmkeep_host):
+    lines = _failure(wasmkeep_host.actor("probe", "init-fails"))
+    assert lines[0].endswith("LookupError: on_init boom"), lines  # after the host's words about on-init
+    assert lines[1] == "Traceback (most recent call last):"
+
+
+def test_failures_without_an_answer_reach_the_host_log_exception_first(wasmkeep_host):
+    a = wasmkeep_host.actor("probe", "quiet-failures")
+    assert a.get("/raise-in-alarm").text() == "set"
+    a.run_alarm()
+    s = a.open_socket("/room")
+    s.send("raise")
+    a.settle()
+    with pytest.raises(CallRejected, match="rejected on purpose"):
+        a.call("reject me")
+    messages = [line["message"] for line in wasmkeep_host.logs() if line["level"] == "error"]
+    for head in (
+        "on_alarm raised (the event failed): ArithmeticError: on_alarm boom\nTraceback",
+        "on_socket_message raised (the event failed): KeyError: 'on_socket_message boom'\nTraceback",
+        "on_call raised (the caller gets CallRejected): ValueError: rejected on purpose\nTraceback",
+    ):
+        assert any(m.startswith(head) for m in messages), (head, messages)
+
+
 def test_requests_and_responses(probe):
     r = probe.fetch("/echo", method="PUT", headers={"X-Test": "yes"}, body="hi")
     assert (r.status, r.header("x-method"), r.header("X-HEADER"), r.text()) == (201, "PUT", "yes", "hi")

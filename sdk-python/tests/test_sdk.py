@@ -103,3 +103,20 @@ def test_a_module_without_an_actor_fails_the_build_with_the_reason(tmp_path):
     (tmp_path / "app.py").write_text("x = 1\n")
     with pytest.raises(BuildError, match="defines no actor"):
         build(tmp_path / "app.py", tmp_path / "app.wasm")
+
+
+def test_storage_at_import_time_fails_the_build_saying_where_it_belongs(tmp_path):
+    (tmp_path / "app.py").write_text(
+        "from wasmkeep_actor import Actor, storage\n\n"
+        'storage.exec("CREATE TABLE IF NOT EXISTS t(x)")\n\n\n'
+        "class App(Actor):\n    pass\n"
+    )
+    with pytest.raises(BuildError) as e:
+        build(tmp_path / "app.py", tmp_path / "app.wasm", quiet=True)
+    message = str(e.value)
+    assert message.startswith("app.py calls the host while it is imported (at build time):\n")
+    assert '  app.py, line 3: storage.exec("CREATE TABLE IF NOT EXISTS t(x)")\n' in message
+    assert "storage.exec() was called outside an event" in message
+    assert "Move it into on_init" in message and "or into a handler" in message
+    assert "Traceback" not in message and "Caused by" not in message
+

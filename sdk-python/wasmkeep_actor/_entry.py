@@ -10,17 +10,22 @@ command writes an entry module that does
 
 from __future__ import annotations
 
+import functools
+import linecache
+import os
 import sys
 import traceback
 from types import ModuleType
-from typing import Any
+from typing import Any, Callable, TypeVar
 
-from ._wit import Err
+from ._wit import Err, during_event
 from ._wit import http as _h
 from ._wit import types as _t
 from .actor import Actor
 from .context import Address, log
 from .http import Request, Response, to_response
+
+_R = TypeVar("_R")
 
 
 def find_actor(module: ModuleType) -> type[Actor]:
@@ -51,20 +56,99 @@ def _to_wit_response(r: Response) -> _h.Response:
     return _h.Response(r.status, [(str(k), str(v)) for k, v in r.headers], r.body_bytes())
 
 
-def _report(what: str, err: BaseException) -> None:
-    """Writes an exception that escapes a handler to the host's log and to
-    stderr (the host shows a failed event's guest output); the event then fails."""
-    text = f"{what} raised:\n" + "".join(traceback.format_exception(err)).rstrip()
+def headline(err: BaseException) -> str:
+    """`ExceptionType: message` (the type's own name, unqualified)."""
+    name = type(err).__qualname__
     try:
-        print(text, file=sys.stderr)
-        log.error(text)
+        message = str(err)
+    except BaseException:  # noqa: BLE001
+        message = "<the exception's str() failed>"
+    return f"{name}: {message}" if message else name
+
+
+def describe(err: BaseException) -> str:
+    """`ExceptionType: message` first, then the traceback (from the actor's
+    code: this module's frames are left out), as Python prints it."""
+    tb = err.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    try:
+        trace = "".join(traceback.format_exception(type(err), err, tb)).rstrip()
+    except BaseException:  # noqa: BLE001
+        trace = ""
+    return f"{headline(err)}\n{trace}" if trace else headline(err)
+
+
+def _report(what: str, err: BaseException, outcome: str = "the event failed") -> str:
+    """Writes an exception that escapes a handler to stderr (a failed
+    event's answer is the guest's output, so this comes first in it), then to
+    the host's log. Never raises: reporting must not hide the failure."""
+    text = describe(err)
+    try:
+        print(text, file=sys.stderr, flush=True)
     except BaseException:  # noqa: BLE001 (reporting must never hide the original failure)
         pass
+    try:
+        log.error(f"{what} raised ({outcome}): {text}")
+    except BaseException:  # noqa: BLE001
+        pass
+    return text
+
+
+class EventFailed(Exception):
+    """What an event fails with after its exception was reported: the
+    engine prints only this one line for it (see `_excepthook`), not a
+    second traceback."""
+
+
+_previous_hook = sys.excepthook
+
+
+def _excepthook(kind: type[BaseException], value: BaseException, tb: Any) -> None:
+    # componentize-py prints an exception that escapes an export with
+    # sys.excepthook before it traps: the report is already out.
+    if isinstance(value, EventFailed):
+        print(str(value), file=sys.stderr, flush=True)
+        return
+    _previous_hook(kind, value, tb)
+
+
+sys.excepthook = _excepthook
+
+
+def _as_event(method: Callable[..., _R]) -> Callable[..., _R]:
+    """An export that runs as an event: the host's imports may be called inside it."""
+
+    @functools.wraps(method)
+    def event(self: object, *args: object) -> _R:
+        return during_event(method, self, *args)
+
+    return event
+
+
+def _keep_sources(module: ModuleType) -> None:
+    """Puts the source of the app's modules into linecache while the build
+    imports them: at run time the component has no files to read, and a
+    traceback without its source lines is hard to read. (An entry whose mtime
+    is None is one `linecache.checkcache` leaves alone.)"""
+    base = os.path.dirname(getattr(module, "__file__", None) or "")
+    if not base:
+        return
+    for m in list(sys.modules.values()):
+        f = getattr(m, "__file__", None)
+        if isinstance(f, str) and f.endswith(".py") and f.startswith(base + os.sep):
+            try:
+                lines = linecache.getlines(f)
+            except Exception:  # noqa: BLE001 (only a nicer traceback is at stake)
+                continue
+            if lines:
+                linecache.cache[f] = (sum(len(line) for line in lines), None, lines, f)
 
 
 def events_for(module: ModuleType) -> type:
     """The `Events` class componentize-py exports for the actor of `module`."""
     cls = find_actor(module)
+    _keep_sources(module)
     state: dict[str, Actor] = {}
 
     def actor() -> Actor:
@@ -80,7 +164,8 @@ def events_for(module: ModuleType) -> type:
             return f(*args)
         except BaseException as err:
             _report(what, err)
-            raise
+            first = headline(err).split("\n")[0]
+            raise EventFailed(f"{what} failed: {first[:300]}") from None
 
     class Events:
         def on_init(self) -> None:
@@ -107,9 +192,11 @@ def events_for(module: ModuleType) -> type:
 
         def on_call(self, caller: Any, payload: bytes) -> bytes:
             who = None if caller is None else Address(caller.class_, caller.name)
+            a = actor()
             try:
-                answer = actor().on_call(bytes(payload), who)
+                answer = a.on_call(bytes(payload), who)
             except Exception as err:  # noqa: BLE001 (every exception answers the caller `rejected`)
+                _report("on_call", err, 'the caller gets CallRejected')
                 raise Err(str(err) or type(err).__name__) from None
             if answer is None:
                 return b""
@@ -125,5 +212,8 @@ def events_for(module: ModuleType) -> type:
         def on_socket_close(self, socket: int, code: int, reason: str) -> None:
             run("on_socket_close", actor().on_socket_close, socket, code, reason)
 
+    for name, method in list(vars(Events).items()):
+        if name.startswith("on_"):
+            setattr(Events, name, _as_event(method))
     Events.__name__ = Events.__qualname__ = "Events"
     return Events

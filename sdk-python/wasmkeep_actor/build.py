@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -115,6 +116,22 @@ def _stage(app: Path, paths: list[Path], stage: Path) -> None:
     )
 
 
+def _explain_outside_event(detail: str, app_path: Path) -> str | None:
+    """A host call made while the module is imported fails the build with
+    OutsideEventError: say so in a few lines, with the line that made it,
+    instead of componentize-py's output (two copies of the traceback)."""
+    m = re.search(r"OutsideEventError: ([^\n]+)", detail)
+    if not m:
+        return None
+    where = ""
+    frames = re.findall(r'File "/0/([^"]+)", line (\d+), in [^\n]*\n(?: {4}([^\n]*)\n)?', detail)
+    for path, line, code in frames:
+        if path.startswith("wasmkeep_actor/") or path == f"{ENTRY}.py":
+            continue
+        where = f"\n  {path}, line {line}" + (f": {code.strip()}" if code.strip() else "")
+    return f"{app_path.name} calls the host while it is imported (at build time):{where}\n{m.group(1)}"
+
+
 def _digest(stage: Path, wit: Path, cpy_version: str) -> str:
     h = hashlib.sha256()
     h.update(f"componentize-py {cpy_version}\n".encode())
@@ -169,6 +186,9 @@ def build(
         r = subprocess.run(argv, cwd=tmp, capture_output=True, text=True, check=False, env=env)
         if r.returncode != 0 or not partial.exists():
             detail = (r.stderr or r.stdout).strip().split("\nStack backtrace:")[0].rstrip()
+            outside = _explain_outside_event(detail, app_path)
+            if outside:
+                raise BuildError(outside)
             hint = ""
             if "ModuleNotFoundError" in detail:
                 hint = (

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import enum
 import logging
+import sys
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Literal, NamedTuple
 
+from ._wit import IN_COMPONENT, in_event
 from ._wit import context as _c
 
 __all__ = [
@@ -97,7 +99,12 @@ _LEVELS = {"debug": _c.LogLevel.DEBUG, "info": _c.LogLevel.INFO, "warn": _c.LogL
 
 
 def _write(level: LogLevel, parts: tuple[object, ...]) -> None:
-    _c.log(_LEVELS[level], " ".join(p if isinstance(p, str) else repr(p) for p in parts))
+    line = " ".join(p if isinstance(p, str) else repr(p) for p in parts)
+    if IN_COMPONENT and not in_event():
+        # At import time (the build) there is no host log: the build's output shows stderr.
+        print(f"{level}: {line}", file=sys.stderr)
+        return
+    _c.log(_LEVELS[level], line)
 
 
 class _Log:

@@ -26,6 +26,8 @@ from wasmkeep_actor import (
 
 class Probe(Actor):
     def on_init(self) -> None:
+        if context.self_address().name == "init-fails":
+            raise LookupError("on_init boom")
         storage.exec("CREATE TABLE kv(k TEXT PRIMARY KEY, v)")
         storage.exec("CREATE TABLE events(what TEXT, detail TEXT)")
 
@@ -149,6 +151,12 @@ class Probe(Actor):
         if route == "/raise":
             storage.exec("INSERT INTO events VALUES ('before-raise', '')")
             raise RuntimeError("boom from on_request")
+        if route == "/raise-sql":
+            storage.exec("SELEC nonsense")
+        if route == "/raise-in-alarm":
+            alarms.set(timedelta(0))
+            storage.exec("INSERT INTO kv VALUES ('alarm-raises', 1)")
+            return "set"
         if route == "/echo":
             return Response(
                 201,
@@ -168,6 +176,8 @@ class Probe(Actor):
         return Response.text(f"no route {route}", 404)
 
     def on_alarm(self) -> None:
+        if storage.query_value("SELECT count(*) FROM kv WHERE k = 'alarm-raises'"):
+            raise ArithmeticError("on_alarm boom")
         storage.exec("INSERT INTO events VALUES ('alarm', ?)", str(context.now_ms()))
 
     def on_call(self, payload: bytes, caller: Address | None) -> bytes | str:
@@ -182,6 +192,8 @@ class Probe(Actor):
     def on_socket_message(self, socket: int, message: str | bytes) -> None:
         if isinstance(message, bytes):
             sockets.send(socket, message[::-1])
+        elif message == "raise":
+            raise KeyError("on_socket_message boom")
         else:
             sockets.send(socket, f"echo {message}")
 

@@ -214,6 +214,28 @@ int wk_storage_query(const char *sql, const wk_value *params, size_t n_params, w
 int wk_storage_exec_durable(const char *sql, const wk_value *params, size_t n_params, uint64_t *changed,
                             wk_sql_error *err);
 
+/* The parameter list of wk_storage_exec, wk_storage_query and
+ * wk_storage_exec_durable is checked when you compile (C11 and later): it must
+ * be a wk_value array (or pointer), or NULL. Anything else, such as a string
+ * (wk_storage_exec(sql, name, 1, ...) instead of wk_value p[] = {wk_text(name)};
+ * ... WK_PARAMS(p)), is a compile error that names
+ * `struct wk_params_must_be_a_wk_value_array_or_NULL`, not a warning and a
+ * NULL stored at run time. Define WK_NO_PARAM_CHECK before including this
+ * header to turn the check off. */
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L && !defined(__cplusplus) && !defined(WK_NO_PARAM_CHECK)
+struct wk_params_must_be_a_wk_value_array_or_NULL {
+    int see_wasmkeep_h;
+};
+#define WK_CHECKED_PARAMS_(p)                                                                                   \
+    _Generic((p), wk_value *: (p), const wk_value *: (p), void *: (p),                                           \
+             default: (struct wk_params_must_be_a_wk_value_array_or_NULL){0})
+/* Two steps, so that WK_PARAMS(p) is split into its two arguments first. */
+#define wk_storage_exec(sql, ...) WK_EXEC_(wk_storage_exec, sql, __VA_ARGS__)
+#define wk_storage_exec_durable(sql, ...) WK_EXEC_(wk_storage_exec_durable, sql, __VA_ARGS__)
+#define wk_storage_query(sql, ...) WK_EXEC_(wk_storage_query, sql, __VA_ARGS__)
+#define WK_EXEC_(f, sql, params, n_params, out, err) (f)((sql), WK_CHECKED_PARAMS_(params), (n_params), (out), (err))
+#endif
+
 /** Opens a transaction (WK_SQL_NOT_ALLOWED if one is open). A transaction still
  * open when the event ends, or when the event traps, is rolled back. */
 int wk_storage_begin(wk_sql_error *err);

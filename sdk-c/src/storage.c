@@ -108,11 +108,11 @@ static int run_exec(exec_fn f, const char *sql, const wk_value *params, size_t n
     return WK_OK;
 }
 
-int wk_storage_exec(const char *sql, const wk_value *params, size_t n_params, uint64_t *changed, wk_sql_error *err) {
+int (wk_storage_exec)(const char *sql, const wk_value *params, size_t n_params, uint64_t *changed, wk_sql_error *err) {
     return run_exec(wasmkeep_actor_storage_exec, sql, params, n_params, changed, err);
 }
 
-int wk_storage_exec_durable(const char *sql, const wk_value *params, size_t n_params, uint64_t *changed,
+int (wk_storage_exec_durable)(const char *sql, const wk_value *params, size_t n_params, uint64_t *changed,
                             wk_sql_error *err) {
     return run_exec(wasmkeep_actor_storage_exec_durable, sql, params, n_params, changed, err);
 }
@@ -205,7 +205,7 @@ const char *wk_rows_text(const wk_rows *rows, size_t row, size_t column) {
     return v && v->kind == WK_TEXT ? v->as.text.ptr : NULL;
 }
 
-int wk_storage_query(const char *sql, const wk_value *params, size_t n_params, wk_rows **rows, wk_sql_error *err) {
+int (wk_storage_query)(const char *sql, const wk_value *params, size_t n_params, wk_rows **rows, wk_sql_error *err) {
     bind_value stack[STACK_PARAMS];
     actor_string_t text = wk__str(sql);
     wasmkeep_actor_storage_list_sql_value_t list = {bind(params, n_params, stack), n_params};

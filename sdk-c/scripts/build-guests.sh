@@ -14,6 +14,8 @@ root=$PWD
 declare -A GUESTS=(
   [conformance-testee-c]=conformance/testees/c
   [counter-c]=examples/counter-c
+  # The SDK's own test guest: mistakes it must catch (tests/misuse).
+  [sdk-c-misuse]=sdk-c/tests/misuse
 )
 
 only=() quiet=false

@@ -6,39 +6,50 @@
 #include "internal.h"
 
 bool wk_alarm_get(uint64_t *at) {
+    if (wk__outside_event("wk_alarm_get")) {
+        if (at) *at = 0;
+        return false;
+    }
     uint64_t t = 0;
     bool pending = wasmkeep_actor_alarms_get_alarm(&t);
     if (at) *at = pending ? t : 0;
     return pending;
 }
 
-void wk_alarm_set(uint64_t at) { wasmkeep_actor_alarms_set_alarm(at); }
+void wk_alarm_set(uint64_t at) {
+    if (wk__outside_event("wk_alarm_set")) return;
+    wasmkeep_actor_alarms_set_alarm(at);
+}
 
-void wk_alarm_clear(void) { wasmkeep_actor_alarms_clear_alarm(); }
+void wk_alarm_clear(void) {
+    if (wk__outside_event("wk_alarm_clear")) return;
+    wasmkeep_actor_alarms_clear_alarm();
+}
 
 /* An instance serves one actor: its address and app are asked once. */
 static char *self_class, *self_name, *self_app;
 
-static void load_self(void) {
-    if (self_class) return;
+static bool load_self(const char *what) {
+    if (self_class) return true;
+    if (wk__outside_event(what)) return false;
     wasmkeep_actor_context_address_t a;
     wasmkeep_actor_context_self_address(&a);
     self_class = wk__take_cstr(&a.class_);
     self_name = wk__take_cstr(&a.name);
+    return true;
 }
 
 const char *wk_self_class(void) {
-    load_self();
-    return self_class;
+    return load_self("wk_self_class") ? self_class : "";
 }
 
 const char *wk_self_name(void) {
-    load_self();
-    return self_name;
+    return load_self("wk_self_name") ? self_name : "";
 }
 
 const char *wk_app(void) {
     if (!self_app) {
+        if (wk__outside_event("wk_app")) return "";
         actor_string_t s;
         wasmkeep_actor_context_app(&s);
         self_app = wk__take_cstr(&s);
@@ -46,7 +57,10 @@ const char *wk_app(void) {
     return self_app;
 }
 
-uint64_t wk_now(void) { return wasmkeep_actor_context_now(); }
+uint64_t wk_now(void) {
+    if (wk__outside_event("wk_now")) return 0;
+    return wasmkeep_actor_context_now();
+}
 
 void wk_log(wk_log_level level, const char *format, ...) {
     va_list args;
@@ -58,6 +72,12 @@ void wk_log(wk_log_level level, const char *format, ...) {
     va_start(args, format);
     vsnprintf(line, (size_t)n + 1, format, args);
     va_end(args);
+    if (!wk__in_event) {
+        /* No host log outside an event: stderr (the failed event's answer shows it). */
+        fprintf(stderr, "wasmkeep: log outside an event: %s\n", line);
+        free(line);
+        return;
+    }
     actor_string_t text = {(uint8_t *)line, (size_t)n};
     wasmkeep_actor_context_log((wasmkeep_actor_context_log_level_t)level, &text);
     free(line);
@@ -74,6 +94,11 @@ const char *wk_deletion_cause_name(wk_deletion_cause cause) {
 }
 
 bool wk_previous_deletion(uint64_t *at, wk_deletion_cause *cause) {
+    if (wk__outside_event("wk_previous_deletion")) {
+        if (at) *at = 0;
+        if (cause) *cause = WK_DELETED_BY_DELETE_SELF;
+        return false;
+    }
     wasmkeep_actor_context_deletion_t d;
     bool some = wasmkeep_actor_context_previous_deletion(&d);
     if (at) *at = some ? d.at : 0;

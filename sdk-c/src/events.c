@@ -20,9 +20,19 @@ struct wk_call_reply {
     size_t len;
 };
 
-void exports_wasmkeep_actor_events_on_init(void) { wk_on_init(); }
+/* Every export runs the actor's function between wk__enter_event and
+ * wk__leave_event: host calls are allowed inside (and only inside) events. */
+void exports_wasmkeep_actor_events_on_init(void) {
+    wk__enter_event();
+    wk_on_init();
+    wk__leave_event();
+}
 
-void exports_wasmkeep_actor_events_on_alarm(void) { wk_on_alarm(); }
+void exports_wasmkeep_actor_events_on_alarm(void) {
+    wk__enter_event();
+    wk_on_alarm();
+    wk__leave_event();
+}
 
 const char *wk_request_header(const wk_request *req, const char *name) {
     if (!req || !name) return NULL;
@@ -48,7 +58,9 @@ void exports_wasmkeep_actor_events_on_request(exports_wasmkeep_actor_events_requ
     req.body = wk__take_bytes(&request->body, &req.body_len);
 
     struct wk_responder res = {out, false};
+    wk__enter_event();
     wk_on_request(&req, &res);
+    wk__leave_event();
     /* No answer set: dropping the handle makes the host answer 500. */
     if (!res.answered) wasmkeep_actor_http_response_outparam_drop_own(res.out);
 
@@ -147,7 +159,9 @@ bool exports_wasmkeep_actor_events_on_call(exports_wasmkeep_actor_events_address
     size_t len;
     uint8_t *data = wk__take_bytes(payload, &len);
     wk_call_reply reply = {false, false, NULL, 0};
+    wk__enter_event();
     wk_on_call(maybe_caller ? &caller : NULL, data, len, &reply);
+    wk__leave_event();
     free(data);
     free((void *)caller.class_name);
     free((void *)caller.name);
@@ -166,7 +180,9 @@ bool exports_wasmkeep_actor_events_on_call(exports_wasmkeep_actor_events_address
 void exports_wasmkeep_actor_events_on_socket_open(exports_wasmkeep_actor_events_socket_id_t socket,
                                                   actor_string_t *path) {
     char *p = wk__take_cstr(path);
+    wk__enter_event();
     wk_on_socket_open(socket, p);
+    wk__leave_event();
     free(p);
 }
 
@@ -176,13 +192,17 @@ void exports_wasmkeep_actor_events_on_socket_message(exports_wasmkeep_actor_even
     m.is_binary = message->tag == WASMKEEP_ACTOR_TYPES_MESSAGE_BINARY;
     m.data = m.is_binary ? wk__take_bytes(&message->val.binary, &m.len)
                          : wk__take_bytes((actor_list_u8_t *)&message->val.text, &m.len);
+    wk__enter_event();
     wk_on_socket_message(socket, &m);
+    wk__leave_event();
     free((void *)m.data);
 }
 
 void exports_wasmkeep_actor_events_on_socket_close(exports_wasmkeep_actor_events_socket_id_t socket, uint16_t code,
                                                    actor_string_t *reason) {
     char *r = wk__take_cstr(reason);
+    wk__enter_event();
     wk_on_socket_close(socket, code, r);
+    wk__leave_event();
     free(r);
 }

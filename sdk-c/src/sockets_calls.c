@@ -7,6 +7,7 @@
 static int socket_result(bool ok) { return ok ? WK_OK : WK_SOCKET_NOT_OPEN; }
 
 int wk_socket_send_text_n(wk_socket_id socket, const char *text, size_t len) {
+    if (wk__outside_event("wk_socket_send_text")) return WK_SOCKET_NOT_OPEN;
     wasmkeep_actor_types_message_t m;
     m.tag = WASMKEEP_ACTOR_TYPES_MESSAGE_TEXT;
     m.val.text.ptr = (uint8_t *)text;
@@ -20,6 +21,7 @@ int wk_socket_send_text(wk_socket_id socket, const char *text) {
 }
 
 int wk_socket_send_binary(wk_socket_id socket, const void *data, size_t len) {
+    if (wk__outside_event("wk_socket_send_binary")) return WK_SOCKET_NOT_OPEN;
     wasmkeep_actor_types_message_t m;
     m.tag = WASMKEEP_ACTOR_TYPES_MESSAGE_BINARY;
     m.val.binary.ptr = (uint8_t *)data;
@@ -29,12 +31,14 @@ int wk_socket_send_binary(wk_socket_id socket, const void *data, size_t len) {
 }
 
 int wk_socket_close(wk_socket_id socket, uint16_t code, const char *reason) {
+    if (wk__outside_event("wk_socket_close")) return WK_SOCKET_NOT_OPEN;
     actor_string_t r = wk__str(reason);
     wasmkeep_actor_sockets_socket_error_t e;
     return socket_result(wasmkeep_actor_sockets_close(socket, code, &r, &e));
 }
 
 size_t wk_open_sockets(wk_socket_id *ids, size_t cap) {
+    if (wk__outside_event("wk_open_sockets")) return 0;
     wasmkeep_actor_sockets_list_socket_id_t list;
     wasmkeep_actor_sockets_open_sockets(&list);
     size_t n = list.len;
@@ -66,6 +70,14 @@ int wk_call(const char *class_name, const char *name, const void *payload, size_
     if (answer) {
         answer->data = NULL;
         answer->len = 0;
+    }
+    if (wk__outside_event("wk_call")) {
+        if (err) {
+            free(err->message);
+            err->kind = WK_CALL_REFUSED;
+            err->message = wk__strndup("wk_call() outside an event", 26);
+        }
+        return WK_CALL_REFUSED;
     }
     if (wasmkeep_actor_calls_call(&target, &p, &ret, &e)) {
         if (answer) {

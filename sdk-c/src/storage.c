@@ -93,8 +93,12 @@ static void unbind(bind_value *b, bind_value *stack) {
 typedef bool (*exec_fn)(actor_string_t *, wasmkeep_actor_storage_list_sql_value_t *, uint64_t *,
                         wasmkeep_actor_storage_sql_error_t *);
 
-static int run_exec(exec_fn f, const char *sql, const wk_value *params, size_t n_params, uint64_t *changed,
+static int run_exec(const char *what, exec_fn f, const char *sql, const wk_value *params, size_t n_params, uint64_t *changed,
                     wk_sql_error *err) {
+    if (wk__outside_event(what)) {
+        if (changed) *changed = 0;
+        return wk__sql_outside_event(what, err);
+    }
     bind_value stack[STACK_PARAMS];
     actor_string_t text = wk__str(sql);
     wasmkeep_actor_storage_list_sql_value_t list = {bind(params, n_params, stack), n_params};
@@ -109,12 +113,12 @@ static int run_exec(exec_fn f, const char *sql, const wk_value *params, size_t n
 }
 
 int (wk_storage_exec)(const char *sql, const wk_value *params, size_t n_params, uint64_t *changed, wk_sql_error *err) {
-    return run_exec(wasmkeep_actor_storage_exec, sql, params, n_params, changed, err);
+    return run_exec("wk_storage_exec", wasmkeep_actor_storage_exec, sql, params, n_params, changed, err);
 }
 
 int (wk_storage_exec_durable)(const char *sql, const wk_value *params, size_t n_params, uint64_t *changed,
                             wk_sql_error *err) {
-    return run_exec(wasmkeep_actor_storage_exec_durable, sql, params, n_params, changed, err);
+    return run_exec("wk_storage_exec_durable", wasmkeep_actor_storage_exec_durable, sql, params, n_params, changed, err);
 }
 
 /* The rows, built from the bindings' result: each string and blob buffer is
@@ -206,6 +210,10 @@ const char *wk_rows_text(const wk_rows *rows, size_t row, size_t column) {
 }
 
 int (wk_storage_query)(const char *sql, const wk_value *params, size_t n_params, wk_rows **rows, wk_sql_error *err) {
+    if (wk__outside_event("wk_storage_query")) {
+        if (rows) *rows = NULL;
+        return wk__sql_outside_event("wk_storage_query", err);
+    }
     bind_value stack[STACK_PARAMS];
     actor_string_t text = wk__str(sql);
     wasmkeep_actor_storage_list_sql_value_t list = {bind(params, n_params, stack), n_params};
@@ -233,23 +241,30 @@ static int unit(bool ok, wasmkeep_actor_storage_sql_error_t *e, wk_sql_error *er
 }
 
 int wk_storage_begin(wk_sql_error *err) {
+    if (wk__outside_event("wk_storage_begin")) return wk__sql_outside_event("wk_storage_begin", err);
     wasmkeep_actor_storage_sql_error_t e;
     return unit(wasmkeep_actor_storage_begin(&e), &e, err);
 }
 
 int wk_storage_commit(wk_sql_error *err) {
+    if (wk__outside_event("wk_storage_commit")) return wk__sql_outside_event("wk_storage_commit", err);
     wasmkeep_actor_storage_sql_error_t e;
     return unit(wasmkeep_actor_storage_commit(&e), &e, err);
 }
 
 int wk_storage_rollback(wk_sql_error *err) {
+    if (wk__outside_event("wk_storage_rollback")) return wk__sql_outside_event("wk_storage_rollback", err);
     wasmkeep_actor_storage_sql_error_t e;
     return unit(wasmkeep_actor_storage_rollback(&e), &e, err);
 }
 
-void wk_storage_delete_self(void) { wasmkeep_actor_storage_delete_self(); }
+void wk_storage_delete_self(void) {
+    if (wk__outside_event("wk_storage_delete_self")) return;
+    wasmkeep_actor_storage_delete_self();
+}
 
 int wk_storage_delete_self_durable(wk_sql_error *err) {
+    if (wk__outside_event("wk_storage_delete_self_durable")) return wk__sql_outside_event("wk_storage_delete_self_durable", err);
     wasmkeep_actor_storage_sql_error_t e;
     return unit(wasmkeep_actor_storage_delete_self_durable(&e), &e, err);
 }

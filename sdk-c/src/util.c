@@ -24,6 +24,43 @@ const char *wk_status_name(int status) {
     }
 }
 
+bool wk__in_event;
+static const char *outside_call; /* the first host call made outside an event */
+
+#define OUTSIDE_EVENT_MESSAGE                                                                                 \
+    "%s() was called outside an event, from a constructor (__attribute__((constructor))) or other code "      \
+    "that runs when the component is instantiated: storage, alarms, sockets, calls and the context exist "    \
+    "only while an event runs. Move it into wk_on_init (once per new actor: CREATE TABLE goes there) or into " \
+    "an event handler (wk_on_request, wk_on_alarm, ...)."
+
+bool wk__outside_event(const char *what) {
+    if (wk__in_event) return false;
+    if (!outside_call) outside_call = what;
+    return true;
+}
+
+int wk__sql_outside_event(const char *what, wk_sql_error *err) {
+    if (err) {
+        int n = snprintf(NULL, 0, OUTSIDE_EVENT_MESSAGE, what);
+        free(err->message);
+        err->kind = WK_SQL_NOT_ALLOWED;
+        err->code = 0;
+        err->message = wk__alloc((size_t)(n > 0 ? n : 0) + 1);
+        snprintf(err->message, (size_t)(n > 0 ? n : 0) + 1, OUTSIDE_EVENT_MESSAGE, what);
+    }
+    return WK_SQL_NOT_ALLOWED;
+}
+
+void wk__enter_event(void) {
+    if (outside_call) {
+        fprintf(stderr, "wasmkeep: every event of this actor fails: " OUTSIDE_EVENT_MESSAGE "\n", outside_call);
+        abort();
+    }
+    wk__in_event = true;
+}
+
+void wk__leave_event(void) { wk__in_event = false; }
+
 void *wk__alloc(size_t n) {
     void *p = malloc(n ? n : 1);
     if (!p) {

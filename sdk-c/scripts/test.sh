@@ -31,6 +31,27 @@ step "harness and counter tests"
 "$out/harness_test" "$testee"
 "$out/counter_test" "$counter"
 
+step "mistakes the SDK catches (sdk-c/tests/misuse)"
+# A string where the parameter array belongs does not compile (a warning and a NULL before);
+# every correct way does, without a warning.
+m=sdk-c/tests/misuse
+for compiler in cc clang; do
+  "$compiler" -std=c11 -Wall -Wextra -Werror -fsyntax-only -Isdk-c/include "$m/params_ok.c"
+  if log=$("$compiler" -std=c11 -fsyntax-only -Isdk-c/include "$m/params_char_ptr.c" 2>&1); then
+    echo "$compiler compiled $m/params_char_ptr.c: a char * passed as the parameter array must not compile" >&2; exit 1
+  fi
+  grep -q wk_params_must_be_a_wk_value_array_or_NULL <<<"$log" || { echo "$log" >&2; echo "the error does not name the rule" >&2; exit 1; }
+done
+# WASMKEEP_C_SDK unset or wrong: the Makefile's own message, not make's "No such file".
+for dir in examples/counter-c "$m"; do
+  for bad in "" /nonexistent; do
+    if log=$(make -s -n -C "$dir" WASMKEEP_C_SDK="$bad" 2>&1); then echo "make in $dir with WASMKEEP_C_SDK='$bad' did not fail" >&2; exit 1; fi
+    grep -q "is not the C SDK's directory: set it to sdk-c" <<<"$log" || { echo "$log" >&2; exit 1; }
+  done
+done
+cc "${cflags[@]}" -o "$out/misuse_test" "$m/misuse_test.c" "${ldflags[@]}"
+"$out/misuse_test" target/components/sdk-c-misuse.wasm
+
 step "the same under valgrind (leak check; suppressions: sdk-c/tests/valgrind.supp)"
 vg=(valgrind -q --leak-check=full --errors-for-leak-kinds=definite,possible --error-exitcode=1
     --suppressions=sdk-c/tests/valgrind.supp)

@@ -84,7 +84,11 @@ pub(crate) fn run_event(host: &Arc<Host>, res: &mut Resident, kind: EventKind, c
         match class.pre.instantiate(&mut res.store) {
             Ok(i) => res.instance = Some(i),
             Err(e) => {
-                let why = format!("instantiating the component failed: {e:#}");
+                // Its own output first (a constructor's or module init's message).
+                let why = format!(
+                    "instantiating the component failed: {}",
+                    describe_trap(host, &res.store, &e)
+                );
                 return fail_kind(kind, EventError::Guest(why));
             }
         }

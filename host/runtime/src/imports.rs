@@ -117,6 +117,11 @@ impl WasiView for HostState {
 const OUTPUT_NOISE: &[&str] = &[
     "Redirecting call to abort() to mozalloc_abort",
     "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace",
+    // componentize-py's runtime, after the SDK's own report.
+    "panicked at runtime/src/lib.rs",
+    "Python function threw an unexpected exception",
+    // QuickJS's interpreter, after the SDK's own report.
+    "panicked at crates/runtime/src/interpreter.rs",
 ];
 
 impl HostState {

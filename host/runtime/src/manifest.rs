@@ -17,6 +17,13 @@ pub enum Access {
     Internal,
 }
 
+/// How each language builds an actor into a component, for messages about
+/// a component that is missing or is not one.
+pub(crate) const BUILD_HINT: &str = "Rust: `wasmkeep-shim build --manifest-path <crate>/Cargo.toml -o <file>.wasm`; \
+     TypeScript: `npx wasmkeep-build src/actor.ts -o <file>.wasm`; \
+     Python: `python -m wasmkeep_actor build app.py -o <file>.wasm`; \
+     C: `make` with sdk-c/mk/wasmkeep.mk; inside the wasmkeep repository: `cargo xtask guests`";
+
 /// A class as the manifest describes it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ClassSpec {
@@ -78,13 +85,14 @@ pub fn parse_idle_limit(text: &str) -> Result<std::time::Duration, String> {
 /// Why a manifest was refused.
 #[derive(Debug, thiserror::Error)]
 pub enum ManifestError {
-    /// The file could not be read.
-    #[error("cannot read manifest {path}: {source}")]
+    /// The file could not be read. (The I/O error is in the message and not
+    /// a `source`: a report that prints causes would say it twice.)
+    #[error("cannot read manifest {path}: {error}")]
     Read {
         /// The manifest path.
         path: PathBuf,
         /// The I/O error.
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The TOML is malformed or has unknown keys.
     #[error("manifest {path} is not valid: {message}")]
@@ -139,9 +147,9 @@ impl Manifest {
     /// The file cannot be read, is not valid TOML, has unknown keys, bad names,
     /// no class, or names a component file that does not exist.
     pub fn load(path: &Path) -> Result<Self, ManifestError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ManifestError::Read {
+        let text = std::fs::read_to_string(path).map_err(|error| ManifestError::Read {
             path: path.to_owned(),
-            source,
+            error,
         })?;
         Self::parse(&text, path.parent().unwrap_or(Path::new(".")), path)
     }
@@ -173,9 +181,7 @@ impl Manifest {
             let component = base.join(&c.component);
             if !component.is_file() {
                 return Err(invalid(format!(
-                    "class {name}: component {} does not exist: build it first \
-                     (`wasmkeep-shim build --manifest-path <crate>/Cargo.toml -o <file>.wasm`, \
-                     or `cargo xtask guests` inside the wasmkeep repository)",
+                    "class {name}: component {} does not exist: build it first ({BUILD_HINT})",
                     component.display()
                 )));
             }

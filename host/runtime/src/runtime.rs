@@ -232,15 +232,15 @@ impl Runtime {
         };
         let bytes = std::fs::read(path).map_err(|e| err(format!("cannot read: {e}")))?;
         if !bytes.starts_with(b"\0asm") {
-            return Err(err(
-                "is not a WebAssembly file: build actors with `wasmkeep-shim build`, which makes a wasm32-wasip2 component"
-                    .into(),
-            ));
+            return Err(err(format!(
+                "is not a WebAssembly file: build the actor into a wasm32-wasip2 component ({})",
+                crate::manifest::BUILD_HINT
+            )));
         }
         let (component, outcome) = self.host.cache.load(&self.host.engine, &bytes).map_err(|e| {
             err(format!(
-                "not a valid WebAssembly component ({e:#}); build actors with `wasmkeep-shim build`, \
-                     which makes a wasm32-wasip2 component"
+                "not a valid WebAssembly component ({e:#}); build the actor into a wasm32-wasip2 component ({})",
+                crate::manifest::BUILD_HINT
             ))
         })?;
         let pre = self.host.linker.instantiate_pre(&component).map_err(|e| {

@@ -437,6 +437,27 @@ fn serve_stops_in_order_on_sigterm_and_says_stopped_last() {
 }
 
 #[test]
+fn a_missing_manifest_is_said_once() {
+    let out = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--manifest",
+            "/nonexistent/wasmkeep.toml",
+        ])
+        .output()
+        .expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert_eq!(
+        stderr.matches("No such file").count(),
+        1,
+        "the cause is said once: {stderr}"
+    );
+}
+
+#[test]
 fn serve_refuses_bad_manifests_with_clear_errors() {
     let dir = tempfile::tempdir().expect("tempdir");
     let cases: [(&str, &str); 3] = [
@@ -467,6 +488,19 @@ fn serve_refuses_bad_manifests_with_clear_errors() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(!out.status.success(), "a bad manifest makes serve exit non-zero");
         assert!(stderr.contains(why), "the error says {why:?}: {stderr}");
+        if why != "must be `tenant/app`" {
+            for build in [
+                "wasmkeep-shim build",
+                "npx wasmkeep-build",
+                "python -m wasmkeep_actor build",
+                "sdk-c/mk",
+            ] {
+                assert!(
+                    stderr.contains(build),
+                    "it says how each language builds ({build}): {stderr}"
+                );
+            }
+        }
     }
     let out = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
         .args(["serve", "--manifest"])

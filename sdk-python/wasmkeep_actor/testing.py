@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json as _json
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -83,10 +82,13 @@ Access = Literal["open", "existing", "internal"]
 ClassInit = Union[str, "os.PathLike[str]", "tuple[str | os.PathLike[str], Access]"]
 
 
-def _default_cache_dir() -> str:
+def _default_cache_dir() -> str | None:
     """Where compiled components are kept between test runs: compiling a
-    Python component takes seconds, loading a cached one milliseconds."""
-    return os.environ.get("WASMKEEP_CACHE_DIR") or os.path.join(tempfile.gettempdir(), "wasmkeep-component-cache")
+    Python component takes seconds, loading a cached one milliseconds.
+    None lets the host choose the cache `wasmkeep-shim serve` uses too
+    (`$WASMKEEP_CACHE_DIR`, else the user's cache directory), so a component
+    is compiled once for tests and serving."""
+    return os.environ.get("WASMKEEP_CACHE_DIR") or None
 
 
 @dataclass(frozen=True)

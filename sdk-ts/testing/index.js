@@ -243,11 +243,16 @@ export class TestHost {
   }
 }
 
-/** The compiled-component cache shared by test hosts: inside the repository target/, else the OS temp dir. */
+/**
+ * The compiled-component cache: inside this repository its target/ (which
+ * the host's own tests share); elsewhere undefined, so the host uses the one
+ * cache `wasmkeep-shim serve` uses too ($WASMKEEP_CACHE_DIR, else the user's
+ * cache directory) and a component is compiled once for tests and serving.
+ */
 function defaultCacheDir() {
   const repoTarget = join(here, "..", "..", "target");
   if (existsSync(repoTarget)) return join(repoTarget, "wasmkeep-cache");
-  return join(process.env.TMPDIR ?? "/tmp", "wasmkeep-cache");
+  return undefined;
 }
 
 export function createTestHost(options) {

@@ -312,46 +312,25 @@ impl serde::Serializer for ParamsSerializer {
     }
 }
 
-impl serde::ser::SerializeSeq for Items {
-    type Ok = Vec<serde_json::Value>;
-    type Error = serde_json::Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Self::Error> {
-        self.push(v)
-    }
-    fn end(self) -> Result<Self::Ok, Self::Error> {
-        Ok(self.0)
-    }
+/// The four ways a serializer hands over items in order, each pushing into [`Items`].
+macro_rules! collect_items {
+    ($($trait:ident :: $method:ident ($($key:ty)?)),*) => {
+        $(impl serde::ser::$trait for Items {
+            type Ok = Vec<serde_json::Value>;
+            type Error = serde_json::Error;
+            fn $method<T: Serialize + ?Sized>(&mut self, $(_: $key,)? v: &T) -> Result<(), Self::Error> {
+                self.push(v)
+            }
+            fn end(self) -> Result<Self::Ok, Self::Error> {
+                Ok(self.0)
+            }
+        })*
+    };
 }
 
-impl serde::ser::SerializeTuple for Items {
-    type Ok = Vec<serde_json::Value>;
-    type Error = serde_json::Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Self::Error> {
-        self.push(v)
-    }
-    fn end(self) -> Result<Self::Ok, Self::Error> {
-        Ok(self.0)
-    }
-}
-
-impl serde::ser::SerializeTupleStruct for Items {
-    type Ok = Vec<serde_json::Value>;
-    type Error = serde_json::Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Self::Error> {
-        self.push(v)
-    }
-    fn end(self) -> Result<Self::Ok, Self::Error> {
-        Ok(self.0)
-    }
-}
-
-impl serde::ser::SerializeStruct for Items {
-    type Ok = Vec<serde_json::Value>;
-    type Error = serde_json::Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, _: &'static str, v: &T) -> Result<(), Self::Error> {
-        self.push(v)
-    }
-    fn end(self) -> Result<Self::Ok, Self::Error> {
-        Ok(self.0)
-    }
-}
+collect_items!(
+    SerializeSeq::serialize_element(),
+    SerializeTuple::serialize_element(),
+    SerializeTupleStruct::serialize_field(),
+    SerializeStruct::serialize_field(&'static str)
+);

@@ -834,6 +834,19 @@ impl ActorDb {
     /// into the host table inside a savepoint that is rolled back (nothing
     /// is written; no rowid is recorded, the table being WITHOUT ROWID).
     fn restore_changes(&self, n: u64) {
+        // Most often nothing is to do, or one statement does it.
+        if self.conn.changes() == n {
+            return;
+        }
+        if n == 0 {
+            if let Err(e) = self
+                .conn
+                .execute_batch(&format!("DELETE FROM main.{META_TABLE} WHERE 0"))
+            {
+                tracing::warn!("putting changes() back after a host write: {e}");
+            }
+            return;
+        }
         if n > MOST_CHANGES_RESTORED {
             tracing::debug!("changes() not put back after a host write: {n} rows is too many");
             return;
@@ -1044,6 +1057,31 @@ mod tests {
             })
             .expect("schema");
         assert!(sql.contains("WITHOUT ROWID"), "{sql}");
+    }
+
+    #[test]
+    fn a_host_write_leaves_the_guests_changes_and_rowid_as_they_were() {
+        let (_d, db) = db();
+        let read = |db: &ActorDb| {
+            db.query("SELECT changes(), last_insert_rowid()", &[])
+                .expect("query")
+                .rows
+        };
+        db.exec("CREATE TABLE t(x)", &[]).expect("create");
+        db.meta_set("k", Some("v")).expect("meta");
+        assert_eq!(
+            read(&db),
+            vec![vec![SqlValue::Integer(0), SqlValue::Integer(0)]],
+            "0 changes put back"
+        );
+        db.exec("INSERT INTO t VALUES (1), (2)", &[]).expect("insert");
+        db.meta_set("k", None).expect("meta");
+        db.meta_set("k", Some("w")).expect("meta");
+        assert_eq!(
+            read(&db),
+            vec![vec![SqlValue::Integer(2), SqlValue::Integer(2)]],
+            "2 changes put back"
+        );
     }
 
     #[test]

@@ -378,7 +378,7 @@ impl Host {
     /// Queues an actor's message for its socket's client. A client that lets
     /// over 8 MiB wait unread is closed with 1008, and the actor gets its
     /// close event after this one.
-    pub(crate) fn socket_send(self: &Arc<Self>, key: &ActorKey, id: u64, msg: SocketMessage) -> Result<(), ()> {
+    pub(crate) fn socket_send(&self, key: &ActorKey, id: u64, msg: SocketMessage) -> Result<(), ()> {
         let mut sockets = lock(&self.sockets.map);
         let refused = match sockets.get(&id) {
             Some(s) if s.key == *key => match s.send(msg) {
@@ -394,7 +394,9 @@ impl Host {
             let (code, reason) = NOT_READING;
             tracing::warn!(actor = %key, socket = id, "{reason}: closed with {code}");
             entry.close(code, reason.into());
-            self.enqueue(
+            // The node itself only on this rare path: a send is per message.
+            let Some(me) = self.me.upgrade() else { return Err(()) };
+            me.enqueue(
                 key,
                 Job::new(
                     EventKind::SocketClose {
@@ -541,8 +543,7 @@ impl NodeServices for Host {
     }
 
     fn socket_send(&self, key: &ActorKey, id: u64, msg: SocketMessage) -> Result<(), ()> {
-        let me = self.me.upgrade().ok_or(())?;
-        me.socket_send(key, id, msg)
+        Host::socket_send(self, key, id, msg)
     }
 
     fn socket_close(&self, key: &ActorKey, id: u64, code: u16, reason: String) -> Result<(), ()> {

@@ -3,11 +3,7 @@
 mod common;
 
 use serde_json::{Value, json};
-use std::sync::Arc;
-use std::time::Duration;
-use wasmkeep_shim::bucket::LocalDirBucket;
-use wasmkeep_shim::clock::VirtualClock;
-use wasmkeep_shim::{ActorKey, Cluster, FaultKind, HttpRequest, HttpResponse, Runtime, RuntimeConfig};
+use wasmkeep_shim::{ActorKey, FaultKind, HttpRequest, HttpResponse, Runtime};
 
 fn request(rt: &Runtime, key: &ActorKey, ops: Value) -> HttpResponse {
     let body = serde_json::to_vec(&json!({ "ops": ops })).expect("json");
@@ -18,13 +14,7 @@ fn request(rt: &Runtime, key: &ActorKey, ops: Value) -> HttpResponse {
 #[test]
 fn cut_off_after_answer_cuts_off_after_the_next_request_not_one_still_running() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let clock = Arc::new(VirtualClock::default());
-    let bucket = Arc::new(LocalDirBucket::new(dir.path().join("bucket"), clock.clone()));
-    let mut config = RuntimeConfig::for_tests(dir.path().join("node-1"));
-    config.cache_dir = common::cache_dir();
-    config.event_timeout = Duration::from_secs(10);
-    let rt = Runtime::new_node(config, Cluster::new(bucket, clock), "node-1").expect("node");
-    common::add_testee_app(&rt);
+    let rt = common::testee_cluster_node(dir.path());
     let k = ActorKey::new("t/app", "testee", "a");
     // A answers at once and runs on after its answer went out.
     let r = request(

@@ -3,9 +3,8 @@
 
 mod common;
 
-use std::io::{BufRead as _, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::time::Duration;
 
 /// A `serve` of the Rust conformance testee (class `testee`), killed when dropped.
@@ -32,32 +31,7 @@ fn serve(dir: &Path) -> Served {
         ),
     )
     .expect("manifest");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--event-timeout-ms",
-            "20000",
-            "--manifest",
-        ])
-        .arg(&manifest)
-        .arg("--data-dir")
-        .arg(dir.join("data"))
-        .env("WASMKEEP_CACHE_DIR", common::cache_dir())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start serve");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("listening line");
-    let base = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("serve printed {line:?}"))
-        .to_owned();
+    let (child, base) = common::spawn_serve(&manifest, &dir.join("data"), &["--event-timeout-ms", "20000"]);
     Served { child, base }
 }
 

@@ -393,22 +393,7 @@ fn app_delete_through_the_command_line_then_recreate() {
 /// `serve` of the Rust counter with its stderr kept, in `data_dir`: the
 /// process (to signal, by its id only) and its base URL.
 fn spawn_counter_serve(data_dir: &Path) -> (Child, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--manifest"])
-        .arg(repo().join("examples/counter-rust/wasmkeep.toml"))
-        .arg("--data-dir")
-        .arg(data_dir)
-        .env("WASMKEEP_CACHE_DIR", common::cache_dir())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start serve");
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("listening line");
-    let base = line.trim().strip_prefix("listening on ").expect("listening").to_owned();
-    (child, base)
+    common::spawn_serve(&repo().join("examples/counter-rust/wasmkeep.toml"), data_dir, &[])
 }
 
 #[test]

@@ -7,11 +7,7 @@
 mod common;
 
 use serde_json::{Value, json};
-use std::sync::Arc;
-use std::time::Duration;
-use wasmkeep_shim::bucket::LocalDirBucket;
-use wasmkeep_shim::clock::VirtualClock;
-use wasmkeep_shim::{ActorKey, Cluster, HttpRequest, Runtime, RuntimeConfig};
+use wasmkeep_shim::{ActorKey, HttpRequest, Runtime, RuntimeConfig};
 
 fn ops(rt: &Runtime, key: &ActorKey, ops: Value) -> (u16, String) {
     let body = serde_json::to_vec(&json!({ "ops": ops })).expect("json");
@@ -102,13 +98,7 @@ fn long_names_live_and_die_on_one_node() {
 #[test]
 fn long_names_live_and_die_in_a_cluster() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let clock = Arc::new(VirtualClock::default());
-    let bucket = Arc::new(LocalDirBucket::new(dir.path().join("bucket"), clock.clone()));
-    let mut config = RuntimeConfig::for_tests(dir.path().join("node-1"));
-    config.cache_dir = common::cache_dir();
-    config.event_timeout = Duration::from_secs(10);
-    let rt = Runtime::new_node(config, Cluster::new(bucket, clock), "node-1").expect("node");
-    common::add_testee_app(&rt);
+    let rt = common::testee_cluster_node(dir.path());
     for name in names() {
         a_long_name_lives_and_dies(&rt, dir.path(), &name);
     }

@@ -12,7 +12,6 @@ use proptest::prelude::*;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
-use tower::ServiceExt as _;
 
 /// The admin calls that take a body.
 pub const CALLS: &[(&str, &str)] = &[
@@ -40,10 +39,7 @@ pub struct AdminInput {
 
 /// The target.
 pub struct AdminJsonTarget {
-    _dir: tempfile::TempDir,
-    rt: wasmkeep_host::Runtime,
-    router: axum::Router,
-    tokio: tokio::runtime::Runtime,
+    served: super::ServedRouter,
     count: u64,
     notes: BTreeMap<&'static str, String>,
 }
@@ -54,37 +50,11 @@ impl AdminJsonTarget {
     /// # Errors
     /// The testee is missing or does not load.
     pub fn new() -> anyhow::Result<Self> {
-        let (dir, rt, router) = Self::host()?;
-        let tokio = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()?;
         Ok(Self {
-            _dir: dir,
-            rt,
-            router,
-            tokio,
+            served: super::ServedRouter::new()?,
             count: 0,
             notes: BTreeMap::new(),
         })
-    }
-
-    fn host() -> anyhow::Result<(tempfile::TempDir, wasmkeep_host::Runtime, axum::Router)> {
-        let dir = tempfile::tempdir()?;
-        let rt = crate::testee_runtime(dir.path(), std::time::Duration::from_secs(5))?;
-        let router = wasmkeep_shim::server::router(rt.clone(), crate::APP.into());
-        Ok((dir, rt, router))
-    }
-
-    /// A fresh host now and then: the virtual clock only moves forward, and
-    /// soon stands at its end; a new one starts at the beginning again.
-    fn renew(&mut self) -> Result<(), String> {
-        let (dir, rt, router) = Self::host().map_err(|e| format!("starting a new host: {e:#}"))?;
-        self.rt.shutdown();
-        self._dir = dir;
-        self.rt = rt;
-        self.router = router;
-        Ok(())
     }
 
     fn send(
@@ -106,13 +76,7 @@ impl AdminJsonTarget {
             .map_err(|e| format!("building the request: {e}"))?;
         req.extensions_mut()
             .insert(ConnectInfo(SocketAddr::from(([127, 0, 0, 1], 50_000))));
-        let router = self.router.clone();
-        Ok(self.tokio.block_on(async move {
-            let r = router.oneshot(req).await.expect("the router is infallible");
-            let status = r.status().as_u16();
-            let body = axum::body::to_bytes(r.into_body(), 4 << 20).await.unwrap_or_default();
-            (status, String::from_utf8_lossy(&body).into_owned())
-        }))
+        Ok(self.served.send(req, 4 << 20))
     }
 
     /// The host still answers: its clock, and now and then an actor.
@@ -141,12 +105,6 @@ impl AdminJsonTarget {
             return Err(format!("a request to an actor afterwards answered {status}: {body}"));
         }
         Ok(())
-    }
-}
-
-impl Drop for AdminJsonTarget {
-    fn drop(&mut self) {
-        self.rt.shutdown();
     }
 }
 
@@ -344,7 +302,7 @@ impl Target for AdminJsonTarget {
     fn run(&mut self, input: &AdminInput) -> Verdict {
         self.count += 1;
         if self.count % RENEW_EVERY == 0
-            && let Err(why) = self.renew()
+            && let Err(why) = self.served.renew()
         {
             return Verdict::Fail(why);
         }

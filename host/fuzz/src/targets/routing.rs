@@ -12,15 +12,11 @@ use crate::engine::{Target, Verdict, pick};
 use axum::body::Body;
 use proptest::prelude::*;
 use std::collections::BTreeMap;
-use tower::ServiceExt as _;
 use wasmkeep_shim::route::{RouteError, actor_route, percent_decode};
 
 /// The target.
 pub struct RoutingTarget {
-    _dir: tempfile::TempDir,
-    rt: wasmkeep_host::Runtime,
-    router: axum::Router,
-    tokio: tokio::runtime::Runtime,
+    served: super::ServedRouter,
     count: u64,
     notes: BTreeMap<&'static str, String>,
 }
@@ -31,27 +27,11 @@ impl RoutingTarget {
     /// # Errors
     /// The testee is missing or does not load.
     pub fn new() -> anyhow::Result<Self> {
-        let dir = tempfile::tempdir()?;
-        let rt = crate::testee_runtime(dir.path(), std::time::Duration::from_secs(5))?;
-        let router = wasmkeep_shim::server::router(rt.clone(), crate::APP.into());
-        let tokio = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()?;
         Ok(Self {
-            _dir: dir,
-            rt,
-            router,
-            tokio,
+            served: super::ServedRouter::new()?,
             count: 0,
             notes: BTreeMap::new(),
         })
-    }
-}
-
-impl Drop for RoutingTarget {
-    fn drop(&mut self) {
-        self.rt.shutdown();
     }
 }
 
@@ -345,13 +325,7 @@ impl RoutingTarget {
         else {
             return Ok("served: not a request".into());
         };
-        let router = self.router.clone();
-        let (status, body) = self.tokio.block_on(async move {
-            let r = router.oneshot(req).await.expect("the router is infallible");
-            let status = r.status().as_u16();
-            let body = axum::body::to_bytes(r.into_body(), 1 << 20).await.unwrap_or_default();
-            (status, String::from_utf8_lossy(&body).into_owned())
-        });
+        let (status, body) = self.served.send(req, 1 << 20);
         if status >= 500 {
             return Err(format!("the dev server answered {status}: {body}"));
         }

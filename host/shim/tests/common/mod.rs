@@ -75,3 +75,54 @@ pub fn try_http_body(method: &str, url: &str, body: &str) -> Result<(u16, String
         Ok((status, r.text().await.map_err(|e| e.to_string())?))
     })
 }
+
+/// Node 1 of a one-node cluster (bucket in `dir/bucket`, files in
+/// `dir/node-1`, a virtual clock) with the testee app loaded.
+pub fn testee_cluster_node(dir: &std::path::Path) -> wasmkeep_shim::Runtime {
+    use std::sync::Arc;
+    let clock = Arc::new(wasmkeep_shim::clock::VirtualClock::default());
+    let bucket = Arc::new(wasmkeep_shim::bucket::LocalDirBucket::new(
+        dir.join("bucket"),
+        clock.clone(),
+    ));
+    let mut config = wasmkeep_shim::RuntimeConfig::for_tests(dir.join("node-1"));
+    config.cache_dir = cache_dir();
+    config.event_timeout = std::time::Duration::from_secs(10);
+    let rt =
+        wasmkeep_shim::Runtime::new_node(config, wasmkeep_shim::Cluster::new(bucket, clock), "node-1").expect("node");
+    add_testee_app(&rt);
+    rt
+}
+
+/// `wasmkeep-shim serve` of `manifest` in `data_dir` on a free port, with
+/// `extra` arguments and its stderr piped: the process (to signal by its id
+/// only) and its base URL.
+pub fn spawn_serve(
+    manifest: &std::path::Path,
+    data_dir: &std::path::Path,
+    extra: &[&str],
+) -> (std::process::Child, String) {
+    use std::io::BufRead as _;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(extra)
+        .arg("--manifest")
+        .arg(manifest)
+        .arg("--data-dir")
+        .arg(data_dir)
+        .env("WASMKEEP_CACHE_DIR", cache_dir())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start serve");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("listening line");
+    let base = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("serve printed {line:?}"))
+        .to_owned();
+    (child, base)
+}

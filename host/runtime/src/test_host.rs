@@ -498,7 +498,12 @@ impl TestHost {
     /// # Errors
     /// The host is closed.
     pub fn settle(&self, key: &ActorKey) -> Result<(), TestHostError> {
-        self.runtime()?.settle(key);
+        // In a cluster the event may have run on another node (forwarded to
+        // the holder), whose end uploads the writes after the answer went
+        // out: every node's mailbox is waited on.
+        for n in 1..=self.node_count() {
+            self.node(n)?.settle(key);
+        }
         Ok(())
     }
 

@@ -161,7 +161,7 @@ impl ActorTest {
             .host
             .request_on(n, &key, method, path, Vec::new(), body.into())
             .unwrap_or_else(|e| panic!("{method} {path} to {key} on node {n}: {e}"));
-        self.host.node(n).unwrap_or_else(|e| panic!("{e}")).settle(&key);
+        self.settle(name);
         r
     }
 

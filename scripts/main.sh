@@ -4,7 +4,7 @@
 # `wasmkeep-shim serve` (e.g. --listen 127.0.0.1:0 --virtual-clock).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh
+bash scripts/setup.sh --serve
 cargo xtask guests
 cargo build --quiet --release -p wasmkeep-shim
 exec target/release/wasmkeep-shim serve --manifest examples/wasmkeep.toml --data-dir target/examples-data "$@"

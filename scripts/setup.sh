@@ -1,10 +1,23 @@
 #!/usr/bin/env bash
 # Installs what building and testing need and is missing; skips what is present.
 # Only package registries are used (Debian's apt, the crate registry through cargo, npm).
+#
+#   bash scripts/setup.sh           everything the test command needs
+#   bash scripts/setup.sh --serve   only what building and serving the examples
+#                                   needs (scripts/main.sh): no test harnesses,
+#                                   test-only tools or conformance testees
 set -euo pipefail
 
 say() { echo "setup: $*"; }
 cd "$(dirname "$0")/.."
+for_serve=false
+case "${1:-}" in
+  "") ;;
+  --serve) for_serve=true ;;
+  *) echo "setup: unknown argument $1 (use --serve, or nothing for everything the tests need)" >&2; exit 2 ;;
+esac
+# The SDKs' own setup scripts read this.
+if $for_serve; then export WASMKEEP_SETUP_FOR=serve; else export WASMKEEP_SETUP_FOR=test; fi
 
 # Rust guests compile to wasm32-wasip2. With rustup's wasm32-wasip2 target
 # installed nothing more is needed; without it we use Debian's rustc-web and its
@@ -37,19 +50,30 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   "${sudo[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
 fi
-for dir in sdk-ts conformance/testees/ts examples/counter-ts examples/chat-ts; do
+ts_dirs=(sdk-ts examples/counter-ts examples/chat-ts)
+ts_only=(--only counter-ts --only chat-ts)
+if ! $for_serve; then ts_dirs+=(conformance/testees/ts); ts_only=(); fi
+for dir in "${ts_dirs[@]}"; do
   if [ -f "$dir/package-lock.json" ] && [ ! -d "$dir/node_modules" ]; then
     say "typescript: npm ci in $dir"
     (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
   fi
 done
 say "typescript: node $(node --version); building the TS guests"
-node sdk-ts/scripts/build-guests.js --quiet
+node sdk-ts/scripts/build-guests.js --quiet "${ts_only[@]}"
 
-# The C and Python SDKs set up what they need themselves (sdk-*/scripts/setup.sh).
+# The C and Python SDKs set up what they need themselves (sdk-*/scripts/setup.sh,
+# which read WASMKEEP_SETUP_FOR).
 for sdk in sdk-c sdk-python; do
   if [ -f "$sdk/scripts/setup.sh" ]; then bash "$sdk/scripts/setup.sh"; fi
 done
+
+# The test command checks that host/workspace-hack is current (one feature set
+# of wasmtime across the workspace: ADR 014); serving needs no cargo-hakari.
+if ! $for_serve && [ "$(cargo hakari --version 2>/dev/null | awk '{print $2}')" != "0.9.39" ]; then
+  say "installing cargo-hakari 0.9.39 (cargo install; about 1.5 min on 2 cores)"
+  cargo install --quiet --locked cargo-hakari --version 0.9.39
+fi
 
 for tool in cargo rustfmt cargo-clippy; do
   command -v "$tool" >/dev/null 2>&1 || { echo "setup: $tool is missing: install Rust with rustup (https://rustup.rs) and the rustfmt and clippy components" >&2; exit 1; }

@@ -15,6 +15,9 @@ step "format (cargo fmt --check)"
 cargo fmt --all --check
 step "WIT copies and generated bindings of every SDK match wit/ (cargo xtask gen --check)"
 cargo xtask gen --check
+step "one feature set of every shared dependency, so wasmtime compiles once per profile (cargo hakari generate --diff, manage-deps --dry-run)"
+cargo hakari generate --diff || { echo "host/workspace-hack is out of date: run cargo hakari generate" >&2; exit 1; }
+cargo hakari manage-deps --dry-run || { echo "a crate lacks the workspace-hack dependency: run cargo hakari manage-deps" >&2; exit 1; }
 step "every language's test harness has every verb, or says why not (cargo xtask parity --check)"
 cargo xtask parity --check
 step "build the guests: examples and testees (cargo xtask guests)"

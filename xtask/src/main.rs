@@ -1,5 +1,6 @@
 //! Project tasks, run as `cargo xtask <command>` from anywhere in the repo.
 
+mod c_adapter;
 mod parity;
 
 use std::collections::BTreeMap;
@@ -89,6 +90,12 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Write the WASI preview-1 reactor adapter the C SDK wraps guests with
+    /// (sdk-c/scripts/setup.sh runs this; no build of the host is needed).
+    CAdapter {
+        /// Where to write it (sdk-c/lib/wasi_snapshot_preview1.reactor.wasm).
+        out: PathBuf,
+    },
     /// The benchmark report (not a test): builds the guests, then runs
     /// `wasmkeep-bench` in release mode and prints figures and ratios.
     Bench {
@@ -117,6 +124,7 @@ fn main() -> ExitCode {
         }
         Command::Bench { args } => guests(&root).and_then(|()| bench(&root, &args)),
         Command::Parity { check } => parity::parity(&root, check),
+        Command::CAdapter { out } => c_adapter::write(&out),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -7,13 +7,14 @@
 // The entry module must `export default defineActor({...})`. Components are
 // cached by content hash (bundle, WIT, backend, toolchain versions), so an
 // unchanged actor is not componentized again.
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import { basename, dirname, extname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startSpinner } from "./spinner.js";
 
 const require = createRequire(import.meta.url);
 const sdkDir = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -39,7 +40,12 @@ options:
   -h, --help              this text
   -V, --version           the SDK's version`;
 
+// The long step under way (a spinner on a terminal): fail() clears its line
+// first, so that the message starts at column 0 and no half frame stays.
+let spinner = startSpinner("", { tty: false });
+
 function fail(message, code = 1) {
+  spinner.stop();
   process.stderr.write(`wasmkeep-build: ${message}\n`);
   process.exit(code);
 }
@@ -152,21 +158,65 @@ function versionOf(pkg) {
   return JSON.parse(readFileSync(packageJsonOf(pkg), "utf8")).version;
 }
 
-function run(cmd, args, what) {
-  const r = spawnSync(cmd, args, { stdio: ["ignore", "inherit", "inherit"] });
+/** Seconds since `started` (a Date.now()), as the final lines print them. */
+function elapsed(started) {
+  return `${((Date.now() - started) / 1000).toFixed(1)} s`;
+}
+
+/**
+ * Announces a long step: a spinner with the elapsed time on a terminal, else
+ * the plain line (nothing with --quiet). endStep() (or fail()) clears it.
+ */
+function beginStep(a, text) {
+  if (a.quiet) return;
+  spinner = startSpinner(text);
+  if (!spinner.active) console.error(text);
+}
+
+function endStep() {
+  spinner.stop();
+}
+
+/**
+ * spawnSync's result without blocking the event loop, which the spinner's
+ * timer needs. `capture` collects the output instead of passing it through.
+ */
+function spawnAsync(cmd, args, capture) {
+  return new Promise((done) => {
+    const child = spawn(cmd, args, { stdio: ["ignore", capture ? "pipe" : "inherit", capture ? "pipe" : "inherit"] });
+    const out = { stdout: [], stderr: [] };
+    for (const name of ["stdout", "stderr"]) child[name]?.on("data", (chunk) => out[name].push(chunk));
+    const text = (name) => Buffer.concat(out[name]).toString("utf8");
+    child.on("error", (error) => done({ error, status: null, signal: null, stdout: text("stdout"), stderr: text("stderr") }));
+    child.on("close", (status, signal) => done({ status, signal, stdout: text("stdout"), stderr: text("stderr") }));
+  });
+}
+
+/**
+ * Runs a step's tool. While a spinner owns the terminal's line the tool's
+ * output is held and written after the line is cleared (the two would mix).
+ */
+async function run(cmd, args, what) {
+  const r = await spawnAsync(cmd, args, spinner.active);
+  endStep();
+  process.stdout.write(r.stdout);
+  process.stderr.write(r.stderr);
   if (r.error) fail(`${what}: ${r.error.message}`);
   if (r.status !== 0) fail(`${what} failed (exit ${r.status ?? r.signal})`);
 }
 
-function typeCheck(a, entry) {
+async function typeCheck(a, entry) {
   const tsc = binOf("typescript", "tsc");
   const tsconfig = a.tsconfig ? resolve(a.tsconfig) : findUp(dirname(entry), "tsconfig.json");
   const args = tsconfig
     ? ["--noEmit", "-p", tsconfig]
     : ["--noEmit", "--strict", "--target", "es2022", "--module", "esnext", "--moduleResolution", "bundler",
        "--lib", "es2022", "--types", "", "--skipLibCheck", entry];
-  if (!a.quiet) console.error(`wasmkeep-build: type-checking (tsc ${tsconfig ? `-p ${relative(process.cwd(), tsconfig) || "."}` : "with strict defaults"})`);
-  run(process.execPath, [tsc, ...args], "the type check (tsc)");
+  beginStep(a, `wasmkeep-build: type-checking (tsc ${tsconfig ? `-p ${relative(process.cwd(), tsconfig) || "."}` : "with strict defaults"})`);
+  // tsc colours its errors only when its stdout is a terminal, which it is
+  // not while run() holds its output: ask for them as it would have made them.
+  if (spinner.active && process.stdout.isTTY) args.push("--pretty");
+  await run(process.execPath, [tsc, ...args], "the type check (tsc)");
 }
 
 async function bundle(entry, backend) {
@@ -263,7 +313,7 @@ async function main() {
   const entry = resolve(a.entry);
   if (!existsSync(entry) || !statSync(entry).isFile()) fail(`no such file: ${a.entry}`);
   const started = Date.now();
-  if (a.check && /\.(c|m)?tsx?$/.test(entry)) typeCheck(a, entry);
+  if (a.check && /\.(c|m)?tsx?$/.test(entry)) await typeCheck(a, entry);
 
   const js = await bundle(entry, a.backend);
   if (a.keepBundle) writeFileSync(a.keepBundle, js);
@@ -280,7 +330,7 @@ async function main() {
   mkdirSync(dirname(out), { recursive: true });
   if (existsSync(cached)) {
     copyFileSync(cached, out);
-    if (!a.quiet) console.error(`wasmkeep-build: ${a.out} unchanged (cached ${hash.slice(0, 12)}, ${a.backend})`);
+    if (!a.quiet) console.error(`wasmkeep-build: ${a.out} unchanged (cached ${hash.slice(0, 12)}, ${a.backend}) in ${elapsed(started)}`);
     return;
   }
   checkPreview2Shim();
@@ -297,8 +347,9 @@ async function main() {
   if (a.backend === "starlingmonkey") args.push("-d", "http", "fetch-event");
   // The host calls exports synchronously: build QuickJS without the async ABI.
   else args.push("--backend", "quickjs", "--backend-qjs-disable-async");
-  if (!a.quiet) console.error(`wasmkeep-build: componentizing with ${a.backend} (jco ${jcoVersion})`);
-  const r = spawnSync(process.execPath, [binOf("@bytecodealliance/jco", "jco"), ...args], { encoding: "utf8" });
+  beginStep(a, `wasmkeep-build: componentizing with ${a.backend} (jco ${jcoVersion})`);
+  const r = await spawnAsync(process.execPath, [binOf("@bytecodealliance/jco", "jco"), ...args], true);
+  endStep();
   if (r.status !== 0 || !existsSync(tmp)) {
     const output = `${r.stdout ?? ""}${r.stderr ?? ""}`;
     const explained = explainInitFailure(output, js, entry);
@@ -310,7 +361,7 @@ async function main() {
   copyFileSync(cached, out);
   if (!a.quiet) {
     const kb = Math.round(statSync(out).size / 1024);
-    console.error(`wasmkeep-build: wrote ${a.out} (${kb} KiB, ${a.backend}) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    console.error(`wasmkeep-build: wrote ${a.out} (${kb} KiB, ${a.backend}) in ${elapsed(started)}`);
   }
 }
 

@@ -27,12 +27,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ._spinner import spinner
+
 #: The componentize-py release the SDK's bindings are generated with.
 COMPONENTIZE_PY_VERSION = "0.25.1"
 ENTRY = "wasmkeep_entry__"
 _SDK = Path(__file__).resolve().parent
 #: SDK files that only make sense on the host, never inside a component.
-_HOST_ONLY = {"testing.py", "pytest_plugin.py", "build.py", "__main__.py", "cli.py", "_bindings", "wit", "__pycache__"}
+_HOST_ONLY = {"testing.py", "pytest_plugin.py", "build.py", "_spinner.py", "__main__.py", "cli.py", "_bindings", "wit", "__pycache__"}
 _SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "target"}
 
 
@@ -142,6 +144,21 @@ def _digest(stage: Path, wit: Path, cpy_version: str) -> str:
     return h.hexdigest()
 
 
+def _componentize(
+    argv: list[str], cwd: str, env: dict[str, str], app_name: str, cpy_version: str, quiet: bool
+) -> subprocess.CompletedProcess[str]:
+    """Runs componentize-py: on a terminal under a spinner with the elapsed
+    time (its line is cleared when it ends, fails or is interrupted), else
+    after the plain line saying what it does (nothing when quiet)."""
+    what = f"wasmkeep build: componentizing {app_name} (componentize-py {cpy_version}"
+    # The spinner counts the seconds itself (and fits 80 columns without the
+    # estimate); the plain line says how many to expect.
+    with spinner(f"{what})", tty=False if quiet else None) as spinning:
+        if not spinning and not quiet:
+            print(f"{what}, ~15 s)", file=sys.stderr)
+        return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False, env=env)
+
+
 def _stamp(output: Path) -> Path:
     return output.with_name(f".{output.name}.inputs")
 
@@ -179,11 +196,9 @@ def build(
         out.parent.mkdir(parents=True, exist_ok=True)
         partial = Path(tmp) / "out.wasm"
         argv = [*cmd, "-d", str(wit), "-w", "actor", "componentize", "-p", str(stage), ENTRY, "-o", str(partial)]
-        if not quiet:
-            print(f"wasmkeep build: componentizing {app_path.name} (componentize-py {cpy_version}, ~15 s)", file=sys.stderr)
         # No Rust backtraces: the Python traceback is what tells the user what to fix.
         env = {**os.environ, "RUST_BACKTRACE": "0", "RUST_LIB_BACKTRACE": "0"}
-        r = subprocess.run(argv, cwd=tmp, capture_output=True, text=True, check=False, env=env)
+        r = _componentize(argv, tmp, env, app_path.name, cpy_version, quiet)
         if r.returncode != 0 or not partial.exists():
             detail = (r.stderr or r.stdout).strip().split("\nStack backtrace:")[0].rstrip()
             outside = _explain_outside_event(detail, app_path)

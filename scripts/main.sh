@@ -6,5 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh --serve
 cargo xtask guests
-cargo build --quiet --release -p wasmkeep-shim
+# On a terminal cargo shows its progress bar (the release build takes minutes
+# the first time); elsewhere it stays quiet.
+if [ -t 2 ]; then quiet=(); else quiet=(--quiet); fi
+echo "main: building wasmkeep-shim (release)" >&2
+cargo build "${quiet[@]}" --release -p wasmkeep-shim
 exec target/release/wasmkeep-shim serve --manifest examples/wasmkeep.toml --data-dir target/examples-data "$@"

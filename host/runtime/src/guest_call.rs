@@ -82,7 +82,10 @@ pub(crate) fn run_event(host: &Arc<Host>, res: &mut Resident, kind: EventKind, c
         };
         set_deadline(host, &mut res.store);
         match class.pre.instantiate(&mut res.store) {
-            Ok(i) => res.instance = Some(i),
+            Ok(i) => {
+                res.instance = Some(i);
+                res.class = Some(class);
+            }
             Err(e) => {
                 // Its own output first (a constructor's or module init's message).
                 let why = format!(

@@ -64,7 +64,7 @@ pub use error::RuntimeError;
 pub use faults::FaultKind;
 pub use http_types::{HttpRequest, HttpResponse, Outbound, SocketMessage};
 pub use job::{AdminDeleted, CallFailure};
-pub use manifest::{Access, ClassSpec, Manifest, ManifestError, Mode, parse_idle_limit};
+pub use manifest::{Access, ClassBuild, ClassSpec, Manifest, ManifestError, Mode, parse_idle_limit};
 pub use metrics::Metrics;
 pub use node::{ActorInfo, ActorStatus, LogLine};
 pub use passes::ExpiryPass;

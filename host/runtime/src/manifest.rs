@@ -35,6 +35,19 @@ pub struct ClassSpec {
     pub access: Access,
 }
 
+/// How `serve --watch` rebuilds a class: `build = "…"` run in the
+/// manifest's directory when a file under one of `watch = […]` changes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClassBuild {
+    /// The shell command that rebuilds the component.
+    pub command: String,
+    /// The directory it runs in (the manifest's).
+    pub dir: PathBuf,
+    /// The files and directories whose changes start it (default: the
+    /// manifest's directory).
+    pub watch: Vec<PathBuf>,
+}
+
 /// A parsed manifest.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Manifest {
@@ -49,6 +62,8 @@ pub struct Manifest {
     /// `expire-after-idle` per class (ADR 0028 §4): how long an actor of the
     /// class may stay idle before it is deleted (cluster mode).
     pub expire_after_idle: BTreeMap<String, std::time::Duration>,
+    /// `build` and `watch` per class, for `serve --watch`.
+    pub builds: BTreeMap<String, ClassBuild>,
 }
 
 /// The shortest `expire-after-idle` (ADR 0028 §4).
@@ -134,6 +149,10 @@ struct RawClass {
     access: Access,
     #[serde(rename = "expire-after-idle")]
     expire_after_idle: Option<String>,
+    /// The command that rebuilds the component (`serve --watch`).
+    build: Option<String>,
+    /// What `serve --watch` watches, relative to the manifest.
+    watch: Option<Vec<PathBuf>>,
 }
 
 fn default_access() -> Access {
@@ -172,11 +191,35 @@ impl Manifest {
         }
         let mut classes = Vec::new();
         let mut expire_after_idle = BTreeMap::new();
+        let mut builds = BTreeMap::new();
         for (name, c) in raw.classes {
             validate_class_name(&name).map_err(invalid)?;
             if let Some(limit) = &c.expire_after_idle {
                 let d = parse_idle_limit(limit).map_err(|e| invalid(format!("class {name}: expire-after-idle {e}")))?;
                 expire_after_idle.insert(name.clone(), d);
+            }
+            match (&c.build, &c.watch) {
+                (Some(command), watch) => {
+                    let watch = watch.as_ref().map_or_else(
+                        || vec![base.to_path_buf()],
+                        |w| w.iter().map(|p| base.join(p)).collect(),
+                    );
+                    builds.insert(
+                        name.clone(),
+                        ClassBuild {
+                            command: command.clone(),
+                            dir: base.to_path_buf(),
+                            watch,
+                        },
+                    );
+                }
+                (None, Some(_)) => {
+                    return Err(invalid(format!(
+                        "class {name}: `watch` needs `build`, the command that rebuilds the component \
+                         (e.g. build = \"npm run build\")"
+                    )));
+                }
+                (None, None) => {}
             }
             let component = base.join(&c.component);
             if !component.is_file() {
@@ -206,6 +249,7 @@ impl Manifest {
             mode: raw.mode,
             nodes,
             expire_after_idle,
+            builds,
             classes,
         })
     }

@@ -8,7 +8,7 @@ use crate::deletion::DeleteHow;
 use crate::event_error::EventError;
 use crate::imports::HostState;
 use crate::metrics::{DELETE_FAILURES_TOTAL, DELETES_TOTAL};
-use crate::node::{ActorStatus, Host, Mailbox};
+use crate::node::{ActorStatus, Class, Host, Mailbox};
 use crate::storage::{OpenMode, Opened, StorageError};
 use std::sync::Arc;
 use wasmtime::Store;
@@ -17,6 +17,16 @@ use wasmtime::Store;
 pub(crate) struct Resident {
     pub(crate) store: Store<HostState>,
     pub(crate) instance: Option<Actor>,
+    /// The class the instance was made from: when `serve --watch` reloads
+    /// it, the instance is replaced before its next event.
+    pub(crate) class: Option<Arc<Class>>,
+}
+
+impl Resident {
+    /// Whether its instance comes from a class since replaced.
+    pub(crate) fn class_replaced(&self, current: &Arc<Class>) -> bool {
+        self.class.as_ref().is_some_and(|c| !Arc::ptr_eq(c, current))
+    }
 }
 
 /// Drops the instance, closes the database and releases the hold.
@@ -64,7 +74,11 @@ pub(crate) fn prepare<'a>(
         store.limiter(|s| &mut s.limits);
         store.epoch_deadline_trap();
         store.data_mut().reload_alarm();
-        *resident = Some(Resident { store, instance: None });
+        *resident = Some(Resident {
+            store,
+            instance: None,
+            class: None,
+        });
     } else if matches!(mode, OpenMode::Unchanged(_)) {
         // Resident here: active, never expired (the job never counts a hold it has).
         return Ok(Prepared::Absent);

@@ -214,6 +214,42 @@ impl Runtime {
         Ok(())
     }
 
+    /// Replaces one class of a loaded app with the component `spec` names
+    /// (`serve --watch`, after a rebuild). Each actor of the class meets the
+    /// new component at its next event; its database, alarm and open
+    /// sockets stay. When the new component does not load, the old one stays.
+    ///
+    /// # Errors
+    /// No such app or class, or the component does not load (as [`Runtime::add_app`]).
+    pub fn reload_class(&self, app: &str, spec: &ClassSpec) -> Result<CacheOutcome, RuntimeError> {
+        let (pre, outcome) = self.link_component(&spec.component)?;
+        let mut apps = self
+            .host
+            .apps
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let loaded = apps.get(app).ok_or_else(|| RuntimeError::NoSuchApp(app.to_owned()))?;
+        if !loaded.classes.contains_key(&spec.name) {
+            let mut known: Vec<&str> = loaded.classes.keys().map(String::as_str).collect();
+            known.sort_unstable();
+            return Err(RuntimeError::NoSuchClass {
+                app: app.to_owned(),
+                class: spec.name.clone(),
+                known: known.join(", "),
+            });
+        }
+        let mut classes = loaded.classes.clone();
+        classes.insert(
+            spec.name.clone(),
+            Arc::new(Class {
+                pre,
+                access: spec.access,
+            }),
+        );
+        apps.insert(app.to_owned(), Arc::new(App { classes }));
+        Ok(outcome)
+    }
+
     /// Compiles (or loads from the compiled-component cache) one component and
     /// links it, without adding it to an app: whether it would load, and
     /// whether the cache had it.

@@ -112,6 +112,14 @@ fn handle(host: &Arc<Host>, slot: &Arc<Mailbox>, resident: &mut Option<Resident>
         if !take_ticket(&job.ticket, RUNNING) {
             return; // Answered and given up by its waiter.
         }
+        // `serve --watch` reloaded the class: this event meets the new
+        // component. Its state is in its database, its alarm in the index
+        // and its sockets in the host's table, so a hibernation loses none.
+        if let Some(r) = resident.as_ref()
+            && host.class(&key).is_ok_and(|current| r.class_replaced(&current))
+        {
+            hibernate(resident);
+        }
     }
     let kind = match job.kind {
         EventKind::Barrier { done } => {

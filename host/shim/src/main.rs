@@ -4,9 +4,13 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
 mod http_listener;
+mod new_command;
 mod operator_commands;
+mod progress;
 mod serve_command;
+mod watch;
 
+use new_command::{NewArgs, new_project};
 use operator_commands::{
     AppDeleteArgs, DeleteArgs, StatusArgs, VerifyArgs, app_delete, operator_delete, status, verify,
 };
@@ -40,6 +44,10 @@ enum Command {
     /// clean, 1 orphans found, 2 a listing failed or could not be trusted (fail
     /// closed), 3 the report was only replayed from a finished --checkpoint.
     Verify(VerifyArgs),
+    /// Start a project: an actor in Rust, TypeScript, Python or C that builds,
+    /// tests in its language's own runner and serves (a manifest, a README of
+    /// three commands, a .gitignore). Uses the SDKs of the wasmkeep repository.
+    New(NewArgs),
     /// Build a Rust guest crate into a component (wasm32-wasip2; falls back to
     /// Debian's rustc-web with build-std when no wasm32 target is installed).
     Build(BuildArgs),
@@ -101,6 +109,7 @@ fn main() -> std::process::ExitCode {
         Command::Actor(ActorCommand::Delete(args)) => return operator_delete(&args),
         Command::Verify(args) => return verify(&args),
         Command::App(AppCommand::Delete(args)) => return app_delete(&args),
+        Command::New(args) => new_project(&args),
         Command::Build(args) => {
             wasmkeep_guest_build::build_rust_guest(&args.manifest_path, args.out.as_deref()).map(|p| {
                 println!("{}", p.display());

@@ -127,6 +127,7 @@ pub(crate) fn app_delete(args: &AppDeleteArgs) -> std::process::ExitCode {
     );
     let until = std::time::Instant::now() + Duration::from_secs(args.wait);
     let mut said = false;
+    let spinner = crate::progress::Spinner::start("checking which nodes serve the app");
     let live = loop {
         let live = match serving_nodes(&bucket, &args.app, SystemClock.now_ms()) {
             Ok(l) => l,
@@ -139,8 +140,14 @@ pub(crate) fn app_delete(args: &AppDeleteArgs) -> std::process::ExitCode {
             println!("waiting for the node(s) serving it to stop: {}", live.join(", "));
             said = true;
         }
+        let left = until.saturating_duration_since(std::time::Instant::now()).as_secs();
+        spinner.say(format!(
+            "waiting for {} to stop serving it ({left} s left)",
+            live.join(", ")
+        ));
         std::thread::sleep(Duration::from_millis(200));
     };
+    drop(spinner);
     if !live.is_empty() && !args.force {
         println!(
             "the tombstone is written and nothing was removed: node(s) {} still serve the app. \
@@ -289,7 +296,12 @@ pub(crate) fn operator_delete(args: &DeleteArgs) -> std::process::ExitCode {
         Err(e) => return fail(2, e.to_string()),
     };
     let wait = if args.no_wait { 0 } else { args.wait };
-    match wait_for_outcome(&bucket, &req, std::time::Duration::from_secs(wait)) {
+    let spinner = (wait > 0).then(|| {
+        crate::progress::Spinner::start(format!("waiting for a node to carry out the delete (up to {wait} s)"))
+    });
+    let outcome = wait_for_outcome(&bucket, &req, std::time::Duration::from_secs(wait));
+    drop(spinner);
+    match outcome {
         Ok(Waited::Deleted) => {
             println!("Deleted");
             ExitCode::SUCCESS

@@ -66,6 +66,11 @@ pub(crate) struct ServeArgs {
     /// with an error that says so.
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
     pub(crate) max_actor_mib: u64,
+    /// Rebuild a class when its sources change (its `build` command, on the
+    /// files under its `watch` paths in the manifest) and swap the new
+    /// component in: actors keep their state, alarms and open sockets.
+    #[arg(long)]
+    pub(crate) watch: bool,
 }
 
 /// How long an ordered shutdown waits for open connections once every actor
@@ -191,12 +196,24 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if !limits.is_empty() && mode == Mode::Single {
         eprintln!("note: expire-after-idle applies in cluster mode (--mode cluster); a single node keeps idle actors");
     }
+    let loading = crate::progress::Spinner::start(format!(
+        "loading {} ({} classes; a component is compiled once, then read from the cache)",
+        manifest.app,
+        manifest.classes.len()
+    ));
     for rt in &runtimes {
         rt.add_app(&manifest.app, &manifest.classes)?;
         for (class, limit) in &limits {
             rt.set_expire_after_idle(&manifest.app, class, Some(*limit))?;
         }
     }
+    drop(loading);
+    // Lives as long as the server: dropping it stops the watching.
+    let _watcher = if args.watch {
+        Some(crate::watch::start(&manifest, runtimes.clone(), &args.data_dir)?)
+    } else {
+        None
+    };
     eprintln!(
         "loaded app {} ({} classes: {}) in {:?}",
         manifest.app,

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # What a user of `wasmkeep-shim new` does, per language, in an empty temporary
-# folder: new, the README's build and test commands, then serve and a first
-# request. Prints the time of each language from `new` to the first response.
+# folder: new, the README's build and test commands, then serve --watch and a
+# first request. Prints the time of each language from `new` to the first
+# response; then a change to the source must rebuild and swap the component
+# in (serve --watch) with the actor's count kept.
 #
 #   bash scripts/new-project-trial.sh [--shim <wasmkeep-shim>] [rust|ts|python|c]...
 #
@@ -46,7 +48,7 @@ for lang in "${langs[@]}"; do
     c)
       (cd "$dir" && make --quiet && make --quiet test) >>"$log" 2>&1 || fail "make and make test" ;;
   esac
-  "$shim" serve --manifest "$dir/wasmkeep.toml" --data-dir "$dir/.wasmkeep" --listen 127.0.0.1:0 >"$tmp/serve.log" 2>&1 &
+  "$shim" serve --watch --manifest "$dir/wasmkeep.toml" --data-dir "$dir/.wasmkeep" --listen 127.0.0.1:0 >"$tmp/serve.log" 2>&1 &
   server=$!
   url=""
   for _ in $(seq 1 600); do
@@ -57,7 +59,26 @@ for lang in "${langs[@]}"; do
   done
   [ -n "$url" ] || { cat "$tmp/serve.log" >&2; fail "serve (not listening after 60 s)"; }
   got=$(curl -s -X POST "$url/$name/a")
-  kill "$server"; wait "$server" 2>/dev/null || true; server=""
   [ "$got" = 1 ] || { cat "$tmp/serve.log" >&2; fail "POST $url/$name/a (answered '$got', not 1)"; }
   printf 'new-project: %-6s new + build + test + first response in %.1f s\n' "$lang" "$(echo "$(date +%s.%N) - $start" | bc)"
+
+  # serve --watch: an edit to the source rebuilds with the language's build
+  # command and swaps the component in; the actor keeps its count.
+  case $lang in
+    rust) src=src/lib.rs; comment="// edited" ;;
+    ts) src=src/actor.ts; comment="// edited" ;;
+    python) src=actor.py; comment="# edited" ;;
+    c) src=actor.c; comment="/* edited */" ;;
+  esac
+  edited=$(date +%s.%N)
+  echo "$comment" >>"$dir/$src"
+  for _ in $(seq 1 1200); do
+    grep -q "watch: reloaded class\|watch: class .*failed\|does not load" "$tmp/serve.log" && break
+    sleep 0.1
+  done
+  grep -q "watch: reloaded class $name" "$tmp/serve.log" || { cat "$tmp/serve.log" >&2; fail "serve --watch after editing $src"; }
+  got=$(curl -s -X POST "$url/$name/a")
+  kill "$server"; wait "$server" 2>/dev/null || true; server=""
+  [ "$got" = 2 ] || { cat "$tmp/serve.log" >&2; fail "POST after the reload (answered '$got', not 2: the count was not kept)"; }
+  printf 'new-project: %-6s serve --watch: edit to reloaded and answered in %.1f s\n' "$lang" "$(echo "$(date +%s.%N) - $edited" | bc)"
 done

@@ -13,7 +13,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, rename
 import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import { basename, dirname, extname, join, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { startSpinner } from "./spinner.js";
 
 const require = createRequire(import.meta.url);
@@ -127,31 +127,6 @@ function binOf(pkg, name) {
   const pj = packageJsonOf(pkg);
   const bin = JSON.parse(readFileSync(pj, "utf8")).bin;
   return join(dirname(pj), typeof bin === "string" ? bin : bin[name]);
-}
-
-/**
- * jco 1.35 cannot read a WIT directory with the preview2-shim 0.26 that npm
- * picks for it ("failed to get path metadata ... (os error 44)"); 0.25.0 works.
- * npm applies a package's `overrides` only in the project itself, so the
- * project must pin it: say so before componentizing instead of failing inside jco.
- */
-function checkPreview2Shim() {
-  const shim = "@bytecodealliance/preview2-shim";
-  const jcoParts = ["@bytecodealliance/jco", "@bytecodealliance/jco-transpile"];
-  // Node's lookup from each jco package's directory: its own node_modules first.
-  const versions = jcoParts.flatMap((p) => {
-    const paths = createRequire(packageJsonOf(p)).resolve.paths(shim) ?? [];
-    const found = paths.map((d) => join(d, shim, "package.json")).find((f) => existsSync(f));
-    return found ? [JSON.parse(readFileSync(found, "utf8")).version] : [];
-  });
-  const version = versions.find((v) => v.startsWith("0.26."));
-  if (!version) return;
-  fail(
-    `@bytecodealliance/preview2-shim ${version} is installed for jco, which then cannot read the WIT (a known jco 1.35 bug).\n` +
-      "Pin 0.25.0 in your project and reinstall:\n" +
-      "  npm pkg set 'overrides.@bytecodealliance/preview2-shim=0.25.0'\n" +
-      "  rm -rf node_modules package-lock.json && npm install",
-  );
 }
 
 function versionOf(pkg) {
@@ -333,7 +308,6 @@ async function main() {
     if (!a.quiet) console.error(`wasmkeep-build: ${a.out} unchanged (cached ${hash.slice(0, 12)}, ${a.backend}) in ${elapsed(started)}`);
     return;
   }
-  checkPreview2Shim();
   mkdirSync(cacheDir, { recursive: true });
   // The bundle's file name is what stack traces name (`onRequest@actor.bundle.js:12:5`);
   // --keep-bundle writes the same file for reading them.
@@ -348,7 +322,9 @@ async function main() {
   // The host calls exports synchronously: build QuickJS without the async ABI.
   else args.push("--backend", "quickjs", "--backend-qjs-disable-async");
   beginStep(a, `wasmkeep-build: componentizing with ${a.backend} (jco ${jcoVersion})`);
-  const r = await spawnAsync(process.execPath, [binOf("@bytecodealliance/jco", "jco"), ...args], true);
+  // jco runs with this package's WASI shim (bin/wasi-shim-hook.mjs says why).
+  const pin = pathToFileURL(join(sdkDir, "bin", "pin-wasi-shim.mjs")).href;
+  const r = await spawnAsync(process.execPath, ["--import", pin, binOf("@bytecodealliance/jco", "jco"), ...args], true);
   endStep();
   if (r.status !== 0 || !existsSync(tmp)) {
     const output = `${r.stdout ?? ""}${r.stderr ?? ""}`;

@@ -67,3 +67,7 @@ if ! grep -q '^\[c\]' conformance/languages.toml; then
   printf '[c]\ncomponent = "%s"\nbuild = ["true"]\n' "$testee" > "$tmp/languages.toml"
   cargo run --quiet -p conformance-runner -- --dir "$tmp" --no-build | tail -1
 fi
+
+step "the new-user trial: install into a prefix, build, test and serve from it alone (sdk-c/scripts/new-user-trial.sh)"
+cargo build --quiet -p wasmkeep-shim   # the trial serves with target/debug/wasmkeep-shim
+bash sdk-c/scripts/new-user-trial.sh

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up the Python SDK's tools in a virtualenv under target/ (never the
 # system's site-packages), skipping what is present (run from anywhere):
-#   target/py-venv: componentize-py 0.25.1, maturin, pytest, mypy; the SDK itself
+#   target/py-venv: componentize-py 0.25.1, maturin, pytest, mypy, setuptools>=77; the SDK itself
 #   (editable); the test harness (wasmkeep_actor_harness, built by maturin from
 #   sdk-python/harness over the host library); then the Python guests built
 #   into target/components/ (skipped when their inputs are unchanged).
@@ -36,6 +36,9 @@ if ! $for_serve; then
   "$py" -c "import maturin" 2>/dev/null || want+=("maturin>=1.16,<2")
   "$py" -c "import pytest" 2>/dev/null || want+=("pytest>=8")
   "$py" -c "import mypy" 2>/dev/null || want+=("mypy>=1.10")
+  # The SDK's wheel (scripts/wheels.sh) is built with the venv's setuptools, no
+  # isolated environment: pyproject.toml's SPDX `license` needs 77 or newer.
+  "$py" -c "import setuptools, sys; sys.exit(int(setuptools.__version__.split('.')[0]) < 77)" 2>/dev/null || want+=("setuptools>=77")
 fi
 if ((${#want[@]})); then say "pip install ${want[*]}"; "${pip[@]}" "${want[@]}"; fi
 

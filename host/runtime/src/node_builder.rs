@@ -94,6 +94,7 @@ pub(crate) fn build_host(
         metrics,
         alarms,
         apps: RwLock::new(HashMap::new()),
+        class_reloads: std::sync::atomic::AtomicU64::new(0),
         actors: Mutex::new(HashMap::new()),
         sockets,
         timer_wake: Mutex::new(None),

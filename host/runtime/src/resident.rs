@@ -20,12 +20,24 @@ pub(crate) struct Resident {
     /// The class the instance was made from: when `serve --watch` reloads
     /// it, the instance is replaced before its next event.
     pub(crate) class: Option<Arc<Class>>,
+    /// The node's reload count when `class` was last known current.
+    pub(crate) reloads_seen: u64,
 }
 
 impl Resident {
-    /// Whether its instance comes from a class since replaced.
-    pub(crate) fn class_replaced(&self, current: &Arc<Class>) -> bool {
-        self.class.as_ref().is_some_and(|c| !Arc::ptr_eq(c, current))
+    /// Whether its instance comes from a class since replaced. One atomic
+    /// load per event; the class is looked up only after some reload.
+    pub(crate) fn class_replaced(&mut self, host: &Host, key: &crate::address::ActorKey) -> bool {
+        let reloads = host.class_reloads.load(std::sync::atomic::Ordering::Acquire);
+        if reloads == self.reloads_seen {
+            return false;
+        }
+        let replaced = match (&self.class, host.class(key)) {
+            (Some(had), Ok(current)) => !Arc::ptr_eq(had, &current),
+            _ => false,
+        };
+        self.reloads_seen = reloads;
+        replaced
     }
 }
 
@@ -78,6 +90,7 @@ pub(crate) fn prepare<'a>(
             store,
             instance: None,
             class: None,
+            reloads_seen: host.class_reloads.load(std::sync::atomic::Ordering::Acquire),
         });
     } else if matches!(mode, OpenMode::Unchanged(_)) {
         // Resident here: active, never expired (the job never counts a hold it has).

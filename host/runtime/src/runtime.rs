@@ -247,6 +247,9 @@ impl Runtime {
             }),
         );
         apps.insert(app.to_owned(), Arc::new(App { classes }));
+        self.host
+            .class_reloads
+            .fetch_add(1, std::sync::atomic::Ordering::Release);
         Ok(outcome)
     }
 

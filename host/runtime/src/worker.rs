@@ -115,9 +115,7 @@ fn handle(host: &Arc<Host>, slot: &Arc<Mailbox>, resident: &mut Option<Resident>
         // `serve --watch` reloaded the class: this event meets the new
         // component. Its state is in its database, its alarm in the index
         // and its sockets in the host's table, so a hibernation loses none.
-        if let Some(r) = resident.as_ref()
-            && host.class(&key).is_ok_and(|current| r.class_replaced(&current))
-        {
+        if resident.as_mut().is_some_and(|r| r.class_replaced(host, &key)) {
             hibernate(resident);
         }
     }

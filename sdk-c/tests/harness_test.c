@@ -9,16 +9,7 @@
 #include <string.h>
 #include <wasmkeep_harness.h>
 
-static int failures;
-#define CHECK(cond, ...)                                                                \
-    do {                                                                                \
-        if (!(cond)) {                                                                  \
-            failures++;                                                                 \
-            fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond);    \
-            fprintf(stderr, __VA_ARGS__);                                               \
-            fputc('\n', stderr);                                                        \
-        }                                                                               \
-    } while (0)
+#include "check.h"
 
 static const char *APP = "tests/harness";
 

@@ -53,6 +53,7 @@ mod runtime;
 mod sockets;
 mod sql_types;
 mod storage;
+mod test_chaos;
 mod test_host;
 mod worker;
 
@@ -72,6 +73,7 @@ pub use residency::default_resident_limit;
 pub use runtime::{PendingResponse, Runtime, Shutdown, SocketHandle};
 pub use sockets::OutboundReceiver;
 pub use sql_types::{QueryResult, SqlError, SqlValue};
+pub use test_chaos::{CHAOS_SEED_VAR, ChaosRecord, ChaosStep, chaos_report, chaos_seed_from_env};
 pub use test_host::{TestHost, TestHostError, TestHostOptions, parse_access};
 
 /// The host's version.

@@ -7,6 +7,7 @@
 use crate::bucket::LocalDirBucket;
 use crate::clock::VirtualClock;
 use crate::cluster::Cluster;
+use crate::test_chaos::{ChaosRecord, ChaosStep, Schedule};
 use crate::{
     Access, ActorInfo, ActorKey, CallFailure, ClassSpec, FaultKind, HttpRequest, HttpResponse, LogLine, Outbound,
     QueryResult, Runtime, RuntimeConfig, RuntimeError, SocketHandle, SocketMessage, SqlValue,
@@ -90,6 +91,9 @@ pub struct TestHost {
     options: TestHostOptions,
     loaded: Mutex<Vec<Loaded>>,
     sockets: Mutex<HashMap<u64, SocketHandle>>,
+    /// The seeded schedule applied before each event, between
+    /// [`TestHost::start_chaos`] and [`TestHost::end_chaos`].
+    chaos: Mutex<Option<Schedule>>,
     // Dropped after the runtime (field order): the data directory goes last.
     temp: Option<tempfile::TempDir>,
 }
@@ -137,6 +141,7 @@ impl TestHost {
             options,
             loaded: Mutex::new(Vec::new()),
             sockets: Mutex::new(HashMap::new()),
+            chaos: Mutex::new(None),
             temp,
         })
     }
@@ -229,9 +234,11 @@ impl TestHost {
         headers: Vec<(String, String)>,
         body: Vec<u8>,
     ) -> Result<HttpResponse, TestHostError> {
+        self.node(n)?;
+        let node = self.before_event(key, Some(n))?;
         let mut req = HttpRequest::new(method, path, body);
         req.headers = headers;
-        Ok(self.node(n)?.request_blocking(key, req)?)
+        Ok(self.node(node)?.request_blocking(key, req)?)
     }
 
     /// Cuts node `n` off from the cluster: it holds nothing from now on, and
@@ -316,6 +323,7 @@ impl TestHost {
     /// The data directory cannot be emptied, or the host cannot start again.
     pub fn reset(&mut self) -> Result<(), TestHostError> {
         lock(&self.sockets).clear();
+        *lock(&self.chaos) = None;
         if let Some(rt) = self.rt.take() {
             rt.shutdown();
         }
@@ -353,7 +361,69 @@ impl TestHost {
     /// # Errors
     /// The host is closed.
     pub fn restart(&self, key: &ActorKey) -> Result<(), TestHostError> {
-        self.runtime()?.restart_actor(key);
+        // In a cluster only its holder has it resident; the others do nothing.
+        for rt in self.all_nodes()? {
+            rt.restart_actor(key);
+        }
+        Ok(())
+    }
+
+    /// Starts seeded chaos: from now on, before each request, call and
+    /// socket opening, the seed's schedule may fail the next removal, restart
+    /// the actor, hibernate every actor or move the clock on and run the due
+    /// alarms; in a cluster also fail an upload (or let it land and report
+    /// failure), lose a hold, cut a node off, and send the event to any live
+    /// node. The same seed and the same events draw the same schedule.
+    /// Starting again replaces the schedule.
+    pub fn start_chaos(&self, seed: u64) {
+        *lock(&self.chaos) = Some(Schedule::new(seed, self.node_count()));
+    }
+
+    /// Stops the chaos [`TestHost::start_chaos`] started; what its schedule
+    /// did, in order (empty when none was running). Armed faults stay armed
+    /// until used or reset.
+    pub fn end_chaos(&self) -> Vec<ChaosRecord> {
+        lock(&self.chaos).take().map(Schedule::into_records).unwrap_or_default()
+    }
+
+    /// Under chaos: applies what the schedule draws before an event to `key`
+    /// and answers the node to send it to (`wanted`, else the drawn one).
+    /// Without chaos: `wanted`, else node 1.
+    fn before_event(&self, key: &ActorKey, wanted: Option<usize>) -> Result<usize, TestHostError> {
+        let plan = match lock(&self.chaos).as_mut() {
+            Some(schedule) => schedule.before_event(&key.to_string(), wanted),
+            None => return Ok(wanted.unwrap_or(1)),
+        };
+        for step in &plan.steps {
+            match step {
+                ChaosStep::FailRemoval => self.arm_everywhere(FaultKind::FailRemoval)?,
+                ChaosStep::FailUpload => self.arm_everywhere(FaultKind::FailUpload)?,
+                ChaosStep::UploadLandsButFails => self.arm_everywhere(FaultKind::UploadLandsButFails)?,
+                ChaosStep::LoseHold => self.arm_everywhere(FaultKind::LoseHold)?,
+                ChaosStep::Restart => self.restart(key)?,
+                ChaosStep::Hibernate => {
+                    for rt in self.all_nodes()? {
+                        rt.hibernate_all();
+                    }
+                }
+                ChaosStep::LateAlarms(ms) => {
+                    self.advance_clock(*ms)?;
+                    for rt in self.all_nodes()? {
+                        rt.run_due_alarms();
+                    }
+                }
+                ChaosStep::CutOff(n) => self.cut_off(*n)?,
+            }
+        }
+        Ok(plan.node)
+    }
+
+    /// Arms one occurrence of `kind` on every node: the event may be served
+    /// by whichever node holds the actor.
+    fn arm_everywhere(&self, kind: FaultKind) -> Result<(), TestHostError> {
+        for rt in self.all_nodes()? {
+            rt.faults().arm(kind, 1);
+        }
         Ok(())
     }
 
@@ -430,9 +500,10 @@ impl TestHost {
         headers: Vec<(String, String)>,
         body: Vec<u8>,
     ) -> Result<HttpResponse, TestHostError> {
+        let node = self.before_event(key, None)?;
         let mut req = HttpRequest::new(method, path, body);
         req.headers = headers;
-        Ok(self.runtime()?.request_blocking(key, req)?)
+        Ok(self.node(node)?.request_blocking(key, req)?)
     }
 
     /// Runs `on-call` as the host (caller none) and waits for its answer.
@@ -440,7 +511,8 @@ impl TestHost {
     /// # Errors
     /// Unknown app or class; the call's own failure is the inner result.
     pub fn call(&self, key: &ActorKey, payload: Vec<u8>) -> Result<Result<Vec<u8>, CallFailure>, TestHostError> {
-        Ok(self.runtime()?.call(key, payload)?)
+        let node = self.before_event(key, None)?;
+        Ok(self.node(node)?.call(key, payload)?)
     }
 
     /// Opens a WebSocket to an actor (its `on-socket-open` runs); the socket's id.
@@ -448,6 +520,8 @@ impl TestHost {
     /// # Errors
     /// Unknown app or class; the class's access refuses it.
     pub fn open_socket(&self, key: &ActorKey, path: &str) -> Result<u64, TestHostError> {
+        // Sockets are opened on node 1 (their ids are node 1's).
+        self.before_event(key, Some(1))?;
         let handle = self.runtime()?.open_socket(key, path)?;
         let id = handle.id;
         lock(&self.sockets).insert(id, handle);

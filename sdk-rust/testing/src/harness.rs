@@ -2,10 +2,9 @@
 //! a test does most, and the whole [`TestHost`] underneath for the rest.
 
 use crate::build::component_with_features;
-use crate::chaos::{ChaosStep, Schedule};
-use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use wasmkeep_host::deletion::DeletionStatus;
 use wasmkeep_host::{
     Access, ActorKey, AdminDeleted, CallFailure, ClassSpec, HttpResponse, LogLine, Outbound, SocketMessage, TestHost,
     TestHostOptions,
@@ -81,7 +80,6 @@ impl Builder {
         Ok(ActorTest {
             host,
             class: self.class,
-            schedule: None,
         })
     }
 }
@@ -93,8 +91,6 @@ impl Builder {
 pub struct ActorTest {
     host: TestHost,
     class: String,
-    /// Set while [`crate::run_chaos`] runs a body.
-    schedule: Option<RefCell<Schedule>>,
 }
 
 impl ActorTest {
@@ -134,7 +130,6 @@ impl ActorTest {
     /// # Panics
     /// The host refused the request (its message says why).
     pub fn request(&self, name: &str, method: &str, path: &str, body: impl Into<Vec<u8>>) -> HttpResponse {
-        self.apply_schedule(name);
         let key = self.key(name);
         let r = self
             .host
@@ -198,26 +193,6 @@ impl ActorTest {
     /// Cluster: deletes the app, as `wasmkeep-shim app delete` does.
     pub fn delete_app(&self) {
         self.host.delete_app(APP).unwrap_or_else(|e| panic!("{e}"));
-    }
-
-    /// Under [`crate::run_chaos`]: what the seed's schedule does before this request.
-    fn apply_schedule(&self, name: &str) {
-        let Some(schedule) = &self.schedule else { return };
-        let steps = schedule.borrow_mut().before_request(name);
-        for step in steps {
-            match step {
-                ChaosStep::FailRemoval => self.arm_fault("fail-removal", 1),
-                ChaosStep::Restart => self.restart(name),
-                ChaosStep::LateAlarms(ms) => {
-                    self.advance_clock(ms);
-                    self.run_due_alarms();
-                }
-            }
-        }
-    }
-
-    pub(crate) fn set_schedule(&mut self, schedule: Option<RefCell<Schedule>>) -> Option<RefCell<Schedule>> {
-        std::mem::replace(&mut self.schedule, schedule)
     }
 
     /// `GET path`.
@@ -318,6 +293,16 @@ impl ActorTest {
         self.host
             .delete_actor(&key)
             .unwrap_or_else(|e| panic!("deleting {key}: {e}"))
+    }
+
+    /// Whether the actor named `name` was deleted, from positive evidence
+    /// only: `Deleted` or `NotDeleted` in a cluster, from its history in
+    /// the bucket; a single node has no bucket to read it from.
+    pub fn deletion_status(&self, name: &str) -> DeletionStatus {
+        let key = self.key(name);
+        self.host
+            .deletion_status(&key)
+            .unwrap_or_else(|e| panic!("deletion status of {key}: {e}"))
     }
 
     /// Starts over for the next test: no actor, socket, alarm, fault or log

@@ -22,7 +22,7 @@ mod chaos;
 mod harness;
 
 pub use build::{component_of, component_with_features};
-pub use chaos::{ChaosFailure, ChaosStep, run_chaos};
+pub use chaos::{ChaosFailure, ChaosRecord, ChaosStep, run_chaos};
 pub use harness::{ActorTest, Builder};
 pub use wasmkeep_host::{
     Access, ActorKey, AdminDeleted, CallFailure, HttpRequest, HttpResponse, LogLine, Outbound, SocketMessage, TestHost,

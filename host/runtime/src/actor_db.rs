@@ -14,6 +14,7 @@
 //! other.
 
 use crate::sql_types::{QueryResult, SqlError, SqlValue, refusals};
+use crate::guest_counters::{HostChanges, register_total_changes};
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, OptionalExtension, ToSql, params_from_iter};
@@ -201,6 +202,8 @@ pub struct ActorDb {
     tx: std::cell::Cell<TxMode>,
     /// The quota [`ActorDb::set_quota`] set, for error messages.
     quota_bytes: std::cell::Cell<Option<u64>>,
+    /// Rows the host's own writes changed, left out of the guest's `total_changes()`.
+    host_changes: HostChanges,
 }
 
 /// Whose transaction is open. `on-init` runs inside one of the host's, so
@@ -389,11 +392,16 @@ impl ActorDb {
         conn.authorizer(Some(move |ctx: AuthContext<'_>| g.check(ctx)));
         let g = guard.clone();
         conn.progress_handler(10_000, Some(move || g.past_deadline()));
+        // The rows of the set-up (a migration of the host table) are the host's.
+        let host_changes = HostChanges::default();
+        host_changes.add(0, conn.total_changes());
+        register_total_changes(&conn, host_changes.clone())?;
         Ok(Self {
             conn,
             guard,
             tx: std::cell::Cell::new(TxMode::Plain),
             quota_bytes: std::cell::Cell::new(None),
+            host_changes,
         })
     }
 
@@ -815,6 +823,7 @@ impl ActorDb {
     pub fn meta_set(&self, key: &str, value: Option<&str>) -> Result<(), SqlError> {
         // What the guest's SQL reads in changes() now: put back after the write.
         let guest_changes = self.conn.changes();
+        let total_before = self.conn.total_changes();
         let r = match value {
             Some(v) => self.conn.execute(
                 &format!("INSERT INTO main.{META_TABLE}(key, value) VALUES(?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value"),
@@ -825,6 +834,8 @@ impl ActorDb {
         r.map(|_| ())
             .map_err(|e| SqlError::Internal(format!("writing host metadata: {e}")))?;
         self.restore_changes(guest_changes);
+        // The write and the putting back are the host's rows, not the guest's.
+        self.host_changes.add(total_before, self.conn.total_changes());
         Ok(())
     }
 
@@ -1057,6 +1068,20 @@ mod tests {
             })
             .expect("schema");
         assert!(sql.contains("WITHOUT ROWID"), "{sql}");
+    }
+
+    #[test]
+    fn a_host_write_leaves_the_guests_total_changes_as_it_was() {
+        let (_d, db) = db();
+        let total = |db: &ActorDb| db.query("SELECT total_changes()", &[]).expect("query").rows;
+        db.exec("CREATE TABLE t(x)", &[]).expect("create");
+        db.exec("INSERT INTO t VALUES (1), (2), (3)", &[]).expect("insert");
+        db.meta_set("alarm", Some("1000")).expect("meta");
+        assert_eq!(total(&db), vec![vec![SqlValue::Integer(3)]], "the host's row left out");
+        db.exec("UPDATE t SET x = x + 1 WHERE x < 3", &[]).expect("update");
+        db.meta_set("alarm", None).expect("meta");
+        db.meta_set("alarm", Some("2000")).expect("meta");
+        assert_eq!(total(&db), vec![vec![SqlValue::Integer(5)]], "and its put-back rows");
     }
 
     #[test]

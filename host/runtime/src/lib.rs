@@ -28,6 +28,7 @@ pub use wasmkeep_store::{
 };
 
 mod actor_db;
+mod guest_counters;
 mod bindings;
 mod block_on;
 mod cluster;

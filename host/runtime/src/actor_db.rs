@@ -13,8 +13,8 @@
 //! splitting the rules from the connection would let one change without the
 //! other.
 
-use crate::sql_types::{QueryResult, SqlError, SqlValue, refusals};
 use crate::guest_counters::{HostChanges, register_total_changes};
+use crate::sql_types::{QueryResult, SqlError, SqlValue, refusals};
 use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 use rusqlite::types::{ToSqlOutput, ValueRef};
 use rusqlite::{Connection, OptionalExtension, ToSql, params_from_iter};

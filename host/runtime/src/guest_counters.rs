@@ -37,7 +37,10 @@ pub(crate) fn register_total_changes(conn: &Connection, host: HostChanges) -> ru
     // Not DETERMINISTIC: the value changes with every write.
     conn.create_scalar_function("total_changes", 0, FunctionFlags::SQLITE_UTF8, move |ctx| {
         let real = real_total_changes(ctx)?;
-        Ok(i64::try_from(real).unwrap_or(i64::MAX).saturating_sub(host.get()).max(0))
+        Ok(i64::try_from(real)
+            .unwrap_or(i64::MAX)
+            .saturating_sub(host.get())
+            .max(0))
     })
 }
 

@@ -28,7 +28,6 @@ pub use wasmkeep_store::{
 };
 
 mod actor_db;
-mod guest_counters;
 mod bindings;
 mod block_on;
 mod cluster;
@@ -37,6 +36,7 @@ mod config;
 mod error;
 mod event_error;
 mod guest_call;
+mod guest_counters;
 mod host_jobs;
 mod http_types;
 mod imports;

@@ -19,6 +19,9 @@
 #include <stddef.h>
 #include <stdbool.h>
 
+// The room `wkh_run_chaos` gives a body for its failure message (with the NUL).
+#define WKH_CHAOS_MESSAGE_CAP 1024
+
 // How a call ended (the WIT's `call-error`, plus success).
 typedef enum wkh_call_status {
   // `on-call` answered; `data` is its payload.
@@ -65,9 +68,58 @@ typedef enum wkh_value_kind {
   WKH_VALUE_KIND_BLOB = 4,
 } wkh_value_kind;
 
+// What an operator delete (`wkh_operator_delete`) did.
+typedef enum wkh_admin_deleted {
+  // Deleted through the one delete routine (its sockets closed first).
+  WKH_ADMIN_DELETED_DELETED = 0,
+  // Its database could not be opened (damaged): its files were removed.
+  WKH_ADMIN_DELETED_REMOVED_UNOPENABLE = 1,
+  // There was no such actor.
+  WKH_ADMIN_DELETED_ABSENT = 2,
+} wkh_admin_deleted;
+
+// Whether an actor was deleted, from positive evidence only.
+typedef enum wkh_deletion_kind {
+  // No evidence of a delete: no history, or a history whose head is not a reset.
+  WKH_DELETION_KIND_NOT_DELETED = 0,
+  // Deleted: `at_ms` and `how` say when and how.
+  WKH_DELETION_KIND_DELETED = 1,
+  // Not known: `reason` says why (the bucket could not be read; a removal
+  // of its files began and has not finished).
+  WKH_DELETION_KIND_UNKNOWN = 2,
+} wkh_deletion_kind;
+
 // A host with its own data directory and a virtual clock (opaque). Made by
 // `wkh_host_new`, freed by `wkh_host_free`.
 typedef struct wkh_host wkh_host;
+
+// What `wkh_run_chaos` found. Free it with `wkh_chaos_result_free`.
+typedef struct wkh_chaos_result {
+  // How many seeds ran (the failing one included).
+  uint64_t ran;
+  // Whether a seed failed (then `seed`, `message`, `schedule` and `report` say which and how).
+  bool failed;
+  // The failing seed: `WASMKEEP_CHAOS_SEED=<seed>` replays exactly its run; 0 if none failed.
+  uint64_t seed;
+  // The body's message (or what it returned, when it wrote none); NULL if none failed.
+  char *message;
+  // What the failing seed's schedule did, one line per step in order (empty
+  // when it did nothing); NULL if none failed. The same seed replays the same.
+  char *schedule;
+  // The report to print: the seed, how to replay it, the message and the
+  // schedule; NULL if none failed.
+  char *report;
+} wkh_chaos_result;
+
+// A test body for `wkh_run_chaos`: runs once per seed on `host` (reset, and
+// under that seed's schedule), returns 0 when the test passed and nonzero
+// when it failed, and may write why into `message` (`message_cap` bytes,
+// zeroed; e.g. with `snprintf`). It must not reset or free the host.
+typedef int32_t (*wkh_chaos_body)(struct wkh_host *host,
+                                  uint64_t seed,
+                                  void *ctx,
+                                  char *message,
+                                  size_t message_cap);
 
 // One header: a name and a value (NUL-terminated).
 typedef struct wkh_header {
@@ -125,6 +177,13 @@ typedef struct wkh_host_options {
   uint32_t event_timeout_ms;
   // Idle time before an actor hibernates, in milliseconds; 0: 30000.
   uint32_t idle_timeout_ms;
+  // How many nodes: 0 or 1, a single node; 2 or more, a local cluster that
+  // shares a bucket (in the data directory) and the virtual clock, whose
+  // passes (operator deletes, app tombstones, idle expiry) run as the clock
+  // moves. Nodes are numbered from 1 (`wkh_request_on`, `wkh_cut_off`);
+  // `wkh_request` and the other verbs use node 1. (Added after the first
+  // three fields: a program built against an older header must be rebuilt.)
+  uint32_t nodes;
 } wkh_host_options;
 
 // One class of an app: its name and its component file.
@@ -164,6 +223,19 @@ typedef struct wkh_table {
   size_t row_count;
 } wkh_table;
 
+// The answer of `wkh_deletion_status`. Free it with `wkh_deletion_free`.
+typedef struct wkh_deletion {
+  // Deleted, not deleted, or unknown.
+  enum wkh_deletion_kind kind;
+  // Deleted: when, in ms since the epoch on the deleting node's clock; 0 otherwise.
+  uint64_t at_ms;
+  // Deleted: how (`self`, `self_durable`, `operator`, `expired`, or
+  // `unknown`); NULL otherwise.
+  char *how;
+  // Unknown: why; NULL otherwise.
+  char *reason;
+} wkh_deletion;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -171,18 +243,130 @@ extern "C" {
 // The harness's version (the host library's), a static NUL-terminated string.
 const char *wkh_version(void);
 
+// Starts seeded chaos on the host: from now on, before each request, call
+// and socket opening, the seed's schedule may arm a failed removal, restart
+// the actor, hibernate every actor or move the clock on and run the due
+// alarms; in a cluster also fail an upload (or let it land and report
+// failure), lose a hold, cut a node off, and send the event to any live
+// node. The same seed and the same events draw the same schedule. Starting
+// again replaces the schedule. Stop it with `wkh_chaos_end`. Returns 0 or -1.
+//
+// # Safety
+// `host` is a live host.
+int32_t wkh_chaos_start(const struct wkh_host *host,
+                        uint64_t seed);
+
+// Stops the chaos `wkh_chaos_start` started. Returns what its schedule did,
+// one line per step in order (`before event 2 (to a/b/c on node 1):
+// fail-removal armed`; empty when nothing, or no chaos ran), to free with
+// `wkh_string_free`; NULL on failure. Faults it armed stay armed until used
+// (or `wkh_clear_faults`, `wkh_reset`).
+//
+// # Safety
+// `host` is a live host.
+char *wkh_chaos_end(const struct wkh_host *host);
+
+// Runs `body` once per seed from `first_seed` to `first_seed + count - 1`,
+// each after `wkh_reset` and under that seed's schedule (`wkh_chaos_start`),
+// and stops at the first seed whose body returns nonzero. With
+// `WASMKEEP_CHAOS_SEED` set in the environment, only that seed runs (to
+// replay a failure). The host is never left in chaos: when this returns it
+// holds what the last seed's run left (the failing one's, to look at).
+//
+// Returns the result (free it with `wkh_chaos_result_free`): `failed` false
+// when every seed passed, else the seed, the body's message, the schedule
+// and the report to print. NULL when it could not run (a NULL host or body,
+// `WASMKEEP_CHAOS_SEED` not a number, a reset failed; see `wkh_last_error`).
+//
+// # Safety
+// `host` is a live host that nothing else uses meanwhile; `body` a function
+// as `wkh_chaos_body` describes; `ctx` is passed to it as it is.
+struct wkh_chaos_result *wkh_run_chaos(struct wkh_host *host,
+                                       uint64_t first_seed,
+                                       uint64_t count,
+                                       wkh_chaos_body body,
+                                       void *ctx);
+
+// Frees what `wkh_run_chaos` returned. NULL does nothing.
+//
+// # Safety
+// `result` is NULL or from `wkh_run_chaos`, not freed before.
+void wkh_chaos_result_free(struct wkh_chaos_result *result);
+
+// Cuts node `node` (numbered from 1) off from the cluster: it holds nothing
+// from now on and its uploads are never acknowledged, and the other nodes
+// take its actors over from the bucket (what was uploaded) at their next
+// event. Returns 0, or -1 (a
+// single node, or no such node).
+//
+// # Safety
+// `host` is a live host.
+int32_t wkh_cut_off(const struct wkh_host *host,
+                    uint32_t node);
+
+// Cluster: asks for an operator delete of the actor as
+// `wasmkeep-shim actor delete` does (a request in the bucket) and runs every
+// node's control pass, so that the node holding it has deleted it when this
+// returns (no guest code runs). Returns the request's id (free it with
+// `wkh_string_free`), or NULL (a single node: use `wkh_operator_delete`; an
+// unknown actor).
+//
+// # Safety
+// `host` is a live host; strings NUL-terminated.
+char *wkh_request_operator_delete(const struct wkh_host *host,
+                                  const char *app,
+                                  const char *class_,
+                                  const char *name);
+
+// Cluster: sets the class's `expire-after-idle` on every node, as a
+// manifest or `serve --expire-after-idle` does: an actor idle that long (not
+// resident, no alarm, no socket) is deleted by the idle-expiry pass, which
+// runs as the virtual clock moves (every ten minutes of it) and at
+// `wkh_run_expiry_passes` (a single node runs no such pass). `limit_ms` is at least an hour (3600000); 0
+// removes the limit. Returns 0, or -1 (below an hour, an unknown app or
+// class).
+//
+// # Safety
+// `host` is a live host; strings NUL-terminated.
+int32_t wkh_set_expire_after_idle(const struct wkh_host *host,
+                                  const char *app,
+                                  const char *class_,
+                                  uint64_t limit_ms);
+
+// Cluster: runs each node's idle-expiry pass once. Returns how many actors
+// it deleted (always 0 on a single node, and 0 when `host` is NULL: see
+// `wkh_last_error`).
+//
+// # Safety
+// `host` is a live host.
+size_t wkh_run_expiry_passes(const struct wkh_host *host);
+
+// Cluster: deletes the app as `wasmkeep-shim app delete` does: its
+// tombstone in the bucket, every node stops serving it (requests to it fail
+// with "no app"; `wkh_request` returns NULL), then its data is removed.
+// Returns 0, or -1 (a single node, the bucket failed).
+//
+// # Safety
+// `host` is a live host; `app` NUL-terminated.
+int32_t wkh_delete_app(const struct wkh_host *host,
+                       const char *app);
+
 // What the last failed `wkh_` call on this thread said, or NULL if none
 // failed yet. The text belongs to the harness and stays valid until the next
 // failing call on this thread; copy it to keep it.
 const char *wkh_last_error(void);
 
-// Sends a request event to an actor and waits for its answer.
+// Sends a request event to an actor and waits for its answer and the end of
+// its event.
 //
 // `headers` holds `header_count` name/value pairs (NULL if 0); `body` holds
 // `body_len` bytes (NULL if 0). Returns the answer (free it with
 // `wkh_response_free`) or NULL when the request could not be delivered (no
 // such app or class, an `existing` class with no such actor, ...). An event
-// that failed after delivery is an answer (status 500), not NULL.
+// that failed after delivery is an answer (status 500), not NULL. When the
+// status is 500 or more, the lines the actor logged are written to stderr
+// (`WASMKEEP_HARNESS_QUIET=1` turns that off). In a cluster the request goes
+// to node 1 (under chaos, to the node the schedule picks).
 //
 // # Safety
 // `host` is a live host; strings NUL-terminated; `headers` and `body` as described.
@@ -196,6 +380,24 @@ struct wkh_response *wkh_request(const struct wkh_host *host,
                                  size_t header_count,
                                  const uint8_t *body,
                                  size_t body_len);
+
+// As `wkh_request`, to node `node` of a cluster (numbered from 1), which
+// serves it or forwards it to the node holding the actor. Returns NULL (see `wkh_last_error`) for a node the host does
+// not run, and as `wkh_request` does.
+//
+// # Safety
+// As for `wkh_request`.
+struct wkh_response *wkh_request_on(const struct wkh_host *host,
+                                    uint32_t node,
+                                    const char *app,
+                                    const char *class_,
+                                    const char *name,
+                                    const char *method,
+                                    const char *path,
+                                    const struct wkh_header *headers,
+                                    size_t header_count,
+                                    const uint8_t *body,
+                                    size_t body_len);
 
 // The value of the first header named `name` (ASCII case-insensitive), or
 // NULL. The text belongs to the response.
@@ -439,6 +641,68 @@ char *wkh_metrics(const struct wkh_host *host);
 // # Safety
 // `host` is a live host.
 int32_t wkh_hibernate_all(const struct wkh_host *host);
+
+// Restarts the actor as a crash and recovery would: what it kept in memory
+// is gone, an open transaction is rolled back, and its next event recovers
+// it from its database (its `on-init` does not run again). Its sockets stay
+// open. In a cluster, the node holding it restarts it. Returns 0 or -1.
+//
+// # Safety
+// `host` is a live host; strings NUL-terminated.
+int32_t wkh_restart(const struct wkh_host *host,
+                    const char *app,
+                    const char *class_,
+                    const char *name);
+
+// Deletes the actor as an operator would (the admin API's delete, on node
+// 1): no guest code runs, its sockets are closed with 1000, the deletion is
+// recorded as `operator`; the next request meets a new actor. `outcome`
+// (may be NULL) receives what was done. Returns 0, or -1 (an unknown app or
+// class; in a cluster, an actor node 1 does not hold: use
+// `wkh_request_operator_delete`).
+//
+// # Safety
+// `host` is a live host; strings NUL-terminated; `outcome` NULL or writable.
+int32_t wkh_operator_delete(const struct wkh_host *host,
+                            const char *app,
+                            const char *class_,
+                            const char *name,
+                            enum wkh_admin_deleted *outcome);
+
+// Whether the actor was deleted, from positive evidence only (absence is
+// never "deleted"): on a single node from the record its last removal left
+// while no database was created since, in a cluster from its history in
+// the bucket. `WKH_DELETION_KIND_DELETED` with when and how,
+// `WKH_DELETION_KIND_NOT_DELETED`, or `WKH_DELETION_KIND_UNKNOWN` with the
+// reason. Returns the answer (free it with `wkh_deletion_free`), or NULL on
+// failure.
+//
+// # Safety
+// `host` is a live host; strings NUL-terminated.
+struct wkh_deletion *wkh_deletion_status(const struct wkh_host *host,
+                                         const char *app,
+                                         const char *class_,
+                                         const char *name);
+
+// Frees what `wkh_deletion_status` returned. NULL does nothing.
+//
+// # Safety
+// `deletion` is NULL or from `wkh_deletion_status`, not freed before.
+void wkh_deletion_free(struct wkh_deletion *deletion);
+
+// Starts the host over, for the next test: every actor, socket, alarm,
+// fault and log line is gone, chaos is stopped, the clock is back at its
+// start, and the same apps are loaded again (already compiled). Sockets are
+// dropped without close events: their ids are unknown afterwards. A data
+// directory given in the options is emptied; a temporary one is replaced.
+// The options (nodes included) stay. Returns 0, or -1 (the data directory
+// could not be emptied, or the host could not start again: the host is then
+// closed, and every later call says so; free it with `wkh_host_free`).
+//
+// # Safety
+// `host` is a live host, and no other call uses it at the same time (from
+// another thread).
+int32_t wkh_reset(struct wkh_host *host);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h> /* dup, dup2 */
 #include <wasmkeep_harness.h>
 
 #include "check.h"
@@ -125,6 +126,281 @@ static void calls_faults_and_listings(wkh_host *h) {
     free(out);
 }
 
+/* The text `ops` answers when sent to node `node` (0: wkh_request). */
+static char *ops_on(wkh_host *h, unsigned node, const char *name, const char *list, unsigned *status) {
+    char body[2048];
+    snprintf(body, sizeof body, "{\"ops\": %s}", list);
+    wkh_header ct = {"content-type", "application/json"};
+    wkh_response *r = node ? wkh_request_on(h, node, APP, "t", name, "POST", "/ops", &ct, 1, (const uint8_t *)body,
+                                            strlen(body))
+                           : wkh_request(h, APP, "t", name, "POST", "/ops", &ct, 1, (const uint8_t *)body, strlen(body));
+    if (!r) {
+        *status = 0;
+        return strdup(wkh_last_error());
+    }
+    *status = r->status;
+    char *text = strdup((const char *)r->body);
+    wkh_response_free(r);
+    return text;
+}
+
+/* What `f(h)` wrote to stderr (fd 2), into out. */
+static void capture_stderr(void (*f)(wkh_host *), wkh_host *h, char *out, size_t cap) {
+    fflush(stderr);
+    int saved = dup(2);
+    FILE *tmp = tmpfile();
+    if (saved < 0 || !tmp) {
+        snprintf(out, cap, "(could not capture stderr)");
+        return;
+    }
+    dup2(fileno(tmp), 2);
+    f(h);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(tmp);
+    size_t n = fread(out, 1, cap - 1, tmp);
+    out[n] = 0;
+    fclose(tmp);
+}
+
+static void log_then_trap(wkh_host *h) {
+    unsigned status;
+    char *out = ops_on(h, 0, "trapper", "[{\"op\":\"log\",\"message\":\"about to trap\"},{\"op\":\"trap\"}]", &status);
+    CHECK(status == 500, "a trap answers 500: %u %s", status, out);
+    free(out);
+}
+
+static void failures_print_the_actors_logs(wkh_host *h) {
+    char err[4096];
+    capture_stderr(log_then_trap, h, err, sizeof err);
+    CHECK(strstr(err, "tests/harness:t/trapper answered 500") && strstr(err, "about to trap"),
+          "an answer >= 500 prints what the actor logged: %s", err);
+    setenv("WASMKEEP_HARNESS_QUIET", "1", 1);
+    capture_stderr(log_then_trap, h, err, sizeof err);
+    unsetenv("WASMKEEP_HARNESS_QUIET");
+    CHECK(err[0] == 0, "WASMKEEP_HARNESS_QUIET=1 prints nothing: %s", err);
+}
+
+static void restart_and_operator_delete(wkh_host *h) {
+    unsigned status;
+    char *out = ops(h, "r", "[{\"op\":\"exec\",\"sql\":\"CREATE TABLE k(x)\"},{\"op\":\"exec\",\"sql\":\"INSERT INTO k VALUES (1)\"}]",
+                    &status);
+    free(out);
+    CHECK(wkh_restart(h, APP, "t", "r") == 0, "%s", wkh_last_error());
+    out = ops(h, "r", "[{\"op\":\"query\",\"sql\":\"SELECT count(*) FROM k\"}]", &status);
+    CHECK(status == 200 && strstr(out, "\"integer\":\"1\""), "a restarted actor recovers from its database: %s", out);
+    free(out);
+
+    wkh_admin_deleted done = WKH_ADMIN_DELETED_ABSENT;
+    CHECK(wkh_operator_delete(h, APP, "t", "r", &done) == 0 && done == WKH_ADMIN_DELETED_DELETED, "%s",
+          wkh_last_error());
+    CHECK(wkh_exists(h, APP, "t", "r") == 0, "deleted");
+    CHECK(wkh_operator_delete(h, APP, "t", "r", &done) == 0 && done == WKH_ADMIN_DELETED_ABSENT, "absent");
+    CHECK(wkh_operator_delete(h, APP, "t", "r", NULL) == 0, "the outcome may be NULL");
+    wkh_deletion *d = wkh_deletion_status(h, APP, "t", "r");
+    CHECK(d && d->kind == WKH_DELETION_KIND_DELETED && d->how && strcmp(d->how, "operator") == 0 && d->at_ms > 0 &&
+              !d->reason,
+          "%s", d ? (d->how ? d->how : "(no how)") : wkh_last_error());
+    wkh_deletion_free(d);
+    d = wkh_deletion_status(h, APP, "t", "never");
+    CHECK(d && d->kind == WKH_DELETION_KIND_NOT_DELETED && !d->how && !d->reason, "never existed: not deleted");
+    wkh_deletion_free(d);
+    out = ops(h, "r", "[{\"op\":\"previous-deletion\"}]", &status);
+    CHECK(strstr(out, "\"cause\":\"operator\""), "the next actor there sees the operator's delete: %s", out);
+    free(out);
+}
+
+static void single_node_refuses_cluster_verbs(wkh_host *h) {
+    CHECK(wkh_cut_off(h, 1) == -1 && strstr(wkh_last_error(), "options.nodes = 2"), "%s", wkh_last_error());
+    CHECK(wkh_request_operator_delete(h, APP, "t", "a") == NULL && strstr(wkh_last_error(), "wkh_operator_delete"),
+          "%s", wkh_last_error());
+    CHECK(wkh_delete_app(h, APP) == -1 && strstr(wkh_last_error(), "cluster"), "%s", wkh_last_error());
+    CHECK(wkh_request_on(h, 2, APP, "t", "a", "GET", "/", NULL, 0, NULL, 0) == NULL &&
+              strstr(wkh_last_error(), "no node 2"),
+          "%s", wkh_last_error());
+    CHECK(wkh_run_expiry_passes(h) == 0, "no expiry on one node");
+}
+
+static void null_arguments_are_refused(void) {
+    CHECK(wkh_restart(NULL, APP, "t", "a") == -1 && strstr(wkh_last_error(), "host is NULL"), "restart");
+    CHECK(wkh_operator_delete(NULL, APP, "t", "a", NULL) == -1, "operator delete");
+    CHECK(wkh_deletion_status(NULL, APP, "t", "a") == NULL, "deletion status");
+    CHECK(wkh_reset(NULL) == -1 && strstr(wkh_last_error(), "wkh_host_new"), "reset");
+    CHECK(wkh_cut_off(NULL, 1) == -1, "cut off");
+    CHECK(wkh_request_on(NULL, 1, APP, "t", "a", "GET", "/", NULL, 0, NULL, 0) == NULL, "request on");
+    CHECK(wkh_request_operator_delete(NULL, APP, "t", "a") == NULL, "request operator delete");
+    CHECK(wkh_set_expire_after_idle(NULL, APP, "t", 0) == -1, "expire after idle");
+    CHECK(wkh_run_expiry_passes(NULL) == 0 && strstr(wkh_last_error(), "host is NULL"), "expiry passes");
+    CHECK(wkh_delete_app(NULL, APP) == -1, "delete app");
+    CHECK(wkh_chaos_start(NULL, 1) == -1, "chaos start");
+    CHECK(wkh_chaos_end(NULL) == NULL, "chaos end");
+    CHECK(wkh_run_chaos(NULL, 0, 1, NULL, NULL) == NULL && strstr(wkh_last_error(), "host is NULL"), "run chaos");
+    wkh_deletion_free(NULL);
+    wkh_chaos_result_free(NULL);
+}
+
+/* Run last on the single host: a reset forgets everything, sockets included. */
+static void reset_starts_over(wkh_host *h) {
+    uint64_t start_clock = wkh_now(h);
+    wkh_advance_clock(h, 5000);
+    uint64_t id = wkh_socket_open(h, APP, "t", "s2", "/chat");
+    CHECK(id != 0, "%s", wkh_last_error());
+    CHECK(wkh_arm_fault(h, "fail-removal", 1) == 0, "armed");
+    CHECK(wkh_reset(h) == 0, "%s", wkh_last_error());
+    CHECK(wkh_socket_take(h, id) == NULL && strstr(wkh_last_error(), "no socket"), "the socket is gone: %s",
+          wkh_last_error());
+    CHECK(wkh_exists(h, APP, "t", "a") == 0 && wkh_exists(h, APP, "t", "s2") == 0, "no actor is left");
+    CHECK(wkh_now(h) == start_clock, "the clock is back at its start");
+    char *logs = wkh_logs_json(h);
+    CHECK(logs && strcmp(logs, "[]") == 0, "no log line is left: %s", logs);
+    wkh_string_free(logs);
+    unsigned status;
+    char *out = ops(h, "d2", "[{\"op\":\"delete-self-durable\"}]", &status);
+    CHECK(strstr(out, "{\"ok\":null}"), "the fault armed before is gone: %s", out);
+    free(out);
+    out = ops(h, "a", "[{\"op\":\"now\"}]", &status);
+    CHECK(status == 200, "the app is loaded again: %u %s", status, out);
+    free(out);
+}
+
+static void cluster(const char *testee) {
+    wkh_host_options o = {0};
+    o.nodes = 2;
+    wkh_host *h = wkh_host_new(&o);
+    CHECK(h != NULL, "%s", wkh_last_error());
+    if (!h) return;
+    wkh_class t = {"t", testee, WKH_ACCESS_OPEN};
+    CHECK(wkh_add_app(h, APP, &t, 1) == 0, "%s", wkh_last_error());
+    unsigned status;
+    char *out = ops_on(h, 1, "c",
+                       "[{\"op\":\"exec\",\"sql\":\"CREATE TABLE k(x)\"},{\"op\":\"exec\",\"sql\":\"INSERT INTO k VALUES (7)\"}]",
+                       &status);
+    CHECK(status == 200, "%u %s", status, out);
+    free(out);
+    out = ops_on(h, 2, "c", "[{\"op\":\"query\",\"sql\":\"SELECT x FROM k\"}]", &status);
+    CHECK(status == 200 && strstr(out, "\"integer\":\"7\""), "node 2 forwards to the holder: %s", out);
+    free(out);
+    CHECK(wkh_request_on(h, 3, APP, "t", "c", "GET", "/", NULL, 0, NULL, 0) == NULL &&
+              strstr(wkh_last_error(), "no node 3: the host runs 2"),
+          "%s", wkh_last_error());
+    CHECK(wkh_cut_off(h, 3) == -1 && strstr(wkh_last_error(), "no node 3"), "%s", wkh_last_error());
+    wkh_deletion *d = wkh_deletion_status(h, APP, "t", "c");
+    CHECK(d && d->kind == WKH_DELETION_KIND_NOT_DELETED, "%s", d ? "kind" : wkh_last_error());
+    wkh_deletion_free(d);
+    char *id = wkh_request_operator_delete(h, APP, "t", "c");
+    CHECK(id && id[0], "%s", id ? "empty id" : wkh_last_error());
+    wkh_string_free(id);
+    d = wkh_deletion_status(h, APP, "t", "c");
+    CHECK(d && d->kind == WKH_DELETION_KIND_DELETED && d->how && strcmp(d->how, "operator") == 0, "%s",
+          d && d->how ? d->how : "not deleted");
+    wkh_deletion_free(d);
+    out = ops_on(h, 2, "c", "[{\"op\":\"query\",\"sql\":\"SELECT name FROM sqlite_master WHERE name = 'k'\"}]", &status);
+    CHECK(status == 200 && strstr(out, "\"rows\":[]"), "the next request meets a new actor: %s", out);
+    free(out);
+
+    CHECK(wkh_set_expire_after_idle(h, APP, "t", 60000) == -1 && strstr(wkh_last_error(), "minimum of one hour"), "%s",
+          wkh_last_error());
+    CHECK(wkh_set_expire_after_idle(h, APP, "t", 3600000) == 0, "%s", wkh_last_error());
+    out = ops_on(h, 1, "idle", "[{\"op\":\"exec\",\"sql\":\"CREATE TABLE k(x)\"}]", &status);
+    free(out);
+    CHECK(wkh_hibernate_all(h) == 0, "hibernate");
+    CHECK(wkh_exists(h, APP, "t", "idle") == 1, "it exists before");
+    wkh_advance_clock(h, 2 * 3600 * 1000);
+    (void)wkh_run_expiry_passes(h); /* the moving clock ran one already */
+    CHECK(wkh_exists(h, APP, "t", "idle") == 0, "an actor idle past its limit is collected");
+    CHECK(wkh_set_expire_after_idle(h, APP, "t", 0) == 0, "0 removes the limit: %s", wkh_last_error());
+
+    CHECK(wkh_delete_app(h, APP) == 0, "%s", wkh_last_error());
+    CHECK(wkh_request_on(h, 2, APP, "t", "after", "GET", "/", NULL, 0, NULL, 0) == NULL &&
+              strstr(wkh_last_error(), "no app"),
+          "a deleted app is served no more: %s", wkh_last_error());
+    /* A reset keeps the options: still two nodes, the app loaded again. */
+    CHECK(wkh_reset(h) == 0, "%s", wkh_last_error());
+    out = ops_on(h, 1, "c",
+                 "[{\"op\":\"exec\",\"sql\":\"CREATE TABLE k(x)\"},{\"op\":\"exec\",\"sql\":\"INSERT INTO k VALUES (8)\"}]",
+                 &status);
+    CHECK(status == 200, "after the reset, the app is served again: %u %s", status, out);
+    free(out);
+    CHECK(wkh_cut_off(h, 1) == 0, "%s", wkh_last_error());
+    out = ops_on(h, 2, "c", "[{\"op\":\"query\",\"sql\":\"SELECT x FROM k\"}]", &status);
+    CHECK(status == 200 && strstr(out, "\"rows\":[[{\"integer\":\"8\"}]]"), "node 2 takes over from the bucket: %s", out);
+    free(out);
+
+    wkh_host_free(h);
+}
+
+/* A chaos body: a few events; fails under the seed in ctx (if any). */
+static int32_t chaos_body(wkh_host *h, uint64_t seed, void *ctx, char *message, size_t cap) {
+    unsigned status;
+    char *out = ops(h, "x", "[{\"op\":\"exec\",\"sql\":\"CREATE TABLE IF NOT EXISTS k(x)\"}]", &status);
+    free(out);
+    out = ops(h, "x", "[{\"op\":\"delete-self-durable\"}]", &status);
+    free(out);
+    const uint64_t *fail_at = ctx;
+    if (fail_at && seed == *fail_at) {
+        snprintf(message, cap, "seed %llu fails on purpose", (unsigned long long)seed);
+        return 1;
+    }
+    return 0;
+}
+
+static int32_t silent_failure(wkh_host *h, uint64_t seed, void *ctx, char *message, size_t cap) {
+    (void)h, (void)seed, (void)ctx, (void)message, (void)cap;
+    return 3;
+}
+
+static void seeded_chaos(wkh_host *h) {
+    CHECK(wkh_chaos_start(h, 7) == 0, "%s", wkh_last_error());
+    for (int i = 0; i < 20; i++) {
+        unsigned status;
+        free(ops(h, "c", "[{\"op\":\"now\"}]", &status));
+    }
+    char *schedule = wkh_chaos_end(h);
+    CHECK(schedule && strstr(schedule, "before event "), "20 events draw some steps: %s", schedule);
+    char *again = wkh_chaos_end(h);
+    CHECK(again && again[0] == 0, "ended: nothing more: %s", again);
+    wkh_string_free(again);
+
+    wkh_chaos_result *r = wkh_run_chaos(h, 100, 20, chaos_body, NULL);
+    CHECK(r && !r->failed && r->ran == 20 && !r->report && !r->schedule, "%s", r ? "20 seeds pass" : wkh_last_error());
+    wkh_chaos_result_free(r);
+    again = wkh_chaos_end(h);
+    CHECK(again && again[0] == 0, "the runner leaves no chaos running: %s", again);
+    wkh_string_free(again);
+
+    uint64_t fail_at = 105;
+    r = wkh_run_chaos(h, 100, 20, chaos_body, &fail_at);
+    CHECK(r && r->failed && r->seed == 105 && r->ran == 6, "%s", r ? "seed 105 fails" : wkh_last_error());
+    if (r && r->failed) {
+        CHECK(strstr(r->report, "seed 105") && strstr(r->report, "WASMKEEP_CHAOS_SEED=105") &&
+                  strstr(r->report, "seed 105 fails on purpose"),
+              "%s", r->report);
+        CHECK(strcmp(r->message, "seed 105 fails on purpose") == 0, "%s", r->message);
+        wkh_chaos_result *replay = wkh_run_chaos(h, 105, 1, chaos_body, &fail_at);
+        CHECK(replay && replay->failed && strcmp(replay->schedule, r->schedule) == 0,
+              "the seed replays its schedule: %s vs %s", replay ? replay->schedule : wkh_last_error(), r->schedule);
+        wkh_chaos_result_free(replay);
+        setenv("WASMKEEP_CHAOS_SEED", "105", 1);
+        replay = wkh_run_chaos(h, 0, 1000, chaos_body, &fail_at);
+        CHECK(replay && replay->ran == 1 && replay->failed && replay->seed == 105 &&
+                  strcmp(replay->schedule, r->schedule) == 0,
+              "WASMKEEP_CHAOS_SEED runs that seed alone");
+        wkh_chaos_result_free(replay);
+        setenv("WASMKEEP_CHAOS_SEED", "x1", 1);
+        CHECK(wkh_run_chaos(h, 0, 10, chaos_body, NULL) == NULL && strstr(wkh_last_error(), "is not a seed"), "%s",
+              wkh_last_error());
+        unsetenv("WASMKEEP_CHAOS_SEED");
+    }
+    wkh_chaos_result_free(r);
+    r = wkh_run_chaos(h, 0, 3, silent_failure, NULL);
+    CHECK(r && r->failed && r->seed == 0 && strstr(r->message, "returned 3"), "%s", r ? r->message : wkh_last_error());
+    wkh_chaos_result_free(r);
+    CHECK(wkh_run_chaos(h, 0, 3, NULL, NULL) == NULL && strstr(wkh_last_error(), "body is NULL"), "%s",
+          wkh_last_error());
+    wkh_string_free(schedule);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s path/to/conformance-testee-c.wasm\n", argv[0]);
@@ -147,12 +423,20 @@ int main(int argc, char **argv) {
     clock_and_alarms(h);
     sockets(h);
     calls_faults_and_listings(h);
+    failures_print_the_actors_logs(h);
+    restart_and_operator_delete(h);
+    single_node_refuses_cluster_verbs(h);
+    null_arguments_are_refused();
+    seeded_chaos(h);
+    reset_starts_over(h);
     wkh_host_free(h);
+    cluster(argv[1]);
     if (failures) {
         fprintf(stderr, "harness_test: %d check(s) failed\n", failures);
         return 1;
     }
-    printf("harness_test: requests, tables, clock, alarms, sockets, calls, faults, listings passed (harness %s)\n",
+    printf("harness_test: requests, tables, clock, alarms, sockets, calls, faults, listings, logs on failure, "
+           "restart, operator delete, deletion status, chaos, reset, cluster passed (harness %s)\n",
            wkh_version());
     return 0;
 }

@@ -4,7 +4,8 @@ use crate::error::guard;
 use crate::ffi_str::{arg, buffer, bytes, free_buffer, free_owned, owned};
 use crate::host::{WkhHost, actor_key};
 use std::ffi::c_char;
-use wasmkeep_host::{CallFailure, Outbound, SocketMessage};
+use std::io::Write as _;
+use wasmkeep_host::{ActorKey, CallFailure, Outbound, SocketMessage, TestHost};
 
 /// One header: a name and a value (NUL-terminated).
 #[repr(C)]
@@ -81,19 +82,15 @@ pub struct WkhOutbound {
     pub code: u16,
 }
 
-/// Sends a request event to an actor and waits for its answer.
-///
-/// `headers` holds `header_count` name/value pairs (NULL if 0); `body` holds
-/// `body_len` bytes (NULL if 0). Returns the answer (free it with
-/// `wkh_response_free`) or NULL when the request could not be delivered (no
-/// such app or class, an `existing` class with no such actor, ...). An event
-/// that failed after delivery is an answer (status 500), not NULL.
+/// Sends a request to `node` (`None`: node 1, or the chaos schedule's pick)
+/// and converts the answer; shared by `wkh_request` and `wkh_request_on`.
 ///
 /// # Safety
-/// `host` is a live host; strings NUL-terminated; `headers` and `body` as described.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn wkh_request(
+/// As for `wkh_request`.
+#[allow(clippy::too_many_arguments, reason = "the C function's arguments, passed on")]
+unsafe fn request(
     host: *const WkhHost,
+    node: Option<usize>,
     app: *const c_char,
     class: *const c_char,
     name: *const c_char,
@@ -127,10 +124,22 @@ pub unsafe extern "C" fn wkh_request(
                 request_headers.push((k.to_owned(), v.to_owned()));
             }
         }
-        let answer = host
-            .host
-            .request(&key, method, path, request_headers, body.to_vec())
-            .map_err(|e| e.to_string())?;
+        let body = body.to_vec();
+        let answer = match node {
+            None => host.host.request(&key, method, path, request_headers, body),
+            Some(n) => host.host.request_on(n, &key, method, path, request_headers, body),
+        }
+        .map_err(|e| match node {
+            None => format!("{method} {path} to {key}: {e}"),
+            Some(n) => format!("{method} {path} to {key} on node {n}: {e}"),
+        })?;
+        // The event's end (a cluster's upload after the answer) before the
+        // test looks again, as the Rust harness waits for it.
+        host.host.settle(&key).map_err(|e| e.to_string())?;
+        if answer.status >= 500 {
+            // What the actor logged is what explains a failure.
+            print_logs_of(&host.host, &key, answer.status);
+        }
         let (body, body_len) = buffer(answer.body);
         let headers: Box<[WkhHeader]> = answer
             .headers
@@ -149,6 +158,113 @@ pub unsafe extern "C" fn wkh_request(
             header_count,
         })))
     })
+}
+
+/// Writes the actor's log lines to stderr, after an answer of `status` (≥ 500).
+fn print_logs_of(host: &TestHost, key: &ActorKey, status: u16) {
+    let actor = key.to_string();
+    let lines: Vec<_> = host
+        .logs()
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|l| l.actor == actor)
+        .collect();
+    if lines.is_empty() || std::env::var_os(QUIET_VAR).is_some_and(|v| v != "0") {
+        return;
+    }
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(err, "wasmkeep harness: {actor} answered {status}; what it logged:");
+    for l in lines {
+        let _ = writeln!(err, "  [{} {}] {}", l.at, l.level, l.message);
+    }
+}
+
+/// Set to anything but `0`, the harness does not print an actor's log lines
+/// after an answer of 500 or more.
+const QUIET_VAR: &str = "WASMKEEP_HARNESS_QUIET";
+
+/// Sends a request event to an actor and waits for its answer and the end of
+/// its event.
+///
+/// `headers` holds `header_count` name/value pairs (NULL if 0); `body` holds
+/// `body_len` bytes (NULL if 0). Returns the answer (free it with
+/// `wkh_response_free`) or NULL when the request could not be delivered (no
+/// such app or class, an `existing` class with no such actor, ...). An event
+/// that failed after delivery is an answer (status 500), not NULL. When the
+/// status is 500 or more, the lines the actor logged are written to stderr
+/// (`WASMKEEP_HARNESS_QUIET=1` turns that off). In a cluster the request goes
+/// to node 1 (under chaos, to the node the schedule picks).
+///
+/// # Safety
+/// `host` is a live host; strings NUL-terminated; `headers` and `body` as described.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_request(
+    host: *const WkhHost,
+    app: *const c_char,
+    class: *const c_char,
+    name: *const c_char,
+    method: *const c_char,
+    path: *const c_char,
+    headers: *const WkhHeader,
+    header_count: usize,
+    body: *const u8,
+    body_len: usize,
+) -> *mut WkhResponse {
+    // SAFETY: forwarded contract.
+    unsafe {
+        request(
+            host,
+            None,
+            app,
+            class,
+            name,
+            method,
+            path,
+            headers,
+            header_count,
+            body,
+            body_len,
+        )
+    }
+}
+
+/// As `wkh_request`, to node `node` of a cluster (numbered from 1), which
+/// serves it or forwards it to the node holding the actor. Returns NULL (see `wkh_last_error`) for a node the host does
+/// not run, and as `wkh_request` does.
+///
+/// # Safety
+/// As for `wkh_request`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_request_on(
+    host: *const WkhHost,
+    node: u32,
+    app: *const c_char,
+    class: *const c_char,
+    name: *const c_char,
+    method: *const c_char,
+    path: *const c_char,
+    headers: *const WkhHeader,
+    header_count: usize,
+    body: *const u8,
+    body_len: usize,
+) -> *mut WkhResponse {
+    let node = usize::try_from(node).unwrap_or(usize::MAX);
+    // SAFETY: forwarded contract.
+    unsafe {
+        request(
+            host,
+            Some(node),
+            app,
+            class,
+            name,
+            method,
+            path,
+            headers,
+            header_count,
+            body,
+            body_len,
+        )
+    }
 }
 
 /// The value of the first header named `name` (ASCII case-insensitive), or

@@ -26,6 +26,13 @@ pub struct WkhHostOptions {
     pub event_timeout_ms: u32,
     /// Idle time before an actor hibernates, in milliseconds; 0: 30000.
     pub idle_timeout_ms: u32,
+    /// How many nodes: 0 or 1, a single node; 2 or more, a local cluster that
+    /// shares a bucket (in the data directory) and the virtual clock, whose
+    /// passes (operator deletes, app tombstones, idle expiry) run as the clock
+    /// moves. Nodes are numbered from 1 (`wkh_request_on`, `wkh_cut_off`);
+    /// `wkh_request` and the other verbs use node 1. (Added after the first
+    /// three fields: a program built against an older header must be rebuilt.)
+    pub nodes: u32,
 }
 
 /// Who may create and reach a class's actors (the manifest's `access`).
@@ -58,6 +65,17 @@ impl WkhHost {
         // SAFETY: NULL or live per the contract.
         unsafe { host.as_ref() }.ok_or_else(|| "host is NULL: make one with wkh_host_new".to_owned())
     }
+
+    /// As [`WkhHost::from_ptr`], for the verbs that replace the host's state
+    /// (`wkh_reset`).
+    ///
+    /// # Safety
+    /// `host` is NULL or a live host from `wkh_host_new`, and no other call
+    /// uses it meanwhile.
+    pub(crate) unsafe fn from_mut_ptr<'a>(host: *mut WkhHost) -> Result<&'a mut WkhHost, String> {
+        // SAFETY: NULL or live and unshared per the contract.
+        unsafe { host.as_mut() }.ok_or_else(|| "host is NULL: make one with wkh_host_new".to_owned())
+    }
 }
 
 /// Reads an actor's address arguments.
@@ -88,6 +106,10 @@ pub(crate) unsafe fn actor_key(
 /// `options` is NULL or points to a valid `wkh_host_options` whose strings are
 /// NULL or NUL-terminated.
 #[unsafe(no_mangle)]
+#[allow(
+    clippy::needless_update,
+    reason = "options the host library adds later keep their defaults"
+)]
 pub unsafe extern "C" fn wkh_host_new(options: *const WkhHostOptions) -> *mut WkhHost {
     guard(std::ptr::null_mut(), || {
         // SAFETY: NULL or valid per the contract.
@@ -102,7 +124,7 @@ pub unsafe extern "C" fn wkh_host_new(options: *const WkhHostOptions) -> *mut Wk
             cache_dir: cache_dir.map(PathBuf::from),
             event_timeout: options.and_then(|o| nonzero_ms(o.event_timeout_ms)),
             idle_timeout: options.and_then(|o| nonzero_ms(o.idle_timeout_ms)),
-            // One node: the cluster verbs are not bound in this language yet.
+            nodes: options.and_then(|o| usize::try_from(o.nodes).ok()).filter(|n| *n > 1),
             ..TestHostOptions::default()
         })
         .map_err(|e| format!("starting the host: {e}"))?;

@@ -19,17 +19,23 @@
     reason = "a C ABI: extern \"C\" functions that read the C caller's pointers; each documents what it needs"
 )]
 
+mod chaos;
+mod cluster;
 mod error;
 mod events;
 mod ffi_str;
 mod host;
 mod inspect;
+mod lifecycle;
 
+pub use chaos::*;
+pub use cluster::*;
 pub use error::wkh_last_error;
 pub use events::*;
 pub use ffi_str::wkh_string_free;
 pub use host::*;
 pub use inspect::*;
+pub use lifecycle::*;
 
 /// The harness's version (the host library's), a static NUL-terminated string.
 #[unsafe(no_mangle)]

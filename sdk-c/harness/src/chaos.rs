@@ -1,0 +1,186 @@
+//! Seeded chaos: a body run once per seed, each on a reset host under its
+//! seeded schedule of what goes wrong at the durable boundaries (the host
+//! library's `TestHost::start_chaos`); the first failure comes back with its
+//! seed, the schedule and the report every harness prints.
+
+use crate::error::guard;
+use crate::ffi_str::{free_owned, owned};
+use crate::host::WkhHost;
+use std::ffi::{CStr, c_char, c_void};
+use wasmkeep_host::{ChaosRecord, chaos_report, chaos_seed_from_env};
+
+/// The room `wkh_run_chaos` gives a body for its failure message (with the NUL).
+pub const WKH_CHAOS_MESSAGE_CAP: usize = 1024;
+
+/// A test body for `wkh_run_chaos`: runs once per seed on `host` (reset, and
+/// under that seed's schedule), returns 0 when the test passed and nonzero
+/// when it failed, and may write why into `message` (`message_cap` bytes,
+/// zeroed; e.g. with `snprintf`). It must not reset or free the host.
+pub type WkhChaosBody = Option<
+    unsafe extern "C" fn(
+        host: *mut WkhHost,
+        seed: u64,
+        ctx: *mut c_void,
+        message: *mut c_char,
+        message_cap: usize,
+    ) -> i32,
+>;
+
+/// What `wkh_run_chaos` found. Free it with `wkh_chaos_result_free`.
+#[repr(C)]
+pub struct WkhChaosResult {
+    /// How many seeds ran (the failing one included).
+    pub ran: u64,
+    /// Whether a seed failed (then `seed`, `message`, `schedule` and `report` say which and how).
+    pub failed: bool,
+    /// The failing seed: `WASMKEEP_CHAOS_SEED=<seed>` replays exactly its run; 0 if none failed.
+    pub seed: u64,
+    /// The body's message (or what it returned, when it wrote none); NULL if none failed.
+    pub message: *mut c_char,
+    /// What the failing seed's schedule did, one line per step in order (empty
+    /// when it did nothing); NULL if none failed. The same seed replays the same.
+    pub schedule: *mut c_char,
+    /// The report to print: the seed, how to replay it, the message and the
+    /// schedule; NULL if none failed.
+    pub report: *mut c_char,
+}
+
+/// The schedule's records, one line each.
+fn lines(records: &[ChaosRecord]) -> String {
+    records.iter().map(|r| format!("{r}\n")).collect()
+}
+
+/// Starts seeded chaos on the host: from now on, before each request, call
+/// and socket opening, the seed's schedule may arm a failed removal, restart
+/// the actor, hibernate every actor or move the clock on and run the due
+/// alarms; in a cluster also fail an upload (or let it land and report
+/// failure), lose a hold, cut a node off, and send the event to any live
+/// node. The same seed and the same events draw the same schedule. Starting
+/// again replaces the schedule. Stop it with `wkh_chaos_end`. Returns 0 or -1.
+///
+/// # Safety
+/// `host` is a live host.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_chaos_start(host: *const WkhHost, seed: u64) -> i32 {
+    guard(-1, || {
+        // SAFETY: per the contract.
+        unsafe { WkhHost::from_ptr(host)? }.host.start_chaos(seed);
+        Ok(0)
+    })
+}
+
+/// Stops the chaos `wkh_chaos_start` started. Returns what its schedule did,
+/// one line per step in order (`before event 2 (to a/b/c on node 1):
+/// fail-removal armed`; empty when nothing, or no chaos ran), to free with
+/// `wkh_string_free`; NULL on failure. Faults it armed stay armed until used
+/// (or `wkh_clear_faults`, `wkh_reset`).
+///
+/// # Safety
+/// `host` is a live host.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_chaos_end(host: *const WkhHost) -> *mut c_char {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: per the contract.
+        let records = unsafe { WkhHost::from_ptr(host)? }.host.end_chaos();
+        Ok(owned(lines(&records)))
+    })
+}
+
+/// Runs `body` once per seed from `first_seed` to `first_seed + count - 1`,
+/// each after `wkh_reset` and under that seed's schedule (`wkh_chaos_start`),
+/// and stops at the first seed whose body returns nonzero. With
+/// `WASMKEEP_CHAOS_SEED` set in the environment, only that seed runs (to
+/// replay a failure). The host is never left in chaos: when this returns it
+/// holds what the last seed's run left (the failing one's, to look at).
+///
+/// Returns the result (free it with `wkh_chaos_result_free`): `failed` false
+/// when every seed passed, else the seed, the body's message, the schedule
+/// and the report to print. NULL when it could not run (a NULL host or body,
+/// `WASMKEEP_CHAOS_SEED` not a number, a reset failed; see `wkh_last_error`).
+///
+/// # Safety
+/// `host` is a live host that nothing else uses meanwhile; `body` a function
+/// as `wkh_chaos_body` describes; `ctx` is passed to it as it is.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_run_chaos(
+    host: *mut WkhHost,
+    first_seed: u64,
+    count: u64,
+    body: WkhChaosBody,
+    ctx: *mut c_void,
+) -> *mut WkhChaosResult {
+    guard(std::ptr::null_mut(), || {
+        if host.is_null() {
+            return Err("host is NULL: make one with wkh_host_new".to_owned());
+        }
+        let body = body.ok_or("body is NULL: pass the test's function")?;
+        let only = chaos_seed_from_env()?;
+        let seeds: Box<dyn Iterator<Item = u64>> = match only {
+            Some(seed) => Box::new(std::iter::once(seed)),
+            None => Box::new((0..count).map(|i| first_seed.wrapping_add(i))),
+        };
+        let mut ran = 0;
+        for seed in seeds {
+            // Each borrow of the host ends before the body runs (the body
+            // calls wkh_ functions with the same pointer).
+            // SAFETY: live and unshared per the contract.
+            unsafe { WkhHost::from_mut_ptr(host)? }
+                .host
+                .reset()
+                .map_err(|e| format!("resetting the host before seed {seed}: {e}"))?;
+            // SAFETY: as above.
+            unsafe { WkhHost::from_ptr(host)? }.host.start_chaos(seed);
+            let mut message = vec![0u8; WKH_CHAOS_MESSAGE_CAP];
+            // SAFETY: the body's contract; the buffer holds WKH_CHAOS_MESSAGE_CAP bytes.
+            let rc = unsafe { body(host, seed, ctx, message.as_mut_ptr().cast(), message.len()) };
+            // SAFETY: as above (the body may have freed nothing: its contract).
+            let records = unsafe { WkhHost::from_ptr(host)? }.host.end_chaos();
+            ran += 1;
+            if rc != 0 {
+                *message.last_mut().unwrap_or(&mut 0) = 0;
+                let text = CStr::from_bytes_until_nul(&message)
+                    .map(|m| m.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                let text = if text.is_empty() {
+                    format!("the body returned {rc} (it wrote no message)")
+                } else {
+                    text
+                };
+                let report = chaos_report(seed, &text, &records);
+                return Ok(Box::into_raw(Box::new(WkhChaosResult {
+                    ran,
+                    failed: true,
+                    seed,
+                    message: owned(text),
+                    schedule: owned(lines(&records)),
+                    report: owned(report),
+                })));
+            }
+        }
+        Ok(Box::into_raw(Box::new(WkhChaosResult {
+            ran,
+            failed: false,
+            seed: 0,
+            message: std::ptr::null_mut(),
+            schedule: std::ptr::null_mut(),
+            report: std::ptr::null_mut(),
+        })))
+    })
+}
+
+/// Frees what `wkh_run_chaos` returned. NULL does nothing.
+///
+/// # Safety
+/// `result` is NULL or from `wkh_run_chaos`, not freed before.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_chaos_result_free(result: *mut WkhChaosResult) {
+    if !result.is_null() {
+        // SAFETY: made by wkh_run_chaos, freed once; its strings by `owned`.
+        unsafe {
+            let r = Box::from_raw(result);
+            free_owned(r.message);
+            free_owned(r.schedule);
+            free_owned(r.report);
+        }
+    }
+}

@@ -1,15 +1,19 @@
 //! Components compiled once and kept on disk by content hash.
 
+use crate::function_cache::FunctionCache;
 use sha2::{Digest, Sha256};
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use wasmtime::Engine;
 use wasmtime::component::Component;
 
-/// A directory of precompiled components (`<hash>.cwasm`).
+/// A directory of precompiled components (`<hash>.cwasm`), and beside
+/// them the functions cranelift compiled ([`FunctionCache`]).
 #[derive(Debug, Clone)]
 pub struct ComponentCache {
     dir: PathBuf,
+    functions: Option<Arc<FunctionCache>>,
 }
 
 /// Why a component could not be loaded.
@@ -32,7 +36,17 @@ pub enum CacheOutcome {
 impl ComponentCache {
     /// A cache in `dir` (created on first store).
     pub fn new(dir: impl Into<PathBuf>) -> Self {
-        Self { dir: dir.into() }
+        Self {
+            dir: dir.into(),
+            functions: None,
+        }
+    }
+
+    /// The function cache the engine compiles with, written out after each
+    /// component compiled.
+    pub(crate) fn with_functions(mut self, functions: Arc<FunctionCache>) -> Self {
+        self.functions = Some(functions);
+        self
     }
 
     /// The file a component's compiled form is kept in: the hash of its bytes,
@@ -73,6 +87,9 @@ impl ComponentCache {
             }
         }
         let bytes = engine.precompile_component(wasm)?;
+        if let Some(f) = &self.functions {
+            f.flush();
+        }
         if std::fs::create_dir_all(&self.dir).is_ok() {
             // The digest first, then the file, each written then renamed, so a
             // reader sees either a whole matching pair or a mismatch.

@@ -35,6 +35,7 @@ mod component_cache;
 mod config;
 mod error;
 mod event_error;
+mod function_cache;
 mod guest_call;
 mod guest_counters;
 mod host_jobs;

@@ -8,6 +8,7 @@ use crate::component_cache::ComponentCache;
 use crate::config::RuntimeConfig;
 use crate::error::RuntimeError;
 use crate::faults::Faults;
+use crate::function_cache::FunctionCache;
 use crate::imports::HostState;
 use crate::metrics::Metrics;
 use crate::node::Host;
@@ -37,6 +38,11 @@ pub(crate) fn build_host(
         .map_err(|e| host_err(&format!("creating {}: {e}", config.data_dir.display())))?;
     let mut wcfg = Config::new();
     wcfg.wasm_component_model(true).epoch_interruption(true);
+    // A rebuilt component is mostly the same functions (the engine of a JS
+    // or Python guest): those come from the function cache, not cranelift.
+    let functions = Arc::new(FunctionCache::new(&config.cache_dir));
+    wcfg.enable_incremental_compilation(functions.clone())
+        .map_err(|e| host_err(&e))?;
     let engine = Engine::new(&wcfg).map_err(|e| host_err(&e))?;
     let mut linker = Linker::new(&engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| host_err(&e))?;
@@ -85,7 +91,7 @@ pub(crate) fn build_host(
         me: me.clone(),
         spawn_worker: worker::run,
         storage,
-        cache: ComponentCache::new(config.cache_dir.clone()),
+        cache: ComponentCache::new(config.cache_dir.clone()).with_functions(functions),
         residency: Residency::new(config.max_resident),
         engine,
         linker,

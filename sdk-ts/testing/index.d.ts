@@ -38,6 +38,14 @@ export interface TestHostOptions {
   eventTimeoutMs?: number;
   /** Idle time before an actor hibernates (default 30000 ms). */
   idleTimeoutMs?: number;
+  /**
+   * How many nodes (default 1). With 2 or more the host is a local cluster:
+   * the nodes share a bucket (in the data directory) and the virtual clock,
+   * each actor is held by one node, the others forward to it, and a node
+   * cut off ({@link TestHost.cutOff}) is taken over from the bucket. Requests
+   * go to node 1 unless they name one ({@link FetchInit.node}, {@link TestActor.onNode}).
+   */
+  nodes?: number;
 }
 
 /** A value read from an actor's table: integers as number (bigint beyond 2^53), blobs as Uint8Array. */
@@ -81,6 +89,36 @@ export interface FetchInit {
   body?: string | Uint8Array;
   /** A body sent as JSON. */
   json?: unknown;
+  /**
+   * Cluster: the node (from 1) the request goes to; it serves it or forwards
+   * it to the actor's holder. Default: node 1 (under {@link runChaos}, the
+   * node the seed's schedule picks).
+   */
+  node?: number;
+}
+
+/**
+ * Whether an actor was deleted, from positive evidence only. In a cluster it
+ * is read from the actor's history in the bucket (a reset at its head); on a
+ * single node from the record its finished removal left. Absence is never
+ * `"deleted"`; `"unknown"` means the evidence could not be read.
+ */
+export type DeletionStatus =
+  | { status: "deleted"; at: Date; how: "self" | "self_durable" | "operator" | "expired" | "unknown" | string }
+  | { status: "not-deleted" }
+  | { status: "unknown"; reason: string };
+
+/** What an operator delete did: deleted, removed files it could not open (a damaged database), or found nothing. */
+export type OperatorDeleted = "deleted" | "removed-unopenable" | "absent";
+
+/** A line an actor logged. */
+export interface LogLine {
+  /** When, on the host's (virtual) clock, ms since the epoch. */
+  at: number;
+  /** `app:class/name`. */
+  actor: string;
+  level: string;
+  message: string;
 }
 
 /** One actor of the host, by class and name. Nothing is created until an event reaches it. */
@@ -88,8 +126,18 @@ export declare class TestActor {
   readonly app: string;
   readonly class: string;
   readonly name: string;
-  /** Sends a request event (the path after `/<class>/<name>`) and waits for the answer. */
+  /** `app:class/name`, as log lines name the actor. */
+  readonly address: string;
+  /** The node this handle's requests go to ({@link onNode}), or `undefined`. */
+  readonly node: number | undefined;
+  /**
+   * Sends a request event (the path after `/<class>/<name>`) and waits for
+   * the answer and the event's end. An answer of 500 or more prints what the
+   * actor logged to stderr (under {@link runChaos}: only if the seed fails).
+   */
   fetch(path?: string, init?: FetchInit): TestResponse;
+  /** The same actor, with every request (`fetch`, `get`, `post`, `delete`) sent to node `node` of a cluster. */
+  onNode(node: number): TestActor;
   get(path?: string): TestResponse;
   post(path?: string, body?: string | Uint8Array): TestResponse;
   delete(path?: string): TestResponse;
@@ -111,8 +159,33 @@ export declare class TestActor {
   settle(): void;
   /** Every table of the actor's database with its columns and rows. */
   tables(): Record<string, { columns: string[]; rows: TableValue[][] }>;
-  /** One table's rows as objects (`[]` when the table does not exist). */
+  /**
+   * One table's rows as objects (`[]` when the table does not exist), typed
+   * by the caller: `actor.rows<{ id: number; n: number }>("counter")`.
+   */
   rows<T = Record<string, TableValue>>(table: string): T[];
+  /** What this actor logged (from the host's last 1000 lines). */
+  logs(): LogLine[];
+  /**
+   * Restarts the actor as a crash and recovery would: what it kept in memory
+   * is gone, an open transaction is rolled back; its next event recovers it
+   * from its database. Its sockets stay open.
+   */
+  restart(): void;
+  /**
+   * Deletes the actor as an operator would (`wasmkeep-shim actor delete` on
+   * one node): no guest code runs, its sockets are closed with 1000; the next
+   * request meets a new actor.
+   */
+  operatorDelete(): OperatorDeleted;
+  /**
+   * Cluster: an operator delete as `wasmkeep-shim actor delete` asks for it
+   * (a request in the bucket), carried out by the actor's holder before this
+   * returns; the request's id. On a single node use {@link operatorDelete}.
+   */
+  requestOperatorDelete(): string;
+  /** Whether the actor was deleted, from positive evidence only. */
+  deletionStatus(): DeletionStatus;
 }
 
 /** Faults to inject into the host. */
@@ -145,16 +218,128 @@ export declare class TestHost implements Disposable {
   readonly faults: Faults;
   /** Every actor the host knows. */
   actors(): { app: string; class: string; name: string; status: string; alarm: number | null }[];
-  /** What actors logged. */
-  logs(): { at: number; actor: string; level: string; message: string }[];
+  /** What actors logged (the last 1000 lines; node 1's in a cluster). */
+  logs(): LogLine[];
+  /**
+   * For an `afterEach((t) => host.printLogsIfFailed(t))` hook (node:test or
+   * vitest): when the test failed, prints what the actors logged to stderr.
+   * Tells whether it printed.
+   */
+  printLogsIfFailed(t: { passed?: boolean; name?: string; task?: { name?: string; result?: { state?: string } } }): boolean;
   /** The host's metrics in Prometheus text. */
   metrics(): string;
   /** Hibernates every resident actor (their next event reopens them). */
   hibernateAll(): void;
+  /** How many nodes the host runs (1, or a cluster's count). */
+  readonly nodes: number;
+  /**
+   * Cluster: cuts node `node` off (numbered from 1): it holds nothing from
+   * now on, and the other nodes take its actors over from the bucket.
+   */
+  cutOff(node: number): void;
+  /** Cluster: runs each node's control pass once (app tombstones, operator delete requests), as a moving clock does every second. */
+  runControlPasses(): void;
+  /**
+   * Cluster: the `expire-after-idle` of a class of the app (as the manifest's
+   * key or `serve --expire-after-idle`), in ms, at least an hour
+   * (3,600,000); `null` removes it.
+   */
+  setExpireAfterIdle(cls: string, limitMs: number | null, app?: string): void;
+  /**
+   * Cluster: runs each node's idle-expiry pass once; how many actors were
+   * expired (deleted). Moving the clock runs it too, every ten minutes of virtual time.
+   */
+  runExpiryPasses(): number;
+  /**
+   * Cluster: deletes the app as `wasmkeep-shim app delete` does (its
+   * tombstone, every node stops serving it, then its data goes). Requests
+   * to it fail from then on.
+   */
+  deleteApp(app?: string): void;
+  /**
+   * Starts over for the next test: no actor, socket, alarm, armed fault or
+   * log line is left, the clock is back at its start, and the same apps are
+   * loaded again (already compiled). Open {@link TestSocket}s are dropped
+   * without close events and must not be used again; {@link TestActor}s stay usable.
+   */
+  reset(): void;
+  /** Whether {@link close} was called. */
+  readonly closed: boolean;
   /** Stops the host and removes its temporary data directory. */
   close(): void;
   [Symbol.dispose](): void;
 }
+
+/** One thing a chaos schedule did before an event. */
+export interface ChaosRecord {
+  /** The event it came before (1 for the seed's first event). */
+  event: number;
+  /** The actor the event went to, `app:class/name`. */
+  actor: string;
+  /** The node the event was sent to (1 on a single node). */
+  node: number;
+  /** What was done. */
+  step: "fail-removal" | "restart" | "hibernate" | "late-alarms" | "fail-upload" | "upload-lands-but-fails" | "lose-hold" | "cut-off";
+  /** `late-alarms`: how far the clock moved on before the due alarms ran. */
+  ms?: number;
+  /** `cut-off`: the node cut off. */
+  cut?: number;
+  /** The line the report prints for it. */
+  text: string;
+}
+
+/**
+ * The seed under which a {@link runChaos} body failed. Its `message` is the
+ * host library's report: the seed, `WASMKEEP_CHAOS_SEED=<seed>` to replay
+ * it alone, the body's error message, and the schedule, one step a line.
+ */
+export declare class ChaosFailure extends Error {
+  readonly name: "ChaosFailure";
+  /** `WASMKEEP_CHAOS_SEED=<seed>` (or `seeds: [seed]`) replays exactly this run. */
+  readonly seed: number;
+  /** What the schedule did before each event, in order. */
+  readonly schedule: ChaosRecord[];
+  /** What the body threw. */
+  readonly cause: unknown;
+  /** What the harness would have printed under this seed (the logs of requests answering 500 or more). */
+  readonly logs: string;
+}
+
+export interface ChaosOptions {
+  /** A count (seeds 0 to n-1) or the seeds to run (default 100). */
+  seeds?: number | Iterable<number>;
+}
+
+/**
+ * Seeded chaos: runs `body` once per seed, each time after `host.reset()`
+ * and under that seed's schedule of what goes wrong at the durable
+ * boundaries before each request, call and socket opening: a failed removal
+ * (a `deleteSelfDurable` answering `internal`), an actor restarted, every
+ * actor hibernated, the clock moved on and the due alarms run late; in a
+ * cluster also a failed upload, an upload that lands but reports failure, a
+ * lost hold, a node cut off, and the event sent to any live node. The draws
+ * depend on the seed and the events' order only, so one seed replays the
+ * same schedule.
+ *
+ * The body is synchronous and throws (an assertion) when its invariant
+ * breaks; the first failing seed throws a {@link ChaosFailure}. With
+ * `WASMKEEP_CHAOS_SEED` set only that seed runs. The host is never left in
+ * chaos mode, whether runChaos returns or throws (its state is that of the
+ * last seed run). Returns how many seeds ran.
+ *
+ * ```ts
+ * const host = createTestHost({ classes: { counter: "counter.wasm" } });
+ * runChaos(host, { seeds: 1000 }, (host) => {
+ *   const c = host.actor("counter", "c");
+ *   c.post();
+ *   while (c.delete().status !== 200); // "internal" (500): retry
+ *   assert.equal(c.get().text(), "0");
+ * });
+ * ```
+ * @throws {ChaosFailure} the body failed under a seed
+ */
+export declare function runChaos(host: TestHost, options: ChaosOptions, body: (host: TestHost, seed: number) => void): number;
+export declare function runChaos(host: TestHost, body: (host: TestHost, seed: number) => void): number;
 
 /** `new TestHost(options)`. */
 export declare function createTestHost(options?: TestHostOptions): TestHost;

@@ -102,23 +102,56 @@ export class TestSocket {
   }
 }
 
+/** `{status: "deleted", at: Date, how}`, `{status: "not-deleted"}` or `{status: "unknown", reason}`. */
+function deletionStatusOf(raw) {
+  if (raw.status === "deleted") return { status: "deleted", at: new Date(Number(raw.at_ms)), how: raw.how };
+  if (raw.status === "unknown") return { status: "unknown", reason: raw.reason };
+  return { status: "not-deleted" };
+}
+
 export class TestActor {
   #host;
-  constructor(host, app, cls, name) {
+  #node;
+  constructor(host, app, cls, name, node) {
     this.#host = host;
     this.app = app;
     this.class = cls;
     this.name = name;
+    this.#node = node;
   }
   get #key() {
     return [this.app, this.class, this.name];
   }
+  /** `app:class/name`, as the host's log lines name the actor. */
+  get address() {
+    return `${this.app}:${this.class}/${this.name}`;
+  }
+  /** The node this actor's requests go to by default (`undefined`: node 1, or the chaos schedule's pick). */
+  get node() {
+    return this.#node;
+  }
+  onNode(node) {
+    return new TestActor(this.#host, this.app, this.class, this.name, node);
+  }
   fetch(path = "/", init = {}) {
-    const method = init.method ?? (init.body === undefined ? "GET" : "POST");
+    const method = init.method ?? (init.body === undefined && init.json === undefined ? "GET" : "POST");
     const headers = init.headers ? (Array.isArray(init.headers) ? init.headers : Object.entries(init.headers)) : [];
     const p = path.startsWith("/") ? path : `/${path}`;
     const body = init.json !== undefined ? JSON.stringify(init.json) : init.body;
-    return new TestResponse(this.#host.native.request(...this.#key, method, p, headers.map(([k, v]) => [String(k), String(v)]), toBuffer(body)));
+    const pairs = headers.map(([k, v]) => [String(k), String(v)]);
+    const node = init.node ?? this.#node;
+    const native = this.#host.native;
+    const raw =
+      node === undefined
+        ? native.request(...this.#key, method, p, pairs, toBuffer(body))
+        : native.requestOn(nodeNumber(node), ...this.#key, method, p, pairs, toBuffer(body));
+    // The event's end (its commit; in a cluster the upload, on whichever
+    // node ran it) may come after the answer: wait for it, as the Rust harness does.
+    native.settle(...this.#key);
+    const r = new TestResponse(raw);
+    // What the actor logged is what explains a failure.
+    if (r.status >= 500) printLogs(this.#host, this.logs(), `${method} ${p} to ${this.address} answered ${r.status}`, "the actor");
+    return r;
   }
   get(path = "/") {
     return this.fetch(path, { method: "GET" });
@@ -168,18 +201,58 @@ export class TestActor {
     if (!t) return [];
     return t.rows.map((row) => Object.fromEntries(t.columns.map((c, i) => [c, row[i]])));
   }
+  restart() {
+    this.#host.native.restart(...this.#key);
+  }
+  operatorDelete() {
+    return this.#host.native.deleteActor(...this.#key);
+  }
+  requestOperatorDelete() {
+    return this.#host.native.requestOperatorDelete(...this.#key);
+  }
+  deletionStatus() {
+    return deletionStatusOf(this.#host.native.deletionStatus(...this.#key));
+  }
+  /** What this actor logged (the host keeps the last 1000 lines of all actors). */
+  logs() {
+    const address = this.address;
+    return this.#host.logs().filter((l) => l.actor === address);
+  }
+}
+
+const kLogSink = Symbol("logSink");
+
+/** Writes log lines to the host's sink (stderr), headed by why they are shown. */
+function printLogs(host, lines, why, whose) {
+  const shown = lines.slice(-50);
+  let text = `@wasmkeep/actor/testing: ${why}; `;
+  if (lines.length === 0) text += `${whose} logged nothing\n`;
+  else text += `what ${whose} logged${lines.length > shown.length ? ` (the last ${shown.length} of ${lines.length} lines)` : ""}:\n`;
+  for (const l of shown) text += `  [${l.level} ${l.actor}] ${l.message.replace(/\n/g, "\n    ")}\n`;
+  host[kLogSink](text);
+}
+
+function nodeNumber(node) {
+  if (!Number.isInteger(node) || node < 1) throw new RangeError(`node ${node}: nodes are numbered from 1`);
+  return node;
 }
 
 export class TestHost {
   #closed = false;
+  /** Where printed logs go: stderr, or runChaos's buffer for the seed under way. */
+  [kLogSink] = (text) => process.stderr.write(text);
   constructor(options = {}) {
     this.app = options.app ?? "test/app";
     const n = loadNative();
+    if (options.nodes !== undefined && !(Number.isInteger(options.nodes) && options.nodes >= 1 && options.nodes <= 16)) {
+      throw new RangeError(`nodes: ${options.nodes}: a test host runs 1 to 16 nodes (2 or more is a local cluster)`);
+    }
     this.native = new n.NativeHost({
       dataDir: options.dataDir,
       cacheDir: options.cacheDir ?? process.env.WASMKEEP_CACHE_DIR ?? defaultCacheDir(),
       eventTimeoutMs: options.eventTimeoutMs,
       idleTimeoutMs: options.idleTimeoutMs,
+      nodes: options.nodes,
     });
     if (options.classes) this.addApp(this.app, options.classes);
     if (options.manifest) this.app = this.native.loadManifest(resolve(options.manifest));
@@ -233,6 +306,41 @@ export class TestHost {
   hibernateAll() {
     this.native.hibernateAll();
   }
+  get nodes() {
+    return this.native.nodeCount;
+  }
+  cutOff(node) {
+    this.native.cutOff(nodeNumber(node));
+  }
+  runControlPasses() {
+    this.native.runControlPasses();
+  }
+  setExpireAfterIdle(cls, limitMs, app = this.app) {
+    this.native.setExpireAfterIdle(app, cls, limitMs ?? undefined);
+  }
+  runExpiryPasses() {
+    return this.native.runExpiryPasses();
+  }
+  deleteApp(app = this.app) {
+    this.native.deleteApp(app);
+  }
+  reset() {
+    this.native.reset();
+  }
+  /**
+   * From an `afterEach((t) => ...)` hook: when the test failed (node:test's
+   * `t.passed`, vitest's `t.task.result.state`), prints what the host's
+   * actors logged to stderr. Tells whether it printed.
+   */
+  printLogsIfFailed(t) {
+    const failed = t?.passed === false || t?.task?.result?.state === "fail";
+    if (!failed || this.#closed) return false;
+    printLogs(this, this.logs(), `the test ${JSON.stringify(t.name ?? t.task?.name ?? "")} failed`, "the host's actors");
+    return true;
+  }
+  get closed() {
+    return this.#closed;
+  }
   close() {
     if (this.#closed) return;
     this.#closed = true;
@@ -253,6 +361,70 @@ function defaultCacheDir() {
   const repoTarget = join(here, "..", "..", "target");
   if (existsSync(repoTarget)) return join(repoTarget, "wasmkeep-cache");
   return undefined;
+}
+
+/** A seed under which a runChaos body failed: its message is the host library's report. */
+export class ChaosFailure extends Error {
+  constructor(report, { seed, schedule, cause, logs }) {
+    super(report, { cause });
+    this.name = "ChaosFailure";
+    this.seed = seed;
+    this.schedule = schedule;
+    this.logs = logs;
+  }
+}
+
+function seedsOf(seeds) {
+  if (seeds === undefined) return Array.from({ length: 100 }, (_, i) => i);
+  if (typeof seeds === "number") {
+    if (!Number.isSafeInteger(seeds) || seeds < 0) throw new RangeError(`runChaos: seeds: ${seeds}: give a count (0, 1, 2, …) or a list of seeds`);
+    return Array.from({ length: seeds }, (_, i) => i);
+  }
+  if (seeds && typeof seeds[Symbol.iterator] === "function") return Array.from(seeds);
+  throw new TypeError(`runChaos: seeds: ${String(seeds)}: give a count (0, 1, 2, …) or a list of seeds`);
+}
+
+export function runChaos(host, options, body) {
+  if (typeof options === "function") [options, body] = [{}, options];
+  if (!(host instanceof TestHost)) throw new TypeError("runChaos(host, options, body): host is a TestHost (createTestHost(...))");
+  if (typeof body !== "function") throw new TypeError("runChaos(host, options, body): body is a function (host, seed) => { ... }");
+  const replay = loadNative().chaosSeedFromEnvironment();
+  const seeds = replay === null || replay === undefined ? seedsOf(options?.seeds) : [replay];
+  const native = host.native;
+  const sink = host[kLogSink];
+  let ran = 0;
+  try {
+    for (const seed of seeds) {
+      host.reset();
+      // What the harness prints for a request answering 500 or more is kept
+      // per seed and shown only when the seed fails: under chaos they are
+      // expected (a failed removal answers 500).
+      const logs = [];
+      host[kLogSink] = (text) => logs.push(text);
+      native.startChaos(seed);
+      let outcome;
+      try {
+        outcome = body(host, seed);
+      } catch (error) {
+        const message = error instanceof Error ? error.message : `${String(error)} (thrown, not an Error)`;
+        const { records, report } = native.endChaos(seed, message);
+        host[kLogSink] = sink;
+        for (const text of logs) sink(text);
+        throw new ChaosFailure(report, { seed, schedule: records, cause: error, logs: logs.join("") });
+      }
+      native.endChaos(seed, undefined);
+      host[kLogSink] = sink;
+      if (outcome && typeof outcome.then === "function") {
+        throw new TypeError("runChaos: the body returned a promise: it must be synchronous (every verb of the test host is)");
+      }
+      ran++;
+    }
+  } finally {
+    // Never left in chaos mode, whatever happened.
+    native.endChaos(0, undefined);
+    host[kLogSink] = sink;
+  }
+  return ran;
 }
 
 export function createTestHost(options) {

@@ -12,8 +12,10 @@ use napi_derive::napi;
 use serde_json::{Value as Json, json};
 use std::path::PathBuf;
 use std::time::Duration;
+use wasmkeep_host::deletion::DeletionStatus;
 use wasmkeep_host::{
-    ActorKey, CallFailure, ClassSpec, Outbound, SocketMessage, TestHost, TestHostOptions, parse_access,
+    ActorKey, AdminDeleted, CallFailure, ChaosRecord, ChaosStep, ClassSpec, HttpResponse, Outbound, SocketMessage,
+    TestHost, TestHostOptions, chaos_report, chaos_seed_from_env, parse_access,
 };
 
 fn err(e: impl std::fmt::Display) -> napi::Error {
@@ -31,6 +33,8 @@ pub struct HostOptions {
     pub event_timeout_ms: Option<u32>,
     /// Idle time before an actor hibernates, in milliseconds (default 30000).
     pub idle_timeout_ms: Option<u32>,
+    /// How many nodes: 1 (the default) or a local cluster of 2 or more.
+    pub nodes: Option<u32>,
 }
 
 /// One class of an app.
@@ -73,14 +77,19 @@ impl NativeHost {
             cache_dir: None,
             event_timeout_ms: None,
             idle_timeout_ms: None,
+            nodes: None,
         });
+        let nodes = match options.nodes {
+            None => None,
+            Some(n @ 1..=16) => Some(n as usize),
+            Some(n) => return Err(err(format!("nodes: {n}: a test host runs 1 to 16 nodes"))),
+        };
         let host = TestHost::new(TestHostOptions {
             data_dir: options.data_dir.map(PathBuf::from),
             cache_dir: options.cache_dir.map(PathBuf::from),
             event_timeout: options.event_timeout_ms.map(|ms| Duration::from_millis(u64::from(ms))),
             idle_timeout: options.idle_timeout_ms.map(|ms| Duration::from_millis(u64::from(ms))),
-            // One node: the cluster verbs are not bound in this language yet.
-            ..TestHostOptions::default()
+            nodes,
         })
         .map_err(err)?;
         Ok(Self { host })
@@ -128,22 +137,158 @@ impl NativeHost {
         headers: Vec<Vec<String>>,
         body: Buffer,
     ) -> napi::Result<NativeResponse> {
-        let headers = headers
-            .into_iter()
-            .filter_map(|h| match h.as_slice() {
-                [k, v] => Some((k.clone(), v.clone())),
-                _ => None,
-            })
-            .collect();
         let answer = self
             .host
-            .request(&key(app, class, name), &method, &path, headers, body.to_vec())
+            .request(
+                &key(app, class, name),
+                &method,
+                &path,
+                header_pairs(headers),
+                body.to_vec(),
+            )
             .map_err(err)?;
-        Ok(NativeResponse {
-            status: u32::from(answer.status),
-            headers: answer.headers.into_iter().map(|(k, v)| vec![k, v]).collect(),
-            body: answer.body.into(),
-        })
+        Ok(response(answer))
+    }
+
+    /// Sends a request event to node `node` of a cluster (1-based), which
+    /// serves it or forwards it to the actor's holder.
+    #[napi]
+    #[allow(clippy::too_many_arguments, reason = "a flat signature keeps the JS side simple")]
+    pub fn request_on(
+        &self,
+        node: u32,
+        app: String,
+        class: String,
+        name: String,
+        method: String,
+        path: String,
+        headers: Vec<Vec<String>>,
+        body: Buffer,
+    ) -> napi::Result<NativeResponse> {
+        let answer = self
+            .host
+            .request_on(
+                node as usize,
+                &key(app, class, name),
+                &method,
+                &path,
+                header_pairs(headers),
+                body.to_vec(),
+            )
+            .map_err(err)?;
+        Ok(response(answer))
+    }
+
+    /// How many nodes the host runs.
+    #[napi(getter)]
+    pub fn node_count(&self) -> u32 {
+        u32::try_from(self.host.node_count()).unwrap_or(u32::MAX)
+    }
+
+    /// Cuts node `node` off: it holds nothing from now on, and the others
+    /// take its actors over from the bucket.
+    #[napi]
+    pub fn cut_off(&self, node: u32) -> napi::Result<()> {
+        self.host.cut_off(node as usize).map_err(err)
+    }
+
+    /// Cluster: an operator delete of the actor, carried out before this
+    /// returns; the request's id.
+    #[napi]
+    pub fn request_operator_delete(&self, app: String, class: String, name: String) -> napi::Result<String> {
+        self.host.request_operator_delete(&key(app, class, name)).map_err(err)
+    }
+
+    /// Runs each node's control pass once (app tombstones, heartbeats,
+    /// operator delete requests).
+    #[napi]
+    pub fn run_control_passes(&self) -> napi::Result<()> {
+        self.host.run_control_passes().map_err(err)
+    }
+
+    /// Sets (or, with `null`, removes) a class's `expire-after-idle`, in ms.
+    #[napi]
+    pub fn set_expire_after_idle(&self, app: String, class: String, limit_ms: Option<f64>) -> napi::Result<()> {
+        let limit = limit_ms
+            .map(|ms| {
+                if ms.is_finite() && ms >= 0.0 {
+                    Ok(Duration::from_secs_f64(ms / 1000.0))
+                } else {
+                    Err(err(format!(
+                        "expire-after-idle of {ms} ms: give a number of milliseconds (at least 3600000, an hour), or null to remove it"
+                    )))
+                }
+            })
+            .transpose()?;
+        self.host.set_expire_after_idle(&app, &class, limit).map_err(err)
+    }
+
+    /// Runs each node's idle-expiry pass once; how many actors were expired.
+    #[napi]
+    pub fn run_expiry_passes(&self) -> napi::Result<u32> {
+        Ok(u32::try_from(self.host.run_expiry_passes().map_err(err)?).unwrap_or(u32::MAX))
+    }
+
+    /// Cluster: deletes the app as `wasmkeep-shim app delete` does.
+    #[napi]
+    pub fn delete_app(&self, app: String) -> napi::Result<()> {
+        self.host.delete_app(&app).map_err(err)
+    }
+
+    /// Starts over: no actor, socket, alarm, fault or log line is left, the
+    /// clock is back at its start, the same apps are loaded again.
+    #[napi]
+    pub fn reset(&mut self) -> napi::Result<()> {
+        self.host.reset().map_err(err)
+    }
+
+    /// Restarts one actor as a crash and recovery would.
+    #[napi]
+    pub fn restart(&self, app: String, class: String, name: String) -> napi::Result<()> {
+        self.host.restart(&key(app, class, name)).map_err(err)
+    }
+
+    /// Deletes an actor as an operator would (no guest code runs):
+    /// `"deleted"`, `"removed-unopenable"` or `"absent"`.
+    #[napi]
+    pub fn delete_actor(&self, app: String, class: String, name: String) -> napi::Result<String> {
+        let done = self.host.delete_actor(&key(app, class, name)).map_err(err)?;
+        Ok(match done {
+            AdminDeleted::Deleted => "deleted",
+            AdminDeleted::RemovedUnopenable => "removed-unopenable",
+            AdminDeleted::Absent => "absent",
+        }
+        .to_owned())
+    }
+
+    /// Whether the actor was deleted, from positive evidence only:
+    /// `{status: "deleted", at_ms, how}`, `{status: "not-deleted"}` or
+    /// `{status: "unknown", reason}`.
+    #[napi]
+    pub fn deletion_status(&self, app: String, class: String, name: String) -> napi::Result<Json> {
+        let status: DeletionStatus = self.host.deletion_status(&key(app, class, name)).map_err(err)?;
+        serde_json::to_value(status).map_err(err)
+    }
+
+    /// Starts seeded chaos: the seed's schedule runs before each request,
+    /// call and socket opening until `end_chaos`.
+    #[napi]
+    pub fn start_chaos(&self, seed: f64) -> napi::Result<()> {
+        self.host.start_chaos(seed_of(seed)?);
+        Ok(())
+    }
+
+    /// Ends seeded chaos: `{records, report}`, what the schedule did (each
+    /// record with its `text` as the report prints it) and, when `failure`
+    /// is given, the library's report of the seed's failure with it.
+    #[napi]
+    pub fn end_chaos(&self, seed: f64, failure: Option<String>) -> napi::Result<Json> {
+        let records = self.host.end_chaos();
+        let report = match failure {
+            Some(message) => Some(chaos_report(seed_of(seed)?, &message, &records)),
+            None => None,
+        };
+        Ok(json!({ "records": records.iter().map(record_json).collect::<Vec<_>>(), "report": report }))
     }
 
     /// Runs `on-call` as the host: `{ok: Buffer}` or `{error: {kind, message}}`.
@@ -298,6 +443,73 @@ impl NativeHost {
     }
 }
 
+fn header_pairs(headers: Vec<Vec<String>>) -> Vec<(String, String)> {
+    headers
+        .into_iter()
+        .filter_map(|h| match h.as_slice() {
+            [k, v] => Some((k.clone(), v.clone())),
+            _ => None,
+        })
+        .collect()
+}
+
+fn response(answer: HttpResponse) -> NativeResponse {
+    NativeResponse {
+        status: u32::from(answer.status),
+        headers: answer.headers.into_iter().map(|(k, v)| vec![k, v]).collect(),
+        body: answer.body.into(),
+    }
+}
+
+/// The largest seed a JavaScript number holds exactly.
+const MAX_SEED: f64 = 9_007_199_254_740_991.0;
+
+fn seed_of(seed: f64) -> napi::Result<u64> {
+    if seed.is_finite() && (0.0..=MAX_SEED).contains(&seed) && seed.fract() == 0.0 {
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "checked a whole number within 0..=2^53-1 above"
+        )]
+        Ok(seed as u64)
+    } else {
+        Err(err(format!(
+            "{seed} is not a seed: a seed is a whole number from 0 to {MAX_SEED}"
+        )))
+    }
+}
+
+/// One record of a chaos schedule: `{event, actor, node, step, text}`, with
+/// `step` the kind (`fail-removal`, `restart`, `hibernate`, `late-alarms`
+/// with `ms`, `fail-upload`, `upload-lands-but-fails`, `lose-hold`,
+/// `cut-off` with `cut`).
+fn record_json(r: &ChaosRecord) -> Json {
+    let mut out = json!({
+        "event": r.event,
+        "actor": r.actor,
+        "node": r.node,
+        "text": r.to_string(),
+    });
+    let step = match &r.step {
+        ChaosStep::FailRemoval => "fail-removal",
+        ChaosStep::Restart => "restart",
+        ChaosStep::Hibernate => "hibernate",
+        ChaosStep::LateAlarms(ms) => {
+            out["ms"] = json!(ms);
+            "late-alarms"
+        }
+        ChaosStep::FailUpload => "fail-upload",
+        ChaosStep::UploadLandsButFails => "upload-lands-but-fails",
+        ChaosStep::LoseHold => "lose-hold",
+        ChaosStep::CutOff(n) => {
+            out["cut"] = json!(n);
+            "cut-off"
+        }
+    };
+    out["step"] = json!(step);
+    out
+}
+
 fn socket_id(id: f64) -> napi::Result<u64> {
     if id.is_finite() && id >= 1.0 && id.fract() == 0.0 {
         #[allow(
@@ -308,6 +520,20 @@ fn socket_id(id: f64) -> napi::Result<u64> {
         Ok(id as u64)
     } else {
         Err(err(format!("{id} is not a socket id")))
+    }
+}
+
+/// The seed `WASMKEEP_CHAOS_SEED` names, to replay alone; `null` when unset.
+#[napi]
+pub fn chaos_seed_from_environment() -> napi::Result<Option<f64>> {
+    match chaos_seed_from_env().map_err(err)? {
+        None => Ok(None),
+        #[allow(clippy::cast_precision_loss, reason = "checked within 2^53 first")]
+        Some(seed) if seed as f64 <= MAX_SEED => Ok(Some(seed as f64)),
+        Some(seed) => Err(err(format!(
+            "WASMKEEP_CHAOS_SEED={seed} is beyond the seeds a JavaScript number holds exactly (up to {MAX_SEED}): \
+             give the seed a failure of this harness printed"
+        ))),
     }
 }
 

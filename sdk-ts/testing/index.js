@@ -131,7 +131,7 @@ export class TestActor {
     return this.#node;
   }
   onNode(node) {
-    return new TestActor(this.#host, this.app, this.class, this.name, node);
+    return new TestActor(this.#host, this.app, this.class, this.name, nodeNumber(node));
   }
   fetch(path = "/", init = {}) {
     const method = init.method ?? (init.body === undefined && init.json === undefined ? "GET" : "POST");

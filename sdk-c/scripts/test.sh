@@ -28,8 +28,8 @@ export WASMKEEP_CACHE_DIR="$root/target/wasmkeep-cache"
 testee=target/components/conformance-testee-c.wasm counter=target/components/counter-c.wasm
 
 # The test hosts' temporary data directories on a tmpfs when there is one:
-# every durable delete syncs, and the counter's 1000 chaos seeds take minutes
-# on a busy disk. (Only for the test programs: the new-user trial below
+# every durable delete syncs, and the counter's 1000 chaos seeds are slower on
+# a disk. (Only for the test programs: the new-user trial below
 # hard-links the harness library into its temporary prefix.)
 in_memory=(env)
 if [ -d /dev/shm ] && [ -w /dev/shm ]; then in_memory=(env TMPDIR=/dev/shm); fi

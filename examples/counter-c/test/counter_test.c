@@ -6,7 +6,7 @@
  * The chaos test runs 1000 seeds (COUNTER_CHAOS_SEEDS=n runs n;
  * WASMKEEP_CHAOS_SEED=s replays seed s alone). Every durable delete syncs
  * the host's temporary data directory to disk: with TMPDIR on a tmpfs (make
- * test uses /dev/shm when there is one) the seeds run several times faster. */
+ * test uses /dev/shm when there is one) the seeds run faster. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -9,6 +9,11 @@
 //! - `GET /` shows the account; `DELETE /` closes it with
 //!   `delete_self_durable`, and only once that succeeded would the account's
 //!   external subscription be cancelled (logged here).
+//! - Every answer that acknowledges a write comes after the write is durable
+//!   (`exec_durable`), and a 500 means "not known to be done: retry". A
+//!   `DELETE` retried after a delete that landed but answered 500 finds the
+//!   address deleted by `delete_self_durable` and cancels then (cancelling
+//!   is idempotent at the provider), so a durable close always cancels.
 
 use wasmkeep_actor::{Actor, Request, Response, SqlError, context, storage};
 
@@ -43,7 +48,8 @@ fn open(plan: &str) -> Result<Response, SqlError> {
          CREATE TABLE IF NOT EXISTS events(body TEXT NOT NULL);",
         [],
     )?;
-    storage::exec(
+    // Durable before the 200: an acknowledged account is never lost.
+    storage::exec_durable(
         "INSERT INTO account VALUES (1, ?1) ON CONFLICT(id) DO UPDATE SET plan = excluded.plan",
         wasmkeep_actor::params![plan.trim()],
     )?;
@@ -66,7 +72,7 @@ fn webhook(body: &str) -> Result<Response, SqlError> {
         // The late-write guard: never create an account from a webhook.
         return refuse_missing();
     }
-    storage::exec("INSERT INTO events VALUES (?1)", wasmkeep_actor::params![body])?;
+    storage::exec_durable("INSERT INTO events VALUES (?1)", wasmkeep_actor::params![body])?;
     Ok(Response::text(200, "recorded"))
 }
 
@@ -91,6 +97,15 @@ fn refuse_missing() -> Result<Response, SqlError> {
 /// delete is durable (`tests/chaos.rs` holds it under 1,000 seeds of faults).
 fn close() -> Result<Response, SqlError> {
     if !is_open()? {
+        if let Some(d) = context::previous_deletion()
+            && d.cause == context::DeletionCause::DeleteSelfDurable
+        {
+            // A retry: the close landed although it answered 500. It is
+            // durable, so cancelling is safe, and must still happen.
+            context::info("account closed; cancelling the external subscription");
+            storage::delete_self();
+            return Ok(Response::text(200, format!("closed (at {} ms)", d.at)));
+        }
         return refuse_missing();
     }
     if cfg!(feature = "broken-cancel-first") {

@@ -401,11 +401,7 @@ impl TestHost {
                 ChaosStep::UploadLandsButFails => self.arm_everywhere(FaultKind::UploadLandsButFails)?,
                 ChaosStep::LoseHold => self.arm_everywhere(FaultKind::LoseHold)?,
                 ChaosStep::Restart => self.restart(key)?,
-                ChaosStep::Hibernate => {
-                    for rt in self.all_nodes()? {
-                        rt.hibernate_all();
-                    }
-                }
+                ChaosStep::Hibernate => self.hibernate_all()?,
                 ChaosStep::LateAlarms(ms) => {
                     self.advance_clock(*ms)?;
                     for rt in self.all_nodes()? {
@@ -675,12 +671,16 @@ impl TestHost {
         Ok(self.runtime()?.actors())
     }
 
-    /// The lines actors logged (the last 1000).
+    /// The lines actors logged (the last 1000 of each node), in a cluster
+    /// every node's, in the order of their time (node 1's first at a tie).
     ///
     /// # Errors
     /// The host is closed.
     pub fn logs(&self) -> Result<Vec<LogLine>, TestHostError> {
-        Ok(self.runtime()?.logs())
+        let mut lines: Vec<LogLine> = self.all_nodes()?.flat_map(Runtime::logs).collect();
+        // Stable: each node's own lines keep their order.
+        lines.sort_by_key(|l| l.at);
+        Ok(lines)
     }
 
     /// The counters in Prometheus text.
@@ -691,12 +691,14 @@ impl TestHost {
         Ok(self.runtime()?.metrics().render())
     }
 
-    /// Hibernates every resident actor.
+    /// Hibernates every resident actor (on every node of a cluster).
     ///
     /// # Errors
     /// The host is closed.
     pub fn hibernate_all(&self) -> Result<(), TestHostError> {
-        self.runtime()?.hibernate_all();
+        for rt in self.all_nodes()? {
+            rt.hibernate_all();
+        }
         Ok(())
     }
 

@@ -264,6 +264,8 @@ static void reset_starts_over(wkh_host *h) {
     free(out);
 }
 
+static int32_t chaos_body(wkh_host *h, uint64_t seed, void *ctx, char *message, size_t cap);
+
 static void cluster(const char *testee) {
     wkh_host_options o = {0};
     o.nodes = 2;
@@ -327,15 +329,25 @@ static void cluster(const char *testee) {
     CHECK(status == 200 && strstr(out, "\"rows\":[[{\"integer\":\"8\"}]]"), "node 2 takes over from the bucket: %s", out);
     free(out);
 
+    /* Chaos on a cluster: each seed resets both nodes, and its schedule names the node of each step. */
+    wkh_chaos_result *r = wkh_run_chaos(h, 0, 10, chaos_body, NULL);
+    CHECK(r && !r->failed && r->ran == 10, "%s", r ? (r->report ? r->report : "ran") : wkh_last_error());
+    wkh_chaos_result_free(r);
+    CHECK(wkh_chaos_start(h, 3) == 0, "%s", wkh_last_error());
+    for (int i = 0; i < 30; i++) free(ops_on(h, 0, "c", "[{\"op\":\"now\"}]", &status));
+    char *schedule = wkh_chaos_end(h);
+    CHECK(schedule && strstr(schedule, " on node "), "%s", schedule);
+    wkh_string_free(schedule);
+
     wkh_host_free(h);
 }
 
 /* A chaos body: a few events; fails under the seed in ctx (if any). */
 static int32_t chaos_body(wkh_host *h, uint64_t seed, void *ctx, char *message, size_t cap) {
     unsigned status;
-    char *out = ops(h, "x", "[{\"op\":\"exec\",\"sql\":\"CREATE TABLE IF NOT EXISTS k(x)\"}]", &status);
+    char *out = ops_on(h, 0, "x", "[{\"op\":\"exec\",\"sql\":\"CREATE TABLE IF NOT EXISTS k(x)\"}]", &status);
     free(out);
-    out = ops(h, "x", "[{\"op\":\"delete-self-durable\"}]", &status);
+    out = ops_on(h, 0, "x", "[{\"op\":\"delete-self-durable\"}]", &status);
     free(out);
     const uint64_t *fail_at = ctx;
     if (fail_at && seed == *fail_at) {

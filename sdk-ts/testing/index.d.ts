@@ -20,8 +20,21 @@
  * @module
  */
 
-/** A class of the test app: a component file, or the file with its access rule. */
-export type ClassInit = string | { component: string; access?: "open" | "existing" | "internal" };
+/**
+ * A class of the test app: a component file, or the file with its access
+ * rule and, optionally, what it is built from (see
+ * {@link TestHostOptions.staleComponents}).
+ */
+export type ClassInit =
+  | string
+  | {
+      component: string;
+      access?: "open" | "existing" | "internal";
+      /** The files or directories the component is built from (relative to the working directory). */
+      sources?: string | string[];
+      /** The shell command that builds it (run in the working directory). */
+      build?: string;
+    };
 
 export interface TestHostOptions {
   /** The app's classes: name → component. Paths are relative to the working directory. */
@@ -30,6 +43,27 @@ export interface TestHostOptions {
   app?: string;
   /** Load an app manifest (`wasmkeep.toml`) instead of `classes`. */
   manifest?: string;
+  /**
+   * What to do with a component older than its sources (or missing), so that
+   * tests never run a stale build. A class's sources and build command come
+   * from its own `sources`/`build`; else from the `wasmkeep.toml` naming its
+   * component with a `build` key (its `watch` paths, default the manifest's
+   * directory: the file `wasmkeep-shim serve` and `serve --watch` use; the
+   * one given as `manifest`, or the nearest above the component or the
+   * working directory); else from the `package.json` above the component
+   * whose `build` script runs `wasmkeep-build <entry> -o <that component>`
+   * (the entry's directory; built with `npm run build`). `test/`,
+   * `node_modules/`, `dist/` and the like are not sources. When nothing says
+   * what a component's sources are, it is not checked.
+   *
+   * - `"build"` (default): run the build command first (wasmkeep-build's
+   *   content-hash cache makes an unchanged bundle quick), saying so on
+   *   stderr; without one known, as `"fail"`.
+   * - `"fail"`: refuse to start, saying the component is older than its
+   *   sources and which command builds it.
+   * - `"ignore"`: load what is there.
+   */
+  staleComponents?: "build" | "fail" | "ignore";
   /** The data directory (default: a new temporary one, removed by `close()`). */
   dataDir?: string;
   /** Where compiled components are cached (default: `$WASMKEEP_CACHE_DIR`, else a shared temp dir). */

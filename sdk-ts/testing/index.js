@@ -2,7 +2,8 @@
 // from node --test or vitest. The host is the wasmkeep_shim library (the same
 // one `wasmkeep-shim serve` runs) loaded as a native addon; see index.d.ts
 // for the documentation of every item.
-import { existsSync, statSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -239,6 +240,7 @@ function nodeNumber(node) {
 
 export class TestHost {
   #closed = false;
+  #stale = "build";
   /** Where printed logs go: stderr, or runChaos's buffer for the seed under way. */
   [kLogSink] = (text) => process.stderr.write(text);
   constructor(options = {}) {
@@ -254,8 +256,21 @@ export class TestHost {
       idleTimeoutMs: options.idleTimeoutMs,
       nodes: options.nodes,
     });
+    const stale = options.staleComponents ?? "build";
+    if (!["build", "fail", "ignore"].includes(stale)) {
+      throw new RangeError(`staleComponents: ${JSON.stringify(stale)}: "build" (the default), "fail" or "ignore"`);
+    }
+    this.#stale = stale;
     if (options.classes) this.addApp(this.app, options.classes);
-    if (options.manifest) this.app = this.native.loadManifest(resolve(options.manifest));
+    if (options.manifest) {
+      const manifest = resolve(options.manifest);
+      for (const [name, c] of Object.entries(manifestClasses(manifest) ?? {})) {
+        if (typeof c.component !== "string") continue;
+        const component = resolve(dirname(manifest), c.component);
+        ensureFresh(name, component, sourcesOf(component, {}, manifest), stale);
+      }
+      this.app = this.native.loadManifest(manifest);
+    }
   }
   get dataDir() {
     return this.native.dataDir;
@@ -264,6 +279,10 @@ export class TestHost {
     const list = Object.entries(classes).map(([name, c]) =>
       typeof c === "string" ? { name, component: resolve(c) } : { name, component: resolve(c.component), access: c.access },
     );
+    for (const [name, c] of Object.entries(classes)) {
+      const init = typeof c === "string" ? { component: c } : c;
+      ensureFresh(name, resolve(init.component), sourcesOf(resolve(init.component), init), this.#stale);
+    }
     for (const c of list) {
       if (!existsSync(c.component)) {
         throw new Error(
@@ -348,6 +367,174 @@ export class TestHost {
   }
   [Symbol.dispose]() {
     this.close();
+  }
+}
+
+// Tests never run a stale component. A class's sources and build command
+// come from, in order: the class's own `sources` and `build`; the
+// wasmkeep.toml that names its component with a `build` (its `watch` paths,
+// default the manifest's directory, the one file `wasmkeep-shim serve` and
+// `serve --watch` use); the package.json whose `build` script runs
+// `wasmkeep-build <entry> -o <the component>` (the entry's directory, built
+// with `npm run build`). When a source is newer than the component (or the
+// component is missing), the build command runs (wasmkeep-build's
+// content-hash cache makes an unchanged bundle quick); with
+// staleComponents: "fail", or no build command known, the host refuses to
+// start, saying which command builds it. Nothing known: no check.
+
+/** What serve --watch ignores, and tests (which are not the actor's sources). */
+const NOT_SOURCES = new Set([".git", ".wasmkeep", "target", "node_modules", "build", "dist", "__pycache__", ".pytest_cache", ".mypy_cache", "test", "tests", "__tests__"]);
+
+function findUp(start, name) {
+  for (let dir = start; ; dir = dirname(dir)) {
+    const p = join(dir, name);
+    if (existsSync(p)) return p;
+    if (dirname(dir) === dir) return undefined;
+  }
+}
+
+/** `# comment` removed, outside strings. */
+function stripTomlComment(line) {
+  let quote = null;
+  for (let i = 0; i < line.length; i++) {
+    const ch = line[i];
+    if (quote) {
+      if (ch === "\\" && quote === '"') i++;
+      else if (ch === quote) quote = null;
+    } else if (ch === '"' || ch === "'") quote = ch;
+    else if (ch === "#") return line.slice(0, i);
+  }
+  return line;
+}
+
+function tomlStrings(text) {
+  return [...text.matchAll(/"((?:[^"\\]|\\.)*)"|'([^']*)'/g)].map((m) => (m[1] !== undefined ? JSON.parse(`"${m[1]}"`) : m[2]));
+}
+
+/**
+ * The `[classes.<name>]` tables of a wasmkeep.toml, with their string and
+ * string-array values (all this check reads); undefined when it cannot be read.
+ */
+function manifestClasses(path) {
+  try {
+    const lines = readFileSync(path, "utf8").split(/\r?\n/);
+    const classes = {};
+    let current;
+    for (let i = 0; i < lines.length; i++) {
+      const line = stripTomlComment(lines[i]).trim();
+      if (!line) continue;
+      const table = /^\[\s*classes\s*\.\s*(?:"([^"]+)"|([A-Za-z0-9_-]+))\s*\]$/.exec(line);
+      if (table) {
+        current = classes[table[1] ?? table[2]] = {};
+        continue;
+      }
+      if (line.startsWith("[")) {
+        current = undefined;
+        continue;
+      }
+      const kv = /^([A-Za-z0-9_-]+)\s*=\s*(.*)$/.exec(line);
+      if (!kv || !current) continue;
+      let value = kv[2];
+      if (value.startsWith("[")) {
+        while (!value.includes("]") && i + 1 < lines.length) value += ` ${stripTomlComment(lines[++i])}`;
+        current[kv[1]] = tomlStrings(value);
+      } else if (value.startsWith('"') || value.startsWith("'")) {
+        current[kv[1]] = tomlStrings(value)[0];
+      }
+    }
+    return classes;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `{paths, build, cwd, via}` for the component, or undefined when nothing says what its sources are. */
+function sourcesOf(component, init, manifest) {
+  if (init.sources !== undefined || init.build !== undefined) {
+    const list = init.sources === undefined ? [] : Array.isArray(init.sources) ? init.sources : [init.sources];
+    return { paths: list.map((p) => resolve(p)), build: init.build, cwd: process.cwd(), via: "the class's options" };
+  }
+  const manifests = [manifest, findUp(dirname(component), "wasmkeep.toml"), findUp(process.cwd(), "wasmkeep.toml")];
+  for (const m of manifests) {
+    if (!m) continue;
+    const base = dirname(m);
+    for (const c of Object.values(manifestClasses(m) ?? {})) {
+      if (typeof c.component !== "string" || resolve(base, c.component) !== component || typeof c.build !== "string") continue;
+      const watch = Array.isArray(c.watch) ? c.watch.map((w) => resolve(base, w)) : [base];
+      return { paths: watch, build: c.build, cwd: base, via: shown(m) };
+    }
+  }
+  const pkgPath = findUp(dirname(component), "package.json");
+  if (!pkgPath) return undefined;
+  let pkg;
+  try {
+    pkg = JSON.parse(readFileSync(pkgPath, "utf8"));
+  } catch {
+    return undefined;
+  }
+  const script = pkg?.scripts?.build;
+  const m = typeof script === "string" ? /wasmkeep-build\s+(\S+)(?:\s+\S+)*?\s+(?:-o|--out)\s+(\S+)/.exec(script) : null;
+  if (!m) return undefined;
+  const base = dirname(pkgPath);
+  if (resolve(base, m[2]) !== component) return undefined;
+  const entryDir = dirname(resolve(base, m[1]));
+  return { paths: [entryDir === base ? resolve(base, m[1]) : entryDir], build: "npm run build --silent", cwd: base, via: shown(pkgPath) };
+}
+
+/** The newest file under `paths` (not the component itself): `{path, mtimeMs}`. */
+function newestSource(paths, component) {
+  let newest;
+  const visit = (p, top) => {
+    let st;
+    try {
+      st = statSync(p);
+    } catch {
+      return;
+    }
+    if (st.isDirectory()) {
+      const name = p.split(/[\\/]/).pop();
+      if (!top && NOT_SOURCES.has(name)) return;
+      for (const n of readdirSync(p)) visit(join(p, n), false);
+    } else if (p !== component && !p.endsWith(".wasm") && (!newest || st.mtimeMs > newest.mtimeMs)) {
+      newest = { path: p, mtimeMs: st.mtimeMs };
+    }
+  };
+  for (const p of paths) visit(p, true);
+  return newest;
+}
+
+/** A path as messages show it: relative to the working directory when under it. */
+function shown(p) {
+  const r = relative(process.cwd(), p);
+  return r && !r.startsWith("..") ? r : p;
+}
+
+function ensureFresh(cls, component, sources, mode) {
+  if (mode === "ignore" || !sources) return;
+  const stale = () => {
+    const built = existsSync(component) ? statSync(component).mtimeMs : -Infinity;
+    const src = newestSource(sources.paths, component);
+    return src && src.mtimeMs > built ? src : built === -Infinity ? { path: undefined } : undefined;
+  };
+  const before = stale();
+  if (!before) return;
+  const why = existsSync(component)
+    ? `the component ${shown(component)} is older than its sources (${shown(before.path)} changed since it was built)`
+    : `the component ${shown(component)} does not exist`;
+  const where = sources.cwd === process.cwd() ? "" : ` in ${shown(sources.cwd)}`;
+  if (!sources.build || mode === "fail") {
+    const command = sources.build ? `\`${sources.build}\`${where}` : `\`npx wasmkeep-build <your entry, e.g. src/actor.ts> -o ${shown(component)}\``;
+    throw new Error(`class ${cls}: ${why}: build it with ${command} before testing, so that the tests run the actor as it is now`);
+  }
+  process.stderr.write(`@wasmkeep/actor/testing: class ${cls}: ${why}: building it with \`${sources.build}\`${where} (from ${sources.via})\n`);
+  // The build's output goes to stderr: a test runner reads stdout.
+  const r = spawnSync(sources.build, { cwd: sources.cwd, shell: true, stdio: ["ignore", 2, 2] });
+  if (r.status !== 0) {
+    throw new Error(`class ${cls}: building ${shown(component)} with \`${sources.build}\`${where} failed (${r.error?.message ?? r.status ?? r.signal}); its output is above: fix what it says, or build it yourself before testing`);
+  }
+  const after = stale();
+  if (after) {
+    throw new Error(`class ${cls}: \`${sources.build}\`${where} ran, but ${after.path ? `${shown(component)} is still older than ${shown(after.path)}` : `${shown(component)} still does not exist`}: make the build command write that file (the class's component), or point the test at the file it writes`);
   }
 }
 

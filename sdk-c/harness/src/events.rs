@@ -229,8 +229,9 @@ pub unsafe extern "C" fn wkh_request(
 }
 
 /// As `wkh_request`, to node `node` of a cluster (numbered from 1), which
-/// serves it or forwards it to the node holding the actor. Returns NULL (see `wkh_last_error`) for a node the host does
-/// not run, and as `wkh_request` does.
+/// serves it or forwards it to the node holding the actor (a node cut off
+/// answers 503 once it finds out). Returns NULL (see `wkh_last_error`) for a
+/// node the host does not run, and as `wkh_request` does.
 ///
 /// # Safety
 /// As for `wkh_request`.

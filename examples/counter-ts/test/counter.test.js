@@ -9,7 +9,10 @@ const component = process.env.COUNTER_WASM ?? fileURLToPath(new URL("../counter.
 // A new host per test: its own temporary storage and virtual clock.
 let host;
 const start = () => (host = createTestHost({ classes: { counter: component } }));
-afterEach(() => host?.close());
+afterEach((t) => {
+  host?.printLogsIfFailed(t); // a failed test shows what the actor logged
+  host?.close();
+});
 
 test("counts, reads, and deletes", () => {
   start();

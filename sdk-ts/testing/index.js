@@ -249,6 +249,11 @@ export class TestHost {
     if (options.nodes !== undefined && !(Number.isInteger(options.nodes) && options.nodes >= 1 && options.nodes <= 16)) {
       throw new RangeError(`nodes: ${options.nodes}: a test host runs 1 to 16 nodes (2 or more is a local cluster)`);
     }
+    const stale = options.staleComponents ?? "build";
+    if (!["build", "fail", "ignore"].includes(stale)) {
+      throw new RangeError(`staleComponents: ${JSON.stringify(stale)}: "build" (the default), "fail" or "ignore"`);
+    }
+    this.#stale = stale;
     this.native = new n.NativeHost({
       dataDir: options.dataDir,
       cacheDir: options.cacheDir ?? process.env.WASMKEEP_CACHE_DIR ?? defaultCacheDir(),
@@ -256,20 +261,21 @@ export class TestHost {
       idleTimeoutMs: options.idleTimeoutMs,
       nodes: options.nodes,
     });
-    const stale = options.staleComponents ?? "build";
-    if (!["build", "fail", "ignore"].includes(stale)) {
-      throw new RangeError(`staleComponents: ${JSON.stringify(stale)}: "build" (the default), "fail" or "ignore"`);
-    }
-    this.#stale = stale;
-    if (options.classes) this.addApp(this.app, options.classes);
-    if (options.manifest) {
-      const manifest = resolve(options.manifest);
-      for (const [name, c] of Object.entries(manifestClasses(manifest) ?? {})) {
-        if (typeof c.component !== "string") continue;
-        const component = resolve(dirname(manifest), c.component);
-        ensureFresh(name, component, sourcesOf(component, {}, manifest), stale);
+    try {
+      if (options.classes) this.addApp(this.app, options.classes);
+      if (options.manifest) {
+        const manifest = resolve(options.manifest);
+        for (const [name, c] of Object.entries(manifestClasses(manifest) ?? {})) {
+          if (typeof c.component !== "string") continue;
+          const component = resolve(dirname(manifest), c.component);
+          ensureFresh(name, component, sourcesOf(component, {}, manifest), stale);
+        }
+        this.app = this.native.loadManifest(manifest);
       }
-      this.app = this.native.loadManifest(manifest);
+    } catch (e) {
+      // A host that could not load its app is of no use: its temporary directory goes now.
+      this.close();
+      throw e;
     }
   }
   get dataDir() {

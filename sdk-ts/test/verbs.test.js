@@ -50,6 +50,9 @@ test("reset leaves no actor, socket, alarm or log line, and the clock back at it
   const out = a.fetch("/", ops({ op: "delete-self-durable" })).json().outcomes;
   assert.deepEqual(out, [{ ok: null }]);
   assert.deepEqual(host.actors().filter((x) => x.name === "r" && x.alarm !== null), []);
+  const closed = createTestHost({ classes: { testee } });
+  closed.close();
+  assert.throws(() => closed.reset(), /the host is closed: make a new one/);
 });
 
 test("restart: what the actor kept in memory is gone, its database stays", () => {

@@ -27,16 +27,9 @@ cc "${cflags[@]}" -o "$out/counter_test" examples/counter-c/test/counter_test.c 
 export WASMKEEP_CACHE_DIR="$root/target/wasmkeep-cache"
 testee=target/components/conformance-testee-c.wasm counter=target/components/counter-c.wasm
 
-# The test hosts' temporary data directories on a tmpfs when there is one:
-# every durable delete syncs, and the counter's 1000 chaos seeds are slower on
-# a disk. (Only for the test programs: the new-user trial below
-# hard-links the harness library into its temporary prefix.)
-in_memory=(env)
-if [ -d /dev/shm ] && [ -w /dev/shm ]; then in_memory=(env TMPDIR=/dev/shm); fi
-
 step "harness and counter tests (the counter's chaos test: 1000 seeds)"
-"${in_memory[@]}" "$out/harness_test" "$testee"
-"${in_memory[@]}" "$out/counter_test" "$counter"
+"$out/harness_test" "$testee"
+"$out/counter_test" "$counter"
 
 step "mistakes the SDK catches (sdk-c/tests/misuse)"
 # A string where the parameter array belongs does not compile (a warning and a NULL before);
@@ -62,9 +55,9 @@ cc "${cflags[@]}" -o "$out/misuse_test" "$m/misuse_test.c" "${ldflags[@]}"
 step "the same under valgrind (leak check; suppressions: sdk-c/tests/valgrind.supp)"
 vg=(valgrind -q --leak-check=full --errors-for-leak-kinds=definite,possible --error-exitcode=1
     --suppressions=sdk-c/tests/valgrind.supp)
-"${in_memory[@]}" "${vg[@]}" "$out/harness_test" "$testee"
+"${vg[@]}" "$out/harness_test" "$testee"
 # 20 chaos seeds are enough for the leak check (1000 under valgrind would take long).
-"${in_memory[@]}" COUNTER_CHAOS_SEEDS=20 "${vg[@]}" "$out/counter_test" "$counter"
+COUNTER_CHAOS_SEEDS=20 "${vg[@]}" "$out/counter_test" "$counter"
 
 if ! grep -q '^\[c\]' conformance/languages.toml; then
   step "conformance, C column (languages.toml has no [c] yet: a temporary layout)"

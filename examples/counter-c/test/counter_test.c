@@ -4,9 +4,7 @@
  *   counter_test path/to/counter-c.wasm      (make test builds and runs it)
  *
  * The chaos test runs 1000 seeds (COUNTER_CHAOS_SEEDS=n runs n;
- * WASMKEEP_CHAOS_SEED=s replays seed s alone). Every durable delete syncs
- * the host's temporary data directory to disk: with TMPDIR on a tmpfs (make
- * test uses /dev/shm when there is one) the seeds run faster. */
+ * WASMKEEP_CHAOS_SEED=s replays seed s alone). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -112,8 +112,12 @@ step "make (the component, with the prefix's wasmkeep.mk)" make -C "$project"
 step "make test (pkg-config wasmkeep-harness; the harness test)" make -C "$project" test
 # The test program finds the library in the prefix (its rpath), not in target/.
 finds_prefix_lib() {
-  ldd "$project/build/counter_test" | grep libwasmkeep_c_harness
-  ldd "$project/build/counter_test" | grep -q "=> $prefix/lib/libwasmkeep_c_harness.so"
+  # ldd's output read whole first: `ldd | grep -q` under pipefail fails when
+  # grep stops reading early and ldd dies of SIGPIPE (a flaky failure).
+  local libs
+  libs=$(ldd "$project/build/counter_test")
+  grep libwasmkeep_c_harness <<<"$libs"
+  grep -qF "=> $prefix/lib/libwasmkeep_c_harness.so" <<<"$libs"
 }
 step "the test program loads the prefix's libwasmkeep_c_harness.so" finds_prefix_lib
 

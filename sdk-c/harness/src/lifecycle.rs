@@ -170,7 +170,8 @@ pub unsafe extern "C" fn wkh_deletion_free(deletion: *mut WkhDeletion) {
 /// directory given in the options is emptied; a temporary one is replaced.
 /// The options (nodes included) stay. Returns 0, or -1 (the data directory
 /// could not be emptied, or the host could not start again: the host is then
-/// closed, and every later call says so; free it with `wkh_host_free`).
+/// closed, and later calls say so until a `wkh_reset` succeeds; free it with
+/// `wkh_host_free` as always).
 ///
 /// # Safety
 /// `host` is a live host, and no other call uses it at the same time (from

@@ -15,10 +15,18 @@ Values: `None` is NULL, `int` INTEGER (64-bit), `float` REAL, `str` TEXT and
     storage.exec("INSERT INTO items(name) VALUES (?)", "apple")
     for row in storage.query("SELECT id, name FROM items"):
         print(row["id"], row.name)   # or: id, name = row
+
+    @dataclass
+    class Item:
+        id: int
+        name: str
+
+    items = storage.query("SELECT id, name FROM items", as_=Item)   # [Item(id=1, name='apple')]
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Callable, SupportsIndex, TypeVar, Union, overload
@@ -180,22 +188,80 @@ def exec(sql: str, *params: Param) -> int:
     return _call(_s.exec, sql, _params(params))
 
 
-def query(sql: str, *params: Param) -> Rows:
+def _row_maker(cls: type[_T], columns: list[str]) -> Callable[[list[Value]], _T]:
+    """Makes `cls` (a dataclass or a NamedTuple) from a row, column by field name."""
+    if dataclasses.is_dataclass(cls):
+        fields = [f.name for f in dataclasses.fields(cls) if f.init]
+        required = {
+            f.name
+            for f in dataclasses.fields(cls)
+            if f.init and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        }
+    elif isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields"):
+        fields = list(getattr(cls, "_fields"))  # noqa: B009 (a NamedTuple's; not in type[_T])
+        defaults = getattr(cls, "_field_defaults", {})
+        required = {f for f in fields if f not in defaults}
+    else:
+        raise TypeError(
+            f"as_={getattr(cls, '__name__', cls)!r}: give a dataclass or a NamedTuple class whose fields are "
+            "named as the query's columns"
+        )
+    name = cls.__name__
+    seen = set()
+    for c in columns:
+        if c in seen:
+            raise ValueError(f"as_={name}: the query has two columns named {c!r}: give one an alias (AS ...)")
+        seen.add(c)
+    extra = [c for c in columns if c not in fields]
+    if extra:
+        raise ValueError(
+            f"as_={name}: column(s) {extra} have no field in {name} (its fields: {fields}): "
+            "select only those, or alias them (SELECT x AS field)"
+        )
+    missing = sorted(required - seen)
+    if missing:
+        raise ValueError(
+            f"as_={name}: field(s) {missing} of {name} are not among the query's columns {columns} "
+            "and have no default: select them, or give the fields defaults"
+        )
+    return lambda values: cls(**dict(zip(columns, values)))
+
+
+@overload
+def query(sql: str, *params: Param) -> Rows: ...
+@overload
+def query(sql: str, *params: Param, as_: type[_T]) -> list[_T]: ...
+def query(sql: str, *params: Param, as_: type[_T] | None = None) -> Rows | list[_T]:
     """Runs one statement and returns its rows (`Row`: a tuple that can also
     be read by column name; `Rows.columns` has the column names). Raises as
     `exec`.
 
         [(n,)] = storage.query("SELECT count(*) FROM items")
         names = [r.name for r in storage.query("SELECT name FROM items")]
+
+    With `as_=` a dataclass (or a NamedTuple) class, each row is made into
+    one, column by field name (the values as they come: int, float, str,
+    bytes or None), and a plain list of them is returned. Every column must
+    have a field and every field without a default a column (`ValueError`
+    otherwise, naming them).
+
+        items = storage.query("SELECT id, name FROM items", as_=Item)
     """
     r = _call(_s.query, sql, _params(params))
+    if as_ is not None:
+        make = _row_maker(as_, list(r.columns))
+        return [make([_from_wit(v) for v in values]) for values in r.rows]
     row = _row_type(r.columns)
     return Rows(list(r.columns), [tuple.__new__(row, [_from_wit(v) for v in values]) for values in r.rows])
 
 
-def query_one(sql: str, *params: Param) -> Row | None:
-    """The first row of `query`, or None when there is none."""
-    rows = query(sql, *params)
+@overload
+def query_one(sql: str, *params: Param) -> Row | None: ...
+@overload
+def query_one(sql: str, *params: Param, as_: type[_T]) -> _T | None: ...
+def query_one(sql: str, *params: Param, as_: type[_T] | None = None) -> Row | _T | None:
+    """The first row of `query` (made into `as_` when given), or None when there is none."""
+    rows: list[Any] = query(sql, *params) if as_ is None else query(sql, *params, as_=as_)
     return rows[0] if rows else None
 
 

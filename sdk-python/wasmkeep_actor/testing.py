@@ -14,15 +14,22 @@ directory per `TestHost`.
             assert c.rows("counter") == [{"id": 1, "n": 1}]
 
 Under pytest the plugin (loaded automatically) gives the same as fixtures:
-`wasmkeep_host` (a fresh host per test) and `wasmkeep_component` (build a
+`wasmkeep_host` (a fresh host per test) and `wasmkeep_build` (build a
 module with the SDK's build command); see `wasmkeep_actor.pytest_plugin`.
+
+The whole host is reachable: a local cluster (`TestHost(..., nodes=2)`,
+`actor.fetch(..., node=2)`, `host.cut_off(1)`), restarts, operator deletes,
+idle expiry, app deletes, deletion status, `host.reset()`, and seeded chaos
+(`run_chaos(host, range(1000), body)`; `WASMKEEP_CHAOS_SEED=<seed>` replays
+one seed).
 """
 
 from __future__ import annotations
 
 import json as _json
 import os
-from collections.abc import Mapping
+import sys
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -32,20 +39,29 @@ from .context import to_datetime, to_ms
 from .errors import CallError, CallFailed, CallRefused, CallRejected
 
 __all__ = [
+    "CHAOS_SEED_VAR",
     "CallError",
     "CallFailed",
     "CallRefused",
     "CallRejected",
+    "ChaosFailure",
+    "ChaosRecord",
     "ClassInit",
     "Closed",
+    "DeletionStatus",
     "Faults",
     "HostError",
     "TestActor",
     "TestHost",
     "TestResponse",
     "TestSocket",
+    "chaos_seed_from_env",
     "host_version",
+    "run_chaos",
 ]
+
+#: The variable that replays one seed of `run_chaos` alone.
+CHAOS_SEED_VAR = "WASMKEEP_CHAOS_SEED"
 
 
 def _native() -> Any:
@@ -121,6 +137,114 @@ class Closed:
     reason: str
 
 
+@dataclass(frozen=True)
+class DeletionStatus:
+    """Whether an actor was deleted, from positive evidence only
+    (`actor.deletion_status()`): absence is never "deleted".
+
+    `status` is `"deleted"` (with `at_ms`, when, and `how`: `"self"`,
+    `"self_durable"`, `"operator"`, `"expired"`, or `"unknown"`),
+    `"not-deleted"` (no evidence of a delete), or `"unknown"` (the bucket
+    could not be read; `reason` says why).
+    """
+
+    status: Literal["deleted", "not-deleted", "unknown"]
+    at_ms: int | None = None
+    how: str | None = None
+    reason: str | None = None
+
+    @property
+    def deleted(self) -> bool:
+        """True only on positive evidence of a delete."""
+        return self.status == "deleted"
+
+    @property
+    def at(self) -> datetime | None:
+        """When it was deleted, as an aware UTC datetime (None unless deleted)."""
+        return None if self.at_ms is None else to_datetime(self.at_ms)
+
+
+@dataclass(frozen=True)
+class ChaosRecord:
+    """One thing a chaos schedule did: before `event` (1 for the seed's
+    first) to `actor` (`app:class/name`) on `node`, the `step` (`"fail-removal"`,
+    `"restart"`, `"hibernate"`, `"late-alarms"` (`value`: the ms the clock
+    moved), `"fail-upload"`, `"upload-lands-but-fails"`, `"lose-hold"`,
+    `"cut-off"` (`value`: the node)). `str()` is the line the report prints."""
+
+    event: int
+    actor: str
+    node: int
+    step: str
+    value: int | None
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+class ChaosFailure(AssertionError):
+    """The body of `run_chaos` failed under `seed`; `schedule` is what the
+    seed's schedule did before it failed, `message` the body's failure. The
+    message (`str()`) is the host library's report: the seed, how to replay
+    it alone (`WASMKEEP_CHAOS_SEED=<seed>`) and the schedule."""
+
+    def __init__(self, seed: int, schedule: list[ChaosRecord], message: str) -> None:
+        self.seed = seed
+        self.schedule = schedule
+        self.message = message
+        report = _native().chaos_report(
+            seed, message, [(r.event, r.actor, r.node, r.step, r.value, r.text) for r in schedule]
+        )
+        super().__init__(str(report).rstrip("\n"))
+
+
+def chaos_seed_from_env() -> int | None:
+    """The seed to replay alone, from `WASMKEEP_CHAOS_SEED` (None when unset
+    or empty). Raises `ValueError` when it is set but is not a number."""
+    seed = _native().chaos_seed_from_env()
+    return None if seed is None else int(seed)
+
+
+def _failure_message(e: BaseException) -> str:
+    text = str(e).strip()
+    if isinstance(e, AssertionError):
+        return text or "an assertion failed (without a message)"
+    return f"{type(e).__name__}: {text}" if text else type(e).__name__
+
+
+def run_chaos(host: TestHost, seeds: Iterable[int], body: Callable[[TestHost], object]) -> int:
+    """Runs `body(host)` once per seed, each after `host.reset()` under that
+    seed's schedule of what goes wrong at the durable boundaries (failed
+    removals, restarts, hibernation, late alarms; in a cluster also failed
+    and ambiguous uploads, lost holds, cut-off nodes, events sent to any live
+    node). Returns how many seeds ran.
+
+    On the first seed whose body raises, raises `ChaosFailure` (an
+    `AssertionError`) with the seed, its schedule and how to replay it; the
+    host is left as the failure left it (its logs, its actors), out of chaos.
+    With `WASMKEEP_CHAOS_SEED` set, only that seed runs. The host is never
+    left in chaos mode, whether this returns or raises.
+    """
+    only = chaos_seed_from_env()
+    chosen = [only] if only is not None else [int(s) for s in seeds]
+    ran = 0
+    for seed in chosen:
+        host.reset()
+        host.start_chaos(seed)
+        failure: Exception | None = None
+        try:
+            body(host)
+        except Exception as e:  # noqa: BLE001 (the body's failure is reported with its seed)
+            failure = e
+        finally:
+            schedule = host.end_chaos()
+        if failure is not None:
+            raise ChaosFailure(seed, schedule, _failure_message(failure)) from failure
+        ran += 1
+    return ran
+
+
 class TestSocket:
     """A WebSocket client connected to an actor."""
 
@@ -171,9 +295,14 @@ class TestActor:
         headers: Mapping[str, str] | list[tuple[str, str]] | None = None,
         body: str | bytes | None = None,
         json: Any = None,
+        node: int | None = None,
     ) -> TestResponse:
         """Sends a request event for `/<class>/<name><path>` and waits for the answer.
-        The method defaults to GET, or POST when there is a body."""
+        The method defaults to GET, or POST when there is a body. `node`
+        (a cluster's node, from 1) sends it to that node, which serves it or
+        forwards it to the actor's holder; by default node 1 (under chaos:
+        any live node). An answer of 500 or more prints what the actor
+        logged to stderr (pytest shows it with the failure)."""
         pairs = list(headers.items()) if isinstance(headers, Mapping) else list(headers or [])
         if json is not None:
             body = _json.dumps(json)
@@ -182,20 +311,67 @@ class TestActor:
         m = method or ("POST" if body is not None else "GET")
         if not path.startswith("/"):
             path = "/" + path
-        status, hs, out = self._host._native.request(*self._k(), m, path, pairs, data)
+        native = self._host._native
+        if node is None:
+            status, hs, out = native.request(*self._k(), m, path, pairs, data)
+        else:
+            status, hs, out = native.request_on(node, *self._k(), m, path, pairs, data)
+        if status >= 500:
+            # What the actor logged is what explains a failure.
+            where = "" if node is None else f" on node {node}"
+            lines = self.logs()
+            print(
+                f"wasmkeep: {m} {path} to {self.cls}/{self.name}{where} answered {status}; "
+                + (f"the actor's log ({len(lines)} line(s)):" if lines else "the actor logged nothing"),
+                file=sys.stderr,
+            )
+            for line in lines:
+                print(f"  [{line['level']} {line['actor']}] {line['message']}", file=sys.stderr)
         return TestResponse(status, hs, out)
 
-    def get(self, path: str = "/") -> TestResponse:
-        return self.fetch(path, "GET")
+    def get(self, path: str = "/", node: int | None = None) -> TestResponse:
+        return self.fetch(path, "GET", node=node)
 
-    def post(self, path: str = "/", body: str | bytes = b"", json: Any = None) -> TestResponse:
-        return self.fetch(path, "POST", body=body, json=json)
+    def post(self, path: str = "/", body: str | bytes = b"", json: Any = None, node: int | None = None) -> TestResponse:
+        return self.fetch(path, "POST", body=body, json=json, node=node)
 
-    def put(self, path: str = "/", body: str | bytes = b"", json: Any = None) -> TestResponse:
-        return self.fetch(path, "PUT", body=body, json=json)
+    def put(self, path: str = "/", body: str | bytes = b"", json: Any = None, node: int | None = None) -> TestResponse:
+        return self.fetch(path, "PUT", body=body, json=json, node=node)
 
-    def delete(self, path: str = "/") -> TestResponse:
-        return self.fetch(path, "DELETE")
+    def delete(self, path: str = "/", node: int | None = None) -> TestResponse:
+        return self.fetch(path, "DELETE", node=node)
+
+    def logs(self) -> list[dict[str, Any]]:
+        """What this actor logged (node 1's log: at, actor, level, message)."""
+        me = f"{self.app}:{self.cls}/{self.name}"
+        return [line for line in self._host.logs() if line.get("actor") == me]
+
+    def restart(self) -> None:
+        """Restarts the actor as a crash and recovery would: what it kept in
+        memory is gone, an open transaction rolled back; its next event
+        recovers it from its database. Its sockets stay open."""
+        self._host._native.restart(*self._k())
+
+    def operator_delete(self) -> str:
+        """Deletes the actor as an operator would (`wasmkeep-shim actor
+        delete` on one node): no guest code runs, its sockets are closed with
+        1000. Returns `"deleted"`, `"removed-unopenable"` (its database could
+        not be opened; its files were removed) or `"absent"` (there was none)."""
+        return str(self._host._native.operator_delete(*self._k()))
+
+    def request_operator_delete(self) -> str:
+        """Cluster: asks for an operator delete as `wasmkeep-shim actor delete`
+        does (a request in the bucket) and runs every node's control pass so
+        that its holder carries it out before this returns; the request's id.
+        On a single node use `operator_delete()`."""
+        return str(self._host._native.request_operator_delete(*self._k()))
+
+    def deletion_status(self) -> DeletionStatus:
+        """Whether the actor was deleted, from positive evidence only (in a
+        cluster, a reset at the head of its history; on one node, the record
+        its finished removal left)."""
+        d = _json.loads(self._host._native.deletion_status_json(*self._k()))
+        return DeletionStatus(d["status"], d.get("at_ms"), d.get("how"), d.get("reason"))
 
     def call(self, payload: str | bytes = b"") -> bytes:
         """Runs `on_call` as the host (caller None); returns the answer.
@@ -301,13 +477,17 @@ class TestHost:
         cache_dir: str | os.PathLike[str] | None = None,
         event_timeout_ms: int | None = None,
         idle_timeout_ms: int | None = None,
+        nodes: int | None = None,
     ) -> None:
         native = _native()
+        if nodes is not None and nodes < 1:
+            raise ValueError(f"nodes={nodes}: give 1 (a single node) or more (a local cluster sharing a bucket)")
         self._native = native.NativeHost(
             None if data_dir is None else str(data_dir),
             str(cache_dir) if cache_dir is not None else _default_cache_dir(),
             event_timeout_ms,
             idle_timeout_ms,
+            nodes,
         )
         self.app = app
         if manifest is not None:
@@ -382,6 +562,59 @@ class TestHost:
     def hibernate_all(self) -> None:
         """Hibernates every resident actor (the next event starts it from its files)."""
         self._native.hibernate_all()
+
+    @property
+    def nodes(self) -> int:
+        """How many nodes the host runs (1: a single node)."""
+        return int(self._native.node_count)
+
+    def cut_off(self, node: int) -> None:
+        """Cluster: cuts node `node` (from 1) off: it holds nothing from now
+        on (its requests answer 503), and the other nodes take its actors
+        over from the bucket, with what was durable there."""
+        self._native.cut_off(node)
+
+    def run_control_passes(self) -> None:
+        """Cluster: runs each node's control pass once (app tombstones,
+        operator delete requests), as a moving clock does every second."""
+        self._native.run_control_passes()
+
+    def set_expire_after_idle(self, cls: str, limit: timedelta | None, app: str | None = None) -> None:
+        """Cluster: the class's `expire-after-idle` on every node (at least an
+        hour; None removes it), as the manifest's key does. Idle actors expire
+        at `run_expiry_passes()` (and as the clock moves, every ten minutes of
+        virtual time)."""
+        ms = None if limit is None else int(limit / timedelta(milliseconds=1))
+        self._native.set_expire_after_idle(app or self.app, cls, ms)
+
+    def run_expiry_passes(self) -> int:
+        """Cluster: runs each node's idle-expiry pass once; how many actors expired."""
+        return int(self._native.run_expiry_passes())
+
+    def delete_app(self, app: str | None = None) -> None:
+        """Cluster: deletes the app as `wasmkeep-shim app delete` does: its
+        tombstone first, every node stops serving it, then its data goes.
+        Its requests then answer 409."""
+        self._native.delete_app(app or self.app)
+
+    def reset(self) -> None:
+        """Starts over, for the next test: every actor, socket, alarm, fault,
+        log line and chaos schedule is gone, the clock is back at its start,
+        and the same apps are loaded again (already compiled). Sockets are
+        dropped without close events (a `TestSocket` of before is no longer
+        known)."""
+        self._native.reset()
+
+    def start_chaos(self, seed: int) -> None:
+        """Starts the seed's chaos schedule: before each request, call and
+        socket opening it may inject a fault (see `run_chaos`, which is what
+        tests usually call). Starting again replaces the schedule."""
+        self._native.start_chaos(seed)
+
+    def end_chaos(self) -> list[ChaosRecord]:
+        """Stops the chaos `start_chaos` started; what its schedule did, in
+        order (empty when none was running)."""
+        return [ChaosRecord(*r) for r in self._native.end_chaos()]
 
     def close(self) -> None:
         """Stops the host and removes its temporary data directory. Safe to call twice."""

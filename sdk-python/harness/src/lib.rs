@@ -14,8 +14,8 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use std::path::PathBuf;
 use std::time::Duration;
 use wasmkeep_host::{
-    ActorKey, CallFailure, ClassSpec, Outbound, SocketMessage, SqlValue, TestHost, TestHostError, TestHostOptions,
-    parse_access,
+    ActorKey, AdminDeleted, CHAOS_SEED_VAR, CallFailure, ChaosRecord, ChaosStep, ClassSpec, Outbound, SocketMessage,
+    SqlValue, TestHost, TestHostError, TestHostOptions, parse_access,
 };
 
 pyo3::create_exception!(
@@ -54,6 +54,80 @@ fn value_py(py: Python<'_>, v: &SqlValue) -> PyResult<Py<PyAny>> {
 /// An answer to a request as Python sees it: `(status, headers, body)`.
 type Answer = (u16, Vec<(String, String)>, Py<PyBytes>);
 
+/// A chaos record as Python sees it: `(event, actor, node, kind, value, text)`,
+/// `value` the step's number (ms of `late-alarms`, the node of `cut-off`) or
+/// None, `text` the record as the library writes it.
+type Record = (usize, String, usize, String, Option<u64>, String);
+
+/// A step's kind (as `FaultKind` names its faults) and its number, if any.
+fn step_parts(step: &ChaosStep) -> (&'static str, Option<u64>) {
+    match step {
+        ChaosStep::FailRemoval => ("fail-removal", None),
+        ChaosStep::Restart => ("restart", None),
+        ChaosStep::Hibernate => ("hibernate", None),
+        ChaosStep::LateAlarms(ms) => ("late-alarms", Some(*ms)),
+        ChaosStep::FailUpload => ("fail-upload", None),
+        ChaosStep::UploadLandsButFails => ("upload-lands-but-fails", None),
+        ChaosStep::LoseHold => ("lose-hold", None),
+        ChaosStep::CutOff(n) => ("cut-off", Some(*n as u64)),
+    }
+}
+
+/// The step of a record's kind and number (the inverse of [`step_parts`]).
+fn step_of(kind: &str, value: Option<u64>) -> PyResult<ChaosStep> {
+    let number = |what: &str| {
+        value.ok_or_else(|| PyValueError::new_err(format!("a {kind} step needs its {what} (the record's value)")))
+    };
+    Ok(match kind {
+        "fail-removal" => ChaosStep::FailRemoval,
+        "restart" => ChaosStep::Restart,
+        "hibernate" => ChaosStep::Hibernate,
+        "late-alarms" => ChaosStep::LateAlarms(number("milliseconds")?),
+        "fail-upload" => ChaosStep::FailUpload,
+        "upload-lands-but-fails" => ChaosStep::UploadLandsButFails,
+        "lose-hold" => ChaosStep::LoseHold,
+        "cut-off" => {
+            ChaosStep::CutOff(usize::try_from(number("node")?).map_err(|e| PyValueError::new_err(e.to_string()))?)
+        }
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "{other:?} is not a chaos step (fail-removal, restart, hibernate, late-alarms, fail-upload, \
+                 upload-lands-but-fails, lose-hold, cut-off)"
+            )));
+        }
+    })
+}
+
+fn record_py(r: &ChaosRecord) -> Record {
+    let (kind, value) = step_parts(&r.step);
+    (r.event, r.actor.clone(), r.node, kind.to_owned(), value, r.to_string())
+}
+
+/// The library's report of a seed's failure: the seed, the replay variable,
+/// the message and the schedule (`records` as `end_chaos` returns them).
+#[pyfunction]
+fn chaos_report(seed: u64, message: &str, records: Vec<Record>) -> PyResult<String> {
+    let schedule = records
+        .into_iter()
+        .map(|(event, actor, node, kind, value, _text)| {
+            Ok(ChaosRecord {
+                event,
+                actor,
+                node,
+                step: step_of(&kind, value)?,
+            })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(wasmkeep_host::chaos_report(seed, message, &schedule))
+}
+
+/// The seed to replay alone, from `WASMKEEP_CHAOS_SEED` (None when unset);
+/// `ValueError` when it is set but not a number.
+#[pyfunction]
+fn chaos_seed_from_env() -> PyResult<Option<u64>> {
+    wasmkeep_host::chaos_seed_from_env().map_err(PyValueError::new_err)
+}
+
 /// A host with its own data directory and a virtual clock: the host
 /// library's `TestHost`, converted to Python's types (the GIL released while it works).
 #[pyclass(module = "wasmkeep_actor_harness")]
@@ -66,23 +140,147 @@ impl NativeHost {
     /// Starts a host (virtual clock, in-memory alarm index). Without
     /// `data_dir`, a fresh temporary one that `close` removes.
     #[new]
-    #[pyo3(signature = (data_dir=None, cache_dir=None, event_timeout_ms=None, idle_timeout_ms=None))]
+    #[pyo3(signature = (data_dir=None, cache_dir=None, event_timeout_ms=None, idle_timeout_ms=None, nodes=None))]
     fn new(
         data_dir: Option<PathBuf>,
         cache_dir: Option<PathBuf>,
         event_timeout_ms: Option<u64>,
         idle_timeout_ms: Option<u64>,
+        nodes: Option<usize>,
     ) -> PyResult<Self> {
+        if nodes == Some(0) {
+            return Err(PyValueError::new_err(
+                "nodes must be 1 (a single node) or more (a local cluster), not 0",
+            ));
+        }
         let host = TestHost::new(TestHostOptions {
             data_dir,
             cache_dir,
             event_timeout: event_timeout_ms.map(Duration::from_millis),
             idle_timeout: idle_timeout_ms.map(Duration::from_millis),
-            // One node: the cluster verbs are not bound in this language yet.
-            ..TestHostOptions::default()
+            nodes,
         })
         .map_err(host_err)?;
         Ok(Self { host })
+    }
+
+    /// How many nodes the host runs (1: a single node).
+    #[getter]
+    fn node_count(&self) -> usize {
+        self.host.node_count()
+    }
+
+    /// Sends a request event to node `node` (1-based), which serves it or
+    /// forwards it to the actor's holder: `(status, headers, body)`.
+    #[allow(clippy::too_many_arguments, reason = "a flat signature keeps the Python side simple")]
+    fn request_on(
+        &self,
+        py: Python<'_>,
+        node: usize,
+        app: String,
+        class: String,
+        name: String,
+        method: String,
+        path: String,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+    ) -> PyResult<Answer> {
+        let host = &self.host;
+        let answer = py
+            .detach(|| host.request_on(node, &key(app, class, name), &method, &path, headers, body))
+            .map_err(host_err)?;
+        Ok((answer.status, answer.headers, PyBytes::new(py, &answer.body).unbind()))
+    }
+
+    /// Cuts node `node` off: it holds nothing from now on, the others take
+    /// its actors over from the bucket.
+    fn cut_off(&self, py: Python<'_>, node: usize) -> PyResult<()> {
+        let host = &self.host;
+        py.detach(|| host.cut_off(node)).map_err(host_err)
+    }
+
+    /// A cluster's operator delete, as `wasmkeep-shim actor delete` asks for
+    /// it, carried out before this returns; the request's id.
+    fn request_operator_delete(&self, py: Python<'_>, app: String, class: String, name: String) -> PyResult<String> {
+        let host = &self.host;
+        py.detach(|| host.request_operator_delete(&key(app, class, name)))
+            .map_err(host_err)
+    }
+
+    /// Runs each node's control pass once (app tombstones, operator deletes).
+    fn run_control_passes(&self, py: Python<'_>) -> PyResult<()> {
+        let host = &self.host;
+        py.detach(|| host.run_control_passes()).map_err(host_err)
+    }
+
+    /// Sets a class's `expire-after-idle` on every node (None removes it).
+    fn set_expire_after_idle(&self, py: Python<'_>, app: String, class: String, limit_ms: Option<u64>) -> PyResult<()> {
+        let host = &self.host;
+        py.detach(|| host.set_expire_after_idle(&app, &class, limit_ms.map(Duration::from_millis)))
+            .map_err(host_err)
+    }
+
+    /// Runs each node's idle-expiry pass once; how many actors expired.
+    fn run_expiry_passes(&self, py: Python<'_>) -> PyResult<usize> {
+        let host = &self.host;
+        py.detach(|| host.run_expiry_passes()).map_err(host_err)
+    }
+
+    /// Deletes an app as `wasmkeep-shim app delete` does (a cluster only).
+    fn delete_app(&self, py: Python<'_>, app: String) -> PyResult<()> {
+        let host = &self.host;
+        py.detach(|| host.delete_app(&app)).map_err(host_err)
+    }
+
+    /// Starts over: no actor, socket, alarm, fault, log line or chaos is
+    /// left, the clock is back at its start, the same apps are loaded again.
+    fn reset(&mut self, py: Python<'_>) -> PyResult<()> {
+        let host = &mut self.host;
+        py.detach(|| host.reset()).map_err(host_err)
+    }
+
+    /// Restarts one actor as a crash and recovery would.
+    fn restart(&self, py: Python<'_>, app: String, class: String, name: String) -> PyResult<()> {
+        let host = &self.host;
+        py.detach(|| host.restart(&key(app, class, name))).map_err(host_err)
+    }
+
+    /// Deletes an actor as an operator would (no guest code runs):
+    /// `deleted`, `removed-unopenable` (its database could not be opened)
+    /// or `absent` (there was none).
+    fn operator_delete(&self, py: Python<'_>, app: String, class: String, name: String) -> PyResult<&'static str> {
+        let host = &self.host;
+        let done = py
+            .detach(|| host.delete_actor(&key(app, class, name)))
+            .map_err(host_err)?;
+        Ok(match done {
+            AdminDeleted::Deleted => "deleted",
+            AdminDeleted::RemovedUnopenable => "removed-unopenable",
+            AdminDeleted::Absent => "absent",
+        })
+    }
+
+    /// Whether the actor was deleted, from positive evidence only, as JSON:
+    /// `{"status": "deleted", "at_ms", "how"}`, `{"status": "not-deleted"}`
+    /// or `{"status": "unknown", "reason"}`.
+    fn deletion_status_json(&self, py: Python<'_>, app: String, class: String, name: String) -> PyResult<String> {
+        let host = &self.host;
+        let status = py
+            .detach(|| host.deletion_status(&key(app, class, name)))
+            .map_err(host_err)?;
+        serde_json::to_string(&status).map_err(err)
+    }
+
+    /// Starts seeded chaos: before each request, call and socket opening the
+    /// seed's schedule may inject a fault (see the library's `start_chaos`).
+    fn start_chaos(&self, seed: u64) {
+        self.host.start_chaos(seed);
+    }
+
+    /// Stops the chaos; what its schedule did, in order, as
+    /// `(event, actor, node, kind, value, text)`.
+    fn end_chaos(&self) -> Vec<Record> {
+        self.host.end_chaos().iter().map(record_py).collect()
     }
 
     /// The data directory.
@@ -293,6 +491,9 @@ impl NativeHost {
 #[pymodule(name = "wasmkeep_actor_harness")]
 fn harness_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeHost>()?;
+    m.add_function(wrap_pyfunction!(chaos_report, m)?)?;
+    m.add_function(wrap_pyfunction!(chaos_seed_from_env, m)?)?;
+    m.add("CHAOS_SEED_VAR", CHAOS_SEED_VAR)?;
     m.add("HostError", m.py().get_type::<HostError>())?;
     m.add("HOST_VERSION", wasmkeep_host::VERSION)?;
     Ok(())

@@ -4,7 +4,9 @@ own tests (test_harness.py) drive it through wasmkeep_actor.testing."""
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import NamedTuple
 
 from wasmkeep_actor import (
     Actor,
@@ -22,6 +24,18 @@ from wasmkeep_actor import (
     sockets,
     storage,
 )
+
+
+@dataclass
+class KvRow:
+    k: str
+    v: int
+    note: str = field(default="none")
+
+
+class KvTuple(NamedTuple):
+    k: str
+    v: int
 
 
 class Probe(Actor):
@@ -53,6 +67,29 @@ class Probe(Actor):
                 "count": storage.query_value("SELECT count(*) FROM kv"),
                 "empty_columns": storage.query("SELECT k FROM kv WHERE 0").columns,
             }
+        if route == "/rows-as":
+            storage.exec("INSERT INTO kv VALUES (?, ?), (?, ?)", "a", 1, "b", 2)
+            rows = storage.query("SELECT k, v FROM kv ORDER BY k", as_=KvRow)
+            out: dict[str, object] = {
+                "rows": [repr(r) for r in rows],
+                "types": sorted({type(r).__name__ for r in rows}),
+                "one": repr(storage.query_one("SELECT k, v, 'x' AS note FROM kv WHERE k = ?", "b", as_=KvRow)),
+                "none": repr(storage.query_one("SELECT k, v FROM kv WHERE 0", as_=KvRow)),
+                "tuple": repr(storage.query("SELECT k, v FROM kv ORDER BY k LIMIT 1", as_=KvTuple)),
+            }
+            for what, sql in (("extra", "SELECT k, v, 1 AS nope FROM kv"), ("missing", "SELECT k FROM kv")):
+                try:
+                    storage.query(sql, as_=KvRow)
+                except ValueError as e:
+                    out[what] = str(e)
+            try:
+                storage.query("SELECT k FROM kv", as_=dict)  # type: ignore[arg-type]
+            except TypeError as e:
+                out["not_a_dataclass"] = str(e)
+            return out
+        if route == "/bump":
+            storage.exec("INSERT INTO events VALUES ('bump', '')")
+            return str(storage.query_value("SELECT count(*) FROM events WHERE what = 'bump'"))
         if route == "/errors":
             out = {}
             storage.exec("INSERT INTO kv VALUES ('dup', 1)")

@@ -19,6 +19,7 @@ guests=(
   "counter-py examples/counter-py/counter.py"
   "account-py examples/account-py/account.py"
   "billing-py examples/account-py/billing.py"
+  "account-py-cancel-first examples/account-py/account_cancel_first.py"
 )
 
 only=()

@@ -23,7 +23,8 @@ bash sdk-python/scripts/build-guests.sh
 # keeps its own, so a component is compiled once for both.
 export WASMKEEP_CACHE_DIR="$PWD/target/wasmkeep-cache"
 c=target/components
-export COUNTER_PY_WASM="$PWD/$c/counter-py.wasm" ACCOUNT_PY_WASM="$PWD/$c/account-py.wasm" BILLING_PY_WASM="$PWD/$c/billing-py.wasm"
+export COUNTER_PY_WASM="$PWD/$c/counter-py.wasm" ACCOUNT_PY_WASM="$PWD/$c/account-py.wasm" BILLING_PY_WASM="$PWD/$c/billing-py.wasm" \
+  ACCOUNT_PY_CANCEL_FIRST_WASM="$PWD/$c/account-py-cancel-first.wasm"
 for dir in sdk-python examples/counter-py examples/account-py; do
   step "pytest $dir"
   (cd "$dir" && "$py" -m pytest -q)

@@ -1,0 +1,94 @@
+"""The account's invariant under seeded chaos:
+
+    the external subscription is cancelled only after the delete is durable,
+    and a late webhook recreates nothing.
+
+Each seed runs one account's life (open, a webhook, close, retried while the
+close says it is not durable, a late webhook) after a reset of the host,
+under its own schedule of failed removals, restarts, hibernations and late
+alarms. A failure says the seed and the schedule; `WASMKEEP_CHAOS_SEED=<seed>
+pytest tests/test_chaos.py` replays that run alone."""
+
+import os
+import time
+
+import pytest
+
+from wasmkeep_actor.testing import ChaosFailure, TestHost, run_chaos
+
+SEEDS = range(1000)
+
+
+def cancelled(host: TestHost, account: str) -> bool:
+    """Whether the provider (the billing actor) cancelled the account's subscription."""
+    return any(c["account"] == account for c in host.actor("billing", "provider").rows("cancellations"))
+
+
+def life(host: TestHost) -> None:
+    """One account's life, with the invariant checked after each close."""
+    a = host.actor("account", "acct")
+    assert a.put("/", "pro").status == 200
+    assert a.post("/webhook", "paid").status == 200
+    for attempt in range(1, 11):
+        closed = a.delete()
+        a.settle()  # the event's end (its delete_self's removal) comes after the answer
+        if cancelled(host, "acct"):
+            assert closed.status == 200, (
+                f"the subscription was cancelled although close attempt {attempt} answered "
+                f"{closed.status} ({closed.text()}): the delete was not known to be durable"
+            )
+            # Deleted, or its removal began (a failed removal is finished
+            # before the actor's next event): never "not deleted".
+            status = a.deletion_status()
+            assert not a.exists() and status.status != "not-deleted", f"cancelled, but the account is {status}"
+        if closed.status == 200:
+            break
+        assert closed.status == 503, f"close attempt {attempt}: {closed.status} {closed.text()}"
+    else:
+        raise AssertionError("the account was still not closed after 10 attempts")
+    assert cancelled(host, "acct"), "a durable close cancels the subscription"
+    for _ in range(10):
+        # 503 is the host's "try again" (it finishes a failed removal first):
+        # the provider retries, as it would.
+        late = a.post("/webhook", "paid again")
+        a.settle()
+        assert not a.exists(), f"a late webhook recreates nothing (it answered {late.status})"
+        if late.status != 503:
+            break
+    assert late.status in (404, 410), f"a late webhook is refused: {late.status} {late.text()}"
+
+
+def test_the_account_holds_its_invariant_under_1000_seeds(wasmkeep_host):
+    started = time.monotonic()
+    ran = run_chaos(wasmkeep_host, SEEDS, life)
+    assert ran == len(SEEDS) or os.environ.get("WASMKEEP_CHAOS_SEED"), f"{ran} seeds ran"
+    print(f"account-py chaos: {ran} seeds in {time.monotonic() - started:.1f} s")
+
+
+def test_a_variant_that_cancels_before_the_durable_delete_is_caught(wasmkeep_host_factory, cancel_first_classes):
+    host = wasmkeep_host_factory(cancel_first_classes)
+    with pytest.raises(ChaosFailure) as caught:
+        run_chaos(host, SEEDS, life)
+    failure = caught.value
+    report = str(failure)
+    assert f"seed {failure.seed}" in report and f"WASMKEEP_CHAOS_SEED={failure.seed}" in report, report
+    assert "fail-removal" in report and "cancelled although" in report, report
+    assert any(r.step == "fail-removal" for r in failure.schedule)
+    # The seed replays the same run: it fails again, with the same schedule.
+    with pytest.raises(ChaosFailure) as again:
+        run_chaos(host, [failure.seed], life)
+    assert (again.value.seed, again.value.schedule) == (failure.seed, failure.schedule)
+
+
+def test_the_replay_variable_runs_that_seed_alone(wasmkeep_host_factory, cancel_first_classes, monkeypatch):
+    host = wasmkeep_host_factory(cancel_first_classes)
+    with pytest.raises(ChaosFailure) as first:
+        run_chaos(host, SEEDS, life)
+    monkeypatch.setenv("WASMKEEP_CHAOS_SEED", str(first.value.seed))
+    seen = []
+    with pytest.raises(ChaosFailure) as replayed:
+        run_chaos(host, SEEDS, lambda h: (seen.append(1), life(h)))
+    assert len(seen) == 1, "only the replayed seed ran"
+    assert (replayed.value.seed, replayed.value.schedule) == (first.value.seed, first.value.schedule)
+    host.actor("account", "acct").get()
+    assert host.end_chaos() == [], "the host is out of chaos after a failure"

@@ -118,6 +118,12 @@ fn handle(host: &Arc<Host>, slot: &Arc<Mailbox>, resident: &mut Option<Resident>
         if resident.as_mut().is_some_and(|r| r.class_replaced(host, &key)) {
             hibernate(resident);
         }
+        // A cut-off node holds nothing, not even what it has resident: the
+        // actor is let go, and opening it again answers 503 (another node
+        // serves it from the bucket).
+        if resident.is_some() && !host.storage.serving() {
+            hibernate(resident);
+        }
     }
     let kind = match job.kind {
         EventKind::Barrier { done } => {

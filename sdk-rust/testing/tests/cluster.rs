@@ -53,3 +53,20 @@ fn an_operator_delete_and_idle_expiry_and_an_app_delete() {
         "a deleted app is served no more: {after:?}"
     );
 }
+
+#[test]
+fn a_cut_off_node_answers_503_even_for_an_actor_it_had_resident() {
+    let t = cluster();
+    assert_eq!(t.request_on(1, "r", "POST", "/", "").text(), "1");
+    t.cut_off(1);
+    // Node 1 still has the actor resident, but holds nothing any more: it
+    // must not serve it (its writes would be lost while node 2 serves the
+    // bucket's head).
+    let r = t.request_on(1, "r", "POST", "/", "");
+    assert_eq!(r.status, 503, "a cut-off node answers 503: {}", r.text());
+    assert_eq!(
+        t.request_on(2, "r", "GET", "/", "").text(),
+        "1",
+        "node 2 has the acknowledged count"
+    );
+}

@@ -181,6 +181,10 @@ impl ActorStorage for ClusterStorage {
         crate::replica::deletion_status(self.bucket.as_ref(), key)
     }
 
+    fn serving(&self) -> bool {
+        self.cluster.is_live(&self.node)
+    }
+
     fn cut_off_this_node(&self) -> bool {
         self.cluster.cut_off(&self.node);
         true

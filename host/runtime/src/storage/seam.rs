@@ -58,6 +58,13 @@ pub(crate) trait ActorStorage: Send + Sync + 'static {
         self.local_files().list()
     }
 
+    /// Whether this node may serve its actors: false once a cluster node is
+    /// cut off (it holds nothing, even what it still has resident). A
+    /// single node always may.
+    fn serving(&self) -> bool {
+        true
+    }
+
     /// Cuts this node off from its cluster (the `cut-off-after-answer`
     /// fault): from now on it holds nothing. A single node has no cluster:
     /// nothing happens, and the answer is false.

@@ -64,7 +64,7 @@ export interface TestHostOptions {
    * - `"ignore"`: load what is there.
    */
   staleComponents?: "build" | "fail" | "ignore";
-  /** The data directory (default: a new temporary one, removed by `close()`). */
+  /** The data directory (default: a new temporary one, in `/dev/shm` where there is one with 1 GiB free, removed by `close()`). */
   dataDir?: string;
   /** Where compiled components are cached (default: `$WASMKEEP_CACHE_DIR`, else a shared temp dir). */
   cacheDir?: string;
@@ -252,7 +252,7 @@ export declare class TestHost implements Disposable {
   readonly faults: Faults;
   /** Every actor the host knows. */
   actors(): { app: string; class: string; name: string; status: string; alarm: number | null }[];
-  /** What actors logged (the last 1000 lines; node 1's in a cluster). */
+  /** What actors logged (the last 1000 lines of each node; every node's in a cluster, in the order of their time). */
   logs(): LogLine[];
   /**
    * For an `afterEach((t) => host.printLogsIfFailed(t))` hook (node:test or
@@ -262,7 +262,7 @@ export declare class TestHost implements Disposable {
   printLogsIfFailed(t: { passed?: boolean; name?: string; task?: { name?: string; result?: { state?: string } } }): boolean;
   /** The host's metrics in Prometheus text. */
   metrics(): string;
-  /** Hibernates every resident actor (their next event reopens them). */
+  /** Hibernates every resident actor, on every node (their next event reopens them). */
   hibernateAll(): void;
   /** How many nodes the host runs (1, or a cluster's count). */
   readonly nodes: number;

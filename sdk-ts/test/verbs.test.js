@@ -150,6 +150,40 @@ test("runChaos: each seed after a reset, a failure reported with its seed and sc
   assert.throws(() => runChaos(host, { seeds: -1 }, () => {}), /give a count/);
 });
 
+test("runChaos on a cluster: the schedule picks each event's node and draws the cluster's steps", () => {
+  const cluster = createTestHost({ classes: { testee }, nodes: 2 });
+  try {
+    const steps = new Set();
+    const nodes = new Set();
+    for (let seed = 0; seed < 6; seed++) {
+      let statuses = [];
+      const failure = (() => {
+        try {
+          runChaos(cluster, { seeds: [seed] }, (h) => {
+            const a = h.actor("testee", "c");
+            for (let i = 0; i < 8; i++) statuses.push(a.fetch("/", ops({ op: "exec-durable", sql: "CREATE TABLE IF NOT EXISTS t(x)" })).status);
+            throw new Error("the end of the body");
+          });
+        } catch (e) {
+          return e;
+        }
+      })();
+      assert.ok(failure instanceof ChaosFailure, String(failure));
+      for (const r of failure.schedule) {
+        steps.add(r.step);
+        nodes.add(r.node);
+      }
+      // A cluster's event may meet a cut-off node or a lost hold: 503, try again.
+      assert.ok(statuses.every((s) => [200, 500, 503].includes(s)), `statuses ${statuses}`);
+      statuses = [];
+    }
+    assert.deepEqual([...nodes].sort(), [1, 2], "events went to both nodes");
+    assert.ok(["fail-upload", "upload-lands-but-fails", "lose-hold", "cut-off"].some((s) => steps.has(s)), `cluster steps drawn: ${[...steps]}`);
+  } finally {
+    cluster.close();
+  }
+});
+
 test("WASMKEEP_CHAOS_SEED runs that seed alone, and a bad value says what to give", (t) => {
   if (process.env.WASMKEEP_CHAOS_SEED) return t.skip("WASMKEEP_CHAOS_SEED is set for this run");
   try {

@@ -209,10 +209,11 @@ def wasmkeep_host(
     return wasmkeep_host_factory(wasmkeep_classes, app=wasmkeep_app)
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, Any]:
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, Any, None]:
     """A failed test's report gets what the actors of its hosts logged."""
-    report = yield
+    outcome = yield
+    report = outcome.get_result()
     if report.when == "call" and report.failed:
         hosts: list[TestHost] = item.stash.get(_HOSTS, [])
         for i, host in enumerate(hosts):
@@ -223,4 +224,3 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             text = "\n".join(f"[{line['level']} {line['actor']}] {line['message']}" for line in lines)
             title = "wasmkeep actor logs" + (f" (host {i + 1})" if i else "")
             report.sections.append((title, text or "(the actors logged nothing)"))
-    return report

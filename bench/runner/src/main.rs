@@ -15,12 +15,13 @@ mod micro;
 mod miniflare;
 mod report;
 mod setup;
+mod ts_memory;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use clap::{Parser, ValueEnum};
 
 use report::Report;
@@ -38,6 +39,8 @@ enum Figure {
     Delete,
     /// RSS of hibernated actors.
     Memory,
+    /// RSS of 100 and 1,000 resident TypeScript counters, and their wake.
+    TsMemory,
 }
 
 #[derive(Debug, Parser)]
@@ -72,6 +75,10 @@ struct Args {
     /// Leave the TypeScript counter out even when its component exists.
     #[arg(long, conflicts_with = "ts_counter")]
     no_ts_counter: bool,
+    /// More TypeScript counters to measure beside it, each `label=<wasm>`
+    /// (another engine or build of examples/counter-ts); repeatable.
+    #[arg(long = "ts-variant", value_name = "LABEL=WASM")]
+    ts_variants: Vec<String>,
     /// Leave the C and Python counters out (by default each is measured when
     /// <target>/components/counter-c.wasm or counter-py.wasm exists; the
     /// setup step builds them).
@@ -142,27 +149,17 @@ fn run(args: &Args) -> Result<Report> {
         eprintln!("== durable delete against unlink + fsync");
         micro::delete(&guest, &mut report)?;
     }
+    let ts_counters = ts_counters(args, &paths)?;
+    if args.wants(Figure::TsMemory) && !ts_counters.is_empty() {
+        ts_memory::run(&ts_counters, &mut report)?;
+    }
     if args.wants(Figure::Http) {
         eprintln!("== HTTP: the counter in the shim and in Miniflare");
         let plan = http::Plan {
             warmup: Duration::from_secs_f64(args.warmup.max(0.0)),
             duration: Duration::from_secs_f64(args.duration.max(0.1)),
         };
-        let ts_counter = match &args.ts_counter {
-            Some(p) => {
-                anyhow::ensure!(p.exists(), "--ts-counter {}: no such file", p.display());
-                Some(p.clone())
-            }
-            None if args.no_ts_counter => None,
-            None => Some(paths.components.join("counter-ts.wasm")).filter(|p| p.exists()),
-        };
-        let mut others: Vec<http::OtherCounter> = ts_counter
-            .map(|wasm| http::OtherCounter {
-                label: "counter-ts".into(),
-                wasm,
-            })
-            .into_iter()
-            .collect();
+        let mut others = ts_counters;
         if !args.no_other_counters {
             for label in ["counter-c", "counter-py"] {
                 let wasm = paths.components.join(format!("{label}.wasm"));
@@ -177,4 +174,36 @@ fn run(args: &Args) -> Result<Report> {
         http::run(&paths, &counter, &others, plan, !args.no_miniflare, &mut report)?;
     }
     Ok(report)
+}
+
+/// The TypeScript counters: `--ts-counter` (or the built one), then each
+/// `--ts-variant label=<wasm>`.
+fn ts_counters(args: &Args, paths: &setup::Paths) -> Result<Vec<http::OtherCounter>> {
+    let main = match &args.ts_counter {
+        Some(p) => {
+            anyhow::ensure!(p.exists(), "--ts-counter {}: no such file", p.display());
+            Some(p.clone())
+        }
+        None if args.no_ts_counter => None,
+        None => Some(paths.components.join("counter-ts.wasm")).filter(|p| p.exists()),
+    };
+    let mut out: Vec<http::OtherCounter> = main
+        .map(|wasm| http::OtherCounter {
+            label: "counter-ts".into(),
+            wasm,
+        })
+        .into_iter()
+        .collect();
+    for v in &args.ts_variants {
+        let (label, wasm) = v
+            .split_once('=')
+            .with_context(|| format!("--ts-variant {v:?}: give it as label=<wasm>"))?;
+        let wasm = PathBuf::from(wasm);
+        anyhow::ensure!(wasm.exists(), "--ts-variant {label}: no such file {}", wasm.display());
+        out.push(http::OtherCounter {
+            label: format!("counter-ts ({label})"),
+            wasm,
+        });
+    }
+    Ok(out)
 }

@@ -1,0 +1,155 @@
+//! TypeScript actors kept resident: this process's RSS growth for 100 and
+//! 1,000 resident TS counters, and how much longer an event on a hibernated
+//! one takes than on a resident one (the wake). A JS engine's instance is
+//! large, so per-actor memory matters as much as speed here.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, ensure};
+use wasmkeep_shim::{Access, ClassSpec, HttpRequest, Runtime, RuntimeConfig};
+
+use crate::http::OtherCounter;
+use crate::report::{Met, Report, Row, met};
+use crate::setup;
+
+/// The issue's aim for 1,000 resident TS counters.
+const AIM_1000_MIB: f64 = 2048.0;
+/// The wake target.
+const WAKE_TARGET_MS: f64 = 2.0;
+/// Above this projection for 1,000 actors the 1,000 run is skipped, so a
+/// heavy engine cannot exhaust the machine's memory.
+const MOST_PROJECTED_MIB: f64 = 12.0 * 1024.0;
+
+fn rss_kib() -> Result<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").context("reading /proc/self/status")?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .context("no VmRSS in /proc/self/status")
+}
+
+fn runtime(component: &Path, cache: &Path, actors: usize) -> Result<(Runtime, tempfile::TempDir)> {
+    let dir = tempfile::Builder::new()
+        .prefix("wasmkeep-bench-ts-")
+        .tempdir()
+        .context("creating a temporary directory")?;
+    let mut config = RuntimeConfig::new(dir.path());
+    config.cache_dir = cache.to_owned();
+    // Every actor stays resident for the whole measurement.
+    config.max_resident = actors + 16;
+    config.idle_timeout = Duration::from_secs(3600);
+    let rt = Runtime::new(config)?;
+    rt.add_app(
+        setup::APP,
+        &[ClassSpec {
+            name: "counter".into(),
+            component: component.to_owned(),
+            access: Access::Open,
+        }],
+    )
+    .with_context(|| format!("loading {}", component.display()))?;
+    Ok((rt, dir))
+}
+
+fn get(rt: &Runtime, name: &str) -> Result<Duration> {
+    let started = Instant::now();
+    let answer = rt
+        .request(&setup::key("counter", name), HttpRequest::new("GET", "/", ""))?
+        .wait();
+    let took = started.elapsed();
+    ensure!(
+        answer.status == 200,
+        "a TS counter answered {}: {}",
+        answer.status,
+        String::from_utf8_lossy(&answer.body)
+    );
+    Ok(took)
+}
+
+/// RSS growth (MiB) after touching actors `from..to` once each, all resident.
+fn touch(rt: &Runtime, from: usize, to: usize) -> Result<()> {
+    for i in from..to {
+        get(rt, &format!("r{i}"))?;
+    }
+    ensure!(
+        rt.resident_count() >= to - from,
+        "only {} actors are resident",
+        rt.resident_count()
+    );
+    Ok(())
+}
+
+/// The median wake: an event on a hibernated actor less one on a resident one.
+fn wake_ms(rt: &Runtime) -> Result<(f64, f64)> {
+    let mut resident = Vec::new();
+    let mut woken = Vec::new();
+    get(rt, "wake")?;
+    for _ in 0..21 {
+        resident.push(get(rt, "wake")?.as_secs_f64() * 1000.0);
+        rt.hibernate_all();
+        woken.push(get(rt, "wake")?.as_secs_f64() * 1000.0);
+    }
+    let r = setup::median(&mut resident);
+    Ok((setup::median(&mut woken) - r, r))
+}
+
+pub fn run(components: &[OtherCounter], report: &mut Report) -> Result<()> {
+    let cache = tempfile::Builder::new()
+        .prefix("wasmkeep-bench-ts-cache-")
+        .tempdir()
+        .context("creating a temporary directory")?;
+    for c in components {
+        eprintln!("== TS memory and wake: {}", c.label);
+        let (rt, _dir) = runtime(&c.wasm, cache.path(), 1000)?;
+        get(&rt, "warm-up")?;
+        rt.hibernate_all();
+        let (wake, resident_ms) = wake_ms(&rt)?;
+        rt.hibernate_all();
+        let before = rss_kib()?;
+        touch(&rt, 0, 100)?;
+        let at_100 = rss_kib()?.saturating_sub(before) as f64 / 1024.0;
+        report.row(Row {
+            figure: format!("RSS growth, 100 resident {}", c.label),
+            shim: format!("{at_100:.1} MiB ({:.2} MiB each)", at_100 / 100.0),
+            baseline: "-".into(),
+            ratio: "-".into(),
+            target: "- (reported)".into(),
+            met: Met::Unknown,
+        });
+        let projected = at_100 * 10.0;
+        if projected <= MOST_PROJECTED_MIB {
+            touch(&rt, 100, 1000)?;
+            let at_1000 = rss_kib()?.saturating_sub(before) as f64 / 1024.0;
+            report.row(Row {
+                figure: format!("RSS growth, 1,000 resident {}", c.label),
+                shim: format!("{at_1000:.1} MiB ({:.2} MiB each)", at_1000 / 1000.0),
+                baseline: "-".into(),
+                ratio: "-".into(),
+                target: format!("≤ {AIM_1000_MIB:.0} MiB"),
+                met: met(at_1000 <= AIM_1000_MIB),
+            });
+        } else {
+            report.note(format!(
+                "{}: 1,000 resident not measured: 100 took {at_100:.0} MiB, so 1,000 would take about {projected:.0} MiB",
+                c.label
+            ));
+        }
+        report.row(Row {
+            figure: format!("wake from hibernation, {}", c.label),
+            shim: format!("{wake:.2} ms"),
+            baseline: format!("a resident GET {resident_ms:.2} ms"),
+            ratio: "-".into(),
+            target: format!("≤ {WAKE_TARGET_MS:.0} ms"),
+            met: met(wake <= WAKE_TARGET_MS),
+        });
+        rt.hibernate_all();
+    }
+    report.note(
+        "TS memory: RSS growth of this process after a GET to each of 100, then 1,000 TS counters, all kept resident; \
+         wake: median of 21 GETs to a hibernated counter less the median of 21 to a resident one, in-process"
+            .to_owned(),
+    );
+    Ok(())
+}

@@ -1,6 +1,7 @@
 """The parts of the SDK that run on the host's Python: the build command,
 row objects, time conversions, responses, finding the actor class."""
 
+import os
 import types
 from datetime import datetime, timedelta, timezone
 
@@ -120,3 +121,48 @@ def test_storage_at_import_time_fails_the_build_saying_where_it_belongs(tmp_path
     assert "Move it into on_init" in message and "or into a handler" in message
     assert "Traceback" not in message and "Caused by" not in message
 
+
+
+def test_the_same_inputs_reuse_a_kept_build_into_any_output(tmp_path, monkeypatch):
+    # componentize-py's output differs from build to build: without the kept
+    # build, the same sources built into a second file (or again after an
+    # edit was undone) were a new component for the host to compile.
+    from wasmkeep_actor import build as b
+
+    store = tmp_path / "builds"
+    monkeypatch.setenv("WASMKEEP_PY_BUILD_CACHE", str(store))
+    app = tmp_path / "src" / "app.py"
+    app.parent.mkdir()
+    app.write_text("from wasmkeep_actor import Actor\n\n\nclass App(Actor):\n    pass\n")
+    stage = tmp_path / "stage"
+    stage.mkdir()
+    b._stage(app.resolve(), [], stage)
+    digest = b._digest(stage, b._SDK / "wit", b._componentize_version(b._componentize_cmd()))
+    store.mkdir()
+    (store / f"{digest}.wasm").write_bytes(b"the kept component")
+
+    one = build(app, tmp_path / "one.wasm", quiet=True)
+    two = build(app, tmp_path / "out" / "two.wasm", quiet=True)
+    assert one.reused and two.reused and not one.skipped
+    assert (tmp_path / "one.wasm").read_bytes() == (tmp_path / "out" / "two.wasm").read_bytes() == b"the kept component"
+    assert build(app, tmp_path / "one.wasm", quiet=True).skipped, "its stamp is written: unchanged next time"
+
+    monkeypatch.setenv("WASMKEEP_PY_BUILD_CACHE", "off")
+    assert b.builds_dir() is None
+
+
+def test_the_build_cache_keeps_the_newest_few(tmp_path, monkeypatch):
+    from wasmkeep_actor import build as b
+
+    store = tmp_path / "builds"
+    store.mkdir()
+    monkeypatch.setenv("WASMKEEP_PY_BUILD_CACHE", str(store))
+    for i in range(b.KEEP_BUILDS + 2):
+        old = store / f"old{i}.wasm"
+        old.write_bytes(b"x")
+        os.utime(old, (1000 + i, 1000 + i))
+    component = tmp_path / "new.wasm"
+    component.write_bytes(b"new")
+    b._keep(component, "fresh")
+    kept = sorted(p.name for p in store.glob("*.wasm"))
+    assert len(kept) == b.KEEP_BUILDS and "fresh.wasm" in kept and "old0.wasm" not in kept

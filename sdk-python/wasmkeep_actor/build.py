@@ -11,6 +11,14 @@ virtualenv or `.git` beside the app never ends up inside.
 A build whose inputs (every staged file, the WIT, the componentize-py
 version) are unchanged since the last one into the same output is skipped:
 the output keeps its bytes, so the host's compiled-component cache stays warm.
+
+componentize-py's output is not byte-for-byte reproducible, so two builds of
+the same inputs would be two components, each compiled by the host on its
+first load (seconds). The last few builds are therefore kept by the digest of
+their inputs (`$WASMKEEP_PY_BUILD_CACHE`, default the user's cache directory,
+`~/.cache/wasmkeep/python-builds`; `off` turns it off): the same inputs built
+into another output, or again after an edit was undone, reuse those bytes
+instead of running componentize-py, and the host's compiled copy with them.
 """
 
 from __future__ import annotations
@@ -48,6 +56,53 @@ class BuildResult:
     skipped: bool
     seconds: float
     size: int
+    #: Copied from an earlier build of the same inputs (no componentize-py run).
+    reused: bool = False
+
+
+#: How many builds the build cache keeps (each ~18.5 MB), the newest used first.
+KEEP_BUILDS = 8
+
+
+def builds_dir() -> Path | None:
+    """Where builds are kept by their inputs' digest, or None when turned off."""
+    env = os.environ.get("WASMKEEP_PY_BUILD_CACHE", "").strip()
+    if env.lower() == "off":
+        return None
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "wasmkeep" / "python-builds"
+
+
+def _keep(component: Path, digest: str) -> None:
+    """Keeps a build under its inputs' digest (best effort: a cache that
+    cannot be written never fails the build), and the newest few only."""
+    store = builds_dir()
+    if store is None:
+        return
+    try:
+        store.mkdir(parents=True, exist_ok=True)
+        tmp = store / f".{digest}.{os.getpid()}.tmp"
+        shutil.copyfile(component, tmp)
+        os.replace(tmp, store / f"{digest}.wasm")
+        kept = sorted(store.glob("*.wasm"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for old in kept[KEEP_BUILDS:]:
+            old.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+def _kept(digest: str) -> Path | None:
+    store = builds_dir()
+    path = None if store is None else store / f"{digest}.wasm"
+    if path is None or not path.is_file():
+        return None
+    try:
+        os.utime(path)  # the newest used is kept longest
+    except OSError:
+        pass
+    return path
 
 
 def _componentize_cmd() -> list[str]:
@@ -195,6 +250,12 @@ def build(
             return BuildResult(out, True, time.monotonic() - started, out.stat().st_size)
         out.parent.mkdir(parents=True, exist_ok=True)
         partial = Path(tmp) / "out.wasm"
+        kept = None if force else _kept(digest)
+        if kept is not None:
+            shutil.copyfile(kept, partial)
+            shutil.move(str(partial), out)
+            stamp.write_text(digest + "\n")
+            return BuildResult(out, False, time.monotonic() - started, out.stat().st_size, reused=True)
         argv = [*cmd, "-d", str(wit), "-w", "actor", "componentize", "-p", str(stage), ENTRY, "-o", str(partial)]
         # No Rust backtraces: the Python traceback is what tells the user what to fix.
         env = {**os.environ, "RUST_BACKTRACE": "0", "RUST_LIB_BACKTRACE": "0"}
@@ -214,6 +275,7 @@ def build(
                 f"componentize-py failed on {app_path.name} (exit {r.returncode}). It imports your module at build "
                 f"time; the error:\n{detail}{hint}"
             )
+        _keep(partial, digest)
         shutil.move(str(partial), out)
         stamp.write_text(digest + "\n")
     return BuildResult(out, False, time.monotonic() - started, out.stat().st_size)

@@ -34,6 +34,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wasmkeep build: {e}", file=sys.stderr)
         return 1
     if not args.quiet:
-        what = "unchanged, not rebuilt" if r.skipped else f"built in {r.seconds:.1f} s"
+        if r.skipped:
+            what = "unchanged, not rebuilt"
+        elif r.reused:
+            what = f"the same inputs as a kept build: reused in {r.seconds:.1f} s"
+        else:
+            what = f"built in {r.seconds:.1f} s"
         print(f"wasmkeep build: {r.output} ({r.size / 1e6:.1f} MB, {what})", file=sys.stderr)
     return 0

@@ -203,3 +203,14 @@ def test_query_rows_as_dataclasses_and_named_tuples(probe):
     assert "column(s) ['nope'] have no field in KvRow" in r["extra"]
     assert "field(s) ['v'] of KvRow are not among the query's columns ['k']" in r["missing"]
     assert "give a dataclass or a NamedTuple" in r["not_a_dataclass"]
+
+
+def test_a_chaos_failure_pickles_with_its_seed_and_schedule():
+    import pickle
+
+    text = "before event 2 (to test/app:probe/c on node 1): clock +500 ms, due alarms run"
+    record = ChaosRecord(2, "test/app:probe/c", 1, "late-alarms", 500, text)
+    failure = ChaosFailure(3, [record], "boom")
+    assert f"    {text}" in str(failure), "the library's report, from the record's step"
+    again = pickle.loads(pickle.dumps(failure))
+    assert (again.seed, again.schedule, again.message, str(again)) == (3, [record], "boom", str(failure))

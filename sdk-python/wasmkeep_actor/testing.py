@@ -198,6 +198,10 @@ class ChaosFailure(AssertionError):
         )
         super().__init__(str(report).rstrip("\n"))
 
+    def __reduce__(self) -> tuple[type[ChaosFailure], tuple[int, list[ChaosRecord], str]]:
+        # Pickled with its own arguments (pytest-xdist sends failures across processes).
+        return (type(self), (self.seed, self.schedule, self.message))
+
 
 def chaos_seed_from_env() -> int | None:
     """The seed to replay alone, from `WASMKEEP_CHAOS_SEED` (None when unset

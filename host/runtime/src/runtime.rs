@@ -269,19 +269,24 @@ impl Runtime {
             path: path.to_owned(),
             message,
         };
-        let bytes = std::fs::read(path).map_err(|e| err(format!("cannot read: {e}")))?;
-        if !bytes.starts_with(b"\0asm") {
-            return Err(err(format!(
-                "is not a WebAssembly file: build the actor into a wasm32-wasip2 component ({})",
-                crate::manifest::BUILD_HINT
-            )));
-        }
-        let (component, outcome) = self.host.cache.load(&self.host.engine, &bytes).map_err(|e| {
-            err(format!(
-                "not a valid WebAssembly component ({e:#}); build the actor into a wasm32-wasip2 component ({})",
-                crate::manifest::BUILD_HINT
-            ))
-        })?;
+        let (component, outcome) = match self.host.cache.load_seen(&self.host.engine, path) {
+            Some(component) => (component, CacheOutcome::Hit),
+            None => {
+                let bytes = std::fs::read(path).map_err(|e| err(format!("cannot read: {e}")))?;
+                if !bytes.starts_with(b"\0asm") {
+                    return Err(err(format!(
+                        "is not a WebAssembly file: build the actor into a wasm32-wasip2 component ({})",
+                        crate::manifest::BUILD_HINT
+                    )));
+                }
+                self.host.cache.load_file(&self.host.engine, path, &bytes).map_err(|e| {
+                    err(format!(
+                        "not a valid WebAssembly component ({e:#}); build the actor into a wasm32-wasip2 component ({})",
+                        crate::manifest::BUILD_HINT
+                    ))
+                })?
+            }
+        };
         let pre = self.host.linker.instantiate_pre(&component).map_err(|e| {
             err(format!(
                 "does not link against wasmkeep:actor@0.2.x and WASI 0.2: {e:#}"

@@ -10,6 +10,8 @@
 # Needs the full setup (bash scripts/setup.sh) and the harnesses the test
 # command builds (node, C and Python), as each language's test runner uses one.
 set -euo pipefail
+# A new project's tests as its author runs them: the chaos tests' own default.
+unset WASMKEEP_CHAOS_SEEDS
 cd "$(dirname "$0")/.."
 root=$PWD
 shim=$root/target/debug/wasmkeep-shim

@@ -7,6 +7,9 @@ cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
 # A CI run builds once: incremental caches only cost disk (several GB) and time there.
 if [ -n "${CI:-}" ]; then export CARGO_INCREMENTAL=0; fi
+# The examples' chaos tests run 100 seeds by default (a quick inner loop for
+# a project made from them); the test command holds them to 1,000.
+export WASMKEEP_CHAOS_SEEDS="${WASMKEEP_CHAOS_SEEDS:-1000}"
 
 bash scripts/setup.sh
 

@@ -107,7 +107,7 @@ say "project: actor.c, test/counter_test.c and a Makefile in $project"
 unset WASMKEEP_C_SDK WASMKEEP_TARGET PKG_CONFIG_PATH LD_LIBRARY_PATH CMAKE_PREFIX_PATH
 # The trial checks building and running from the prefix: 20 of the counter's
 # chaos seeds do that (test.sh runs all 1000 once).
-export COUNTER_CHAOS_SEEDS=20
+export WASMKEEP_CHAOS_SEEDS=20
 step "make (the component, with the prefix's wasmkeep.mk)" make -C "$project"
 step "make test (pkg-config wasmkeep-harness; the harness test)" make -C "$project" test
 # The test program finds the library in the prefix (its rpath), not in target/.

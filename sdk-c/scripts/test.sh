@@ -57,7 +57,7 @@ vg=(valgrind -q --leak-check=full --errors-for-leak-kinds=definite,possible --er
     --suppressions=sdk-c/tests/valgrind.supp)
 "${vg[@]}" "$out/harness_test" "$testee"
 # 20 chaos seeds are enough for the leak check (1000 under valgrind would take long).
-COUNTER_CHAOS_SEEDS=20 "${vg[@]}" "$out/counter_test" "$counter"
+WASMKEEP_CHAOS_SEEDS=20 "${vg[@]}" "$out/counter_test" "$counter"
 
 if ! grep -q '^\[c\]' conformance/languages.toml; then
   step "conformance, C column (languages.toml has no [c] yet: a temporary layout)"

@@ -51,6 +51,8 @@ unset PYTHONPATH PYTHONHOME VIRTUAL_ENV PYTHONSTARTUP
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/wasmkeep-py-new-user-XXXXXX")
 export WASMKEEP_CACHE_DIR=$dir/.wasmkeep-cache
+# A new user has no kept builds either: the build step runs componentize-py.
+export WASMKEEP_PY_BUILD_CACHE=$dir/.python-builds
 server_pid=
 cleanup() {
   local rc=$?

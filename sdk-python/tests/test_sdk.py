@@ -3,6 +3,7 @@ row objects, time conversions, responses, finding the actor class."""
 
 import os
 import types
+from pathlib import Path
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -166,3 +167,31 @@ def test_the_build_cache_keeps_the_newest_few(tmp_path, monkeypatch):
     b._keep(component, "fresh")
     kept = sorted(p.name for p in store.glob("*.wasm"))
     assert len(kept) == b.KEEP_BUILDS and "fresh.wasm" in kept and "old0.wasm" not in kept
+
+
+def test_a_component_older_than_its_sources_is_refused_with_the_command_that_builds_it(tmp_path):
+    # A test given a component (an environment variable, a path in
+    # conftest.py) ran it even when its module had changed since its build.
+    from wasmkeep_actor import build as b
+    from wasmkeep_actor.testing import StaleComponentError, TestHost
+
+    app = tmp_path / "src" / "counter.py"
+    app.parent.mkdir()
+    app.write_text((Path(__file__).parents[2] / "examples" / "counter-py" / "counter.py").read_text())
+    stage = tmp_path / "stage"
+    stage.mkdir()
+    b._stage(app.resolve(), [], stage)
+    digest = b._digest(stage, b._SDK / "wit", b._componentize_version(b._componentize_cmd()))
+    component = tmp_path / "counter.wasm"
+    built = os.environ.get("COUNTER_PY_WASM")
+    component.write_bytes(Path(built).read_bytes() if built else b"not loaded")
+    b._stamp(component).write_text(b._stamp_text(digest, app.resolve(), []))
+    b.check_fresh(component)  # the same sources: fresh
+    if built:
+        TestHost({"counter": component}).close()
+
+    app.write_text(app.read_text() + "# an edit\n")
+    with pytest.raises(StaleComponentError, match="counter.wasm is older than its sources") as e:
+        TestHost({"counter": component})
+    assert f"python -m wasmkeep_actor build {app.resolve()} -o {component}" in str(e.value)
+    assert str(e.value).startswith("class counter: ")

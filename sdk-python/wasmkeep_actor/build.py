@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
+import json
 import os
 import re
 import shutil
@@ -218,6 +219,55 @@ def _stamp(output: Path) -> Path:
     return output.with_name(f".{output.name}.inputs")
 
 
+def _stamp_text(digest: str, app: Path, paths: list[Path]) -> str:
+    """The stamp beside a build: its inputs' digest, then what it was built
+    from (so that a test harness can tell a component older than its sources)."""
+    return digest + "\n" + json.dumps({"module": str(app), "paths": [str(p) for p in paths]}) + "\n"
+
+
+def _stamp_digest(stamp: Path) -> str:
+    lines = stamp.read_text().splitlines()
+    return lines[0].strip() if lines else ""
+
+
+class StaleComponentError(BuildError):
+    """A component is older than the sources it was built from."""
+
+
+def check_fresh(component: str | os.PathLike[str]) -> None:
+    """Raises `StaleComponentError` when `component` was built by this
+    command from sources that changed since (its stamp says which module);
+    does nothing for a component without such a stamp (built elsewhere, or
+    by an older SDK) or whose module is gone."""
+    out = Path(component).resolve()
+    stamp = _stamp(out)
+    try:
+        lines = stamp.read_text().splitlines()
+        built_from = json.loads(lines[1]) if len(lines) > 1 else None
+    except (OSError, ValueError):
+        return
+    if not isinstance(built_from, dict) or not isinstance(built_from.get("module"), str):
+        return
+    app = Path(built_from["module"])
+    paths = [Path(p) for p in built_from.get("paths") or [] if isinstance(p, str)]
+    wit = _SDK / "wit"
+    if not app.is_file() or not all(p.is_dir() for p in paths) or not (wit / "actor.wit").exists():
+        return
+    with tempfile.TemporaryDirectory(prefix="wasmkeep-check-") as tmp:
+        stage = Path(tmp)
+        try:
+            _stage(app, paths, stage)
+            digest = _digest(stage, wit, _componentize_version(_componentize_cmd()))
+        except (OSError, BuildError):
+            return
+    if digest != lines[0].strip():
+        raise StaleComponentError(
+            f"{out.name} is older than its sources: {app.name}, the files beside it or the SDK changed since it was "
+            f"built; rebuild it: python -m wasmkeep_actor build {app} -o {out}"
+            + "".join(f" -p {p}" for p in paths)
+        )
+
+
 def build(
     app: str | os.PathLike[str],
     output: str | os.PathLike[str],
@@ -243,10 +293,14 @@ def build(
     with tempfile.TemporaryDirectory(prefix="wasmkeep-build-") as tmp:
         stage = Path(tmp) / "stage"
         stage.mkdir()
-        _stage(app_path, [Path(p).resolve() for p in paths or []], stage)
+        extra = [Path(p).resolve() for p in paths or []]
+        _stage(app_path, extra, stage)
         digest = _digest(stage, wit, cpy_version)
         stamp = _stamp(out)
-        if not force and out.exists() and stamp.exists() and stamp.read_text().strip() == digest:
+        if not force and out.exists() and stamp.exists() and _stamp_digest(stamp) == digest:
+            fresh = _stamp_text(digest, app_path, extra)
+            if stamp.read_text() != fresh:
+                stamp.write_text(fresh)  # an older SDK's stamp: now it says what it was built from
             return BuildResult(out, True, time.monotonic() - started, out.stat().st_size)
         out.parent.mkdir(parents=True, exist_ok=True)
         partial = Path(tmp) / "out.wasm"
@@ -254,7 +308,7 @@ def build(
         if kept is not None:
             shutil.copyfile(kept, partial)
             shutil.move(str(partial), out)
-            stamp.write_text(digest + "\n")
+            stamp.write_text(_stamp_text(digest, app_path, extra))
             return BuildResult(out, False, time.monotonic() - started, out.stat().st_size, reused=True)
         argv = [*cmd, "-d", str(wit), "-w", "actor", "componentize", "-p", str(stage), ENTRY, "-o", str(partial)]
         # No Rust backtraces: the Python traceback is what tells the user what to fix.
@@ -277,5 +331,5 @@ def build(
             )
         _keep(partial, digest)
         shutil.move(str(partial), out)
-        stamp.write_text(digest + "\n")
+        stamp.write_text(_stamp_text(digest, app_path, extra))
     return BuildResult(out, False, time.monotonic() - started, out.stat().st_size)

@@ -35,6 +35,7 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal, Union
 
+from .build import StaleComponentError, check_fresh
 from .context import to_datetime, to_ms
 from .errors import CallError, CallFailed, CallRefused, CallRejected
 
@@ -51,6 +52,7 @@ __all__ = [
     "DeletionStatus",
     "Faults",
     "HostError",
+    "StaleComponentError",
     "TestActor",
     "TestHost",
     "TestResponse",
@@ -519,6 +521,12 @@ class TestHost:
                     f"class {name}: no component at {path}: build it first "
                     f"(python -m wasmkeep_actor build app.py -o {path})"
                 )
+            # A component the build command made from sources that changed
+            # since: the test would run an old build (StaleComponentError).
+            try:
+                check_fresh(path)
+            except StaleComponentError as e:
+                raise StaleComponentError(f"class {name}: {e}") from None
             specs.append((name, str(path), access))
         self._native.add_app(app, specs)
 

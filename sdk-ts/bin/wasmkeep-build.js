@@ -294,8 +294,10 @@ async function main() {
   if (a.keepBundle) writeFileSync(a.keepBundle, js);
   const witDir = join(sdkDir, "wit");
   const jcoVersion = versionOf("@bytecodealliance/jco");
+  const cjsVersion = versionOf("@bytecodealliance/componentize-js");
+  const toolchain = a.backend === "starlingmonkey" ? `componentize-js ${cjsVersion}` : `jco ${jcoVersion}`;
   const hash = createHash("sha256")
-    .update(JSON.stringify({ sdkVersion, jcoVersion, backend: a.backend, wit: readFileSync(join(witDir, "actor.wit"), "utf8") }))
+    .update(JSON.stringify({ sdkVersion, toolchain, pbl: true, backend: a.backend, wit: readFileSync(join(witDir, "actor.wit"), "utf8") }))
     .update("\0")
     .update(js)
     .digest("hex");
@@ -316,15 +318,18 @@ async function main() {
   const bundlePath = join(bundleDir, bundleName(entry));
   writeFileSync(bundlePath, js);
   const tmp = join(cacheDir, `${hash}.${process.pid}.tmp.wasm`);
-  const args = ["componentize", bundlePath, "-w", witDir, "-n", "actor", "-o", tmp];
-  // The host provides WASI 0.2 but not wasi:http; the actor answers its own events.
-  if (a.backend === "starlingmonkey") args.push("-d", "http", "fetch-event");
-  // The host calls exports synchronously: build QuickJS without the async ABI.
-  else args.push("--backend", "quickjs", "--backend-qjs-disable-async");
-  beginStep(a, `wasmkeep-build: componentizing with ${a.backend} (jco ${jcoVersion})`);
-  // jco runs with this package's WASI shim (bin/wasi-shim-hook.mjs says why).
+  // StarlingMonkey: ComponentizeJS 0.23 directly (bin/componentize-starlingmonkey.mjs
+  // says why); QuickJS: jco's backend, without the async ABI (the host calls
+  // exports synchronously).
+  const tool =
+    a.backend === "starlingmonkey"
+      ? [join(sdkDir, "bin", "componentize-starlingmonkey.mjs"), bundlePath, witDir, tmp]
+      : [binOf("@bytecodealliance/jco", "jco"), "componentize", bundlePath, "-w", witDir, "-n", "actor", "-o", tmp,
+         "--backend", "quickjs", "--backend-qjs-disable-async"];
+  beginStep(a, `wasmkeep-build: componentizing with ${a.backend} (${toolchain})`);
+  // The tools run with this package's WASI shim (bin/wasi-shim-hook.mjs says why).
   const pin = pathToFileURL(join(sdkDir, "bin", "pin-wasi-shim.mjs")).href;
-  const r = await spawnAsync(process.execPath, ["--import", pin, binOf("@bytecodealliance/jco", "jco"), ...args], true);
+  const r = await spawnAsync(process.execPath, ["--import", pin, ...tool], true);
   endStep();
   if (r.status !== 0 || !existsSync(tmp)) {
     const output = `${r.stdout ?? ""}${r.stderr ?? ""}`;

@@ -1,5 +1,5 @@
 // The StarlingMonkey step of wasmkeep-build, run in its own node process:
-//   node componentize-starlingmonkey.mjs <bundle.js> <wit dir> <out.wasm>
+//   node componentize-starlingmonkey.mjs <bundle.js> <wit dir> <out.wasm> [<splice cache dir>]
 // ComponentizeJS 0.23 directly, not through `jco componentize` (jco 1.35
 // brings ComponentizeJS 0.22, whose spliced bindings run jco's async task
 // machinery around every call and leak: docs/adr/017-typescript-engine.md).
@@ -8,12 +8,14 @@
 import { componentize } from "@bytecodealliance/componentize-js";
 import { readFileSync, writeFileSync } from "node:fs";
 import { basename } from "node:path";
+import { cacheSplices } from "./splice-cache.mjs";
 
-const [bundle, witPath, out] = process.argv.slice(2);
+const [bundle, witPath, out, spliceCache] = process.argv.slice(2);
 if (!bundle || !witPath || !out) {
-  process.stderr.write("usage: componentize-starlingmonkey.mjs <bundle.js> <wit dir> <out.wasm>\n");
+  process.stderr.write("usage: componentize-starlingmonkey.mjs <bundle.js> <wit dir> <out.wasm> [<splice cache dir>]\n");
   process.exit(2);
 }
+if (spliceCache) await cacheSplices(spliceCache);
 try {
   const { component } = await componentize(readFileSync(bundle, "utf8"), {
     // What stack traces name (`onRequest@actor.bundle.js:12:5`).

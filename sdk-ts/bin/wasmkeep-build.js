@@ -323,7 +323,7 @@ async function main() {
   // exports synchronously).
   const tool =
     a.backend === "starlingmonkey"
-      ? [join(sdkDir, "bin", "componentize-starlingmonkey.mjs"), bundlePath, witDir, tmp]
+      ? [join(sdkDir, "bin", "componentize-starlingmonkey.mjs"), bundlePath, witDir, tmp, join(cacheDir, "splices")]
       : [binOf("@bytecodealliance/jco", "jco"), "componentize", bundlePath, "-w", witDir, "-n", "actor", "-o", tmp,
          "--backend", "quickjs", "--backend-qjs-disable-async"];
   beginStep(a, `wasmkeep-build: componentizing with ${a.backend} (${toolchain})`);

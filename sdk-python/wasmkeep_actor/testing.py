@@ -303,7 +303,8 @@ class TestActor:
         json: Any = None,
         node: int | None = None,
     ) -> TestResponse:
-        """Sends a request event for `/<class>/<name><path>` and waits for the answer.
+        """Sends a request event for `/<class>/<name><path>` and waits for the answer
+        and the event's end.
         The method defaults to GET, or POST when there is a body. `node`
         (a cluster's node, from 1) sends it to that node, which serves it or
         forwards it to the actor's holder; by default node 1 (under chaos:
@@ -322,6 +323,10 @@ class TestActor:
             status, hs, out = native.request(*self._k(), m, path, pairs, data)
         else:
             status, hs, out = native.request_on(node, *self._k(), m, path, pairs, data)
+        # The event's end (a removal, a cluster's upload) comes after the
+        # answer: wait for it, as the other languages' harnesses do, so the
+        # next step of a test sees what this request did.
+        native.settle(*self._k())
         if status >= 500:
             # What the actor logged is what explains a failure.
             where = "" if node is None else f" on node {node}"

@@ -18,8 +18,8 @@ pub struct ManifestTarget {
 
 impl ManifestTarget {
     /// A base directory with component files (`a.wasm`, `b.wasm`,
-    /// `sub/c.wasm`), a directory named like one (`dir.wasm`), and the real
-    /// testee by its absolute path.
+    /// `sub/c.wasm`), a directory named like one (`dir.wasm`), and a copy of
+    /// the real testee (`real.wasm`).
     ///
     /// # Errors
     /// The testee is missing, or the files cannot be written.
@@ -31,11 +31,14 @@ impl ManifestTarget {
         std::fs::create_dir_all(base.path().join("sub"))?;
         std::fs::write(base.path().join("sub/c.wasm"), b"x")?;
         std::fs::create_dir_all(base.path().join("dir.wasm"))?;
+        // The real testee is copied in and named relatively: an input kept
+        // in the corpus must not name this machine's paths.
+        std::fs::copy(&real, base.path().join("real.wasm"))?;
         let shown_as = base.path().join("wasmkeep.toml");
         Ok(Self {
             base,
             shown_as,
-            real_component: real.display().to_string(),
+            real_component: "real.wasm".to_owned(),
         })
     }
 }

@@ -83,8 +83,8 @@ enum Command {
         out: Option<PathBuf>,
     },
     /// Every language's test harness has every verb of
-    /// conformance/harness-parity/verbs.toml or says why not; writes
-    /// HARNESS-PARITY.md from them.
+    /// conformance/harness-parity/verbs.toml or says why not; writes the
+    /// parity table of conformance/README.md from them.
     Parity {
         /// Change nothing; fail if the table is out of date or a verb is unaccounted for.
         #[arg(long)]

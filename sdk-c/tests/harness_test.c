@@ -212,7 +212,7 @@ static void restart_and_operator_delete(wkh_host *h) {
 }
 
 static void single_node_refuses_cluster_verbs(wkh_host *h) {
-    CHECK(wkh_cut_off(h, 1) == -1 && strstr(wkh_last_error(), "options.nodes = 2"), "%s", wkh_last_error());
+    CHECK(wkh_cut_off(h, 1) == -1 && strstr(wkh_last_error(), "nodes = 2 or more"), "%s", wkh_last_error());
     CHECK(wkh_request_operator_delete(h, APP, "t", "a") == NULL && strstr(wkh_last_error(), "wkh_operator_delete"),
           "%s", wkh_last_error());
     CHECK(wkh_delete_app(h, APP) == -1 && strstr(wkh_last_error(), "cluster"), "%s", wkh_last_error());

@@ -323,10 +323,6 @@ class TestActor:
             status, hs, out = native.request(*self._k(), m, path, pairs, data)
         else:
             status, hs, out = native.request_on(node, *self._k(), m, path, pairs, data)
-        # The event's end (a removal, a cluster's upload) comes after the
-        # answer: wait for it, as the other languages' harnesses do, so the
-        # next step of a test sees what this request did.
-        native.settle(*self._k())
         if status >= 500:
             # What the actor logged is what explains a failure.
             where = "" if node is None else f" on node {node}"

@@ -15,7 +15,9 @@ if (!bundle || !witPath || !out) {
   process.stderr.write("usage: componentize-starlingmonkey.mjs <bundle.js> <wit dir> <out.wasm> [<splice cache dir>]\n");
   process.exit(2);
 }
-if (spliceCache) await cacheSplices(spliceCache);
+if (spliceCache && !(await cacheSplices(spliceCache))) {
+  process.stderr.write("wasmkeep-build: note: ComponentizeJS's splicer is not where this SDK expects it; every build splices again (about 6 s)\n");
+}
 try {
   const { component } = await componentize(readFileSync(bundle, "utf8"), {
     // What stack traces name (`onRequest@actor.bundle.js:12:5`).

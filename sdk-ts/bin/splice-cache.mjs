@@ -41,6 +41,8 @@ function read(dir) {
 }
 
 function write(dir, r) {
+  // A directory left without its meta.json (an interrupted write) is replaced.
+  rmSync(dir, { recursive: true, force: true });
   const tmp = `${dir}.${process.pid}.tmp`;
   rmSync(tmp, { recursive: true, force: true });
   mkdirSync(tmp, { recursive: true });

@@ -22,8 +22,9 @@ const sdkVersion = JSON.parse(readFileSync(join(sdkDir, "package.json"), "utf8")
 
 const USAGE = `usage: wasmkeep-build <entry.ts|entry.js> -o <out.wasm> [options]
 
-Type-checks (tsc), bundles (esbuild) and componentizes (jco) an actor whose
-entry module does \`export default defineActor({...})\`.
+Type-checks (tsc), bundles (esbuild) and componentizes (ComponentizeJS, or
+jco's QuickJS backend) an actor whose entry module does
+\`export default defineActor({...})\`.
 
 options:
   -o, --out <file>        the component to write (required)

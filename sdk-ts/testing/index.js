@@ -146,9 +146,7 @@ export class TestActor {
       node === undefined
         ? native.request(...this.#key, method, p, pairs, toBuffer(body))
         : native.requestOn(nodeNumber(node), ...this.#key, method, p, pairs, toBuffer(body));
-    // The event's end (its commit; in a cluster the upload, on whichever
-    // node ran it) may come after the answer: wait for it, as the Rust harness does.
-    native.settle(...this.#key);
+    // (The host waits for the event's end too, its upload included.)
     const r = new TestResponse(raw);
     // What the actor logged is what explains a failure.
     if (r.status >= 500) printLogs(this.#host, this.logs(), `${method} ${p} to ${this.address} answered ${r.status}`, "the actor");

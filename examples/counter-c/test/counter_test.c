@@ -193,7 +193,15 @@ static double seconds_since(const struct timespec *t0) {
 
 static void the_count_holds_under_seeded_chaos(const char *component) {
     const char *n = getenv("WASMKEEP_CHAOS_SEEDS");
-    uint64_t seeds = n && *n ? strtoull(n, NULL, 10) : 100;
+    uint64_t seeds = 100;
+    if (n && *n) {
+        char *end = NULL;
+        seeds = strtoull(n, &end, 10);
+        if (*end != '\0' || seeds == 0) {
+            fprintf(stderr, "counter_test: WASMKEEP_CHAOS_SEEDS=%s: give how many seeds to run, a number from 1 (default 100)\n", n);
+            exit(2);
+        }
+    }
     wkh_host *h = start(component);
     struct timespec t0;
     timespec_get(&t0, TIME_UTC);

@@ -20,6 +20,9 @@ import { ChaosFailure, createTestHost, runChaos } from "@wasmkeep/actor/testing"
 // 100 seeds by default, a quick inner loop; WASMKEEP_CHAOS_SEEDS=n runs n
 // (the repository's test command runs 1,000).
 const SEEDS = Number(process.env.WASMKEEP_CHAOS_SEEDS || 100);
+if (!Number.isInteger(SEEDS) || SEEDS < 1) {
+  throw new Error(`WASMKEEP_CHAOS_SEEDS=${process.env.WASMKEEP_CHAOS_SEEDS}: give how many seeds to run, a number from 1 (default 100)`);
+}
 
 // (The host keeps its data in memory, in /dev/shm, where there is one: each
 // seed's durable deletes sync, which on a busy disk takes minutes.)

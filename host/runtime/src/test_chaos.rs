@@ -70,7 +70,7 @@ impl fmt::Display for ChaosStep {
 pub struct ChaosRecord {
     /// The event it came before (1 for the seed's first event).
     pub event: usize,
-    /// The actor the event went to (`app/class/name`).
+    /// The actor the event went to (`app:class/name`).
     pub actor: String,
     /// The node the event was sent to (1 on a single node).
     pub node: usize,

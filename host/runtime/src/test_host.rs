@@ -18,6 +18,9 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Duration;
 
+/// The most nodes a test host runs: each is a whole runtime with its threads.
+pub const MOST_NODES: usize = 16;
+
 /// Options of a [`TestHost`]; every field has a default.
 #[derive(Debug, Clone, Default)]
 pub struct TestHostOptions {
@@ -69,6 +72,11 @@ pub enum TestHostError {
         /// How many there are.
         nodes: usize,
     },
+    /// A node count a test host does not run.
+    #[error(
+        "nodes = {0}: a test host runs 1 to {MOST_NODES} nodes (a C program built against an older wasmkeep_harness.h must be rebuilt)"
+    )]
+    BadNodes(usize),
     /// A cluster verb on a single node.
     #[error("this needs a cluster: start the host with nodes = 2 or more")]
     NeedsCluster,
@@ -191,7 +199,10 @@ impl TestHost {
             config
         };
         let nodes = options.nodes.unwrap_or(1);
-        if nodes <= 1 {
+        if !(1..=MOST_NODES).contains(&nodes) {
+            return Err(TestHostError::BadNodes(nodes));
+        }
+        if nodes == 1 {
             return Ok((Runtime::new(config_for(&data_dir))?, Vec::new(), None, temp));
         }
         let clock = Arc::new(VirtualClock::default());
@@ -240,7 +251,7 @@ impl TestHost {
     }
 
     /// Sends a request to node `n`, which serves it or forwards it to the
-    /// actor's holder.
+    /// actor's holder; waits for the answer and the event's end.
     ///
     /// # Errors
     /// No such node; as [`TestHost::request`].
@@ -257,7 +268,9 @@ impl TestHost {
         let node = self.before_event(key, Some(n))?;
         let mut req = HttpRequest::new(method, path, body);
         req.headers = headers;
-        Ok(self.node(node)?.request_blocking(key, req)?)
+        let answer = self.node(node)?.request_blocking(key, req)?;
+        self.settle(key)?;
+        Ok(answer)
     }
 
     /// Cuts node `n` off from the cluster: it holds nothing from now on, and
@@ -266,6 +279,9 @@ impl TestHost {
     /// # Errors
     /// No such node, or a single node.
     pub fn cut_off(&self, n: usize) -> Result<(), TestHostError> {
+        if self.cluster.is_none() {
+            return Err(TestHostError::NeedsCluster);
+        }
         Ok(self.node(n)?.cut_off()?)
     }
 
@@ -503,7 +519,7 @@ impl TestHost {
         Ok(app)
     }
 
-    /// Sends a request event and waits for the answer.
+    /// Sends a request event and waits for the answer and the event's end.
     ///
     /// # Errors
     /// Unknown app or class; the class's access refuses it.
@@ -518,7 +534,11 @@ impl TestHost {
         let node = self.before_event(key, None)?;
         let mut req = HttpRequest::new(method, path, body);
         req.headers = headers;
-        Ok(self.node(node)?.request_blocking(key, req)?)
+        let answer = self.node(node)?.request_blocking(key, req)?;
+        // The event's end (its removal; in a cluster the upload, on whichever
+        // node ran it) comes after the answer: a test's next step sees it.
+        self.settle(key)?;
+        Ok(answer)
     }
 
     /// Runs `on-call` as the host (caller none) and waits for its answer.
@@ -527,7 +547,9 @@ impl TestHost {
     /// Unknown app or class; the call's own failure is the inner result.
     pub fn call(&self, key: &ActorKey, payload: Vec<u8>) -> Result<Result<Vec<u8>, CallFailure>, TestHostError> {
         let node = self.before_event(key, None)?;
-        Ok(self.node(node)?.call(key, payload)?)
+        let answer = self.node(node)?.call(key, payload)?;
+        self.settle(key)?;
+        Ok(answer)
     }
 
     /// Opens a WebSocket to an actor (its `on-socket-open` runs); the socket's id.

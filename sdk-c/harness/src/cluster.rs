@@ -22,9 +22,6 @@ pub unsafe extern "C" fn wkh_cut_off(host: *const WkhHost, node: u32) -> i32 {
     guard(-1, || {
         // SAFETY: per the contract.
         let host = unsafe { WkhHost::from_ptr(host)? };
-        if host.host.node_count() < 2 {
-            return Err("wkh_cut_off needs a cluster: make the host with options.nodes = 2 or more".to_owned());
-        }
         let n = usize::try_from(node).unwrap_or(usize::MAX);
         host.host
             .cut_off(n)

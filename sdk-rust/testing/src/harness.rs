@@ -135,7 +135,6 @@ impl ActorTest {
             .host
             .request(&key, method, path, Vec::new(), body.into())
             .unwrap_or_else(|e| panic!("{method} {path} to {key}: {e}"));
-        self.settle(name);
         if r.status >= 500 {
             // What the actor logged is what explains a failure.
             for line in self.logs_of(name) {
@@ -152,12 +151,9 @@ impl ActorTest {
     /// No such node, or the host refused the request.
     pub fn request_on(&self, n: usize, name: &str, method: &str, path: &str, body: impl Into<Vec<u8>>) -> HttpResponse {
         let key = self.key(name);
-        let r = self
-            .host
+        self.host
             .request_on(n, &key, method, path, Vec::new(), body.into())
-            .unwrap_or_else(|e| panic!("{method} {path} to {key} on node {n}: {e}"));
-        self.settle(name);
-        r
+            .unwrap_or_else(|e| panic!("{method} {path} to {key} on node {n}: {e}"))
     }
 
     /// Cuts node `n` off: it holds nothing from now on, and the other nodes

@@ -455,17 +455,7 @@ fn build_packages(
 ///
 /// Says what the bytes are instead.
 pub fn check_component(bytes: &[u8]) -> Result<()> {
-    const MAGIC: &[u8] = b"\0asm";
-    const COMPONENT_VERSION_AND_LAYER: &[u8] = &[0x0d, 0x00, 0x01, 0x00];
-    if bytes.len() < 8 || &bytes[..4] != MAGIC {
-        bail!("not a WebAssembly binary");
-    }
-    if &bytes[4..8] != COMPONENT_VERSION_AND_LAYER {
-        bail!(
-            "a core WebAssembly module, not a component (header {:02x?}); build for {TARGET}",
-            &bytes[4..8]
-        );
-    }
+    check_is_component(bytes)?;
     let mut depth = 0usize;
     let mut exports = Vec::new();
     for payload in wasmparser::Parser::new(0).parse_all(bytes) {
@@ -490,11 +480,31 @@ pub fn check_component(bytes: &[u8]) -> Result<()> {
     }
 }
 
+/// Fails unless `bytes` start as a component does (not a core module), saying what they are.
+fn check_is_component(bytes: &[u8]) -> Result<()> {
+    const MAGIC: &[u8] = b"\0asm";
+    const COMPONENT_VERSION_AND_LAYER: &[u8] = &[0x0d, 0x00, 0x01, 0x00];
+    if bytes.len() < 8 || &bytes[..4] != MAGIC {
+        bail!("not a WebAssembly binary");
+    }
+    if &bytes[4..8] != COMPONENT_VERSION_AND_LAYER {
+        bail!(
+            "a core WebAssembly module, not a component (header {:02x?}); build for {TARGET}",
+            &bytes[4..8]
+        );
+    }
+    Ok(())
+}
+
 /// Copies `from` to `to` unless `to` already has the same bytes (so that an
 /// unchanged component keeps its modification time).
-fn install(from: &Path, to: &Path) -> Result<()> {
+fn install(from: &Path, to: &Path, check: Check) -> Result<()> {
     let bytes = fs::read(from).with_context(|| format!("reading {}", from.display()))?;
-    check_component(&bytes).with_context(|| format!("checking {}", from.display()))?;
+    match check {
+        Check::Actor => check_component(&bytes),
+        Check::Component => check_is_component(&bytes),
+    }
+    .with_context(|| format!("checking {}", from.display()))?;
     if fs::read(to).ok().as_deref() == Some(&bytes[..]) {
         return Ok(());
     }
@@ -548,6 +558,31 @@ pub fn build_rust_guest(manifest_path: &Path, out: Option<&Path>) -> Result<Path
 ///
 /// As [`build_rust_guest`].
 pub fn build_rust_guest_with_features(manifest_path: &Path, out: Option<&Path>, features: &[&str]) -> Result<PathBuf> {
+    build_one(manifest_path, out, features, Check::Actor)
+}
+
+/// Builds a `cdylib` crate that is a component but not an actor, such as the
+/// TypeScript SDK's QuickJS storage adapter (`sdk-ts/quickjs-storage`), as
+/// [`build_rust_guest`] does, but checking only that the output is a
+/// component.
+///
+/// # Errors
+///
+/// As [`build_rust_guest`], less the check for the actor's exports.
+pub fn build_rust_component(manifest_path: &Path, out: Option<&Path>) -> Result<PathBuf> {
+    build_one(manifest_path, out, &[], Check::Component)
+}
+
+/// What the built output is checked to be.
+#[derive(Clone, Copy)]
+enum Check {
+    /// A wasmkeep actor: a component exporting the events ([`check_component`]).
+    Actor,
+    /// Any component.
+    Component,
+}
+
+fn build_one(manifest_path: &Path, out: Option<&Path>, features: &[&str], check: Check) -> Result<PathBuf> {
     let manifest = resolve_manifest(manifest_path)?;
     let meta = metadata(&manifest)?;
     let package = meta
@@ -579,7 +614,7 @@ pub fn build_rust_guest_with_features(manifest_path: &Path, out: Option<&Path>, 
         None => meta.target_directory.join("components").join(format!("{file}.wasm")),
     };
     let from = built.first().ok_or_else(|| anyhow!("nothing was built"))?;
-    install(from, &dest)?;
+    install(from, &dest, check)?;
     Ok(dest)
 }
 
@@ -638,7 +673,7 @@ pub fn build_workspace_guests(workspace_root: &Path) -> Result<Vec<PathBuf>> {
         .zip(built)
         .map(|(p, from)| {
             let dest = components.join(format!("{}.wasm", p.name));
-            install(&from, &dest)?;
+            install(&from, &dest, Check::Actor)?;
             Ok(dest)
         })
         .collect()

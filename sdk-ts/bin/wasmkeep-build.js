@@ -9,7 +9,7 @@
 // unchanged actor is not componentized again.
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
-import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { homedir } from "node:os";
 import { basename, dirname, extname, join, relative, resolve } from "node:path";
@@ -216,6 +216,9 @@ async function bundle(entry, backend) {
       external: ["wasmkeep:*"],
       // How 64-bit integers cross the boundary differs by engine (sdk-ts/src/abi.ts).
       define: { __WASMKEEP_BACKEND__: JSON.stringify(backend) },
+      // QuickJS imports storage from the dialect (wit-quickjs/actor-js.wit), whose
+      // adapter is composed in after componentizing (composeQuickjs).
+      plugins: backend === "quickjs" ? [quickjsStorage] : [],
       legalComments: "none",
       logLevel: "silent",
     });
@@ -224,6 +227,36 @@ async function bundle(entry, backend) {
     const msgs = (e.errors ?? []).map((m) => `${m.location ? `${m.location.file}:${m.location.line}: ` : ""}${m.text}`);
     fail(`bundling failed:\n  ${msgs.join("\n  ") || e.message}`);
   }
+}
+
+/** Sends the SDK's `wasmkeep:actor/storage` import to the QuickJS dialect's storage. */
+const quickjsStorage = {
+  name: "wasmkeep-quickjs-storage",
+  setup(build) {
+    build.onResolve({ filter: /^wasmkeep:actor\/storage@/ }, (args) => ({
+      path: args.path.replace("wasmkeep:actor/", "wasmkeep:actor-js/"),
+      external: true,
+    }));
+  },
+};
+
+/**
+ * The two files the QuickJS build needs from bin/native/: the storage
+ * adapter and the composer (ADR 017). The npm tarball ships them; in the
+ * repository `cargo xtask ts-quickjs` builds them.
+ */
+function quickjsParts() {
+  const native = join(sdkDir, "bin", "native");
+  const parts = { adapter: join(native, "quickjs-storage.wasm"), composer: process.env.WASMKEEP_TS_COMPOSE ?? join(native, "wasmkeep-ts-compose") };
+  const missing = Object.values(parts).filter((p) => !existsSync(p));
+  if (missing.length) {
+    fail(
+      `the QuickJS backend needs ${missing.join(" and ")}, which this copy of @wasmkeep/actor lacks.\n` +
+        "Install the tarball that `node scripts/pack.js` makes in sdk-ts/ of the wasmkeep repository, " +
+        "or, in the repository, run `cargo xtask ts-quickjs` (or build with --backend starlingmonkey).",
+    );
+  }
+  return parts;
 }
 
 /** `actor.bundle.js` for `src/actor.ts`. */
@@ -293,12 +326,17 @@ async function main() {
 
   const js = await bundle(entry, a.backend);
   if (a.keepBundle) writeFileSync(a.keepBundle, js);
-  const witDir = join(sdkDir, "wit");
+  const quickjs = a.backend === "quickjs";
+  const witDir = join(sdkDir, quickjs ? "wit-quickjs" : "wit");
+  const wit = readFileSync(join(witDir, quickjs ? "actor-js.wit" : "actor.wit"), "utf8");
   const jcoVersion = versionOf("@bytecodealliance/jco");
   const cjsVersion = versionOf("@bytecodealliance/componentize-js");
-  const toolchain = a.backend === "starlingmonkey" ? `componentize-js ${cjsVersion}` : `jco ${jcoVersion}`;
+  const toolchain = quickjs ? `jco ${jcoVersion}` : `componentize-js ${cjsVersion}`;
+  const parts = quickjs ? quickjsParts() : undefined;
+  // The adapter is part of every QuickJS component, so its bytes are part of the key.
+  const adapterHash = parts ? createHash("sha256").update(readFileSync(parts.adapter)).digest("hex") : undefined;
   const hash = createHash("sha256")
-    .update(JSON.stringify({ sdkVersion, toolchain, pbl: true, backend: a.backend, wit: readFileSync(join(witDir, "actor.wit"), "utf8") }))
+    .update(JSON.stringify({ sdkVersion, toolchain, pbl: true, backend: a.backend, wit, adapterHash }))
     .update("\0")
     .update(js)
     .digest("hex");
@@ -319,25 +357,35 @@ async function main() {
   const bundlePath = join(bundleDir, bundleName(entry));
   writeFileSync(bundlePath, js);
   const tmp = join(cacheDir, `${hash}.${process.pid}.tmp.wasm`);
+  // QuickJS: componentized against the dialect, then composed with the adapter into tmp.
+  const raw = quickjs ? join(cacheDir, `${hash}.${process.pid}.qjs.wasm`) : tmp;
   // StarlingMonkey: ComponentizeJS 0.23 directly (bin/componentize-starlingmonkey.mjs
   // says why); QuickJS: jco's backend, without the async ABI (the host calls
   // exports synchronously).
   const tool =
     a.backend === "starlingmonkey"
       ? [join(sdkDir, "bin", "componentize-starlingmonkey.mjs"), bundlePath, witDir, tmp, join(cacheDir, "splices")]
-      : [binOf("@bytecodealliance/jco", "jco"), "componentize", bundlePath, "-w", witDir, "-n", "actor", "-o", tmp,
+      : [binOf("@bytecodealliance/jco", "jco"), "componentize", bundlePath, "-w", witDir, "-n", "actor", "-o", raw,
          "--backend", "quickjs", "--backend-qjs-disable-async"];
   beginStep(a, `wasmkeep-build: componentizing with ${a.backend} (${toolchain})`);
   // The tools run with this package's WASI shim (bin/wasi-shim-hook.mjs says why).
   const pin = pathToFileURL(join(sdkDir, "bin", "pin-wasi-shim.mjs")).href;
   const r = await spawnAsync(process.execPath, ["--import", pin, ...tool], true);
   endStep();
-  if (r.status !== 0 || !existsSync(tmp)) {
+  if (r.status !== 0 || !existsSync(raw)) {
     const output = `${r.stdout ?? ""}${r.stderr ?? ""}`;
     const explained = explainInitFailure(output, js, entry);
     if (explained) fail(explained);
     process.stderr.write(output);
     fail(`componentizing failed (exit ${r.status ?? r.signal})`);
+  }
+  if (quickjs) {
+    const c = await spawnAsync(parts.composer, [raw, "--plug", parts.adapter, "-o", tmp], true);
+    rmSync(raw, { force: true });
+    if (c.status !== 0 || !existsSync(tmp)) {
+      process.stderr.write(`${c.stdout ?? ""}${c.stderr ?? ""}`);
+      fail(`composing the QuickJS storage adapter failed (${c.error?.message ?? `exit ${c.status ?? c.signal}`})`);
+    }
   }
   renameSync(tmp, cached);
   copyFileSync(cached, out);

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Regenerates the package's copy of the WIT (wit/actor.wit, from the
-// repository's wit/) and the guest types made from it (types/, by
-// `jco guest-types`). With --check, changes nothing and fails naming every
+// repository's wit/), its QuickJS dialect (wit-quickjs/, see
+// scripts/quickjs-wit.js) and the guest types made from each (types/ and
+// types-quickjs/, by `jco guest-types`). With --check, changes nothing and fails naming every
 // file that differs from what would be generated. `cargo xtask gen [--check]`
 // runs this with the other SDKs' generators.
 // Exit status: 0 current (or written), 1 files differ (--check), 2 bad
@@ -11,6 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, w
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { quickjsWit } from "./quickjs-wit.js";
 
 const pkg = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const source = resolve(pkg, "..", "wit", "actor.wit");
@@ -40,17 +42,33 @@ function files(dir, base = dir) {
 
 // Generates into a temporary directory, compares with the package, and (unless
 // --check) replaces wit/ and types/; returns the exit status.
+const DIRS = ["wit", "types", "wit-quickjs", "types-quickjs"];
+
+function guestTypes(tmp, wit, out) {
+  const r = spawnSync(process.execPath, [jco, "guest-types", join(tmp, wit), "-n", "actor", "-o", join(tmp, out), "-q"], { encoding: "utf8" });
+  if (r.status === 0) return true;
+  process.stderr.write((r.stdout ?? "") + (r.stderr ?? "") + (r.error ? `${r.error}\n` : ""));
+  console.error(`sdk-ts: jco guest-types failed on ${wit}/ (made from ../wit/actor.wit)`);
+  return false;
+}
+
 function gen(tmp) {
+  const text = readFileSync(source, "utf8");
   mkdirSync(join(tmp, "wit"));
-  writeFileSync(join(tmp, "wit", "actor.wit"), readFileSync(source));
-  const r = spawnSync(process.execPath, [jco, "guest-types", join(tmp, "wit"), "-n", "actor", "-o", join(tmp, "types"), "-q"], { encoding: "utf8" });
-  if (r.status !== 0) {
-    process.stderr.write((r.stdout ?? "") + (r.stderr ?? "") + (r.error ? `${r.error}\n` : ""));
-    console.error("sdk-ts: jco guest-types failed on ../wit/actor.wit");
+  writeFileSync(join(tmp, "wit", "actor.wit"), text);
+  let dialect;
+  try {
+    dialect = quickjsWit(text);
+  } catch (e) {
+    console.error(`sdk-ts: cannot derive the QuickJS dialect: ${e.message} (update scripts/quickjs-wit.js with it)`);
     return 3;
   }
+  mkdirSync(join(tmp, "wit-quickjs", "deps", "actor"), { recursive: true });
+  writeFileSync(join(tmp, "wit-quickjs", "actor-js.wit"), dialect);
+  writeFileSync(join(tmp, "wit-quickjs", "deps", "actor", "actor.wit"), text);
+  if (!guestTypes(tmp, "wit", "types") || !guestTypes(tmp, "wit-quickjs", "types-quickjs")) return 3;
   const differ = [];
-  for (const dir of ["wit", "types"]) {
+  for (const dir of DIRS) {
     const want = files(join(tmp, dir));
     const have = files(join(pkg, dir));
     for (const f of new Set([...want, ...have])) {
@@ -65,10 +83,10 @@ function gen(tmp) {
       console.error(`sdk-ts: these TypeScript files differ from what ../wit/actor.wit makes:\n${listed}sdk-ts: run ${regen} and commit the result`);
       return 1;
     }
-    console.log("sdk-ts: wit/ and types/ match ../wit/actor.wit");
+    console.log(`sdk-ts: ${DIRS.join("/, ")}/ match ../wit/actor.wit`);
     return 0;
   }
-  for (const dir of ["wit", "types"]) {
+  for (const dir of DIRS) {
     rmSync(join(pkg, dir), { recursive: true, force: true });
     cpSync(join(tmp, dir), join(pkg, dir), { recursive: true });
   }

@@ -18,7 +18,7 @@
 import * as wit from "wasmkeep:actor/storage@0.2.1";
 import type { SqlValue as WitValue, QueryResult } from "wasmkeep:actor/types@0.2.1";
 import { SqlError, toSqlError } from "./errors.js";
-import { INT64_AS_NUMBER, fromInt64, int64 } from "./abi.js";
+import { INT64_AS_NUMBER } from "./abi.js";
 import { requireEvent } from "./event.js";
 
 /**
@@ -68,23 +68,67 @@ const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
 const I64_MIN = -(1n << 63n);
 const I64_MAX = (1n << 63n) - 1n;
 
+/**
+ * An SQL INTEGER as the engine's bindings take it. StarlingMonkey: a
+ * `bigint`. QuickJS passes WIT `s64` as a `number`, so an integer beyond
+ * ±2^53 goes as its decimal text in the dialect's `big-integer` case
+ * (wit-quickjs/actor-js.wit); the storage adapter composed with the actor
+ * turns it back into an `integer` (ADR 017).
+ */
+function witInteger(v: number | bigint): WitValue {
+  if (!INT64_AS_NUMBER) return { tag: "integer", val: typeof v === "bigint" ? v : BigInt(v) };
+  if (typeof v === "number") return { tag: "integer", val: v as unknown as bigint };
+  return v >= MIN_SAFE && v <= MAX_SAFE
+    ? { tag: "integer", val: Number(v) as unknown as bigint }
+    : ({ tag: "big-integer", val: v.toString() } as unknown as WitValue);
+}
+
+/** A value of the engine's bindings as a {@link TaggedValue} (integers as `bigint`). */
+function tagged(v: WitValue): TaggedValue {
+  if (!INT64_AS_NUMBER) return v;
+  const t = v as { tag: string; val?: unknown };
+  if (t.tag === "integer") return { tag: "integer", val: BigInt(t.val as number) };
+  if (t.tag === "big-integer") return { tag: "integer", val: BigInt(t.val as string) };
+  return v;
+}
+
+/** A value of the engine's bindings as a plain {@link Value}. */
+function plainWit(v: WitValue): Value {
+  if (!INT64_AS_NUMBER) return plain(v);
+  const t = v as { tag: string; val?: unknown };
+  switch (t.tag) {
+    case "null":
+      return null;
+    case "integer":
+      return t.val as number;
+    case "big-integer":
+      return BigInt(t.val as string);
+    default:
+      return t.val as Value;
+  }
+}
+
 function toWit(p: Param, index: number): WitValue {
   if (p === null || p === undefined) return { tag: "null" };
   switch (typeof p) {
     case "number":
-      return Number.isSafeInteger(p) ? { tag: "integer", val: int64(p) } : { tag: "real", val: p };
+      return Number.isSafeInteger(p) ? witInteger(p) : { tag: "real", val: p };
     case "bigint":
       if (p < I64_MIN || p > I64_MAX) throw new RangeError(`parameter ${index + 1}: ${p} does not fit in a 64-bit integer`);
-      return { tag: "integer", val: int64(p, `parameter ${index + 1}:`) };
+      return witInteger(p);
     case "string":
       return { tag: "text", val: p };
     case "boolean":
-      return { tag: "integer", val: int64(p ? 1 : 0) };
+      return witInteger(p ? 1 : 0);
     case "object":
       if (p instanceof Uint8Array) return { tag: "blob", val: p };
       if ("tag" in p) {
         const t = p as WitValue;
-        return INT64_AS_NUMBER && t.tag === "integer" ? { tag: "integer", val: int64(t.val, `parameter ${index + 1}:`) } : t;
+        if (t.tag !== "integer") return t;
+        if (typeof t.val === "bigint" && (t.val < I64_MIN || t.val > I64_MAX)) {
+          throw new RangeError(`parameter ${index + 1}: ${t.val} does not fit in a 64-bit integer`);
+        }
+        return witInteger(t.val);
       }
       break;
   }
@@ -143,7 +187,7 @@ export function query<T extends object = Row>(sql: string, ...values: Param[]): 
   const r = call("query", () => wit.query(sql, params(values)));
   return r.rows.map((row) => {
     const o: Record<string, Value> = {};
-    r.columns.forEach((c, i) => (o[c] = plain(row[i] as TaggedValue)));
+    r.columns.forEach((c, i) => (o[c] = plainWit(row[i]!)));
     return o as T;
   });
 }
@@ -155,8 +199,7 @@ export function query<T extends object = Row>(sql: string, ...values: Param[]): 
  */
 export function queryRaw(sql: string, ...values: Param[]): RawRows {
   const r: QueryResult = call("queryRaw", () => wit.query(sql, params(values)));
-  const rows = r.rows as TaggedValue[][];
-  if (INT64_AS_NUMBER) for (const row of rows) for (const v of row) if (v.tag === "integer") v.val = fromInt64(v.val);
+  const rows = INT64_AS_NUMBER ? r.rows.map((row) => row.map(tagged)) : (r.rows as TaggedValue[][]);
   return { columns: r.columns, rows };
 }
 

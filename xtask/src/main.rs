@@ -2,6 +2,7 @@
 
 mod c_adapter;
 mod parity;
+mod ts_quickjs;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -96,6 +97,14 @@ enum Command {
         /// Where to write it (sdk-c/lib/wasi_snapshot_preview1.reactor.wasm).
         out: PathBuf,
     },
+    /// Build what the TypeScript SDK's QuickJS backend needs into
+    /// sdk-ts/bin/native/: the storage adapter component and the composer
+    /// (sdk-ts/scripts/build-guests.js runs this; ADR 017).
+    TsQuickjs {
+        /// Build the composer in release mode (for the npm tarball).
+        #[arg(long)]
+        release: bool,
+    },
     /// The benchmark report (not a test): builds the guests, then runs
     /// `wasmkeep-bench` in release mode and prints figures and ratios.
     Bench {
@@ -125,6 +134,7 @@ fn main() -> ExitCode {
         Command::Bench { args } => guests(&root).and_then(|()| bench(&root, &args)),
         Command::Parity { check } => parity::parity(&root, check),
         Command::CAdapter { out } => c_adapter::write(&out),
+        Command::TsQuickjs { release } => ts_quickjs::build(&root, release),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

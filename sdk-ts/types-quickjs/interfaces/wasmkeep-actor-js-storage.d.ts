@@ -1,0 +1,110 @@
+/// <reference path="./wasmkeep-actor-types.d.ts" />
+declare module 'wasmkeep:actor-js/storage@0.2.1' {
+  /**
+   * Runs SQL and returns the number of rows it changed.
+   * 
+   * With parameters the text must be one statement (`?1`, `?2`, ... or `?`
+   * are bound in order); without parameters it may be several statements
+   * separated by `;`, run in order, all or nothing: if one fails, none of
+   * them changed anything. SQL still running when the event's time is up is
+   * interrupted and the event fails. Statements that reach outside the
+   * actor's database (ATTACH, VACUUM INTO, load_extension, PRAGMAs that
+   * touch files) and transaction control written as SQL are `not-allowed`.
+   * After `delete-self-durable` answered `ok` in this event: `not-allowed`
+   * ("deleted in this event").
+   */
+  export function exec(sql: string, params: Array<SqlValue>): bigint;
+  /**
+   * Runs one statement and returns its rows. The same refusals as `exec`.
+   */
+  export function query(sql: string, params: Array<SqlValue>): QueryResult;
+  /**
+   * Like `exec` but always exactly one statement, and returns only once the
+   * write is durable: on one node, synced to disk; in a cluster,
+   * acknowledged by the bucket. Inside an open transaction: `not-allowed`
+   * ("open transaction"), nothing changes. `internal`: not known to be durable.
+   */
+  export function execDurable(sql: string, params: Array<SqlValue>): bigint;
+  /**
+   * Opens a transaction. `not-allowed` if one is already open.
+   */
+  export function begin(): void;
+  /**
+   * Commits the open transaction. `not-allowed` if none is open.
+   */
+  export function commit(): void;
+  /**
+   * Rolls the open transaction back. `not-allowed` if none is open.
+   */
+  export function rollback(): void;
+  /**
+   * Deletes the actor when this event ends. Storage keeps working until
+   * then. At the end of the event: the alarm is forgotten, sockets are
+   * closed with 1000 "actor deleted", the files are removed and the actor is
+   * given up; the next event at this address meets a new, empty actor
+   * (`on-init` runs again). In a cluster the delete is replicated when the
+   * event ends and is lost if that upload fails.
+   */
+  export function deleteSelf(): void;
+  /**
+   * Deletes the actor inside the call, so that the answer can follow it.
+   * 
+   * - `ok`: the actor is deleted (one node: the WAL then the database
+   *   removed and the directory synced; cluster: the reset acknowledged by
+   *   the bucket while the hold was valid). Every later storage call in this
+   *   event is `not-allowed` ("deleted in this event"), `get-alarm` returns
+   *   none, `set-alarm` and `clear-alarm` do nothing. The rest happens when
+   *   the event ends, as after `delete-self`.
+   * - `not-allowed` inside an open transaction: nothing changes; the
+   *   transaction stays open. Commit or roll back first.
+   * - `internal`: not known to be durable. One node: the files could not be
+   *   removed; storage stays refused (the database is closed), a retry
+   *   removes the files again and answers by its own outcome, and the end
+   *   of the event removes them. Cluster: the upload may still land; the
+   *   event's local writes are not kept and the next event restores what
+   *   the bucket holds. Calling it again is safe.
+   */
+  export function deleteSelfDurable(): void;
+  export type SqlError = import('wasmkeep:actor/types@0.2.1').SqlError;
+  /**
+   * One SQLite value, bound as a parameter or read from a row.
+   */
+  export type SqlValue = SqlValueNull | SqlValueInteger | SqlValueBigInteger | SqlValueReal | SqlValueText | SqlValueBlob;
+  export interface SqlValueNull {
+    tag: 'null',
+  }
+  /**
+   * An integer within ±2^53 (exact as a JavaScript number).
+   */
+  export interface SqlValueInteger {
+    tag: 'integer',
+    val: bigint,
+  }
+  /**
+   * An integer beyond ±2^53, as its decimal text (`-9223372036854775808`).
+   */
+  export interface SqlValueBigInteger {
+    tag: 'big-integer',
+    val: string,
+  }
+  export interface SqlValueReal {
+    tag: 'real',
+    val: number,
+  }
+  export interface SqlValueText {
+    tag: 'text',
+    val: string,
+  }
+  export interface SqlValueBlob {
+    tag: 'blob',
+    val: Uint8Array,
+  }
+  /**
+   * The answer of a query: the column names, then each row's values in
+   * that order.
+   */
+  export interface QueryResult {
+    columns: Array<string>,
+    rows: Array<Array<SqlValue>>,
+  }
+}

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // wasmkeep-build: type-checks, bundles and componentizes an actor.
 //
-//   npx wasmkeep-build src/actor.ts -o actor.wasm [--backend starlingmonkey|quickjs]
+//   npx wasmkeep-build src/actor.ts -o actor.wasm [--backend quickjs|starlingmonkey]
 //                      [--no-check] [--tsconfig path] [--cache-dir dir] [--keep-bundle path]
 //
 // The entry module must `export default defineActor({...})`. Components are
@@ -22,14 +22,15 @@ const sdkVersion = JSON.parse(readFileSync(join(sdkDir, "package.json"), "utf8")
 
 const USAGE = `usage: wasmkeep-build <entry.ts|entry.js> -o <out.wasm> [options]
 
-Type-checks (tsc), bundles (esbuild) and componentizes (ComponentizeJS, or
-jco's QuickJS backend) an actor whose entry module does
+Type-checks (tsc), bundles (esbuild) and componentizes (jco's QuickJS
+backend, or ComponentizeJS for StarlingMonkey) an actor whose entry module does
 \`export default defineActor({...})\`.
 
 options:
   -o, --out <file>        the component to write (required)
-  --backend <engine>      starlingmonkey (default) or quickjs (smaller, faster to build
-                          and per call; 64-bit integers only within ±2^53; see the README)
+  --backend <engine>      quickjs (default: small, fast to build, fast per call) or
+                          starlingmonkey (SpiderMonkey: faster on heavy computation,
+                          about 5x the memory per actor); see the README
   --no-check              skip the TypeScript type check
   --tsconfig <file>       the tsconfig.json to check with (default: the nearest one
                           above the entry, else strict defaults)
@@ -52,7 +53,7 @@ function fail(message, code = 1) {
 }
 
 function parseArgs(argv) {
-  const a = { backend: "starlingmonkey", check: true, quiet: false };
+  const a = { backend: "quickjs", check: true, quiet: false };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
     const value = () => {
@@ -102,7 +103,7 @@ function parseArgs(argv) {
   if (!a.entry) fail(`no entry module given\n\n${USAGE}`, 2);
   if (!a.out) fail(`no output given: add -o <file>.wasm`, 2);
   const backends = { starlingmonkey: "starlingmonkey", sm: "starlingmonkey", quickjs: "quickjs", qjs: "quickjs" };
-  if (!backends[a.backend]) fail(`unknown backend ${a.backend}: starlingmonkey or quickjs`, 2);
+  if (!backends[a.backend]) fail(`unknown backend ${a.backend}: quickjs or starlingmonkey`, 2);
   a.backend = backends[a.backend];
   return a;
 }
@@ -199,6 +200,8 @@ async function bundle(entry, backend) {
   const esbuild = await import("esbuild");
   const internal = join(sdkDir, "dist", "internal.js");
   const wrapper = [
+    // First, so that the actor's own module scope has a console on QuickJS (src/console.ts).
+    `import ${JSON.stringify(join(sdkDir, "dist", "console.js"))};`,
     `import * as entry from ${JSON.stringify(entry)};`,
     `import { eventsOfModule } from ${JSON.stringify(internal)};`,
     `export const events = eventsOfModule(entry, ${JSON.stringify(relative(process.cwd(), entry))});`,

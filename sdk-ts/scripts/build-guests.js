@@ -3,10 +3,12 @@
 // SDK's own build command, installing npm dependencies where node_modules is
 // missing (`npm ci`, from the lock files). Run from anywhere:
 //
-//   node sdk-ts/scripts/build-guests.js [--only <name>] [--backend quickjs] [--quiet]
+//   node sdk-ts/scripts/build-guests.js [--only <name>] [--backend <engine>] [--quiet]
 //
 // Components are cached by content hash in target/wasmkeep-ts-cache/, so an
-// unchanged guest is not componentized again.
+// unchanged guest is not componentized again. The QuickJS backend (the
+// default) needs the storage adapter and its composer in sdk-ts/bin/native/:
+// `cargo xtask ts-quickjs` builds them first (a no-op when they are current).
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
@@ -15,13 +17,16 @@ import { fileURLToPath } from "node:url";
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const sdk = join(root, "sdk-ts");
 
-/** name → [package dir, entry (relative to it)] */
+/** name → [package dir, entry (relative to it), engine (default: --backend, else wasmkeep-build's)] */
 const GUESTS = {
   "conformance-testee-ts": ["conformance/testees/ts", "src/testee.ts"],
+  // The other engine runs the whole matrix too (conformance/languages.toml).
+  "conformance-testee-ts-starlingmonkey": ["conformance/testees/ts", "src/testee.ts", "starlingmonkey"],
   "counter-ts": ["examples/counter-ts", "src/actor.ts"],
   "chat-ts": ["examples/chat-ts", "src/actor.ts"],
   // The SDK's own probe actor (test/errors.test.js).
   "sdk-ts-probe": ["sdk-ts", "test/probe/actor.ts"],
+  "sdk-ts-probe-starlingmonkey": ["sdk-ts", "test/probe/actor.ts", "starlingmonkey"],
 };
 
 const args = process.argv.slice(2);
@@ -74,17 +79,29 @@ if (!existsSync(distIndex) || statSync(distIndex).mtimeMs < newest(join(sdk, "sr
 
 const names = only.length ? only : Object.keys(GUESTS);
 for (const name of names) {
-  const guest = GUESTS[name];
-  if (!guest) {
+  if (!GUESTS[name]) {
     console.error(`build-guests: unknown guest ${name}: ${Object.keys(GUESTS).join(", ")}`);
     process.exit(2);
   }
+}
+const engineOf = (name) => GUESTS[name][2] ?? backend ?? "quickjs";
+if (names.some((name) => ["quickjs", "qjs"].includes(engineOf(name)))) {
+  const r = spawnSync("cargo", ["xtask", "ts-quickjs"], { cwd: root, encoding: "utf8" });
+  if (r.status !== 0) {
+    process.stderr.write((r.stdout ?? "") + (r.stderr ?? "") + (r.error ? `${r.error}\n` : ""));
+    console.error("build-guests: `cargo xtask ts-quickjs` (the QuickJS storage adapter and its composer) failed");
+    process.exit(1);
+  }
+  if (!quiet) process.stderr.write(r.stdout);
+}
+for (const name of names) {
+  const guest = GUESTS[name];
   const dir = join(root, guest[0]);
   if (!existsSync(dir)) continue;
   ensureInstalled(dir);
   const out = join(root, "target", "components", `${name}.wasm`);
   const argv = [join(sdk, "bin", "wasmkeep-build.js"), guest[1], "-o", out, "--cache-dir", join(root, "target", "wasmkeep-ts-cache")];
-  if (backend) argv.push("--backend", backend);
+  argv.push("--backend", engineOf(name));
   if (quiet) argv.push("--quiet");
   run(process.execPath, argv, dir);
 }

@@ -12,6 +12,18 @@
 
 let depth = 0;
 
+/**
+ * Whether the engine has a console of its own, as StarlingMonkey does and
+ * QuickJS does not (./console.ts installs a stand-in there). Read when the
+ * module loads, before any stand-in exists.
+ */
+const OWN_CONSOLE: boolean = (globalThis as { console?: unknown }).console !== undefined;
+
+/** See {@link OWN_CONSOLE}. */
+export function hasOwnConsole(): boolean {
+  return OWN_CONSOLE;
+}
+
 /** Runs `f` as (part of) an event: host calls are allowed inside it. */
 export function duringEvent<T>(f: () => T): T {
   depth++;
@@ -139,8 +151,14 @@ export function describeThrown(err: unknown, base?: string): string {
   return [head, ...lines].join("\n");
 }
 
-/** Writes to the guest's stderr (what a failed event's answer shows), never throwing. */
+/**
+ * Writes to the guest's stderr (what a failed event's answer shows), never
+ * throwing. Does nothing on an engine without a console of its own (QuickJS:
+ * the SDK's stand-in writes to the host's log, which has the report already);
+ * there the report goes in the value the event traps with instead.
+ */
 export function printError(text: string): void {
+  if (!hasOwnConsole()) return;
   try {
     (globalThis as { console?: { error?(s: string): void } }).console?.error?.(text);
   } catch {

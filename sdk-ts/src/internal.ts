@@ -7,7 +7,9 @@ import { ResponseOutparam, type Request as WitRequest } from "wasmkeep:actor/htt
 import type { Address as WitAddress, Message as WitMessage } from "wasmkeep:actor/types@0.2.1";
 import { isActorDefinition, type ActorDefinition, type ActorHandlers } from "./actor.js";
 import { log } from "./context.js";
-import { article, describeThrown, duringEvent, headline, printError, repr } from "./event.js";
+import { article, describeThrown, duringEvent, hasOwnConsole, headline, printError, repr } from "./event.js";
+// Before any actor code runs: a console where the engine has none (QuickJS).
+import "./console.js";
 import { Request, headerPairs, text, type Responder, type Response } from "./http.js";
 import { encodeUtf8 } from "./utf8.js";
 
@@ -39,6 +41,9 @@ function notPromise(what: string, r: unknown): void {
 
 /** At most this much of the headline goes into the value the event traps with. */
 const MAX_TRAP_TEXT = 300;
+
+/** At most this much of the report is the trap value where nothing was printed (QuickJS). */
+const MAX_REPORT_TEXT = 8000;
 
 /**
  * Reports what escaped a handler: first to the guest's output (a failed
@@ -73,6 +78,9 @@ function guard<T>(what: string, f: () => T): T {
       return f();
     } catch (err) {
       const text = report(what, err, "the event failed", new Error().stack);
+      // Without a console of its own (QuickJS) nothing was printed: the whole
+      // report is the value, which the engine prints and the host unwraps.
+      if (!hasOwnConsole()) throw text.length > MAX_REPORT_TEXT ? `${text.slice(0, MAX_REPORT_TEXT)}…` : text;
       let head = text.split("\n")[0]!;
       if (head.length > MAX_TRAP_TEXT) head = `${head.slice(0, MAX_TRAP_TEXT)}…`;
       throw `${what} failed: ${head}`;

@@ -113,17 +113,6 @@ impl WasiView for HostState {
     }
 }
 
-/// Lines the engines print on every failure, which say nothing about it.
-const OUTPUT_NOISE: &[&str] = &[
-    "Redirecting call to abort() to mozalloc_abort",
-    "note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace",
-    // componentize-py's runtime, after the SDK's own report.
-    "panicked at runtime/src/lib.rs",
-    "Python function threw an unexpected exception",
-    // QuickJS's interpreter, after the SDK's own report.
-    "panicked at crates/runtime/src/interpreter.rs",
-];
-
 impl HostState {
     pub(crate) fn new(node: NodeHandles, key: ActorKey, actor: Box<OpenActor>) -> Self {
         let stderr = MemoryOutputPipe::new(OUTPUT_BUFFER);
@@ -167,20 +156,9 @@ impl HostState {
     /// lines (where the SDKs put the message) and its last 10.
     pub(crate) fn event_output(&self) -> String {
         let bytes = self.stderr.contents();
-        let text = String::from_utf8_lossy(bytes.get(self.stderr_mark..).unwrap_or_default());
-        let lines: Vec<&str> = text
-            .lines()
-            .filter(|l| !l.trim().is_empty() && !OUTPUT_NOISE.iter().any(|n| l.contains(n)))
-            .collect();
-        if lines.len() <= 40 {
-            return lines.join("\n");
-        }
-        let skipped = lines.len() - 40;
-        format!(
-            "{}\n… ({skipped} lines left out)\n{}",
-            lines[..30].join("\n"),
-            lines[lines.len() - 10..].join("\n")
-        )
+        crate::guest_output::for_answer(&String::from_utf8_lossy(
+            bytes.get(self.stderr_mark..).unwrap_or_default(),
+        ))
     }
 
     /// Re-reads the alarm from the database (a rollback may have undone a

@@ -38,6 +38,7 @@ mod event_error;
 mod function_cache;
 mod guest_call;
 mod guest_counters;
+mod guest_output;
 mod host_jobs;
 mod http_types;
 mod imports;

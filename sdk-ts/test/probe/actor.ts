@@ -42,6 +42,15 @@ function fail(how: string): unknown {
     case "log-error":
       log.error("logged:", new TypeError("logged type error"));
       return text("logged");
+    case "console": {
+      // QuickJS has no console of its own: the SDK's stand-in writes to the host's log.
+      // (The SDK's tsconfig has no DOM or Node types, hence the cast.)
+      const c = (globalThis as unknown as { console: Record<"log" | "warn" | "error", (...a: unknown[]) => void> }).console;
+      c.log("console.log", 1, { a: 2n });
+      c.warn("console.warn");
+      c.error("console.error", new RangeError("console range"));
+      return text("printed");
+    }
   }
   return text(`unknown failure ${how}`, 400);
 }

@@ -3,8 +3,11 @@
 // project installs it without building anything from this repository:
 //   testing/wasmkeep-harness.node  the test harness addon (napi-rs, sdk-ts/testing/native)
 //   bin/native/wasmkeep-shim       the local host, run by `npx wasmkeep-shim`
-// Both are built for this machine's platform with cargo (the profile given;
-// release by default) and stripped of debug info.
+//   bin/native/wasmkeep-ts-compose the QuickJS build's composer, and
+//   bin/native/quickjs-storage.wasm the storage adapter it plugs in (ADR 017;
+//                                  `cargo xtask ts-quickjs` builds both)
+// The native ones are built for this machine's platform with cargo (the
+// profile given; release by default) and stripped of debug info.
 //
 //   node scripts/pack.js [--profile release|debug] [--no-build] [--out DIR]
 import { spawnSync } from "node:child_process";
@@ -37,6 +40,10 @@ if (!args.includes("--no-build")) {
   const cargo = ["build", "--quiet", "-p", "wasmkeep-node-harness", "-p", "wasmkeep-shim"];
   if (profile === "release") cargo.push("--release");
   run("cargo", cargo, root);
+  run("cargo", ["xtask", "ts-quickjs", ...(profile === "release" ? ["--release"] : [])], root);
+}
+for (const part of ["wasmkeep-ts-compose", "quickjs-storage.wasm"]) {
+  if (!existsSync(join(pkg, "bin", "native", part))) fail(`bin/native/${part} is missing: run without --no-build, or cargo xtask ts-quickjs first`);
 }
 const lib = process.platform === "darwin" ? "libwasmkeep_node_harness.dylib" : "libwasmkeep_node_harness.so";
 const parts = [

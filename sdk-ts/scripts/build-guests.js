@@ -23,6 +23,8 @@ const GUESTS = {
   // The other engine runs the whole matrix too (conformance/languages.toml).
   "conformance-testee-ts-starlingmonkey": ["conformance/testees/ts", "src/testee.ts", "starlingmonkey"],
   "counter-ts": ["examples/counter-ts", "src/actor.ts"],
+  // The benchmark measures the other engine beside the default.
+  "counter-ts-starlingmonkey": ["examples/counter-ts", "src/actor.ts", "starlingmonkey"],
   "chat-ts": ["examples/chat-ts", "src/actor.ts"],
   // The SDK's own probe actor (test/errors.test.js).
   "sdk-ts-probe": ["sdk-ts", "test/probe/actor.ts"],

@@ -1,7 +1,8 @@
 /**
  * Not public API: how WIT 64-bit integers (`u64`, `s64`) cross the component
  * boundary with each engine. StarlingMonkey (jco) uses `bigint`; QuickJS
- * (componentize-qjs) uses `number`, exact only within ±2^53. `wasmkeep-build`
+ * (componentize-qjs) uses `number`, exact only within ±2^53 (SQL integers go
+ * through the QuickJS storage dialect instead: src/storage.ts). `wasmkeep-build`
  * defines `__WASMKEEP_BACKEND__` when it bundles; without it (tests, other
  * bundlers) the StarlingMonkey convention applies.
  * @module
@@ -20,7 +21,7 @@ export function int64(v: number | bigint, what = "integer"): bigint {
   if (!INT64_AS_NUMBER) return typeof v === "bigint" ? v : BigInt(v);
   const n = Number(v);
   if (!Number.isSafeInteger(n) || (typeof v === "bigint" && BigInt(n) !== v)) {
-    throw new RangeError(`${what} ${String(v)} is beyond ±2^53: the QuickJS engine cannot pass it to the host (build with --backend starlingmonkey)`);
+    throw new RangeError(`${what} ${String(v)} is beyond ±2^53: QuickJS passes this 64-bit value as a JavaScript number, which cannot hold it exactly (SQL integers of any size are fine: the SDK sends those as text; build with --backend starlingmonkey for the rest)`);
   }
   return n as unknown as bigint;
 }

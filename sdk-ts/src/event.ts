@@ -3,9 +3,8 @@
  *
  * The host's imports (storage, alarms, sockets, calls, the context) exist only
  * while the host runs one of the actor's events. Code at module scope runs
- * when the component is built (StarlingMonkey snapshots the initialized
- * module with Wizer) or, with QuickJS, inside the first event: either way it
- * is no place for a host call, so the SDK refuses one there with a message
+ * when the component is built (both engines snapshot the initialized module
+ * with Wizer): it is no place for a host call, so the SDK refuses one there with a message
  * that says where to move it.
  * @module
  */

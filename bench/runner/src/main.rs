@@ -68,8 +68,9 @@ struct Args {
     #[arg(long)]
     counter: Option<PathBuf>,
     /// The TypeScript counter (examples/counter-ts) for extra HTTP rows
-    /// [default: <target>/components/counter-ts.wasm when it exists; build it
-    /// with `node sdk-ts/scripts/build-guests.js --only counter-ts [--backend quickjs]`].
+    /// [default: <target>/components/counter-ts.wasm (QuickJS, the default
+    /// engine) and counter-ts-starlingmonkey.wasm, each when it exists; the
+    /// setup builds them with `node sdk-ts/scripts/build-guests.js`].
     #[arg(long)]
     ts_counter: Option<PathBuf>,
     /// Leave the TypeScript counter out even when its component exists.
@@ -194,6 +195,14 @@ fn ts_counters(args: &Args, paths: &setup::Paths) -> Result<Vec<http::OtherCount
         })
         .into_iter()
         .collect();
+    // The other engine beside the default (QuickJS), when the setup built it.
+    let starlingmonkey = paths.components.join("counter-ts-starlingmonkey.wasm");
+    if args.ts_counter.is_none() && !args.no_ts_counter && starlingmonkey.exists() {
+        out.push(http::OtherCounter {
+            label: "counter-ts (starlingmonkey)".into(),
+            wasm: starlingmonkey,
+        });
+    }
     for v in &args.ts_variants {
         let (label, wasm) = v
             .split_once('=')

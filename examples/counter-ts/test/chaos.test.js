@@ -10,8 +10,8 @@
 // (COUNTER_WASM, else counter.wasm; COUNTER_CHAOS_WASM names another build).
 // Each seed starts with host.reset(), which starts a new runtime: the host
 // remembers the components it has checked, so a reset does not hash the
-// 12 MB StarlingMonkey component again (1,000 seeds in 44 s here, 119 s
-// before it did).
+// component again (a 12 MB StarlingMonkey build: 1,000 seeds in 44 s here,
+// 119 s before it did; the 1.8 MB QuickJS build, the default, is quicker still).
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";

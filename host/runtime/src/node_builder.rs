@@ -24,6 +24,10 @@ use std::sync::{Arc, Mutex, RwLock};
 use wasmtime::component::Linker;
 use wasmtime::{Config, Engine};
 
+/// Set to `1`, the environment variable that makes the engine write a perf
+/// map (see [`build_host`]).
+pub(crate) const PERF_MAP_VAR: &str = "WASMKEEP_PERF_MAP";
+
 /// Builds the host of one node (a cluster node when `cluster` names its
 /// cluster and id) and starts its timers.
 ///
@@ -38,6 +42,12 @@ pub(crate) fn build_host(
         .map_err(|e| host_err(&format!("creating {}: {e}", config.data_dir.display())))?;
     let mut wcfg = Config::new();
     wcfg.wasm_component_model(true).epoch_interruption(true);
+    // For `perf record` of a host (how ADR 018's profile was taken): wasmtime
+    // writes /tmp/perf-<pid>.map, which names the guests' compiled functions
+    // in perf's report. Off by default: the map grows with every module loaded.
+    if std::env::var_os(PERF_MAP_VAR).is_some_and(|v| v == "1") {
+        wcfg.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     // A rebuilt component is mostly the same functions (the engine of a JS
     // or Python guest): those come from the function cache, not cranelift.
     let functions = Arc::new(FunctionCache::new(&config.cache_dir));

@@ -29,8 +29,8 @@ backend, or ComponentizeJS for StarlingMonkey) an actor whose entry module does
 options:
   -o, --out <file>        the component to write (required)
   --backend <engine>      quickjs (default: small, fast to build, fast per call) or
-                          starlingmonkey (SpiderMonkey: faster on heavy computation,
-                          about 5x the memory per actor); see the README
+                          starlingmonkey (SpiderMonkey: likely faster on heavy
+                          computation, about 4x the memory per actor); see the README
   --no-check              skip the TypeScript type check
   --tsconfig <file>       the tsconfig.json to check with (default: the nearest one
                           above the entry, else strict defaults)

@@ -387,7 +387,11 @@ async function main() {
     rmSync(raw, { force: true });
     if (c.status !== 0 || !existsSync(tmp)) {
       process.stderr.write(`${c.stdout ?? ""}${c.stderr ?? ""}`);
-      fail(`composing the QuickJS storage adapter failed (${c.error?.message ?? `exit ${c.status ?? c.signal}`})`);
+      fail(
+        `composing the QuickJS storage adapter into the actor failed (${c.error?.message ?? `exit ${c.status ?? c.signal}`}). ` +
+          "The adapter and the composer in bin/native/ must come from this copy of @wasmkeep/actor: reinstall it " +
+          "(in the wasmkeep repository: cargo xtask ts-quickjs), or build with --backend starlingmonkey meanwhile.",
+      );
     }
   }
   renameSync(tmp, cached);

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Regenerates the package's copy of the WIT (wit/actor.wit, from the
 // repository's wit/), its QuickJS dialect (wit-quickjs/, see
-// scripts/quickjs-wit.js) and the guest types made from each (types/ and
-// types-quickjs/, by `jco guest-types`). With --check, changes nothing and fails naming every
+// scripts/quickjs-wit.js) and the guest types made from them (types/, by
+// `jco guest-types`: the world's, plus the dialect's storage module). With --check, changes nothing and fails naming every
 // file that differs from what would be generated. `cargo xtask gen [--check]`
 // runs this with the other SDKs' generators.
 // Exit status: 0 current (or written), 1 files differ (--check), 2 bad
@@ -42,7 +42,9 @@ function files(dir, base = dir) {
 
 // Generates into a temporary directory, compares with the package, and (unless
 // --check) replaces wit/ and types/; returns the exit status.
-const DIRS = ["wit", "types", "wit-quickjs", "types-quickjs"];
+const DIRS = ["wit", "types", "wit-quickjs"];
+/** The one module of the dialect's guest types that the world's do not already declare. */
+const DIALECT_TYPES = join("interfaces", "wasmkeep-actor-js-storage.d.ts");
 
 function guestTypes(tmp, wit, out) {
   const r = spawnSync(process.execPath, [jco, "guest-types", join(tmp, wit), "-n", "actor", "-o", join(tmp, out), "-q"], { encoding: "utf8" });
@@ -66,7 +68,10 @@ function gen(tmp) {
   mkdirSync(join(tmp, "wit-quickjs", "deps", "actor"), { recursive: true });
   writeFileSync(join(tmp, "wit-quickjs", "actor-js.wit"), dialect);
   writeFileSync(join(tmp, "wit-quickjs", "deps", "actor", "actor.wit"), text);
-  if (!guestTypes(tmp, "wit", "types") || !guestTypes(tmp, "wit-quickjs", "types-quickjs")) return 3;
+  if (!guestTypes(tmp, "wit", "types") || !guestTypes(tmp, "wit-quickjs", "dialect-types")) return 3;
+  // The dialect's other modules are the world's own, generated again; only its
+  // storage is new. It references ./wasmkeep-actor-types.d.ts, which types/ has.
+  writeFileSync(join(tmp, "types", DIALECT_TYPES), readFileSync(join(tmp, "dialect-types", DIALECT_TYPES)));
   const differ = [];
   for (const dir of DIRS) {
     const want = files(join(tmp, dir));

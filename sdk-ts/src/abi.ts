@@ -25,8 +25,3 @@ export function int64(v: number | bigint, what = "integer"): bigint {
   }
   return n as unknown as bigint;
 }
-
-/** A 64-bit integer the host returned, as a `bigint` whatever the engine. */
-export function fromInt64(v: number | bigint): bigint {
-  return typeof v === "bigint" ? v : BigInt(v);
-}

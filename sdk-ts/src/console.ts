@@ -37,11 +37,9 @@ function writer(level: Level): (...parts: unknown[]) => void {
   };
 }
 
-/** Installs the console when the engine has none; returns whether it did. */
-export function installConsole(): boolean {
-  const g = globalThis as { console?: unknown };
-  if (g.console !== undefined) return false;
-  g.console = {
+// Installed when this module loads: wasmkeep-build imports it before the actor's module.
+if ((globalThis as { console?: unknown }).console === undefined) {
+  (globalThis as { console?: unknown }).console = {
     log: writer("info"),
     info: writer("info"),
     debug: writer("debug"),
@@ -49,8 +47,4 @@ export function installConsole(): boolean {
     warn: writer("warn"),
     error: writer("error"),
   };
-  return true;
 }
-
-/** Whether the console is this module's (the engine had none). */
-export const CONSOLE_IS_THE_HOST_LOG: boolean = installConsole();

@@ -8,8 +8,6 @@ import type { Address as WitAddress, Message as WitMessage } from "wasmkeep:acto
 import { isActorDefinition, type ActorDefinition, type ActorHandlers } from "./actor.js";
 import { log } from "./context.js";
 import { article, describeThrown, duringEvent, hasOwnConsole, headline, printError, repr } from "./event.js";
-// Before any actor code runs: a console where the engine has none (QuickJS).
-import "./console.js";
 import { Request, headerPairs, text, type Responder, type Response } from "./http.js";
 import { encodeUtf8 } from "./utf8.js";
 

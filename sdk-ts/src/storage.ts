@@ -69,42 +69,50 @@ const I64_MIN = -(1n << 63n);
 const I64_MAX = (1n << 63n) - 1n;
 
 /**
+ * Under QuickJS the storage import is the dialect's (wasmkeep-build points
+ * the import there), whose values these are. Its generated types say `bigint`
+ * for `integer`, as for every WIT s64, but QuickJS passes a `number`.
+ */
+type DialectValue = import("wasmkeep:actor-js/storage@0.2.1").SqlValue;
+
+/**
  * An SQL INTEGER as the engine's bindings take it. StarlingMonkey: a
  * `bigint`. QuickJS passes WIT `s64` as a `number`, so an integer beyond
  * ±2^53 goes as its decimal text in the dialect's `big-integer` case
  * (wit-quickjs/actor-js.wit); the storage adapter composed with the actor
- * turns it back into an `integer` (ADR 017).
+ * turns it back into an `integer` (ADR 018).
  */
 function witInteger(v: number | bigint): WitValue {
   if (!INT64_AS_NUMBER) return { tag: "integer", val: typeof v === "bigint" ? v : BigInt(v) };
-  if (typeof v === "number") return { tag: "integer", val: v as unknown as bigint };
-  return v >= MIN_SAFE && v <= MAX_SAFE
-    ? { tag: "integer", val: Number(v) as unknown as bigint }
-    : ({ tag: "big-integer", val: v.toString() } as unknown as WitValue);
+  if (typeof v === "bigint" && (v < MIN_SAFE || v > MAX_SAFE)) {
+    const big: DialectValue = { tag: "big-integer", val: v.toString() };
+    return big as unknown as WitValue;
+  }
+  return { tag: "integer", val: Number(v) as unknown as bigint };
 }
 
 /** A value of the engine's bindings as a {@link TaggedValue} (integers as `bigint`). */
-function tagged(v: WitValue): TaggedValue {
-  if (!INT64_AS_NUMBER) return v;
-  const t = v as { tag: string; val?: unknown };
-  if (t.tag === "integer") return { tag: "integer", val: BigInt(t.val as number) };
-  if (t.tag === "big-integer") return { tag: "integer", val: BigInt(t.val as string) };
+function tagged(w: WitValue): TaggedValue {
+  if (!INT64_AS_NUMBER) return w;
+  const v = w as unknown as DialectValue;
+  if (v.tag === "integer") return { tag: "integer", val: BigInt(v.val as unknown as number) };
+  if (v.tag === "big-integer") return { tag: "integer", val: BigInt(v.val) };
   return v;
 }
 
 /** A value of the engine's bindings as a plain {@link Value}. */
-function plainWit(v: WitValue): Value {
-  if (!INT64_AS_NUMBER) return plain(v);
-  const t = v as { tag: string; val?: unknown };
-  switch (t.tag) {
+function plainWit(w: WitValue): Value {
+  if (!INT64_AS_NUMBER) return plain(w);
+  const v = w as unknown as DialectValue;
+  switch (v.tag) {
     case "null":
       return null;
     case "integer":
-      return t.val as number;
+      return v.val as unknown as number;
     case "big-integer":
-      return BigInt(t.val as string);
+      return BigInt(v.val);
     default:
-      return t.val as Value;
+      return v.val;
   }
 }
 

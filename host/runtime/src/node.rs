@@ -223,6 +223,13 @@ impl Host {
             .clone()
     }
 
+    /// Whether events may be queued here for `key`: its worker runs, or its
+    /// mailbox waits for a resident place. Creates no mailbox.
+    pub(crate) fn has_queue(&self, key: &ActorKey) -> bool {
+        let slot = lock(&self.actors).get(key).cloned();
+        slot.is_some_and(|s| s.lock().sender.is_some())
+    }
+
     /// Whether `key` is resident here now (its database open in its worker).
     pub(crate) fn is_resident(&self, key: &ActorKey) -> bool {
         lock(&self.actors)

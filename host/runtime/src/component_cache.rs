@@ -67,9 +67,8 @@ impl ComponentCache {
     /// hashing a 12 MB JavaScript component and checking its 37 MB compiled
     /// form took about 90 ms of each reset.
     pub fn load_seen(&self, engine: &Engine, source: &Path) -> Option<Component> {
-        let key = (FileId::of(source)?, engine_hash(engine));
-        let (cwasm, cwasm_id) = lock_seen().get(&key).cloned()?;
-        if FileId::of(&cwasm).as_ref() != Some(&cwasm_id) {
+        let (source_id, cwasm, cwasm_id) = lock_seen().get(&self.seen_key(engine, source)).cloned()?;
+        if FileId::of(source)? != source_id || FileId::of(&cwasm).as_ref() != Some(&cwasm_id) {
             return None;
         }
         deserialize(engine, &cwasm).ok()
@@ -91,9 +90,15 @@ impl ComponentCache {
             .load_inner(engine, wasm)
             .map_err(|e| CacheError::Compile(format!("{e:#}")))?;
         if let (Some(src), Some(cw)) = (FileId::of(source), FileId::of(&cwasm)) {
-            lock_seen().insert((src, engine_hash(engine)), (cwasm, cw));
+            lock_seen().insert(self.seen_key(engine, source), (src, cwasm, cw));
         }
         Ok((component, outcome))
+    }
+
+    /// What [`Seen`] files a source under: one entry per source path (a
+    /// rebuild replaces it), per engine settings and per cache directory.
+    fn seen_key(&self, engine: &Engine, source: &Path) -> SeenKey {
+        (source.to_owned(), engine_hash(engine), self.dir.clone())
     }
 
     /// The component, how it was obtained, and its compiled file.
@@ -159,10 +164,14 @@ impl FileId {
     }
 }
 
-/// Source file and engine settings → the compiled file it maps to, as it was
-/// when it was last checked. Process-wide: every runtime of the process
-/// (each reset of a test host is a new one) shares what was checked.
-type Seen = HashMap<(FileId, u64), (PathBuf, FileId)>;
+/// A source path, the engine's settings and the cache directory.
+type SeenKey = (PathBuf, u64, PathBuf);
+
+/// [`SeenKey`] → the source file as it was, and the compiled file it mapped
+/// to as it was, when last checked. Process-wide: every runtime of the
+/// process (each reset of a test host is a new one) shares what was checked.
+/// A rebuilt source replaces its entry, so `serve --watch` does not grow it.
+type Seen = HashMap<SeenKey, (FileId, PathBuf, FileId)>;
 
 fn lock_seen() -> std::sync::MutexGuard<'static, Seen> {
     static SEEN: OnceLock<Mutex<Seen>> = OnceLock::new();
@@ -259,5 +268,26 @@ mod tests {
         std::thread::sleep(std::time::Duration::from_millis(20));
         std::fs::write(&source, &wasm).expect("rewrite");
         assert!(cache.load_seen(&engine, &source).is_none(), "the source changed");
+    }
+
+    #[test]
+    fn what_one_cache_directory_loaded_is_not_taken_from_another() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let source = dir.path().join("counter.wasm");
+        let wasm = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../shim/tests/data/counter-rust-0.2.0.wasm"
+        ))
+        .expect("the test component");
+        std::fs::write(&source, &wasm).expect("write");
+        let engine = engine();
+        let first = ComponentCache::new(dir.path().join("first"));
+        first.load_file(&engine, &source, &wasm).expect("load");
+        assert!(first.load_seen(&engine, &source).is_some(), "seen by its own cache");
+        let second = ComponentCache::new(dir.path().join("second"));
+        assert!(
+            second.load_seen(&engine, &source).is_none(),
+            "another cache directory has not compiled it (deleting a cache must not leave it served)"
+        );
     }
 }

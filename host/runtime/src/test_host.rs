@@ -73,9 +73,7 @@ pub enum TestHostError {
         nodes: usize,
     },
     /// A node count a test host does not run.
-    #[error(
-        "nodes = {0}: a test host runs 1 to {MOST_NODES} nodes (a C program built against an older wasmkeep_harness.h must be rebuilt)"
-    )]
+    #[error("nodes = {0}: a test host runs 1 to {MOST_NODES} nodes (1 is a single node, 2 or more a local cluster)")]
     BadNodes(usize),
     /// A cluster verb on a single node.
     #[error("this needs a cluster: start the host with nodes = 2 or more")]
@@ -103,6 +101,9 @@ pub struct TestHost {
     /// The seeded schedule applied before each event, between
     /// [`TestHost::start_chaos`] and [`TestHost::end_chaos`].
     chaos: Mutex<Option<Schedule>>,
+    /// [`TestHost::close`] ran: a reset does not start it again (a host that
+    /// only a failed reset stopped does start again).
+    closed: bool,
     // Dropped after the runtime (field order): the data directory goes last.
     temp: Option<tempfile::TempDir>,
 }
@@ -172,6 +173,7 @@ impl TestHost {
             loaded: Mutex::new(Vec::new()),
             sockets: Mutex::new(HashMap::new()),
             chaos: Mutex::new(None),
+            closed: false,
             temp,
         })
     }
@@ -355,8 +357,12 @@ impl TestHost {
     /// is emptied; a temporary one is replaced.
     ///
     /// # Errors
-    /// The data directory cannot be emptied, or the host cannot start again.
+    /// [`TestHostError::Closed`] after [`TestHost::close`]; the data directory
+    /// cannot be emptied, or the host cannot start again.
     pub fn reset(&mut self) -> Result<(), TestHostError> {
+        if self.closed {
+            return Err(TestHostError::Closed);
+        }
         lock(&self.sockets).clear();
         *lock(&self.chaos) = None;
         if let Some(rt) = self.rt.take() {
@@ -746,6 +752,7 @@ impl TestHost {
     /// Stops the host: its actors hibernate, its sockets are dropped, its
     /// temporary data directory is removed. Closing again does nothing.
     pub fn close(&mut self) {
+        self.closed = true;
         if let Some(rt) = self.rt.take() {
             rt.hibernate_all();
         }
@@ -772,5 +779,22 @@ pub fn sql_value_json(v: &SqlValue) -> serde_json::Value {
         SqlValue::Real(r) => serde_json::json!({ "real": r }),
         SqlValue::Text(t) => serde_json::Value::String(t.clone()),
         SqlValue::Blob(b) => serde_json::json!({ "blob": hex::encode(b) }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_closed_host_is_not_started_again_by_a_reset() {
+        let mut host = TestHost::new(TestHostOptions::default()).expect("a host");
+        host.reset().expect("an open host resets");
+        host.close();
+        assert!(
+            matches!(host.reset(), Err(TestHostError::Closed)),
+            "reset after close is refused (close would then not stop what it started)"
+        );
+        assert!(matches!(host.now_ms(), Err(TestHostError::Closed)), "still closed");
     }
 }

@@ -78,9 +78,9 @@ pub unsafe extern "C" fn wkh_set_expire_after_idle(
         // SAFETY: per the contract.
         let (host, app, class) = unsafe { (WkhHost::from_ptr(host)?, arg(app, "app")?, arg(class, "class")?) };
         let limit = (limit_ms > 0).then(|| Duration::from_millis(limit_ms));
-        host.host.set_expire_after_idle(app, class, limit).map_err(|e| {
-            format!("{e} (wkh_set_expire_after_idle takes at least 3600000 ms, or 0 to remove the limit)")
-        })?;
+        host.host
+            .set_expire_after_idle(app, class, limit)
+            .map_err(|e| e.to_string())?;
         Ok(0)
     })
 }

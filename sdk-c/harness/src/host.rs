@@ -5,7 +5,7 @@ use crate::ffi_str::{arg, opt_arg, owned};
 use std::ffi::c_char;
 use std::path::PathBuf;
 use std::time::Duration;
-use wasmkeep_host::{Access, ActorKey, ClassSpec, TestHost, TestHostOptions};
+use wasmkeep_host::{Access, ActorKey, ClassSpec, TestHost, TestHostError, TestHostOptions};
 
 /// A host with its own data directory and a virtual clock (opaque). Made by
 /// `wkh_host_new`, freed by `wkh_host_free`.
@@ -127,7 +127,13 @@ pub unsafe extern "C" fn wkh_host_new(options: *const WkhHostOptions) -> *mut Wk
             nodes: options.and_then(|o| usize::try_from(o.nodes).ok()).filter(|n| *n > 1),
             ..TestHostOptions::default()
         })
-        .map_err(|e| format!("starting the host: {e}"))?;
+        .map_err(|e| match e {
+            // The options struct is read as this harness lays it out.
+            TestHostError::BadNodes(_) => {
+                format!("starting the host: {e}; a C program built against an older wasmkeep_harness.h must be rebuilt")
+            }
+            e => format!("starting the host: {e}"),
+        })?;
         Ok(Box::into_raw(Box::new(WkhHost { host })))
     })
 }

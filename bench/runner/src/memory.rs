@@ -14,7 +14,7 @@ use crate::setup;
 const BATCH: usize = 500;
 
 /// A field of `/proc/self/status`, in KiB.
-fn status_kib(field: &str) -> Result<u64> {
+pub(crate) fn status_kib(field: &str) -> Result<u64> {
     let status = std::fs::read_to_string("/proc/self/status").context("reading /proc/self/status")?;
     status
         .lines()
@@ -23,7 +23,7 @@ fn status_kib(field: &str) -> Result<u64> {
         .with_context(|| format!("no {field} in /proc/self/status"))
 }
 
-fn mib(kib: u64) -> f64 {
+pub(crate) fn mib(kib: u64) -> f64 {
     kib as f64 / 1024.0
 }
 

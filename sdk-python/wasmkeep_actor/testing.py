@@ -349,9 +349,8 @@ class TestActor:
         return self.fetch(path, "DELETE", node=node)
 
     def logs(self) -> list[dict[str, Any]]:
-        """What this actor logged (node 1's log: at, actor, level, message)."""
-        me = f"{self.app}:{self.cls}/{self.name}"
-        return [line for line in self._host.logs() if line.get("actor") == me]
+        """What this actor logged (every node's log: at, actor, level, message)."""
+        return list(_json.loads(self._host._native.logs_of_json(self.app, self.cls, self.name)))
 
     def restart(self) -> None:
         """Restarts the actor as a crash and recovery would: what it kept in

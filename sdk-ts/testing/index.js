@@ -214,8 +214,7 @@ export class TestActor {
   }
   /** What this actor logged (the host keeps the last 1000 lines of all actors). */
   logs() {
-    const address = this.address;
-    return this.#host.logs().filter((l) => l.actor === address);
+    return this.#host.native.logsOf(...this.#key);
   }
 }
 

@@ -730,6 +730,23 @@ impl TestHost {
         Ok(lines)
     }
 
+    /// What one actor logged, as [`TestHost::logs`] orders it. Filtered
+    /// before the sort: the harnesses print it after every answer ≥ 500,
+    /// many of them under chaos.
+    ///
+    /// # Errors
+    /// The host is closed.
+    pub fn logs_of(&self, key: &ActorKey) -> Result<Vec<LogLine>, TestHostError> {
+        let actor = key.to_string();
+        let mut lines: Vec<LogLine> = self
+            .all_nodes()?
+            .flat_map(Runtime::logs)
+            .filter(|l| l.actor == actor)
+            .collect();
+        lines.sort_by_key(|l| l.at);
+        Ok(lines)
+    }
+
     /// The counters in Prometheus text.
     ///
     /// # Errors

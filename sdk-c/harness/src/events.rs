@@ -160,12 +160,7 @@ unsafe fn request(
 /// Writes the actor's log lines to stderr, after an answer of `status` (≥ 500).
 fn print_logs_of(host: &TestHost, key: &ActorKey, status: u16) {
     let actor = key.to_string();
-    let lines: Vec<_> = host
-        .logs()
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|l| l.actor == actor)
-        .collect();
+    let lines = host.logs_of(key).unwrap_or_default();
     if lines.is_empty() || std::env::var_os(QUIET_VAR).is_some_and(|v| v != "0") {
         return;
     }

@@ -469,6 +469,11 @@ impl NativeHost {
         serde_json::to_string(&self.host.logs().map_err(host_err)?).map_err(err)
     }
 
+    /// What one actor logged, as JSON.
+    fn logs_of_json(&self, app: String, class: String, name: String) -> PyResult<String> {
+        serde_json::to_string(&self.host.logs_of(&key(app, class, name)).map_err(host_err)?).map_err(err)
+    }
+
     /// The metrics in Prometheus text.
     fn metrics(&self) -> PyResult<String> {
         self.host.metrics().map_err(host_err)

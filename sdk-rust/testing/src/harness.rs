@@ -255,13 +255,7 @@ impl ActorTest {
 
     /// What the actor named `name` logged so far.
     pub fn logs_of(&self, name: &str) -> Vec<LogLine> {
-        let actor = self.key(name).to_string();
-        self.host
-            .logs()
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|l| l.actor == actor)
-            .collect()
+        self.host.logs_of(&self.key(name)).unwrap_or_default()
     }
 
     /// Arms `count` occurrences of the fault `name` (`fail-removal`, ...).

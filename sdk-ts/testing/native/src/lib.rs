@@ -421,6 +421,12 @@ impl NativeHost {
         serde_json::to_value(self.host.logs().map_err(err)?).map_err(err)
     }
 
+    /// What one actor logged.
+    #[napi]
+    pub fn logs_of(&self, app: String, class: String, name: String) -> napi::Result<Json> {
+        serde_json::to_value(self.host.logs_of(&key(app, class, name)).map_err(err)?).map_err(err)
+    }
+
     /// The metrics in Prometheus text.
     #[napi]
     pub fn metrics(&self) -> napi::Result<String> {

@@ -318,11 +318,7 @@ class TestActor:
         m = method or ("POST" if body is not None else "GET")
         if not path.startswith("/"):
             path = "/" + path
-        native = self._host._native
-        if node is None:
-            status, hs, out = native.request(*self._k(), m, path, pairs, data)
-        else:
-            status, hs, out = native.request_on(node, *self._k(), m, path, pairs, data)
+        status, hs, out = self._host._native.request(*self._k(), m, path, pairs, data, node)
         if status >= 500:
             # What the actor logged is what explains a failure.
             where = "" if node is None else f" on node {node}"

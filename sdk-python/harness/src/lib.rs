@@ -148,11 +148,6 @@ impl NativeHost {
         idle_timeout_ms: Option<u64>,
         nodes: Option<usize>,
     ) -> PyResult<Self> {
-        if nodes == Some(0) {
-            return Err(PyValueError::new_err(
-                "nodes must be 1 (a single node) or more (a local cluster), not 0",
-            ));
-        }
         let host = TestHost::new(TestHostOptions {
             data_dir,
             cache_dir,
@@ -168,28 +163,6 @@ impl NativeHost {
     #[getter]
     fn node_count(&self) -> usize {
         self.host.node_count()
-    }
-
-    /// Sends a request event to node `node` (1-based), which serves it or
-    /// forwards it to the actor's holder: `(status, headers, body)`.
-    #[allow(clippy::too_many_arguments, reason = "a flat signature keeps the Python side simple")]
-    fn request_on(
-        &self,
-        py: Python<'_>,
-        node: usize,
-        app: String,
-        class: String,
-        name: String,
-        method: String,
-        path: String,
-        headers: Vec<(String, String)>,
-        body: Vec<u8>,
-    ) -> PyResult<Answer> {
-        let host = &self.host;
-        let answer = py
-            .detach(|| host.request_on(node, &key(app, class, name), &method, &path, headers, body))
-            .map_err(host_err)?;
-        Ok((answer.status, answer.headers, PyBytes::new(py, &answer.body).unbind()))
     }
 
     /// Cuts node `node` off: it holds nothing from now on, the others take
@@ -315,7 +288,10 @@ impl NativeHost {
     }
 
     /// Sends a request event and waits for the answer: `(status, headers, body)`.
+    /// With `node` (1-based), to that node, which serves it or forwards it to
+    /// the actor's holder.
     #[allow(clippy::too_many_arguments, reason = "a flat signature keeps the Python side simple")]
+    #[pyo3(signature = (app, class, name, method, path, headers, body, node=None))]
     fn request(
         &self,
         py: Python<'_>,
@@ -326,10 +302,15 @@ impl NativeHost {
         path: String,
         headers: Vec<(String, String)>,
         body: Vec<u8>,
+        node: Option<usize>,
     ) -> PyResult<Answer> {
         let host = &self.host;
+        let key = key(app, class, name);
         let answer = py
-            .detach(|| host.request(&key(app, class, name), &method, &path, headers, body))
+            .detach(|| match node {
+                None => host.request(&key, &method, &path, headers, body),
+                Some(n) => host.request_on(n, &key, &method, &path, headers, body),
+            })
             .map_err(host_err)?;
         Ok((answer.status, answer.headers, PyBytes::new(py, &answer.body).unbind()))
     }

@@ -50,7 +50,7 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   "${sudo[@]}" apt-get update -qq
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
 fi
-ts_dirs=(sdk-ts examples/counter-ts examples/chat-ts)
+ts_dirs=(sdk-ts examples/counter-ts examples/chat-ts examples/bank-ts)
 ts_only=(--only counter-ts --only chat-ts)
 if ! $for_serve; then ts_dirs+=(conformance/testees/ts); ts_only=(); fi
 for dir in "${ts_dirs[@]}"; do

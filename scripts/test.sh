@@ -34,7 +34,8 @@ cargo test --workspace --quiet
 step "TypeScript tests (the harness addon, then npm test in sdk-ts and examples/*-ts)"
 cargo build --quiet -p wasmkeep-node-harness
 export COUNTER_WASM="$PWD/target/components/counter-ts.wasm" CHAT_WASM="$PWD/target/components/chat-ts.wasm"
-for dir in sdk-ts examples/counter-ts examples/chat-ts; do
+export BANK_WASM="$PWD/target/components/bank-ts.wasm" BANK_BROKEN_WASM="$PWD/target/components/bank-ts-broken.wasm"
+for dir in sdk-ts examples/counter-ts examples/chat-ts examples/bank-ts; do
   if [ -f "$dir/package.json" ]; then (cd "$dir" && npm test --silent); fi
 done
 step "TypeScript: the new-user trial (pack, npm install into an empty folder, the README's actor and test, build, node --test, npx wasmkeep-shim serve)"

@@ -291,7 +291,7 @@ typedef struct {
   } val;
 } exports_wasmkeep_actor_events_result_list_u8_string_t;
 
-// Imported Functions from `wasmkeep:actor/storage@0.2.1`
+// Imported Functions from `wasmkeep:actor/storage@0.2.2`
 // Runs SQL and returns the number of rows it changed.
 // 
 // With parameters the text must be one statement (`?1`, `?2`, ... or `?`
@@ -311,6 +311,26 @@ extern bool wasmkeep_actor_storage_query(actor_string_t *sql, wasmkeep_actor_sto
 // acknowledged by the bucket. Inside an open transaction: `not-allowed`
 // ("open transaction"), nothing changes. `internal`: not known to be durable.
 extern bool wasmkeep_actor_storage_exec_durable(actor_string_t *sql, wasmkeep_actor_storage_list_sql_value_t *params, uint64_t *ret, wasmkeep_actor_storage_sql_error_t *err);
+// Returns once every write this event has made so far, outside an open
+// transaction, is kept: what the end of the event would keep, but before
+// the answer goes out. Call it before setting an answer that acknowledges
+// those writes (the SDKs do, by default, before they send an answer).
+// 
+// - In a cluster: the database as it is now is uploaded if it changed
+//   since it was last acknowledged, and `ok` means the bucket
+//   acknowledged it while the hold was valid (as `exec-durable`).
+// - On one node: committed writes are already kept (they survive a crash
+//   of the host), so it returns `ok` at once. It does not sync the disk;
+//   `exec-durable` does.
+// - In `on-init`, and after `delete-self-durable` answered `ok`: `ok`,
+//   nothing to do.
+// - `not-allowed` inside an open transaction: nothing changes. Commit
+//   first.
+// - `internal`: not known to be kept. The upload may still land.
+//   Replication stops for this actor as after a failed `exec-durable`:
+//   the event's writes are not kept, and the next event restores what
+//   the bucket holds. Answer so that the client retries.
+extern bool wasmkeep_actor_storage_flush(wasmkeep_actor_storage_sql_error_t *err);
 // Opens a transaction. `not-allowed` if one is already open.
 extern bool wasmkeep_actor_storage_begin(wasmkeep_actor_storage_sql_error_t *err);
 // Commits the open transaction. `not-allowed` if none is open.
@@ -342,7 +362,7 @@ extern void wasmkeep_actor_storage_delete_self(void);
 //   the bucket holds. Calling it again is safe.
 extern bool wasmkeep_actor_storage_delete_self_durable(wasmkeep_actor_storage_sql_error_t *err);
 
-// Imported Functions from `wasmkeep:actor/alarms@0.2.1`
+// Imported Functions from `wasmkeep:actor/alarms@0.2.2`
 // The pending alarm, in milliseconds since the Unix epoch, or none.
 // None after `delete-self-durable` answered `ok` in this event.
 extern bool wasmkeep_actor_alarms_get_alarm(uint64_t *ret);
@@ -354,7 +374,7 @@ extern void wasmkeep_actor_alarms_set_alarm(uint64_t at);
 // `delete-self-durable` answered `ok` in this event.
 extern void wasmkeep_actor_alarms_clear_alarm(void);
 
-// Imported Functions from `wasmkeep:actor/context@0.2.1`
+// Imported Functions from `wasmkeep:actor/context@0.2.2`
 // This actor's address.
 extern void wasmkeep_actor_context_self_address(wasmkeep_actor_context_address_t *ret);
 // The app this actor belongs to, as `tenant/app`.
@@ -374,7 +394,7 @@ extern void wasmkeep_actor_context_log(wasmkeep_actor_context_log_level_t level,
 // any.
 extern bool wasmkeep_actor_context_previous_deletion(wasmkeep_actor_context_deletion_t *ret);
 
-// Imported Functions from `wasmkeep:actor/sockets@0.2.1`
+// Imported Functions from `wasmkeep:actor/sockets@0.2.2`
 // Sends a message to one of the actor's sockets.
 extern bool wasmkeep_actor_sockets_send(wasmkeep_actor_sockets_socket_id_t socket, wasmkeep_actor_sockets_message_t *message, wasmkeep_actor_sockets_socket_error_t *err);
 // Closes a socket with a WebSocket close code (1000 normal, 4000-4999
@@ -383,17 +403,17 @@ extern bool wasmkeep_actor_sockets_close(wasmkeep_actor_sockets_socket_id_t sock
 // The actor's open sockets.
 extern void wasmkeep_actor_sockets_open_sockets(wasmkeep_actor_sockets_list_socket_id_t *ret);
 
-// Imported Functions from `wasmkeep:actor/calls@0.2.1`
+// Imported Functions from `wasmkeep:actor/calls@0.2.2`
 // Runs `on-call` on the target actor (creating it if its class allows)
 // and returns its answer. The caller waits; the callee runs its event in
 // its own mailbox, after the events queued there.
 extern bool wasmkeep_actor_calls_call(wasmkeep_actor_calls_address_t *target, actor_list_u8_t *payload, actor_list_u8_t *ret, wasmkeep_actor_calls_call_error_t *err);
 
-// Imported Functions from `wasmkeep:actor/http@0.2.1`
+// Imported Functions from `wasmkeep:actor/http@0.2.2`
 // Sends the answer. An event that never sets it is answered 500.
 extern void wasmkeep_actor_http_static_response_outparam_set(wasmkeep_actor_http_own_response_outparam_t out, wasmkeep_actor_http_response_t *response);
 
-// Exported Functions from `wasmkeep:actor/events@0.2.1`
+// Exported Functions from `wasmkeep:actor/events@0.2.2`
 void exports_wasmkeep_actor_events_on_init(void);
 void exports_wasmkeep_actor_events_on_request(exports_wasmkeep_actor_events_request_t *request, exports_wasmkeep_actor_events_own_response_outparam_t out);
 void exports_wasmkeep_actor_events_on_alarm(void);

@@ -1,4 +1,4 @@
-/* wasmkeep.h: the C SDK for wasmkeep actors (WIT package wasmkeep:actor@0.2.1).
+/* wasmkeep.h: the C SDK for wasmkeep actors (WIT package wasmkeep:actor@0.2.2).
  *
  * An actor is a C file that includes this header and defines the events it
  * answers (wk_on_request, wk_on_init, ...; see "Events" below). Build it into a
@@ -36,7 +36,7 @@ extern "C" {
 /** The SDK's version, also returned by wk_version(). */
 #define WASMKEEP_VERSION "0.2.0"
 /** The WIT package the SDK is built on. */
-#define WASMKEEP_WIT_PACKAGE "wasmkeep:actor@0.2.1"
+#define WASMKEEP_WIT_PACKAGE "wasmkeep:actor@0.2.2"
 
 /** WASMKEEP_VERSION, as a static string (never freed). */
 const char *wk_version(void);
@@ -236,6 +236,20 @@ struct wk_params_must_be_a_wk_value_array_or_NULL {
 #define WK_EXEC_(f, sql, params, n_params, out, err) (f)((sql), WK_CHECKED_PARAMS_(params), (n_params), (out), (err))
 #endif
 
+/** Returns once every write this event has made so far is kept: what the end
+ * of the event would keep, but before the answer goes out. wk_respond (and
+ * the wk_respond_* helpers) and wk_reply call it for you, so a 200
+ * acknowledges the writes before it; call it yourself before an answer that
+ * leaves another way (a socket message). In a cluster the database is
+ * uploaded if it changed since it was last acknowledged; on one node
+ * committed writes are already kept (they survive a crash of the host;
+ * wk_storage_exec_durable also syncs the disk), so it returns at once.
+ * WK_SQL_NOT_ALLOWED inside an open transaction (commit first).
+ * WK_SQL_INTERNAL: not known to be kept (the upload may still land); the
+ * event's writes are then not kept, and the next event restores what the
+ * bucket holds: answer so that the client retries. WIT 0.2.2. */
+int wk_storage_flush(wk_sql_error *err);
+
 /** Opens a transaction (WK_SQL_NOT_ALLOWED if one is open). A transaction still
  * open when the event ends, or when the event traps, is rolled back. */
 int wk_storage_begin(wk_sql_error *err);
@@ -396,9 +410,18 @@ const char *wk_request_header(const wk_request *req, const char *name);
 typedef struct wk_responder wk_responder;
 
 /** Sends the answer: a status, `n_headers` headers, `len` bytes of body (all
- * borrowed for the call). WK_OK, or WK_ALREADY_ANSWERED (nothing sent). */
+ * borrowed for the call), once the event's writes so far are kept
+ * (wk_storage_flush): a 200 then promises what it acknowledges, in a cluster
+ * too. If they are not known to be kept, the client is answered 503 (with
+ * retry-after) instead, so it retries; an answer of 500 or more goes out as
+ * it is. WK_OK, or WK_ALREADY_ANSWERED (nothing sent). */
 int wk_respond(wk_responder *res, uint16_t status, const wk_header *headers, size_t n_headers, const void *body,
                size_t len);
+/** Like wk_respond, but sends the answer now, without waiting for the event's
+ * writes to be kept: in a cluster they are uploaded when the event ends,
+ * after the answer, and may be lost. For answers that acknowledge no write. */
+int wk_respond_before_kept(wk_responder *res, uint16_t status, const wk_header *headers, size_t n_headers,
+                           const void *body, size_t len);
 /** Sends a text answer (content-type text/plain; charset=utf-8). */
 int wk_respond_text(wk_responder *res, uint16_t status, const char *text);
 /** Sends a JSON answer (content-type application/json). */

@@ -77,6 +77,27 @@ void exports_wasmkeep_actor_events_on_request(exports_wasmkeep_actor_events_requ
 int wk_respond(wk_responder *res, uint16_t status, const wk_header *headers, size_t n_headers, const void *body,
                size_t len) {
     if (!res || res->answered) return WK_ALREADY_ANSWERED;
+    /* The answer acknowledges the writes before it: they are kept first. */
+    wk_sql_error e = {0};
+    if (wk_storage_flush(&e) != WK_OK && status < 500) {
+        const char *why = e.message ? e.message : "no message";
+        const char *fmt = "the writes of this request are not known to be kept (%s); try again";
+        int n = snprintf(NULL, 0, fmt, why);
+        char *text = wk__alloc((size_t)(n < 0 ? 0 : n) + 1);
+        snprintf(text, (size_t)(n < 0 ? 0 : n) + 1, fmt, why);
+        wk_header h[2] = {{"content-type", "text/plain; charset=utf-8"}, {"retry-after", "1"}};
+        int r = wk_respond_before_kept(res, 503, h, 2, text, strlen(text));
+        free(text);
+        wk_sql_error_free(&e);
+        return r;
+    }
+    wk_sql_error_free(&e);
+    return wk_respond_before_kept(res, status, headers, n_headers, body, len);
+}
+
+int wk_respond_before_kept(wk_responder *res, uint16_t status, const wk_header *headers, size_t n_headers,
+                           const void *body, size_t len) {
+    if (!res || res->answered) return WK_ALREADY_ANSWERED;
     actor_tuple2_string_string_t stack[8];
     actor_tuple2_string_string_t *h = n_headers <= 8 ? stack : wk__alloc(n_headers * sizeof *h);
     for (size_t i = 0; i < n_headers; i++) {
@@ -166,6 +187,23 @@ bool exports_wasmkeep_actor_events_on_call(exports_wasmkeep_actor_events_address
     free((void *)caller.class_name);
     free((void *)caller.name);
     if (!reply.set) wk_reply_reject(&reply, "no reply: wk_on_call returned without wk_reply or wk_reply_reject");
+    if (!reply.rejected) {
+        /* The caller hears the answer only once what this call wrote is kept. */
+        wk_sql_error e = {0};
+        wk__enter_event();
+        int kept = wk_storage_flush(&e);
+        wk__leave_event();
+        if (kept != WK_OK) {
+            const char *why = e.message ? e.message : "no message";
+            const char *fmt = "the call's writes are not known to be kept (%s); try again";
+            int n = snprintf(NULL, 0, fmt, why);
+            char *text = wk__alloc((size_t)(n < 0 ? 0 : n) + 1);
+            snprintf(text, (size_t)(n < 0 ? 0 : n) + 1, fmt, why);
+            wk_reply_reject(&reply, text);
+            free(text);
+        }
+        wk_sql_error_free(&e);
+    }
     /* The bindings' post-return frees these buffers (when not empty). */
     if (reply.rejected) {
         err->ptr = reply.data;

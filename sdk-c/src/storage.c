@@ -240,6 +240,12 @@ static int unit(bool ok, wasmkeep_actor_storage_sql_error_t *e, wk_sql_error *er
     return WK_OK;
 }
 
+int wk_storage_flush(wk_sql_error *err) {
+    if (wk__outside_event("wk_storage_flush")) return wk__sql_outside_event("wk_storage_flush", err);
+    wasmkeep_actor_storage_sql_error_t e;
+    return unit(wasmkeep_actor_storage_flush(&e), &e, err);
+}
+
 int wk_storage_begin(wk_sql_error *err) {
     if (wk__outside_event("wk_storage_begin")) return wk__sql_outside_event("wk_storage_begin", err);
     wasmkeep_actor_storage_sql_error_t e;

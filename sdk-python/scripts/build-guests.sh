@@ -20,6 +20,8 @@ guests=(
   "account-py examples/account-py/account.py"
   "billing-py examples/account-py/billing.py"
   "account-py-cancel-first examples/account-py/account_cancel_first.py"
+  "bank-py examples/bank-py/bank.py"
+  "bank-py-broken examples/bank-py/bank_broken.py"
 )
 
 only=()

@@ -24,11 +24,12 @@ bash sdk-python/scripts/build-guests.sh
 export WASMKEEP_CACHE_DIR="$PWD/target/wasmkeep-cache"
 c=target/components
 export COUNTER_PY_WASM="$PWD/$c/counter-py.wasm" ACCOUNT_PY_WASM="$PWD/$c/account-py.wasm" BILLING_PY_WASM="$PWD/$c/billing-py.wasm" \
-  ACCOUNT_PY_CANCEL_FIRST_WASM="$PWD/$c/account-py-cancel-first.wasm"
+  ACCOUNT_PY_CANCEL_FIRST_WASM="$PWD/$c/account-py-cancel-first.wasm" \
+  BANK_PY_WASM="$PWD/$c/bank-py.wasm" BANK_PY_BROKEN_WASM="$PWD/$c/bank-py-broken.wasm"
 # The account's chaos test runs 100 seeds by default (a quick inner loop); the
 # test command runs 1,000 (scripts/test.sh exports the same).
 export WASMKEEP_CHAOS_SEEDS="${WASMKEEP_CHAOS_SEEDS:-1000}"
-for dir in sdk-python examples/counter-py examples/account-py; do
+for dir in sdk-python examples/counter-py examples/account-py examples/bank-py; do
   step "pytest $dir"
   (cd "$dir" && "$py" -m pytest -q)
 done

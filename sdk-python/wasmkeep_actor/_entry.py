@@ -23,7 +23,9 @@ from ._wit import http as _h
 from ._wit import types as _t
 from .actor import Actor
 from .context import Address, log
-from .http import Request, Response, to_response
+from . import storage
+from .errors import SqlError
+from .http import Request, Response, not_kept, to_response
 
 _R = TypeVar("_R")
 
@@ -172,10 +174,19 @@ def events_for(module: ModuleType) -> type:
             run("on_init", actor().on_init)
 
         def on_request(self, request: Any, out: Any) -> None:
-            def send(response: Response) -> None:
+            def send_now(response: Response) -> None:
                 _h.ResponseOutparam.set(out, _to_wit_response(response))
 
-            req = Request(request.method, request.path, list(request.headers), bytes(request.body), send)
+            def send(response: Response) -> None:
+                # The answer acknowledges the writes before it: they are kept first.
+                try:
+                    storage.flush()
+                except SqlError as err:
+                    if response.status < 500:
+                        response = not_kept(err)
+                send_now(response)
+
+            req = Request(request.method, request.path, list(request.headers), bytes(request.body), send, send_now)
             answer = run("on_request", actor().on_request, req)
             if req.responded:
                 if answer is not None:
@@ -198,6 +209,11 @@ def events_for(module: ModuleType) -> type:
             except Exception as err:  # noqa: BLE001 (every exception answers the caller `rejected`)
                 _report("on_call", err, 'the caller gets CallRejected')
                 raise Err(str(err) or type(err).__name__) from None
+            # The caller hears the answer only once what this call wrote is kept.
+            try:
+                storage.flush()
+            except SqlError as err:
+                raise Err(f"the call's writes are not known to be kept ({err}); try again") from None
             if answer is None:
                 return b""
             return answer.encode() if isinstance(answer, str) else bytes(answer)

@@ -79,10 +79,17 @@ def to_response(answer: ResponseLike) -> Response:
     )
 
 
+def not_kept(err: Exception) -> Response:
+    """The answer when the writes it would acknowledge are not known to be kept."""
+    return Response.text(
+        f"the writes of this request are not known to be kept ({err}); try again", 503, {"retry-after": "1"}
+    )
+
+
 class Request:
     """A request for `/<class>/<name><path>`."""
 
-    __slots__ = ("_send", "body", "headers", "method", "path", "responded")
+    __slots__ = ("_send", "_send_now", "body", "headers", "method", "path", "responded")
 
     def __init__(
         self,
@@ -91,6 +98,7 @@ class Request:
         headers: list[tuple[str, str]],
         body: bytes,
         send: Callable[[Response], None] | None = None,
+        send_now: Callable[[Response], None] | None = None,
     ) -> None:
         self.method = method
         #: What follows `/<class>/<name>`, with the query string: `/`, `/items?page=2`.
@@ -100,7 +108,9 @@ class Request:
         self.body = body
         #: Whether the answer was sent (by `respond`).
         self.responded = False
+        # `send` answers once the event's writes are kept; `send_now` at once.
         self._send = send
+        self._send_now = send_now or send
 
     def __repr__(self) -> str:
         return f"Request({self.method} {self.path}, {len(self.body)} bytes)"
@@ -135,13 +145,26 @@ class Request:
         return _json.loads(self.body)
 
     def respond(self, answer: ResponseLike) -> None:
-        """Sends the answer now, before the event ends: it goes out whatever the
-        event does afterwards (a delete, an exception). Then return None from
+        """Sends the answer now, before the event ends, once the event's writes
+        so far are kept (`storage.flush()`): a 200 then promises what it
+        acknowledges, in a cluster too. If they are not known to be kept, the
+        client is answered 503 (with `retry-after`) instead, so it retries; an
+        answer of 500 or more goes out as it is. It goes out whatever the event
+        does afterwards (a delete, an exception). Then return None from
         `on_request`. Raises RuntimeError when an answer was already sent."""
+        self._respond(answer, self._send)
+
+    def respond_before_kept(self, answer: ResponseLike) -> None:
+        """Like `respond`, but without waiting for the event's writes to be
+        kept: in a cluster they are uploaded when the event ends, after the
+        answer, and may be lost. For answers that acknowledge no write."""
+        self._respond(answer, self._send_now)
+
+    def _respond(self, answer: ResponseLike, send: Callable[[Response], None] | None) -> None:
         if self.responded:
             raise RuntimeError("the response to this request was already sent")
-        if self._send is None:
+        if send is None:
             raise RuntimeError("this request has no way to answer (it was made outside on_request)")
         response = to_response(answer)
         self.responded = True
-        self._send(response)
+        send(response)

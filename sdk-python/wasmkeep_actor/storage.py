@@ -51,6 +51,7 @@ __all__ = [
     "delete_self_durable",
     "exec",
     "exec_durable",
+    "flush",
     "query",
     "query_one",
     "query_value",
@@ -283,6 +284,27 @@ def exec_durable(sql: str, *params: Param) -> int:
     `Internal` when the write is not known to be durable.
     """
     return _call(_s.exec_durable, sql, _params(params))
+
+
+def flush() -> None:
+    """Returns once every write this event has made so far is kept: what the
+    end of the event would keep, but before the answer goes out. The SDK calls
+    it before it sends an answer (`request.respond`, an `on_request`'s return
+    value) and before an `on_call` answer, so a 200 acknowledges the writes
+    before it; call it yourself before an answer that leaves another way (a
+    socket message).
+
+    In a cluster the database is uploaded if it changed since it was last
+    acknowledged; on one node committed writes are already kept (they survive a
+    crash of the host; `exec_durable` also syncs the disk), so it returns at
+    once. Since WIT 0.2.2.
+
+    Raises `NotAllowed` inside an open transaction (commit first) and
+    `Internal` when the writes are not known to be kept (the upload may still
+    land): the event's writes are then not kept, and the next event restores
+    what the bucket holds. Answer so that the client retries.
+    """
+    _call(_s.flush)
 
 
 def begin() -> None:

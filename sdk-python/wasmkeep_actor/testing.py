@@ -224,7 +224,9 @@ def run_chaos(host: TestHost, seeds: Iterable[int], body: Callable[[TestHost], o
     seed's schedule of what goes wrong at the durable boundaries (failed
     removals, restarts, hibernation, late alarms; in a cluster also failed
     and ambiguous uploads, lost holds, cut-off nodes, events sent to any live
-    node). Returns how many seeds ran.
+    node; before any event, an answer lost after the event ran). Returns how
+    many seeds ran. Inside the body `host.chaos_seed` is the seed: draw the
+    body's own choices from it, so that the seed replays them too.
 
     On the first seed whose body raises, raises `ChaosFailure` (an
     `AssertionError`) with the seed, its schedule and how to replay it; the
@@ -394,9 +396,11 @@ class TestActor:
         """Opens a WebSocket on `/<class>/<name><path>` (the actor's `on_socket_open` runs)."""
         return TestSocket(self, self._host._native.open_socket(*self._k(), path))
 
-    def run_alarm(self) -> bool:
-        """Runs this actor's alarm if it is due on the virtual clock; tells whether one ran."""
-        return bool(self._host._native.run_alarm(*self._k()))
+    def run_alarm(self, node: int | None = None) -> bool:
+        """Runs this actor's alarm if it is due on the virtual clock; tells
+        whether one ran. In a cluster it goes through `node` (numbered from 1),
+        or by default the lowest live node, which forwards it to the holder."""
+        return bool(self._host._native.run_alarm(*self._k(), node))
 
     @property
     def alarm(self) -> datetime | None:
@@ -450,9 +454,10 @@ class Faults:
         (`delete_self_durable()` raises `Internal`)."""
         self.arm("fail-removal", count)
 
-    def arm(self, kind: str, count: int = 1) -> None:
-        """Arms a fault by the host's name for it (`"fail-removal"`, ...)."""
-        self._host._native.arm_fault(kind, count)
+    def arm(self, kind: str, count: int = 1, node: int = 1) -> None:
+        """Arms a fault by the host's name for it (`"fail-removal"`, ...) on
+        `node` (numbered from 1): it hits only events that node runs."""
+        self._host._native.arm_fault(kind, count, node)
 
     def clear(self) -> None:
         """Clears every armed fault."""
@@ -618,6 +623,11 @@ class TestHost:
         socket opening it may inject a fault (see `run_chaos`, which is what
         tests usually call). Starting again replaces the schedule."""
         self._native.start_chaos(seed)
+
+    @property
+    def chaos_seed(self) -> int | None:
+        """The seed of the chaos running now (inside a `run_chaos` body), or None."""
+        return self._native.chaos_seed  # type: ignore[no-any-return]
 
     def end_chaos(self) -> list[ChaosRecord]:
         """Stops the chaos `start_chaos` started; what its schedule did, in

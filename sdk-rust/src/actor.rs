@@ -53,8 +53,9 @@ pub trait Actor {
     /// Answers a request for `/<class>/<name>/<path>`.
     ///
     /// This is the simple form: the returned response is sent when the
-    /// handler returns. To answer earlier (for example before deleting the
-    /// actor), override [`Actor::on_request_with`] instead.
+    /// handler returns, once the event's writes are kept (see
+    /// [`Responder::send`]). To answer earlier (for example before deleting
+    /// the actor), override [`Actor::on_request_with`] instead.
     ///
     /// The default answers `404 Not Found`.
     ///
@@ -118,8 +119,11 @@ pub trait Actor {
     fn on_alarm() {}
 
     /// Another actor of the app called this one (`caller` is its address), or
-    /// the host did (`caller` is `None`). The `Ok` bytes are the answer; an
-    /// `Err` reaches the caller as [`CallError::Rejected`](crate::CallError::Rejected).
+    /// the host did (`caller` is `None`). The `Ok` bytes are the answer,
+    /// given once the call's writes are kept ([`storage::flush`](crate::storage::flush);
+    /// if they are not known to be, the caller is rejected with a message
+    /// saying so); an `Err` reaches the caller as
+    /// [`CallError::Rejected`](crate::CallError::Rejected).
     ///
     /// The default rejects every call with "calls not supported".
     ///
@@ -213,7 +217,10 @@ impl<A: Actor + ?Sized> wit_events::Guest for Adapter<A> {
     }
 
     fn on_call(caller: Option<wit_types::Address>, payload: Vec<u8>) -> Result<Vec<u8>, String> {
-        A::on_call(caller.map(Address::from_wit), payload)
+        let answer = A::on_call(caller.map(Address::from_wit), payload)?;
+        // The caller hears Ok only once what this call wrote is kept.
+        crate::storage::flush().map_err(|e| format!("the call's writes are not known to be kept ({e}); try again"))?;
+        Ok(answer)
     }
 
     fn on_socket_open(socket: SocketId, path: String) {

@@ -85,6 +85,42 @@ impl Request {
         self.path.split_once('?').map(|(_, q)| q)
     }
 
+    /// The query string's `name=value` pairs, in order, decoded as a form
+    /// is (`+` is a space, `%XX` a byte; bytes that are not UTF-8 become
+    /// U+FFFD). A pair without `=` has an empty value.
+    ///
+    /// ```
+    /// # use wasmkeep_actor::Request;
+    /// let r = Request { path: "/deposit?op=a%2F1&note=two+words&flag".into(), ..Default::default() };
+    /// assert_eq!(
+    ///     r.query_pairs(),
+    ///     [("op".into(), "a/1".into()), ("note".into(), "two words".into()), ("flag".into(), String::new())]
+    /// );
+    /// ```
+    pub fn query_pairs(&self) -> Vec<(String, String)> {
+        self.query()
+            .unwrap_or("")
+            .split('&')
+            .filter(|pair| !pair.is_empty())
+            .map(|pair| {
+                let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+                (form_decode(name), form_decode(value))
+            })
+            .collect()
+    }
+
+    /// The decoded value of the first query parameter called `name`, if any.
+    ///
+    /// ```
+    /// # use wasmkeep_actor::Request;
+    /// let r = Request { path: "/deposit?op=7&amount=25".into(), ..Default::default() };
+    /// assert_eq!(r.query_param("amount").as_deref(), Some("25"));
+    /// assert_eq!(r.query_param("missing"), None);
+    /// ```
+    pub fn query_param(&self, name: &str) -> Option<String> {
+        self.query_pairs().into_iter().find(|(n, _)| n == name).map(|(_, v)| v)
+    }
+
     /// The body as UTF-8 text.
     ///
     /// ```
@@ -198,6 +234,15 @@ impl Response {
         self
     }
 
+    /// The answer when the writes it would acknowledge are not known to be kept.
+    pub(crate) fn not_kept(e: &crate::SqlError) -> Self {
+        Self::text(
+            503,
+            format!("the writes of this request are not known to be kept ({e}); try again"),
+        )
+        .with_header("retry-after", "1")
+    }
+
     fn into_wit(self) -> wit::Response {
         wit::Response {
             status: self.status,
@@ -239,7 +284,11 @@ impl Responder {
         Self { out }
     }
 
-    /// Sends the response now.
+    /// Sends the response once the event's writes so far are kept
+    /// ([`storage::flush`](crate::storage::flush)): a `200` then promises
+    /// what it acknowledges, in a cluster too. If they are not known to be
+    /// kept, the client is answered `503` (with `retry-after`) instead, so it
+    /// retries; an answer of 500 or more goes out as it is.
     ///
     /// ```no_run
     /// # use wasmkeep_actor::{Responder, Response};
@@ -248,6 +297,56 @@ impl Responder {
     /// # }
     /// ```
     pub fn send(self, response: Response) {
+        let response = match crate::storage::flush() {
+            Err(e) if response.status < 500 => Response::not_kept(&e),
+            _ => response,
+        };
+        self.send_before_kept(response);
+    }
+
+    /// Sends the response now, without waiting for the event's writes to be
+    /// kept: in a cluster they are uploaded when the event ends, after the
+    /// answer, and may be lost. For answers that acknowledge no write, or to
+    /// answer before a slow step whose outcome the client does not wait for.
+    ///
+    /// ```no_run
+    /// # use wasmkeep_actor::{Responder, Response};
+    /// # fn f(responder: Responder) {
+    /// responder.send_before_kept(Response::text(202, "accepted; not yet kept"));
+    /// # }
+    /// ```
+    pub fn send_before_kept(self, response: Response) {
         wit::ResponseOutparam::set(self.out, &response.into_wit());
     }
+}
+
+/// Decodes one part of a query string as a form does (`+` a space, `%XX` a
+/// byte). Written here rather than taken from a crate: it is these few lines,
+/// and every guest would otherwise compile one more dependency.
+fn form_decode(part: &str) -> String {
+    let bytes = part.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' => {
+                let hex = |b: u8| (b as char).to_digit(16);
+                match (
+                    bytes.get(i + 1).copied().and_then(hex),
+                    bytes.get(i + 2).copied().and_then(hex),
+                ) {
+                    (Some(h), Some(l)) => {
+                        #[allow(clippy::cast_possible_truncation, reason = "two hex digits are below 256")]
+                        out.push((h * 16 + l) as u8);
+                        i += 2;
+                    }
+                    _ => out.push(b'%'),
+                }
+            }
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }

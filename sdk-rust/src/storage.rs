@@ -1,8 +1,9 @@
 //! The actor's own SQLite database.
 //!
 //! Each actor has one database; nobody else reads it. Writes are kept when
-//! the event ends; [`exec_durable`] and [`delete_self_durable`] return only
-//! once what they did is durable. Transactions are opened with [`begin`] (or
+//! the event ends; [`flush`] returns once the event's writes so far are kept
+//! (the SDK calls it before it sends an answer), and [`exec_durable`] and
+//! [`delete_self_durable`] return only once what they did is durable. Transactions are opened with [`begin`] (or
 //! the [`transaction`] helper), never with SQL text; one still open when the
 //! event ends, or when the event panics, is rolled back.
 //!
@@ -851,6 +852,45 @@ pub fn query(sql: &str, params: impl Params) -> Result<Rows, SqlError> {
 /// write is not known to be durable.
 pub fn exec_durable(sql: &str, params: impl Params) -> Result<u64, SqlError> {
     wit::exec_durable(sql, &to_wit_params(params)).map_err(SqlError::from_wit)
+}
+
+/// Returns once every write this event has made so far is kept: what the
+/// end of the event would keep, but before the answer goes out.
+///
+/// [`Responder::send`](crate::Responder::send) (and so the default
+/// [`Actor::on_request_with`](crate::Actor::on_request_with)) and the answer
+/// of [`Actor::on_call`](crate::Actor::on_call) call it for you, so a `200`
+/// acknowledges the writes before it. Call it yourself before an answer that
+/// leaves some other way (a socket message), or use it to know early.
+///
+/// In a cluster the database is uploaded if it changed since it was last
+/// acknowledged; on one node committed writes are already kept (they survive
+/// a crash of the host; [`exec_durable`] also syncs the disk), so it returns
+/// at once. Since WIT 0.2.2.
+///
+/// ```no_run
+/// use wasmkeep_actor::{params, storage};
+///
+/// # fn main() -> Result<(), wasmkeep_actor::SqlError> {
+/// storage::transaction(|| {
+///     storage::exec("UPDATE accounts SET balance = balance - ?1 WHERE id = 1", params![5])?;
+///     storage::exec("UPDATE accounts SET balance = balance + ?1 WHERE id = 2", params![5])?;
+///     Ok::<_, wasmkeep_actor::SqlError>(())
+/// })?;
+/// storage::flush()?; // both updates are kept now, even in a cluster
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Errors
+///
+/// [`SqlError::NotAllowed`] ("open transaction") inside an open transaction:
+/// commit first. [`SqlError::Internal`]: the writes are not known to be
+/// kept (the upload may still land); the event's writes are then not kept,
+/// and the next event restores what the bucket holds. Answer so that the
+/// client retries.
+pub fn flush() -> Result<(), SqlError> {
+    wit::flush().map_err(SqlError::from_wit)
 }
 
 /// Opens a transaction. Prefer [`transaction`], which always closes it.

@@ -26,6 +26,9 @@ const GUESTS = {
   // The benchmark measures the other engine beside the default.
   "counter-ts-starlingmonkey": ["examples/counter-ts", "src/actor.ts", "starlingmonkey"],
   "chat-ts": ["examples/chat-ts", "src/actor.ts"],
+  "bank-ts": ["examples/bank-ts", "src/actor.ts"],
+  // Its deliberately wrong variant (examples/bank-ts/test/chaos.test.js).
+  "bank-ts-broken": ["examples/bank-ts", "src/broken.ts"],
   // The SDK's own probe actor (test/errors.test.js).
   "sdk-ts-probe": ["sdk-ts", "test/probe/actor.ts"],
   "sdk-ts-probe-starlingmonkey": ["sdk-ts", "test/probe/actor.ts", "starlingmonkey"],

@@ -131,8 +131,21 @@ export function headerPairs(h: HeadersInit): [string, string][] {
  * afterwards (a delete, a throw). A request never answered gets 500.
  */
 export interface Responder {
-  /** Sends the answer. @throws {Error} it was already sent. */
+  /**
+   * Sends the answer once the event's writes so far are kept
+   * (`storage.flush()`): a 200 then promises what it acknowledges, in a
+   * cluster too. If they are not known to be kept, the client is answered 503
+   * (with `retry-after`) instead, so it retries; an answer of 500 or more goes
+   * out as it is. @throws {Error} it was already sent.
+   */
   send(response: Response | string): void;
+  /**
+   * Sends the answer now, without waiting for the event's writes to be kept:
+   * in a cluster they are uploaded when the event ends, after the answer, and
+   * may be lost. For answers that acknowledge no write. @throws {Error} it was
+   * already sent.
+   */
+  sendBeforeKept(response: Response | string): void;
   /** Whether the answer was sent. */
   readonly sent: boolean;
 }

@@ -3,12 +3,13 @@
  * `events` export). May change in any release.
  * @module
  */
-import { ResponseOutparam, type Request as WitRequest } from "wasmkeep:actor/http@0.2.1";
-import type { Address as WitAddress, Message as WitMessage } from "wasmkeep:actor/types@0.2.1";
+import { ResponseOutparam, type Request as WitRequest } from "wasmkeep:actor/http@0.2.2";
+import type { Address as WitAddress, Message as WitMessage } from "wasmkeep:actor/types@0.2.2";
 import { isActorDefinition, type ActorDefinition, type ActorHandlers } from "./actor.js";
 import { log } from "./context.js";
 import { article, describeThrown, duringEvent, hasOwnConsole, headline, printError, repr } from "./event.js";
 import { Request, headerPairs, text, type Responder, type Response } from "./http.js";
+import { flush } from "./storage.js";
 import { encodeUtf8 } from "./utf8.js";
 
 /** The WIT form of an answer. */
@@ -18,15 +19,37 @@ export function toWitResponse(r: Response | string): { status: number; headers: 
   return { status: r.status ?? 200, headers: r.headers ? headerPairs(r.headers) : [], body };
 }
 
+/** What an answer becomes when the writes it would acknowledge are not known to be kept. */
+function notKept(err: unknown): Response {
+  const why = err instanceof Error ? err.message : String(err);
+  return {
+    status: 503,
+    headers: { "content-type": "text/plain; charset=utf-8", "retry-after": "1" },
+    body: `the writes of this request are not known to be kept (${why}); try again`,
+  };
+}
+
 export function responder(out: ResponseOutparam): Responder {
   let sent = false;
+  const sendNow = (response: Response | string) => {
+    if (sent) throw new Error("the response was already sent");
+    checkAnswer(response);
+    sent = true;
+    ResponseOutparam.set(out, toWitResponse(response));
+  };
   return {
     send(response) {
       if (sent) throw new Error("the response was already sent");
       checkAnswer(response);
-      sent = true;
-      ResponseOutparam.set(out, toWitResponse(response));
+      const status = typeof response === "string" ? 200 : (response.status ?? 200);
+      try {
+        flush();
+      } catch (err) {
+        if (status < 500) response = notKept(err);
+      }
+      sendNow(response);
     },
+    sendBeforeKept: sendNow,
     get sent() {
       return sent;
     },
@@ -170,6 +193,14 @@ export function eventsOf(def: ActorDefinition) {
           throw new CallRejection(err instanceof Error ? err.message : typeof err === "string" ? err : headline(err));
         }
         if (answer instanceof Promise) throw new CallRejection("onCall returned a promise: actor handlers must be synchronous");
+        if (answer === undefined || typeof answer === "string" || answer instanceof Uint8Array) {
+          // The caller hears the answer only once what this call wrote is kept.
+          try {
+            flush();
+          } catch (err) {
+            throw new CallRejection(`the call's writes are not known to be kept (${err instanceof Error ? err.message : String(err)}); try again`);
+          }
+        }
         if (answer === undefined) return new Uint8Array();
         if (typeof answer === "string") return encodeUtf8(answer);
         if (answer instanceof Uint8Array) return answer;

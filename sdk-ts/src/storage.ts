@@ -15,8 +15,8 @@
  * ```
  * @module
  */
-import * as wit from "wasmkeep:actor/storage@0.2.1";
-import type { SqlValue as WitValue, QueryResult } from "wasmkeep:actor/types@0.2.1";
+import * as wit from "wasmkeep:actor/storage@0.2.2";
+import type { SqlValue as WitValue, QueryResult } from "wasmkeep:actor/types@0.2.2";
 import { SqlError, toSqlError } from "./errors.js";
 import { INT64_AS_NUMBER } from "./abi.js";
 import { requireEvent } from "./event.js";
@@ -73,7 +73,7 @@ const I64_MAX = (1n << 63n) - 1n;
  * the import there), whose values these are. Its generated types say `bigint`
  * for `integer`, as for every WIT s64, but QuickJS passes a `number`.
  */
-type DialectValue = import("wasmkeep:actor-js/storage@0.2.1").SqlValue;
+type DialectValue = import("wasmkeep:actor-js/storage@0.2.2").SqlValue;
 
 /**
  * An SQL INTEGER as the engine's bindings take it. StarlingMonkey: a
@@ -221,6 +221,28 @@ export function queryRaw(sql: string, ...values: Param[]): RawRows {
  */
 export function execDurable(sql: string, ...values: Param[]): number {
   return Number(call("execDurable", () => wit.execDurable(sql, params(values))));
+}
+
+/**
+ * Returns once every write this event has made so far is kept: what the end
+ * of the event would keep, but before the answer goes out. The SDK calls it
+ * before it sends an answer (`responder.send`, an `onRequest`'s return value)
+ * and before an `onCall` answer, so a 200 acknowledges the writes before it;
+ * call it yourself before an answer that leaves another way (a socket
+ * message).
+ *
+ * In a cluster the database is uploaded if it changed since it was last
+ * acknowledged; on one node committed writes are already kept (they survive
+ * a crash of the host; {@link execDurable} also syncs the disk), so it
+ * returns at once. Since WIT 0.2.2.
+ *
+ * @throws {SqlError} `"not-allowed"` inside an open transaction (commit
+ *   first); `"internal"`: not known to be kept (the upload may still land),
+ *   the event's writes are not kept, and the next event restores what the
+ *   bucket holds. Answer so that the client retries.
+ */
+export function flush(): void {
+  call("flush", () => wit.flush());
 }
 
 /** Opens a transaction. @throws {SqlError} `"not-allowed"` if one is already open. */

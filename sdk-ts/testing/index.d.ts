@@ -181,7 +181,12 @@ export declare class TestActor {
   callText(payload?: string | Uint8Array): string;
   /** Opens a WebSocket on `/<class>/<name><path>` (the actor's `onSocketOpen` runs). */
   openSocket(path?: string): TestSocket;
-  /** Runs this actor's alarm if it is due on the virtual clock; tells whether one ran. */
+  /**
+   * Runs this actor's alarm if it is due on the virtual clock; tells whether
+   * one ran. In a cluster it goes through this actor's node
+   * (`actor.onNode(2).runAlarm()`), or by default the lowest live node, which
+   * forwards it to the holder.
+   */
   runAlarm(): boolean;
   /** The pending alarm, or `null`. */
   readonly alarm: Date | null;
@@ -224,11 +229,11 @@ export declare class TestActor {
 
 /** Faults to inject into the host. */
 export interface Faults {
-  /** The next `count` attempts to remove an actor's files fail (`deleteSelfDurable` throws `internal`). */
-  failRemoval(count?: number): void;
-  /** Arms a fault by the host's name for it (`"fail-removal"`, ...). */
-  arm(kind: string, count?: number): void;
-  /** Clears every armed fault. */
+  /** The next `count` attempts to remove an actor's files on `node` (default 1) fail (`deleteSelfDurable` throws `internal`). */
+  failRemoval(count?: number, node?: number): void;
+  /** Arms a fault by the host's name for it (`"fail-removal"`, ...) on `node` (numbered from 1, default 1): it hits only events that node runs. */
+  arm(kind: string, count?: number, node?: number): void;
+  /** Clears every armed fault, on every node. */
   clear(): void;
 }
 

@@ -173,7 +173,8 @@ export class TestActor {
     return new TestSocket(this.#host, this.#host.native.openSocket(...this.#key, path));
   }
   runAlarm() {
-    return this.#host.native.runAlarm(...this.#key);
+    // onNode(n).runAlarm() goes through node n; otherwise the lowest live node.
+    return this.#node === undefined ? this.#host.native.runAlarm(...this.#key) : this.#host.native.runAlarmOn(this.#node, ...this.#key);
   }
   get alarm() {
     const info = this.#host.native.actors().find((a) => a.app === this.app && a.class === this.class && a.name === this.name);
@@ -311,8 +312,8 @@ export class TestHost {
   get faults() {
     const native = this.native;
     return {
-      failRemoval: (count = 1) => native.armFault("fail-removal", count),
-      arm: (kind, count = 1) => native.armFault(kind, count),
+      failRemoval: (count = 1, node = 1) => native.armFault(nodeNumber(node), "fail-removal", count),
+      arm: (kind, count = 1, node = 1) => native.armFault(nodeNumber(node), kind, count),
       clear: () => native.clearFaults(),
     };
   }

@@ -40,9 +40,11 @@ class Testee(Actor):
         except ValueError as e:
             return Response(400, [("content-type", "application/json")], to_json({"error": str(e)}))
         outcomes = run_ops(ops, request)
-        if request.responded:
-            return None
-        return outcomes_response(200, outcomes)
+        if not request.responded:
+            # The WIT's own semantics (answer, then the event's end keeps the
+            # writes); a case asks for the SDK's kept answer with `respond`'s `kept`.
+            request.respond_before_kept(outcomes_response(200, outcomes))
+        return None
 
     def on_alarm(self) -> None:
         storage.exec("CREATE TABLE IF NOT EXISTS alarm_log(at TEXT)")
@@ -211,6 +213,9 @@ def run_op(op: Any, request: Request | None, outcomes_so_far: list[Any]) -> Any:
     if name == "query":
         rows = storage.query(str_field(op, "sql"), *params(op))
         return {"columns": rows.columns, "rows": [[value_to_json(v) for v in row] for row in rows]}
+    if name == "flush":
+        storage.flush()
+        return None
     if name == "begin":
         storage.begin()
         return None
@@ -259,7 +264,11 @@ def run_op(op: Any, request: Request | None, outcomes_so_far: list[Any]) -> Any:
             raise BadOp('"status" must be a number')
         if request is None or request.responded:
             raise BadOp("respond: no request to answer (already answered, or a call)")
-        request.respond(outcomes_response(status, list(outcomes_so_far)))
+        answer = outcomes_response(status, list(outcomes_so_far))
+        if op.get("kept") is True:
+            request.respond(answer)
+        else:
+            request.respond_before_kept(answer)
         return None
     if name == "trap":
         raise RuntimeError("trap requested by the conformance case")

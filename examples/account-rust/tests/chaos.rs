@@ -3,7 +3,8 @@
 //! and a late webhook recreates nothing. Each seed runs the account's life
 //! under its own schedule (failed removals, restarts, hibernation, late
 //! alarms; in a cluster also failed and ambiguous uploads, lost holds and a
-//! node cut off), retrying each request on a 500 as a client would: the
+//! node cut off; answers lost after the event ran), retrying each request
+//! on a 500 or 503 as a client would: the
 //! suite promises that retrying on `internal` is safe. A failure prints the
 //! seed and the schedule, and `WASMKEEP_CHAOS_SEED=<seed>` replays that run alone.
 
@@ -47,8 +48,10 @@ fn life(t: &ActorTest) {
         let before = cancellations(t);
         let r = t.delete("acct", "/");
         let cancelled = cancellations(t) > before;
+        // A 503 after a cancel is an answer lost on the way (the delete was
+        // durable); a 500 is `internal`, not known to be durable.
         assert!(
-            !cancelled || r.status == 200,
+            !cancelled || matches!(r.status, 200 | 503),
             "the subscription was cancelled although the delete was not known to be durable ({}: {})",
             r.status,
             r.text()

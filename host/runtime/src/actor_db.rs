@@ -723,6 +723,11 @@ impl ActorDb {
         })
     }
 
+    /// True inside `on-init` (the host's transaction around it is open).
+    pub fn in_init(&self) -> bool {
+        matches!(self.mode(), TxMode::Init { .. })
+    }
+
     /// True while a transaction of the guest's is open.
     pub fn in_transaction(&self) -> bool {
         match self.mode() {

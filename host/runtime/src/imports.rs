@@ -230,6 +230,36 @@ impl HostState {
     }
 }
 
+impl HostState {
+    /// `flush` (WIT 0.2.2): what the event wrote so far, kept before the answer.
+    fn flush_writes(&mut self) -> Result<(), SqlError> {
+        if self.actor.deleted_in_event() {
+            return Ok(()); // the reset is acknowledged, and nothing can be written after it
+        }
+        let db = self.actor.db()?;
+        if db.in_init() {
+            return Ok(()); // on-init answers nobody; its writes are kept with its event's
+        }
+        if db.in_transaction() {
+            return Err(SqlError::NotAllowed(refusals::OPEN_TRANSACTION.into()));
+        }
+        if self.actor.durability() == Durability::WritesLost {
+            return Err(SqlError::Internal(
+                "replication stopped for this actor earlier in this event: nothing more is kept until the next \
+                 event"
+                    .into(),
+            ));
+        }
+        self.actor.durable_write().map_err(|e| {
+            SqlError::Internal(format!(
+                "the event's writes are not known to be kept ({e}; the upload may still land). Replication \
+                 stopped for this actor: the event's writes are not kept, and the next event restores what the \
+                 bucket holds. Answer so that the client retries"
+            ))
+        })
+    }
+}
+
 fn to_wit_error(e: SqlError) -> types::SqlError {
     match e {
         SqlError::NotAllowed(m) => types::SqlError::NotAllowed(m),
@@ -303,6 +333,10 @@ impl storage::Host for HostState {
             ))));
         }
         Ok(r)
+    }
+
+    fn flush(&mut self) -> R<Result<(), types::SqlError>> {
+        Ok(self.flush_writes().map_err(to_wit_error))
     }
 
     fn begin(&mut self) -> R<Result<(), types::SqlError>> {

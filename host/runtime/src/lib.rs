@@ -76,8 +76,8 @@ pub use residency::default_resident_limit;
 pub use runtime::{PendingResponse, Runtime, Shutdown, SocketHandle};
 pub use sockets::OutboundReceiver;
 pub use sql_types::{QueryResult, SqlError, SqlValue};
-pub use test_chaos::{CHAOS_SEED_VAR, ChaosRecord, ChaosStep, chaos_report, chaos_seed_from_env};
-pub use test_host::{TestHost, TestHostError, TestHostOptions, parse_access};
+pub use test_chaos::{CHAOS_SEED_VAR, ChaosRecord, ChaosStep, ChaosStepError, chaos_report, chaos_seed_from_env};
+pub use test_host::{LOST_ANSWER_HEADER, TestHost, TestHostError, TestHostOptions, parse_access};
 
 /// The host's version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -38,6 +38,10 @@ pub enum ChaosStep {
     Hibernate,
     /// The clock moved on by this many ms and the due alarms ran (alarms late).
     LateAlarms(u64),
+    /// The event ran and kept its writes, but its answer was lost on the way
+    /// (a timeout, a dropped connection): the client is answered 503, or a
+    /// call fails. A client that retries must find its first try kept.
+    LoseAnswer,
     /// Cluster: the next upload fails and does not land (`exec-durable`
     /// answers `internal`; plain writes of that event are not durable).
     FailUpload,
@@ -50,6 +54,81 @@ pub enum ChaosStep {
     CutOff(usize),
 }
 
+/// A step's kind and value that name no step ([`ChaosStep::from_parts`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ChaosStepError {
+    /// Not one of [`ChaosStep::KINDS`].
+    #[error("{0:?} is not a chaos step (known: {known})", known = ChaosStep::KINDS.join(", "))]
+    UnknownKind(String),
+    /// A kind that needs a value was given none.
+    #[error("a {kind} step needs its {what} (the record's value)")]
+    MissingValue {
+        /// The kind.
+        kind: &'static str,
+        /// What its value is.
+        what: &'static str,
+    },
+}
+
+impl ChaosStep {
+    /// Every kind of step, as [`ChaosStep::kind`] names them.
+    pub const KINDS: [&'static str; 9] = [
+        "fail-removal",
+        "restart",
+        "hibernate",
+        "late-alarms",
+        "lose-answer",
+        "fail-upload",
+        "upload-lands-but-fails",
+        "lose-hold",
+        "cut-off",
+    ];
+
+    /// The step's kind, the name every harness uses (`late-alarms`, `cut-off`, ...).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            ChaosStep::FailRemoval => "fail-removal",
+            ChaosStep::Restart => "restart",
+            ChaosStep::Hibernate => "hibernate",
+            ChaosStep::LateAlarms(_) => "late-alarms",
+            ChaosStep::LoseAnswer => "lose-answer",
+            ChaosStep::FailUpload => "fail-upload",
+            ChaosStep::UploadLandsButFails => "upload-lands-but-fails",
+            ChaosStep::LoseHold => "lose-hold",
+            ChaosStep::CutOff(_) => "cut-off",
+        }
+    }
+
+    /// The step's number: the milliseconds of `late-alarms`, the node of `cut-off`.
+    pub fn value(&self) -> Option<u64> {
+        match self {
+            ChaosStep::LateAlarms(ms) => Some(*ms),
+            ChaosStep::CutOff(n) => Some(*n as u64),
+            _ => None,
+        }
+    }
+
+    /// The step of a kind and value (the inverse of [`ChaosStep::kind`] and [`ChaosStep::value`]).
+    ///
+    /// # Errors
+    /// An unknown kind, or a kind that needs a value without one.
+    pub fn from_parts(kind: &str, value: Option<u64>) -> Result<Self, ChaosStepError> {
+        let need = |kind: &'static str, what: &'static str| value.ok_or(ChaosStepError::MissingValue { kind, what });
+        Ok(match kind {
+            "fail-removal" => ChaosStep::FailRemoval,
+            "restart" => ChaosStep::Restart,
+            "hibernate" => ChaosStep::Hibernate,
+            "late-alarms" => ChaosStep::LateAlarms(need("late-alarms", "milliseconds")?),
+            "lose-answer" => ChaosStep::LoseAnswer,
+            "fail-upload" => ChaosStep::FailUpload,
+            "upload-lands-but-fails" => ChaosStep::UploadLandsButFails,
+            "lose-hold" => ChaosStep::LoseHold,
+            "cut-off" => ChaosStep::CutOff(usize::try_from(need("cut-off", "node")?).unwrap_or(usize::MAX)),
+            other => return Err(ChaosStepError::UnknownKind(other.to_owned())),
+        })
+    }
+}
+
 impl fmt::Display for ChaosStep {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -57,6 +136,7 @@ impl fmt::Display for ChaosStep {
             ChaosStep::Restart => write!(f, "actor restarted"),
             ChaosStep::Hibernate => write!(f, "every actor hibernated"),
             ChaosStep::LateAlarms(ms) => write!(f, "clock +{ms} ms, due alarms run"),
+            ChaosStep::LoseAnswer => write!(f, "the answer lost after the event ran"),
             ChaosStep::FailUpload => write!(f, "fail-upload armed"),
             ChaosStep::UploadLandsButFails => write!(f, "upload-lands-but-fails armed"),
             ChaosStep::LoseHold => write!(f, "lose-hold armed"),
@@ -115,6 +195,7 @@ pub(crate) struct Plan {
 
 /// The schedule of one seed.
 pub(crate) struct Schedule {
+    seed: u64,
     rng: fastrand::Rng,
     done: Vec<ChaosRecord>,
     events: usize,
@@ -125,11 +206,16 @@ pub(crate) struct Schedule {
 impl Schedule {
     pub(crate) fn new(seed: u64, nodes: usize) -> Self {
         Self {
+            seed,
             rng: fastrand::Rng::with_seed(seed),
             done: Vec::new(),
             events: 0,
             live: vec![true; nodes.max(1)],
         }
+    }
+
+    pub(crate) fn seed(&self) -> u64 {
+        self.seed
     }
 
     fn chance(&mut self, percent: u8) -> bool {
@@ -153,6 +239,9 @@ impl Schedule {
         }
         if self.chance(10) {
             steps.push(ChaosStep::Hibernate);
+        }
+        if self.chance(10) {
+            steps.push(ChaosStep::LoseAnswer);
         }
         let cluster = self.live.len() > 1;
         if cluster {
@@ -223,8 +312,16 @@ mod tests {
         assert!(single.iter().all(|r| r.node == 1
             && matches!(
                 r.step,
-                ChaosStep::FailRemoval | ChaosStep::Restart | ChaosStep::Hibernate | ChaosStep::LateAlarms(_)
+                ChaosStep::FailRemoval
+                    | ChaosStep::Restart
+                    | ChaosStep::Hibernate
+                    | ChaosStep::LateAlarms(_)
+                    | ChaosStep::LoseAnswer
             )));
+        assert!(
+            single.iter().any(|r| r.step == ChaosStep::LoseAnswer),
+            "one node loses answers after the event ran too"
+        );
         for seed in 0..200 {
             let cuts = draw(seed, 3)
                 .iter()
@@ -242,6 +339,33 @@ mod tests {
             assert_eq!(plan.node, 2);
             assert!(!plan.steps.contains(&ChaosStep::CutOff(2)));
         }
+    }
+
+    #[test]
+    fn every_kind_names_its_step_and_back() {
+        let steps = [
+            ChaosStep::FailRemoval,
+            ChaosStep::Restart,
+            ChaosStep::Hibernate,
+            ChaosStep::LateAlarms(1234),
+            ChaosStep::LoseAnswer,
+            ChaosStep::FailUpload,
+            ChaosStep::UploadLandsButFails,
+            ChaosStep::LoseHold,
+            ChaosStep::CutOff(2),
+        ];
+        assert_eq!(steps.clone().map(|s| s.kind()), ChaosStep::KINDS);
+        for s in steps {
+            assert_eq!(ChaosStep::from_parts(s.kind(), s.value()), Ok(s));
+        }
+        assert!(matches!(
+            ChaosStep::from_parts("late-alarms", None),
+            Err(ChaosStepError::MissingValue { .. })
+        ));
+        assert!(matches!(
+            ChaosStep::from_parts("nap", None),
+            Err(ChaosStepError::UnknownKind(_))
+        ));
     }
 
     #[test]

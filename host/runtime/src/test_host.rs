@@ -111,6 +111,34 @@ pub struct TestHost {
 /// A started host: node 1, nodes 2 to N, the cluster, the temporary directory.
 type Started = (Runtime, Vec<Runtime>, Option<Arc<Cluster>>, Option<tempfile::TempDir>);
 
+/// What the client is told when chaos loses the answer of an event that ran.
+const LOST_ANSWER: &str = "the answer was lost on the way (chaos: the event ran and kept its writes); retry";
+
+/// The header of an answer chaos lost after the event ran (`ChaosStep::LoseAnswer`).
+pub const LOST_ANSWER_HEADER: (&str, &str) = ("wasmkeep-chaos", "lost-answer");
+
+/// Where an event goes, and whether chaos loses its answer.
+struct Delivery {
+    node: usize,
+    answer_lost: bool,
+}
+
+impl Delivery {
+    /// The answer the client sees: the real one, or a 503 when it was lost
+    /// (marked with the header [`LOST_ANSWER_HEADER`], so a test can tell it
+    /// from the actor's own 503; a real client cannot).
+    fn answer(&self, real: HttpResponse) -> HttpResponse {
+        if self.answer_lost {
+            let mut lost = HttpResponse::host_text(503, LOST_ANSWER.to_owned());
+            lost.headers
+                .push((LOST_ANSWER_HEADER.0.into(), LOST_ANSWER_HEADER.1.into()));
+            lost
+        } else {
+            real
+        }
+    }
+}
+
 /// What a [`TestHost`] loaded, in order, to load again at a reset.
 enum Loaded {
     App { app: String, classes: Vec<ClassSpec> },
@@ -240,6 +268,21 @@ impl TestHost {
         }
     }
 
+    /// The node that acts for the whole host (due alarms, an actor's alarm):
+    /// the lowest live one, as any live node of `serve --nodes N` would. A
+    /// cut-off node holds nothing, so what it queued would never run.
+    fn acting_node(&self) -> Result<&Runtime, TestHostError> {
+        let Some(cluster) = &self.cluster else {
+            return self.runtime();
+        };
+        for rt in self.all_nodes()? {
+            if rt.node_id().is_some_and(|id| cluster.is_live(id)) {
+                return Ok(rt);
+            }
+        }
+        self.runtime() // every node is cut off: node 1 refuses as it should
+    }
+
     /// How many nodes the host runs.
     pub fn node_count(&self) -> usize {
         self.others.len() + 1
@@ -267,12 +310,12 @@ impl TestHost {
         body: Vec<u8>,
     ) -> Result<HttpResponse, TestHostError> {
         self.node(n)?;
-        let node = self.before_event(key, Some(n))?;
+        let to = self.before_event(key, Some(n))?;
         let mut req = HttpRequest::new(method, path, body);
         req.headers = headers;
-        let answer = self.node(node)?.request_blocking(key, req)?;
+        let answer = self.node(to.node)?.request_blocking(key, req)?;
         self.settle(key)?;
-        Ok(answer)
+        Ok(to.answer(answer))
     }
 
     /// Cuts node `n` off from the cluster: it holds nothing from now on, and
@@ -420,6 +463,13 @@ impl TestHost {
         *lock(&self.chaos) = Some(Schedule::new(seed, self.node_count()));
     }
 
+    /// The seed of the chaos running now ([`TestHost::start_chaos`]), if any:
+    /// a body that draws its own choices draws them from it, so that the
+    /// seed replays them too.
+    pub fn chaos_seed(&self) -> Option<u64> {
+        lock(&self.chaos).as_ref().map(Schedule::seed)
+    }
+
     /// Stops the chaos [`TestHost::start_chaos`] started; what its schedule
     /// did, in order (empty when none was running). Armed faults stay armed
     /// until used or reset.
@@ -428,15 +478,22 @@ impl TestHost {
     }
 
     /// Under chaos: applies what the schedule draws before an event to `key`
-    /// and answers the node to send it to (`wanted`, else the drawn one).
-    /// Without chaos: `wanted`, else node 1.
-    fn before_event(&self, key: &ActorKey, wanted: Option<usize>) -> Result<usize, TestHostError> {
+    /// and answers where to send it (`wanted`, else the drawn node) and
+    /// whether its answer is lost. Without chaos: `wanted`, else node 1.
+    fn before_event(&self, key: &ActorKey, wanted: Option<usize>) -> Result<Delivery, TestHostError> {
         let plan = match lock(&self.chaos).as_mut() {
             Some(schedule) => schedule.before_event(&key.to_string(), wanted),
-            None => return Ok(wanted.unwrap_or(1)),
+            None => {
+                return Ok(Delivery {
+                    node: wanted.unwrap_or(1),
+                    answer_lost: false,
+                });
+            }
         };
+        let mut answer_lost = false;
         for step in &plan.steps {
             match step {
+                ChaosStep::LoseAnswer => answer_lost = true,
                 ChaosStep::FailRemoval => self.arm_everywhere(FaultKind::FailRemoval)?,
                 ChaosStep::FailUpload => self.arm_everywhere(FaultKind::FailUpload)?,
                 ChaosStep::UploadLandsButFails => self.arm_everywhere(FaultKind::UploadLandsButFails)?,
@@ -445,14 +502,15 @@ impl TestHost {
                 ChaosStep::Hibernate => self.hibernate_all()?,
                 ChaosStep::LateAlarms(ms) => {
                     self.advance_clock(*ms)?;
-                    for rt in self.all_nodes()? {
-                        rt.run_due_alarms();
-                    }
+                    self.run_due_alarms()?;
                 }
                 ChaosStep::CutOff(n) => self.cut_off(*n)?,
             }
         }
-        Ok(plan.node)
+        Ok(Delivery {
+            node: plan.node,
+            answer_lost,
+        })
     }
 
     /// Arms one occurrence of `kind` on every node: the event may be served
@@ -537,14 +595,14 @@ impl TestHost {
         headers: Vec<(String, String)>,
         body: Vec<u8>,
     ) -> Result<HttpResponse, TestHostError> {
-        let node = self.before_event(key, None)?;
+        let to = self.before_event(key, None)?;
         let mut req = HttpRequest::new(method, path, body);
         req.headers = headers;
-        let answer = self.node(node)?.request_blocking(key, req)?;
+        let answer = self.node(to.node)?.request_blocking(key, req)?;
         // The event's end (its removal; in a cluster the upload, on whichever
         // node ran it) comes after the answer: a test's next step sees it.
         self.settle(key)?;
-        Ok(answer)
+        Ok(to.answer(answer))
     }
 
     /// Runs `on-call` as the host (caller none) and waits for its answer.
@@ -552,10 +610,14 @@ impl TestHost {
     /// # Errors
     /// Unknown app or class; the call's own failure is the inner result.
     pub fn call(&self, key: &ActorKey, payload: Vec<u8>) -> Result<Result<Vec<u8>, CallFailure>, TestHostError> {
-        let node = self.before_event(key, None)?;
-        let answer = self.node(node)?.call(key, payload)?;
+        let to = self.before_event(key, None)?;
+        let answer = self.node(to.node)?.call(key, payload)?;
         self.settle(key)?;
-        Ok(answer)
+        Ok(if to.answer_lost {
+            Err(CallFailure::Failed(LOST_ANSWER.into()))
+        } else {
+            answer
+        })
     }
 
     /// Opens a WebSocket to an actor (its `on-socket-open` runs); the socket's id.
@@ -645,15 +707,27 @@ impl TestHost {
     /// # Errors
     /// The host is closed.
     pub fn run_due_alarms(&self) -> Result<usize, TestHostError> {
-        Ok(self.runtime()?.run_due_alarms())
+        // The cluster's alarm index is shared: one live node queues each due
+        // alarm, and forwards it to the actor's holder.
+        Ok(self.acting_node()?.run_due_alarms())
     }
 
-    /// Runs the actor's alarm if it is due; whether one ran.
+    /// Runs the actor's alarm if it is due; whether one ran. In a cluster it
+    /// goes through the lowest live node, which forwards it to the holder.
     ///
     /// # Errors
     /// The host is closed.
     pub fn run_alarm(&self, key: &ActorKey) -> Result<bool, TestHostError> {
-        Ok(self.runtime()?.run_alarm(key))
+        Ok(self.acting_node()?.run_alarm(key))
+    }
+
+    /// Runs the actor's alarm through node `n` (which serves it or forwards it
+    /// to the holder) if it is due; whether one ran. A cut-off node runs none.
+    ///
+    /// # Errors
+    /// No such node, or the host is closed.
+    pub fn run_alarm_on(&self, n: usize, key: &ActorKey) -> Result<bool, TestHostError> {
+        Ok(self.node(n)?.run_alarm(key))
     }
 
     /// Arms a fault by its name (`fail-removal`, …) for the next `count` attempts.
@@ -661,17 +735,28 @@ impl TestHost {
     /// # Errors
     /// Not a fault's name.
     pub fn arm_fault(&self, name: &str, count: u32) -> Result<(), TestHostError> {
+        self.arm_fault_on(1, name, count)
+    }
+
+    /// Arms a fault by its name on node `n` (1-based) for its next `count`
+    /// attempts: the fault hits only events that node runs.
+    ///
+    /// # Errors
+    /// Not a fault's name; no such node.
+    pub fn arm_fault_on(&self, n: usize, name: &str, count: u32) -> Result<(), TestHostError> {
         let kind = FaultKind::from_name(name).ok_or_else(|| TestHostError::UnknownFault(name.to_owned()))?;
-        self.runtime()?.faults().arm(kind, count);
+        self.node(n)?.faults().arm(kind, count);
         Ok(())
     }
 
-    /// Clears every armed fault.
+    /// Clears every armed fault, on every node.
     ///
     /// # Errors
     /// The host is closed.
     pub fn clear_faults(&self) -> Result<(), TestHostError> {
-        self.runtime()?.faults().clear();
+        for rt in self.all_nodes()? {
+            rt.faults().clear();
+        }
         Ok(())
     }
 

@@ -317,7 +317,7 @@ fn ts(p: &Project) -> Result<Vec<File>> {
         "type": "module",
         "scripts": {
             "build": format!("wasmkeep-build src/actor.ts -o {}.wasm", p.name),
-            "test": "node --test test/",
+            "test": "node --test test/*.test.js",
         },
         "dependencies": { "@wasmkeep/actor": format!("file:{}/sdk-ts", p.sdk.display()) },
     });

@@ -98,6 +98,33 @@ pub unsafe extern "C" fn wkh_run_due_alarms(host: *const WkhHost) -> usize {
     })
 }
 
+/// Runs the actor's alarm if it is due, through node `node` (numbered from
+/// 1), or with `node` 0 through the lowest live node (in a cluster it
+/// forwards the alarm to the actor's holder). Returns 1 if `on-alarm` ran,
+/// 0 if not (not due, no alarm, a cut-off node), -1 on failure (no such node).
+///
+/// # Safety
+/// `host` is a live host; strings NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_run_alarm(
+    host: *const WkhHost,
+    node: u32,
+    app: *const c_char,
+    class: *const c_char,
+    name: *const c_char,
+) -> i32 {
+    guard(-1, || {
+        // SAFETY: per the contract.
+        let (host, key) = unsafe { (WkhHost::from_ptr(host)?, actor_key(app, class, name)?) };
+        let ran = match node {
+            0 => host.host.run_alarm(&key),
+            n => host.host.run_alarm_on(n as usize, &key),
+        }
+        .map_err(|e| e.to_string())?;
+        Ok(i32::from(ran))
+    })
+}
+
 /// Waits until the actor's queued events (socket messages, closes) have run.
 /// Returns 0 or -1.
 ///
@@ -135,7 +162,25 @@ pub unsafe extern "C" fn wkh_arm_fault(host: *const WkhHost, kind: *const c_char
     })
 }
 
-/// Disarms every fault. Returns 0 or -1.
+/// Arms a fault as `wkh_arm_fault` does, on node `node` (numbered from 1) of
+/// a cluster: it hits only events that node runs. Returns 0, or -1 for an
+/// unknown name or node.
+///
+/// # Safety
+/// `host` is a live host; `kind` NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_arm_fault_on(host: *const WkhHost, node: u32, kind: *const c_char, count: u32) -> i32 {
+    guard(-1, || {
+        // SAFETY: per the contract.
+        let (host, kind) = unsafe { (WkhHost::from_ptr(host)?, arg(kind, "kind")?) };
+        host.host
+            .arm_fault_on(node as usize, kind, count)
+            .map_err(|e| e.to_string())?;
+        Ok(0)
+    })
+}
+
+/// Disarms every fault, on every node. Returns 0 or -1.
 ///
 /// # Safety
 /// `host` is a live host.

@@ -59,48 +59,20 @@ type Answer = (u16, Vec<(String, String)>, Py<PyBytes>);
 /// None, `text` the record as the library writes it.
 type Record = (usize, String, usize, String, Option<u64>, String);
 
-/// A step's kind (as `FaultKind` names its faults) and its number, if any.
-fn step_parts(step: &ChaosStep) -> (&'static str, Option<u64>) {
-    match step {
-        ChaosStep::FailRemoval => ("fail-removal", None),
-        ChaosStep::Restart => ("restart", None),
-        ChaosStep::Hibernate => ("hibernate", None),
-        ChaosStep::LateAlarms(ms) => ("late-alarms", Some(*ms)),
-        ChaosStep::FailUpload => ("fail-upload", None),
-        ChaosStep::UploadLandsButFails => ("upload-lands-but-fails", None),
-        ChaosStep::LoseHold => ("lose-hold", None),
-        ChaosStep::CutOff(n) => ("cut-off", Some(*n as u64)),
-    }
-}
-
-/// The step of a record's kind and number (the inverse of [`step_parts`]).
+/// The step of a record's kind and number ([`ChaosStep::from_parts`]).
 fn step_of(kind: &str, value: Option<u64>) -> PyResult<ChaosStep> {
-    let number = |what: &str| {
-        value.ok_or_else(|| PyValueError::new_err(format!("a {kind} step needs its {what} (the record's value)")))
-    };
-    Ok(match kind {
-        "fail-removal" => ChaosStep::FailRemoval,
-        "restart" => ChaosStep::Restart,
-        "hibernate" => ChaosStep::Hibernate,
-        "late-alarms" => ChaosStep::LateAlarms(number("milliseconds")?),
-        "fail-upload" => ChaosStep::FailUpload,
-        "upload-lands-but-fails" => ChaosStep::UploadLandsButFails,
-        "lose-hold" => ChaosStep::LoseHold,
-        "cut-off" => {
-            ChaosStep::CutOff(usize::try_from(number("node")?).map_err(|e| PyValueError::new_err(e.to_string()))?)
-        }
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "{other:?} is not a chaos step (fail-removal, restart, hibernate, late-alarms, fail-upload, \
-                 upload-lands-but-fails, lose-hold, cut-off)"
-            )));
-        }
-    })
+    ChaosStep::from_parts(kind, value).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 fn record_py(r: &ChaosRecord) -> Record {
-    let (kind, value) = step_parts(&r.step);
-    (r.event, r.actor.clone(), r.node, kind.to_owned(), value, r.to_string())
+    (
+        r.event,
+        r.actor.clone(),
+        r.node,
+        r.step.kind().to_owned(),
+        r.step.value(),
+        r.to_string(),
+    )
 }
 
 /// The library's report of a seed's failure: the seed, the replay variable,
@@ -248,6 +220,12 @@ impl NativeHost {
     /// seed's schedule may inject a fault (see the library's `start_chaos`).
     fn start_chaos(&self, seed: u64) {
         self.host.start_chaos(seed);
+    }
+
+    /// The seed of the chaos running now, or None.
+    #[getter]
+    fn chaos_seed(&self) -> Option<u64> {
+        self.host.chaos_seed()
     }
 
     /// Stops the chaos; what its schedule did, in order, as
@@ -402,15 +380,32 @@ impl NativeHost {
         py.detach(|| host.run_due_alarms()).map_err(host_err)
     }
 
-    /// Runs this actor's alarm if it is due; tells whether one ran.
-    fn run_alarm(&self, py: Python<'_>, app: String, class: String, name: String) -> PyResult<bool> {
+    /// Runs this actor's alarm if it is due; tells whether one ran. Through
+    /// node `node` (1-based) if given, else the lowest live node (in a
+    /// cluster it forwards the alarm to the holder).
+    #[pyo3(signature = (app, class, name, node=None))]
+    fn run_alarm(
+        &self,
+        py: Python<'_>,
+        app: String,
+        class: String,
+        name: String,
+        node: Option<usize>,
+    ) -> PyResult<bool> {
         let host = &self.host;
-        py.detach(|| host.run_alarm(&key(app, class, name))).map_err(host_err)
+        let key = key(app, class, name);
+        py.detach(|| match node {
+            Some(n) => host.run_alarm_on(n, &key),
+            None => host.run_alarm(&key),
+        })
+        .map_err(host_err)
     }
 
-    /// Arms a fault (`fail-removal`, ...) for the next `count` attempts.
-    fn arm_fault(&self, kind: &str, count: u32) -> PyResult<()> {
-        self.host.arm_fault(kind, count).map_err(host_err)
+    /// Arms a fault (`fail-removal`, ...) on node `node` (1-based, default 1)
+    /// for its next `count` attempts.
+    #[pyo3(signature = (kind, count, node=1))]
+    fn arm_fault(&self, kind: &str, count: u32, node: usize) -> PyResult<()> {
+        self.host.arm_fault_on(node, kind, count).map_err(host_err)
     }
 
     /// Clears every armed fault.

@@ -233,9 +233,33 @@ impl ActorTest {
         self.host.advance_clock(ms).unwrap_or_else(|e| panic!("{e}"))
     }
 
-    /// Runs every due alarm; how many ran.
+    /// The seed [`run_chaos`](crate::run_chaos) runs the body under, if any:
+    /// draw the body's own choices from it, so that the seed replays them.
+    pub fn chaos_seed(&self) -> Option<u64> {
+        self.host.chaos_seed()
+    }
+
+    /// Runs every due alarm; how many ran. In a cluster the lowest live node
+    /// runs them, forwarding each to the actor's holder.
     pub fn run_due_alarms(&self) -> usize {
         self.host.run_due_alarms().unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Runs the alarm of the actor named `name` if it is due; whether one
+    /// ran. In a cluster it goes through the lowest live node, which forwards
+    /// it to the holder.
+    pub fn run_alarm(&self, name: &str) -> bool {
+        self.host.run_alarm(&self.key(name)).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// As [`ActorTest::run_alarm`], through node `n` (numbered from 1).
+    ///
+    /// # Panics
+    /// No such node.
+    pub fn run_alarm_on(&self, n: usize, name: &str) -> bool {
+        self.host
+            .run_alarm_on(n, &self.key(name))
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// The actor's tables, as `{"<table>": {"columns": [...], "rows": [[...]]}}`,
@@ -264,6 +288,15 @@ impl ActorTest {
     /// No such fault.
     pub fn arm_fault(&self, name: &str, count: u32) {
         self.host.arm_fault(name, count).unwrap_or_else(|e| panic!("{e}"));
+    }
+
+    /// Arms `count` occurrences of the fault `name` on node `n` (numbered
+    /// from 1): it hits only events that node runs.
+    ///
+    /// # Panics
+    /// No such fault or node.
+    pub fn arm_fault_on(&self, n: usize, name: &str, count: u32) {
+        self.host.arm_fault_on(n, name, count).unwrap_or_else(|e| panic!("{e}"));
     }
 
     /// Restarts the actor named `name` as a crash and recovery would: what it

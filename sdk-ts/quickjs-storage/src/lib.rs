@@ -47,6 +47,10 @@ impl Guest for Adapter {
         host::exec_durable(&sql, &convert::params(params)?)
     }
 
+    fn flush() -> Result<(), SqlError> {
+        host::flush()
+    }
+
     fn begin() -> Result<(), SqlError> {
         host::begin()
     }

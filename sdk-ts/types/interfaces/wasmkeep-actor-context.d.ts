@@ -1,5 +1,5 @@
 /// <reference path="./wasmkeep-actor-types.d.ts" />
-declare module 'wasmkeep:actor/context@0.2.1' {
+declare module 'wasmkeep:actor/context@0.2.2' {
   /**
    * This actor's address.
    */
@@ -28,7 +28,7 @@ declare module 'wasmkeep:actor/context@0.2.1' {
    * any.
    */
   export function previousDeletion(): Deletion | undefined;
-  export type Address = import('wasmkeep:actor/types@0.2.1').Address;
+  export type Address = import('wasmkeep:actor/types@0.2.2').Address;
   /**
    * Severity of a log line.
    * # Variants

@@ -1,5 +1,5 @@
 /// <reference path="./wasmkeep-actor-types.d.ts" />
-declare module 'wasmkeep:actor-js/storage@0.2.1' {
+declare module 'wasmkeep:actor-js/storage@0.2.2' {
   /**
    * Runs SQL and returns the number of rows it changed.
    * 
@@ -25,6 +25,28 @@ declare module 'wasmkeep:actor-js/storage@0.2.1' {
    * ("open transaction"), nothing changes. `internal`: not known to be durable.
    */
   export function execDurable(sql: string, params: Array<SqlValue>): bigint;
+  /**
+   * Returns once every write this event has made so far, outside an open
+   * transaction, is kept: what the end of the event would keep, but before
+   * the answer goes out. Call it before setting an answer that acknowledges
+   * those writes (the SDKs do, by default, before they send an answer).
+   * 
+   * - In a cluster: the database as it is now is uploaded if it changed
+   *   since it was last acknowledged, and `ok` means the bucket
+   *   acknowledged it while the hold was valid (as `exec-durable`).
+   * - On one node: committed writes are already kept (they survive a crash
+   *   of the host), so it returns `ok` at once. It does not sync the disk;
+   *   `exec-durable` does.
+   * - In `on-init`, and after `delete-self-durable` answered `ok`: `ok`,
+   *   nothing to do.
+   * - `not-allowed` inside an open transaction: nothing changes. Commit
+   *   first.
+   * - `internal`: not known to be kept. The upload may still land.
+   *   Replication stops for this actor as after a failed `exec-durable`:
+   *   the event's writes are not kept, and the next event restores what
+   *   the bucket holds. Answer so that the client retries.
+   */
+  export function flush(): void;
   /**
    * Opens a transaction. `not-allowed` if one is already open.
    */
@@ -65,7 +87,7 @@ declare module 'wasmkeep:actor-js/storage@0.2.1' {
    *   the bucket holds. Calling it again is safe.
    */
   export function deleteSelfDurable(): void;
-  export type SqlError = import('wasmkeep:actor/types@0.2.1').SqlError;
+  export type SqlError = import('wasmkeep:actor/types@0.2.2').SqlError;
   /**
    * One SQLite value, bound as a parameter or read from a row.
    */

@@ -179,6 +179,11 @@ static void write_value(buf *b, const wk_value *v) {
 
 static void run_ops(const json *ops, wk_responder *res, outcomes *out);
 
+static void respond_json_before_kept(wk_responder *res, uint16_t status, const char *body) {
+    wk_header h = {"content-type", "application/json"};
+    wk_respond_before_kept(res, status, &h, 1, body, strlen(body));
+}
+
 /* Where `alloc` publishes its block, so that the allocation really happens. */
 static void *volatile alloc_sink;
 
@@ -233,6 +238,7 @@ static op_error run_op(const json *op, wk_responder *res, const outcomes *so_far
     if (strcmp(name, "begin") == 0) s = wk_storage_begin(&err);
     else if (strcmp(name, "commit") == 0) s = wk_storage_commit(&err);
     else if (strcmp(name, "rollback") == 0) s = wk_storage_rollback(&err);
+    else if (strcmp(name, "flush") == 0) s = wk_storage_flush(&err);
     else if (strcmp(name, "delete-self") == 0) wk_storage_delete_self();
     else if (strcmp(name, "delete-self-durable") == 0) s = wk_storage_delete_self_durable(&err);
     else if (strcmp(name, "clear-alarm") == 0) wk_alarm_clear();
@@ -290,7 +296,12 @@ not_unit:
             return bad("\"status\" must be a number");
         if (!res || wk_responded(res)) return bad("respond: no request to answer (already answered, or a call)");
         char *body = outcomes_json(so_far);
-        wk_respond_json(res, (uint16_t)status, body);
+        const json *kept = json_get(op, "kept");
+        if (kept && kept->kind == JSON_BOOL && kept->boolean) {
+            wk_respond_json(res, (uint16_t)status, body);
+        } else {
+            respond_json_before_kept(res, (uint16_t)status, body);
+        }
         free(body);
         buf_puts(ok, "null");
     } else if (strcmp(name, "trap") == 0) {
@@ -450,8 +461,10 @@ void wk_on_request(const wk_request *req, wk_responder *res) {
     outcomes out = {{0}, 0};
     run_ops(ops, res, &out);
     if (!wk_responded(res)) {
+        /* The WIT's own semantics (answer, then the event's end keeps the
+         * writes); a case asks for the SDK's kept answer with respond's kept. */
         char *body = outcomes_json(&out);
-        wk_respond_json(res, 200, body);
+        respond_json_before_kept(res, 200, body);
         free(body);
     }
     buf_free(&out.text);

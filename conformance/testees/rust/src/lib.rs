@@ -45,8 +45,10 @@ impl Actor for Testee {
                 return;
             }
         };
+        // The WIT's own semantics (answer, then the event's end keeps the
+        // writes); a case asks for the SDK's kept answer with `respond`'s `kept`.
         if let Some(r) = responder.take() {
-            r.send(outcomes_response(200, &outcomes));
+            r.send_before_kept(outcomes_response(200, &outcomes));
         }
     }
 
@@ -284,6 +286,7 @@ fn run_op(op: &Json, responder: &mut Option<Responder>, outcomes_so_far: &[Json]
                 .collect();
             Ok(json!({ "columns": rows.columns(), "rows": json_rows }))
         }
+        "flush" => storage::flush().map(|()| Json::Null).map_err(Into::into),
         "begin" => storage::begin().map(|()| Json::Null).map_err(Into::into),
         "commit" => storage::commit().map(|()| Json::Null).map_err(Into::into),
         "rollback" => storage::rollback().map(|()| Json::Null).map_err(Into::into),
@@ -343,7 +346,12 @@ fn run_op(op: &Json, responder: &mut Option<Responder>, outcomes_so_far: &[Json]
             let r = responder
                 .take()
                 .ok_or_else(|| bad("respond: no request to answer (already answered, or a call)"))?;
-            r.send(outcomes_response(status, outcomes_so_far));
+            let response = outcomes_response(status, outcomes_so_far);
+            if op.get("kept").and_then(Json::as_bool).unwrap_or(false) {
+                r.send(response);
+            } else {
+                r.send_before_kept(response);
+            }
             Ok(Json::Null)
         }
         "trap" => panic!("trap requested by the conformance case"),

@@ -39,7 +39,9 @@ export default defineActor({
       return json({ error: (e as Error).message }, 400);
     }
     const outcomes = runOps(ops, responder);
-    if (!responder.sent) responder.send(json({ outcomes }));
+    // The WIT's own semantics (answer, then the event's end keeps the
+    // writes); a case asks for the SDK's kept answer with `respond`'s `kept`.
+    if (!responder.sent) responder.sendBeforeKept(json({ outcomes }));
   },
 
   onAlarm() {
@@ -228,6 +230,9 @@ function runOp(raw: Json, responder: Responder | undefined, soFar: Json[]): Json
       const r = storage.queryRaw(str(op, "sql"), ...params(op));
       return { columns: r.columns, rows: r.rows.map((row) => row.map(valueToJson)) };
     }
+    case "flush":
+      storage.flush();
+      return null;
     case "begin":
       storage.begin();
       return null;
@@ -272,7 +277,9 @@ function runOp(raw: Json, responder: Responder | undefined, soFar: Json[]): Json
       const s = op["status"];
       if (s !== undefined && s !== null && (typeof s !== "number" || !Number.isInteger(s))) throw new BadOp('"status" must be a number');
       if (!responder || responder.sent) throw new BadOp("respond: no request to answer (already answered, or a call)");
-      responder.send(json({ outcomes: soFar }, typeof s === "number" ? s : 200));
+      const answer = json({ outcomes: soFar }, typeof s === "number" ? s : 200);
+      if (op["kept"] === true) responder.send(answer);
+      else responder.sendBeforeKept(answer);
       return null;
     }
     case "trap":

@@ -378,16 +378,26 @@ impl NativeHost {
         Ok(u32::try_from(self.host.run_due_alarms().map_err(err)?).unwrap_or(u32::MAX))
     }
 
-    /// Runs this actor's alarm if it is due; tells whether one ran.
+    /// Runs this actor's alarm if it is due; tells whether one ran. In a
+    /// cluster it goes through the lowest live node, which forwards it to the holder.
     #[napi]
     pub fn run_alarm(&self, app: String, class: String, name: String) -> napi::Result<bool> {
         self.host.run_alarm(&key(app, class, name)).map_err(err)
     }
 
-    /// Arms a fault (`fail-removal`, ...) for the next `count` attempts.
+    /// Runs this actor's alarm through node `node` (1-based) if it is due.
     #[napi]
-    pub fn arm_fault(&self, kind: String, count: u32) -> napi::Result<()> {
-        self.host.arm_fault(&kind, count).map_err(err)
+    pub fn run_alarm_on(&self, node: u32, app: String, class: String, name: String) -> napi::Result<bool> {
+        self.host
+            .run_alarm_on(node as usize, &key(app, class, name))
+            .map_err(err)
+    }
+
+    /// Arms a fault (`fail-removal`, ...) on node `node` (1-based) for its
+    /// next `count` attempts.
+    #[napi]
+    pub fn arm_fault(&self, node: u32, kind: String, count: u32) -> napi::Result<()> {
+        self.host.arm_fault_on(node as usize, &kind, count).map_err(err)
     }
 
     /// Clears every armed fault.
@@ -483,9 +493,8 @@ fn seed_of(seed: f64) -> napi::Result<u64> {
 }
 
 /// One record of a chaos schedule: `{event, actor, node, step, text}`, with
-/// `step` the kind (`fail-removal`, `restart`, `hibernate`, `late-alarms`
-/// with `ms`, `fail-upload`, `upload-lands-but-fails`, `lose-hold`,
-/// `cut-off` with `cut`).
+/// `step` the kind ([`ChaosStep::kind`]: `late-alarms` with `ms`, `cut-off`
+/// with `cut`).
 fn record_json(r: &ChaosRecord) -> Json {
     let mut out = json!({
         "event": r.event,
@@ -493,23 +502,12 @@ fn record_json(r: &ChaosRecord) -> Json {
         "node": r.node,
         "text": r.to_string(),
     });
-    let step = match &r.step {
-        ChaosStep::FailRemoval => "fail-removal",
-        ChaosStep::Restart => "restart",
-        ChaosStep::Hibernate => "hibernate",
-        ChaosStep::LateAlarms(ms) => {
-            out["ms"] = json!(ms);
-            "late-alarms"
-        }
-        ChaosStep::FailUpload => "fail-upload",
-        ChaosStep::UploadLandsButFails => "upload-lands-but-fails",
-        ChaosStep::LoseHold => "lose-hold",
-        ChaosStep::CutOff(n) => {
-            out["cut"] = json!(n);
-            "cut-off"
-        }
-    };
-    out["step"] = json!(step);
+    match &r.step {
+        ChaosStep::LateAlarms(ms) => out["ms"] = json!(ms),
+        ChaosStep::CutOff(n) => out["cut"] = json!(n),
+        _ => {}
+    }
+    out["step"] = json!(r.step.kind());
     out
 }
 

@@ -3,10 +3,12 @@
 """
 The actor's own SQLite database. Each actor has one; nobody else reads it.
 
-Writes are kept when the event ends (a node replicates them then);
-`exec-durable` and `delete-self-durable` return only once what they did is
-durable. Transactions are opened with `begin`, never with SQL text; one still
-open when the event ends, or when the event traps, is rolled back.
+Writes are kept when the event ends (a cluster node replicates them then,
+after the answer went out); `flush` returns once the event's writes so far
+are kept, and `exec-durable` and `delete-self-durable` return only once
+what they did is durable. Transactions are opened with `begin`, never with
+SQL text; one still open when the event ends, or when the event traps, is
+rolled back.
 """
 from typing import TypeVar, Generic, Union, Optional, Protocol, Tuple, List, Any, Self, Callable
 from types import TracebackType
@@ -49,6 +51,31 @@ def exec_durable(sql: str, params: List[types.SqlValue]) -> int:
     write is durable: on one node, synced to disk; in a cluster,
     acknowledged by the bucket. Inside an open transaction: `not-allowed`
     ("open transaction"), nothing changes. `internal`: not known to be durable.
+    
+    Raises: `componentize_py_types.Err(wit_world.imports.types.SqlError)`
+    """
+    raise NotImplementedError
+def flush() -> None:
+    """
+    Returns once every write this event has made so far, outside an open
+    transaction, is kept: what the end of the event would keep, but before
+    the answer goes out. Call it before setting an answer that acknowledges
+    those writes (the SDKs do, by default, before they send an answer).
+    
+    - In a cluster: the database as it is now is uploaded if it changed
+      since it was last acknowledged, and `ok` means the bucket
+      acknowledged it while the hold was valid (as `exec-durable`).
+    - On one node: committed writes are already kept (they survive a crash
+      of the host), so it returns `ok` at once. It does not sync the disk;
+      `exec-durable` does.
+    - In `on-init`, and after `delete-self-durable` answered `ok`: `ok`,
+      nothing to do.
+    - `not-allowed` inside an open transaction: nothing changes. Commit
+      first.
+    - `internal`: not known to be kept. The upload may still land.
+      Replication stops for this actor as after a failed `exec-durable`:
+      the event's writes are not kept, and the next event restores what
+      the bucket holds. Answer so that the client retries.
     
     Raises: `componentize_py_types.Err(wit_world.imports.types.SqlError)`
     """

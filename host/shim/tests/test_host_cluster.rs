@@ -1,0 +1,86 @@
+//! The test host's cluster as the harnesses drive it: after a node is cut off,
+//! the verbs that act for the whole host (the due alarms, one actor's alarm)
+//! run on a node that is still live, as `serve --nodes N` does.
+
+mod common;
+
+use serde_json::{Value, json};
+use wasmkeep_shim::{ActorKey, ClassSpec, TestHost, TestHostOptions};
+
+fn cluster(nodes: usize) -> TestHost {
+    let host = TestHost::new(TestHostOptions {
+        nodes: Some(nodes),
+        cache_dir: Some(common::cache_dir()),
+        ..TestHostOptions::default()
+    })
+    .expect("a test host starts");
+    host.add_app(
+        "t/app",
+        &[ClassSpec {
+            name: "testee".into(),
+            component: common::component("conformance-testee-rust"),
+            access: wasmkeep_shim::Access::Open,
+        }],
+    )
+    .expect("the testee app loads");
+    host
+}
+
+fn ops_on(host: &TestHost, node: usize, key: &ActorKey, ops: Value) -> String {
+    let body = serde_json::to_vec(&json!({ "ops": ops })).expect("json");
+    let r = host
+        .request_on(node, key, "POST", "/", Vec::new(), body)
+        .expect("request");
+    assert_eq!(r.status, 200, "{}", r.text());
+    r.text()
+}
+
+/// The actor is opened on node 1 with an alarm (kept by `exec-durable`);
+/// node 1 is cut off and node 2 takes the actor over.
+fn alarm_set_then_node_1_cut_off(host: &TestHost, key: &ActorKey) {
+    ops_on(
+        host,
+        1,
+        key,
+        json!([
+            {"op": "exec", "sql": "CREATE TABLE IF NOT EXISTS alarm_log(at)"},
+            {"op": "set-alarm", "in": "1000"},
+            {"op": "exec-durable", "sql": "INSERT INTO alarm_log VALUES(-1)"},
+        ]),
+    );
+    host.cut_off(1).expect("cut off");
+    let taken = ops_on(host, 2, key, json!([{"op": "get-alarm"}]));
+    assert!(taken.contains("\"pending\":true"), "node 2 restored the alarm: {taken}");
+    host.advance_clock(2 * 24 * 3600 * 1000).expect("advance");
+}
+
+#[test]
+fn after_a_cut_off_the_due_alarms_run_on_the_new_holder() {
+    let host = cluster(2);
+    let key = ActorKey::new("t/app", "testee", "a");
+    alarm_set_then_node_1_cut_off(&host, &key);
+    assert_eq!(host.run_due_alarms().expect("run"), 1, "the alarm fires on node 2");
+    let after = ops_on(&host, 2, &key, json!([{"op": "get-alarm"}]));
+    assert!(after.contains("\"pending\":false"), "the alarm ran: {after}");
+}
+
+#[test]
+fn after_a_cut_off_one_actors_alarm_runs_on_the_new_holder() {
+    let host = cluster(3);
+    let key = ActorKey::new("t/app", "testee", "b");
+    alarm_set_then_node_1_cut_off(&host, &key);
+    assert!(host.run_alarm(&key).expect("run"), "the alarm fires on node 2");
+    assert!(!host.run_alarm(&key).expect("run"), "once");
+}
+
+#[test]
+fn an_actors_alarm_runs_through_the_node_asked_for() {
+    let host = cluster(3);
+    let key = ActorKey::new("t/app", "testee", "c");
+    alarm_set_then_node_1_cut_off(&host, &key);
+    assert!(!host.run_alarm_on(1, &key).expect("run"), "a cut-off node runs nothing");
+    assert!(
+        host.run_alarm_on(3, &key).expect("run"),
+        "node 3 forwards it to node 2, the holder"
+    );
+}

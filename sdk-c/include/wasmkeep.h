@@ -404,6 +404,12 @@ typedef struct wk_request {
  * borrowed from the request; NULL if absent. */
 const char *wk_request_header(const wk_request *req, const char *name);
 
+/** The decoded value of the first query parameter called `name` (from
+ * "/path?name=value&..."; '+' is a space, %XX a byte), as a new
+ * NUL-terminated string you free(); NULL if there is none. A parameter
+ * without '=' has the value "". */
+char *wk_request_query(const wk_request *req, const char *name);
+
 /** Where a request's answer goes (opaque). Borrowed by wk_on_request until it
  * returns. The answer goes out the moment it is set, before the event ends,
  * whatever the event does afterwards; an event that sets none is answered 500. */

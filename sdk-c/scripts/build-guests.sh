@@ -14,6 +14,9 @@ root=$PWD
 declare -A GUESTS=(
   [conformance-testee-c]=conformance/testees/c
   [counter-c]=examples/counter-c
+  [bank-c]=examples/bank-c
+  # Its deliberately wrong variant (the same Makefile: `make broken`).
+  [bank-c-broken]=examples/bank-c
   # The SDK's own test guest: mistakes it must catch (tests/misuse).
   [sdk-c-misuse]=sdk-c/tests/misuse
 )

@@ -22,6 +22,7 @@ cflags=(-std=c11 -Wall -Wextra -Werror -g -Isdk-c/include)
 ldflags=(-Ltarget/debug -lwasmkeep_c_harness "-Wl,-rpath,$root/target/debug")
 cc "${cflags[@]}" -o "$out/harness_test" sdk-c/tests/harness_test.c "${ldflags[@]}"
 cc "${cflags[@]}" -o "$out/counter_test" examples/counter-c/test/counter_test.c "${ldflags[@]}"
+cc "${cflags[@]}" -o "$out/bank_test" examples/bank-c/test/bank_test.c "${ldflags[@]}"
 
 # Compiled components are cached by content hash here (shared with the runner).
 export WASMKEEP_CACHE_DIR="$root/target/wasmkeep-cache"
@@ -30,6 +31,8 @@ testee=target/components/conformance-testee-c.wasm counter=target/components/cou
 step "harness and counter tests (the counter's chaos test: 1000 seeds)"
 "$out/harness_test" "$testee"
 "$out/counter_test" "$counter"
+step "the bank: its rules, chaos on one node and two, the broken variant caught and replayed (examples/bank-c)"
+"$out/bank_test" target/components/bank-c.wasm target/components/bank-c-broken.wasm
 
 step "mistakes the SDK catches (sdk-c/tests/misuse)"
 # A string where the parameter array belongs does not compile (a warning and a NULL before);

@@ -101,6 +101,9 @@ pub struct TestHost {
     /// The seeded schedule applied before each event, between
     /// [`TestHost::start_chaos`] and [`TestHost::end_chaos`].
     chaos: Mutex<Option<Schedule>>,
+    /// When (virtual ms) the cluster's control and expiry passes last ran
+    /// ([`TestHost::advance_clock`] runs them).
+    passes_ran_at: Mutex<(u64, u64)>,
     /// [`TestHost::close`] ran: a reset does not start it again (a host that
     /// only a failed reset stopped does start again).
     closed: bool,
@@ -201,6 +204,7 @@ impl TestHost {
             loaded: Mutex::new(Vec::new()),
             sockets: Mutex::new(HashMap::new()),
             chaos: Mutex::new(None),
+            passes_ran_at: Mutex::new((0, 0)),
             closed: false,
             temp,
         })
@@ -241,7 +245,10 @@ impl TestHost {
         let mut runtimes = (1..=nodes)
             .map(|i| {
                 let mut config = config_for(&data_dir.join(format!("node-{i}")));
-                config.passes_on_virtual_clock = true;
+                // No pass thread: the test host runs the passes inside
+                // advance_clock, so that what they write to the bucket (and
+                // the faults they meet) comes at the same point of every run.
+                config.passes_on_virtual_clock = false;
                 Runtime::new_node(config, cluster.clone(), &format!("node-{i}"))
             })
             .collect::<Result<Vec<_>, _>>()?;
@@ -408,6 +415,7 @@ impl TestHost {
         }
         lock(&self.sockets).clear();
         *lock(&self.chaos) = None;
+        *lock(&self.passes_ran_at) = (0, 0);
         if let Some(rt) = self.rt.take() {
             rt.shutdown();
         }
@@ -699,7 +707,42 @@ impl TestHost {
     /// # Errors
     /// The host is closed.
     pub fn advance_clock(&self, ms: u64) -> Result<u64, TestHostError> {
-        Ok(self.runtime()?.advance_clock(ms)?)
+        let now = self.runtime()?.advance_clock(ms)?;
+        self.run_passes_due(now)?;
+        Ok(now)
+    }
+
+    /// A cluster's passes whose interval of virtual time has gone by, at a
+    /// real clock's cadence (a control pass each second, an expiry pass each
+    /// ten minutes), on every node in order. They run here, on the test's
+    /// thread, rather than on a thread of each node's: a pass writes to the
+    /// bucket, and one that ran at a moment of its own would meet the faults
+    /// armed for the test's events, so that a seed would not replay exactly.
+    fn run_passes_due(&self, now: u64) -> Result<(), TestHostError> {
+        if self.cluster.is_none() {
+            return Ok(());
+        }
+        let (control, expiry) = {
+            let mut last = lock(&self.passes_ran_at);
+            let control = now.saturating_sub(last.0) >= crate::passes::CONTROL_PASS_EVERY_MS;
+            let expiry = now.saturating_sub(last.1) >= crate::passes::EXPIRY_PASS_EVERY_MS;
+            if control {
+                last.0 = now;
+            }
+            if expiry {
+                last.1 = now;
+            }
+            (control, expiry)
+        };
+        for rt in self.all_nodes()? {
+            if control {
+                rt.run_control_pass();
+            }
+            if expiry {
+                rt.run_expiry_pass();
+            }
+        }
+        Ok(())
     }
 
     /// Runs every due alarm; how many ran `on-alarm`.

@@ -561,6 +561,19 @@ uint64_t wkh_advance_clock(const struct wkh_host *host,
 // `host` is a live host.
 size_t wkh_run_due_alarms(const struct wkh_host *host);
 
+// Runs the actor's alarm if it is due, through node `node` (numbered from
+// 1), or with `node` 0 through the lowest live node (in a cluster it
+// forwards the alarm to the actor's holder). Returns 1 if `on-alarm` ran,
+// 0 if not (not due, no alarm, a cut-off node), -1 on failure (no such node).
+//
+// # Safety
+// `host` is a live host; strings NUL-terminated.
+int32_t wkh_run_alarm(const struct wkh_host *host,
+                      uint32_t node,
+                      const char *app,
+                      const char *class_,
+                      const char *name);
+
 // Waits until the actor's queued events (socket messages, closes) have run.
 // Returns 0 or -1.
 //
@@ -582,7 +595,18 @@ int32_t wkh_arm_fault(const struct wkh_host *host,
                       const char *kind,
                       uint32_t count);
 
-// Disarms every fault. Returns 0 or -1.
+// Arms a fault as `wkh_arm_fault` does, on node `node` (numbered from 1) of
+// a cluster: it hits only events that node runs. Returns 0, or -1 for an
+// unknown name or node.
+//
+// # Safety
+// `host` is a live host; `kind` NUL-terminated.
+int32_t wkh_arm_fault_on(const struct wkh_host *host,
+                         uint32_t node,
+                         const char *kind,
+                         uint32_t count);
+
+// Disarms every fault, on every node. Returns 0 or -1.
 //
 // # Safety
 // `host` is a live host.

@@ -163,21 +163,21 @@ static int32_t counter_life(wkh_host *h, uint64_t seed, void *ctx, char *message
     long long count = 0; /* the highest count a 200 showed since the last 200 DELETE */
     char got[512];
     for (const char *step = plan; *step; step++) {
-        size_t at = (size_t)(step - plan);
+        size_t pos = (size_t)(step - plan);
         int tries = 0;
         switch (*step) {
         case 'P':
             do send(h, "chaos", "POST", got, sizeof got);
             while (status_of(got) >= 500 && ++tries < 30);
-            CHAOS_CHECK(status_of(got) == 200, "POST %zu answered \"%s\"", at, got);
-            CHAOS_CHECK(atoll(got + 4) > count, "POST %zu answered \"%s\" after %lld was acknowledged: an acknowledged POST was lost", at, got, count);
+            CHAOS_CHECK(status_of(got) == 200, "POST %zu answered \"%s\"", pos, got);
+            CHAOS_CHECK(atoll(got + 4) > count, "POST %zu answered \"%s\" after %lld was acknowledged: an acknowledged POST was lost", pos, got, count);
             count = atoll(got + 4);
             break;
         case 'G':
             do send(h, "chaos", "GET", got, sizeof got);
             while (status_of(got) >= 500 && ++tries < 30);
             CHAOS_CHECK(status_of(got) == 200 && atoll(got + 4) >= count,
-                        "GET %zu answered \"%s\" after %lld was acknowledged: an acknowledged POST was lost", at, got, count);
+                        "GET %zu answered \"%s\" after %lld was acknowledged: an acknowledged POST was lost", pos, got, count);
             break;
         case 'D':
             for (;;) {

@@ -618,6 +618,15 @@ class TestHost:
         known)."""
         self._native.reset()
 
+    def restart_host(self) -> None:
+        """Restarts the whole host, as its process would stop and start again
+        on the same data: every socket is closed with 1001 "going away" (a
+        `TestSocket` of before is no longer known), every resident actor is
+        released (an open transaction rolled back), and the host starts again
+        on the same data, at the same virtual time, with the same apps; alarms
+        stay indexed, and a node that was cut off is live again. Chaos goes on."""
+        self._native.restart_host()
+
     def start_chaos(self, seed: int) -> None:
         """Starts the seed's chaos schedule: before each request, call and
         socket opening it may inject a fault (see `run_chaos`, which is what

@@ -302,6 +302,15 @@ export declare class TestHost implements Disposable {
    * without close events and must not be used again; {@link TestActor}s stay usable.
    */
   reset(): void;
+  /**
+   * Restarts the whole host, as its process would stop and start again on the
+   * same data: every socket is closed with 1001 "going away" (open
+   * {@link TestSocket}s must not be used again), every resident actor is
+   * released (an open transaction rolled back), and the host starts again on
+   * the same data, at the same virtual time, with the same apps; alarms stay
+   * indexed, and a node that was cut off is live again. Chaos goes on.
+   */
+  restartHost(): void;
   /** Whether {@link close} was called. */
   readonly closed: boolean;
   /** Stops the host and removes its temporary data directory. */

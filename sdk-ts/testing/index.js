@@ -351,6 +351,9 @@ export class TestHost {
     // A closed host: the library refuses ("the host is closed: make a new one").
     this.native.reset();
   }
+  restartHost() {
+    this.native.restartHost();
+  }
   /**
    * From an `afterEach((t) => ...)` hook: when the test failed (node:test's
    * `t.passed`, vitest's `t.task.result.state`), prints what the host's

@@ -102,6 +102,19 @@ static void interest_is_paid_after_a_take_over(const char *component) {
     wkh_host_free(h);
 }
 
+static void the_balance_and_interest_survive_a_restart_of_the_host(const char *component) {
+    wkh_host *h = start(component, 0);
+    char got[256];
+    long long b = -1, i = -1;
+    send(h, 0, "POST", "/deposit?op=d1&amount=500", got, sizeof got);
+    CHECK(wkh_restart_host(h) == 0, "%s", wkh_last_error());
+    wkh_advance_clock(h, DAY_MS);
+    CHECK(wkh_run_due_alarms(h) == 1, "the alarm is still indexed");
+    send(h, 0, "GET", "/", got, sizeof got);
+    CHECK(statement_of(got, &b, &i) && b == 505 && i == 5, "%s", got);
+    wkh_host_free(h);
+}
+
 #define CHAOS_CHECK(cond, ...)                                            \
     do {                                                                  \
         if (!(cond)) {                                                    \
@@ -176,6 +189,7 @@ int main(int argc, char **argv) {
     }
     an_operation_id_moves_money_once(argv[1]);
     interest_is_paid_after_a_take_over(argv[1]);
+    the_balance_and_interest_survive_a_restart_of_the_host(argv[1]);
     for (unsigned nodes = 1; nodes <= 2; nodes++) {
         every_acknowledged_operation_is_kept(argv[1], nodes);
         the_broken_variant_is_caught_and_replays(argv[2], nodes);

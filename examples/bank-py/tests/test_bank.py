@@ -34,6 +34,15 @@ def test_interest_is_paid_daily_and_after_a_take_over_by_the_new_holder(wasmkeep
     assert statement(a, node=2) == {"balance": 1020, "interest": 20}
 
 
+def test_the_balance_and_the_interest_survive_a_restart_of_the_host(wasmkeep_host):
+    a = wasmkeep_host.actor("bank", "acct")
+    a.post("/deposit?op=d1&amount=500")
+    wasmkeep_host.restart_host()
+    wasmkeep_host.advance(timedelta(days=1))
+    assert wasmkeep_host.run_due_alarms() == 1, "the alarm is still indexed"
+    assert statement(a) == {"balance": 505, "interest": 5}
+
+
 def test_a_closed_account_starts_again_empty(wasmkeep_host):
     a = wasmkeep_host.actor("bank", "acct")
     a.post("/deposit?op=d1&amount=10")

@@ -53,6 +53,16 @@ fn interest_is_paid_daily_and_after_a_take_over_by_the_new_holder() {
 }
 
 #[test]
+fn the_balance_and_the_interest_survive_a_restart_of_the_host() {
+    let mut t = bank(1);
+    t.post("acct", "/deposit?op=d1&amount=500", "");
+    t.restart_host();
+    t.advance_clock(24 * 3600 * 1000);
+    assert_eq!(t.run_due_alarms(), 1, "the alarm is still indexed");
+    assert_eq!(balance(&t, 1), (505, 5));
+}
+
+#[test]
 fn a_closed_account_starts_again_empty() {
     let t = bank(1);
     t.post("acct", "/deposit?op=d1&amount=10", "");

@@ -43,6 +43,16 @@ test("interest is paid daily, and after a take-over by the new holder", () => {
   assert.deepEqual(statement(a.onNode(2)), { balance: 1020, interest: 20 });
 });
 
+test("the balance and the interest survive a restart of the host", () => {
+  start();
+  const a = host.actor("bank", "acct");
+  a.post("/deposit?op=d1&amount=500");
+  host.restartHost();
+  host.advance(DAY_MS);
+  assert.equal(host.runDueAlarms(), 1, "the alarm is still indexed");
+  assert.deepEqual(statement(a), { balance: 505, interest: 5 });
+});
+
 test("a closed account starts again empty", () => {
   start();
   const a = host.actor("bank", "acct");

@@ -211,14 +211,25 @@ impl TestHost {
     }
 
     fn start(options: &TestHostOptions) -> Result<Started, TestHostError> {
-        let options = options.clone();
-        let (data_dir, temp) = match options.data_dir {
-            Some(d) => (d, None),
+        let (data_dir, temp) = match &options.data_dir {
+            Some(d) => (d.clone(), None),
             None => {
                 let t = temp_data_dir().map_err(TestHostError::TempDir)?;
                 (t.path().to_owned(), Some(t))
             }
         };
+        let (rt, others, cluster) = Self::start_in(options, &data_dir, None)?;
+        Ok((rt, others, cluster, temp))
+    }
+
+    /// Node 1, nodes 2 to N and the cluster, on `data_dir`; in an existing
+    /// `cluster` (a restart) rather than a new one.
+    fn start_in(
+        options: &TestHostOptions,
+        data_dir: &Path,
+        cluster: Option<Arc<Cluster>>,
+    ) -> Result<(Runtime, Vec<Runtime>, Option<Arc<Cluster>>), TestHostError> {
+        let options = options.clone();
         let config_for = |dir: &Path| {
             let mut config = RuntimeConfig::for_tests(dir);
             if let Some(c) = &options.cache_dir {
@@ -237,11 +248,17 @@ impl TestHost {
             return Err(TestHostError::BadNodes(nodes));
         }
         if nodes == 1 {
-            return Ok((Runtime::new(config_for(&data_dir))?, Vec::new(), None, temp));
+            let mut config = config_for(data_dir);
+            // The index a node keeps on disk, so that a restart of the host
+            // finds the alarms of actors it has not opened since.
+            config.memory_alarm_index = false;
+            return Ok((Runtime::new(config)?, Vec::new(), None));
         }
-        let clock = Arc::new(VirtualClock::default());
-        let bucket = Arc::new(LocalDirBucket::new(data_dir.join("bucket"), clock.clone()));
-        let cluster = Cluster::new(bucket, clock);
+        let cluster = cluster.unwrap_or_else(|| {
+            let clock = Arc::new(VirtualClock::default());
+            let bucket = Arc::new(LocalDirBucket::new(data_dir.join("bucket"), clock.clone()));
+            Cluster::new(bucket, clock)
+        });
         let mut runtimes = (1..=nodes)
             .map(|i| {
                 let mut config = config_for(&data_dir.join(format!("node-{i}")));
@@ -253,7 +270,7 @@ impl TestHost {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let first = runtimes.remove(0);
-        Ok((first, runtimes, Some(cluster), temp))
+        Ok((first, runtimes, Some(cluster)))
     }
 
     /// Every node, node 1 first.
@@ -431,7 +448,56 @@ impl TestHost {
             }
         }
         let (rt, others, cluster, temp) = Self::start(&self.options)?;
-        for node in std::iter::once(&rt).chain(others.iter()) {
+        self.load_apps(std::iter::once(&rt).chain(others.iter()))?;
+        self.rt = Some(rt);
+        self.others = others;
+        self.cluster = cluster;
+        self.temp = temp;
+        Ok(())
+    }
+
+    /// Restarts the whole host, as its process would stop and start again on
+    /// the same data: every node stops as a process does (its open sockets
+    /// closed with 1001 "going away" and forgotten here, each resident actor
+    /// released and its open transaction rolled back), then starts again on
+    /// the same data directory (and a cluster's bucket), at the same virtual
+    /// time, with the same apps loaded. Alarms stay indexed (a single node's
+    /// index is a file in the data directory; a cluster's is the cluster's),
+    /// and a node that was cut off is live again. Chaos, if running, goes on.
+    ///
+    /// # Errors
+    /// [`TestHostError::Closed`]; a node cannot start again.
+    pub fn restart_host(&mut self) -> Result<(), TestHostError> {
+        if self.closed {
+            return Err(TestHostError::Closed);
+        }
+        let now = self.now_ms()?;
+        let data_dir = self.data_dir()?.to_owned();
+        lock(&self.sockets).clear();
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown();
+        }
+        for rt in self.others.drain(..) {
+            rt.shutdown();
+        }
+        let (rt, others, cluster) = Self::start_in(&self.options, &data_dir, self.cluster.take())?;
+        if cluster.is_none() {
+            // A single node's clock starts again at its epoch: move it to where it was.
+            let started = rt.now_ms();
+            if now > started {
+                rt.advance_clock(now - started)?;
+            }
+        }
+        self.load_apps(std::iter::once(&rt).chain(others.iter()))?;
+        self.rt = Some(rt);
+        self.others = others;
+        self.cluster = cluster;
+        Ok(())
+    }
+
+    /// Loads what this host loaded (apps and manifests, in order) into `nodes`.
+    fn load_apps<'a>(&self, nodes: impl Iterator<Item = &'a Runtime>) -> Result<(), TestHostError> {
+        for node in nodes {
             for loaded in lock(&self.loaded).iter() {
                 match loaded {
                     Loaded::App { app, classes } => node.add_app(app, classes)?,
@@ -441,10 +507,6 @@ impl TestHost {
                 }
             }
         }
-        self.rt = Some(rt);
-        self.others = others;
-        self.cluster = cluster;
-        self.temp = temp;
         Ok(())
     }
 

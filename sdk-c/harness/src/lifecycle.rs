@@ -185,3 +185,25 @@ pub unsafe extern "C" fn wkh_reset(host: *mut WkhHost) -> i32 {
         Ok(0)
     })
 }
+
+/// Restarts the whole host, as its process would stop and start again on the
+/// same data: every socket is closed with 1001 "going away" (their ids are no
+/// longer known), every resident actor is released (an open transaction
+/// rolled back), and the host starts again on the same data, at the same
+/// virtual time, with the same apps; alarms stay indexed, and a node that was
+/// cut off is live again. Chaos, if running, goes on. Returns 0 or -1.
+///
+/// # Safety
+/// `host` is a live host, and no other call uses it at the same time (from
+/// another thread).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_restart_host(host: *mut WkhHost) -> i32 {
+    guard(-1, || {
+        // SAFETY: per the contract.
+        let host = unsafe { WkhHost::from_mut_ptr(host)? };
+        host.host
+            .restart_host()
+            .map_err(|e| format!("restarting the host: {e}"))?;
+        Ok(0)
+    })
+}

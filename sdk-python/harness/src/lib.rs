@@ -184,6 +184,13 @@ impl NativeHost {
         py.detach(|| host.reset()).map_err(host_err)
     }
 
+    /// Restarts the whole host as its process would stop and start again on
+    /// the same data (TestHost::restart_host).
+    fn restart_host(&mut self, py: Python<'_>) -> PyResult<()> {
+        let host = &mut self.host;
+        py.detach(|| host.restart_host()).map_err(host_err)
+    }
+
     /// Restarts one actor as a crash and recovery would.
     fn restart(&self, py: Python<'_>, app: String, class: String, name: String) -> PyResult<()> {
         let host = &self.host;

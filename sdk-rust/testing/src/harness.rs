@@ -335,6 +335,18 @@ impl ActorTest {
         self.host.reset().unwrap_or_else(|e| panic!("resetting the host: {e}"));
     }
 
+    /// Restarts the whole host, as its process would stop and start again on
+    /// the same data: every socket is closed with 1001 "going away", every
+    /// resident actor is released (an open transaction rolled back), and the
+    /// host starts again on the same data, at the same virtual time, with the
+    /// class loaded; alarms stay indexed, and a node that was cut off is live
+    /// again. Chaos, if running, goes on.
+    pub fn restart_host(&mut self) {
+        self.host
+            .restart_host()
+            .unwrap_or_else(|e| panic!("restarting the host: {e}"));
+    }
+
     /// Hibernates every actor (their next event wakes them from their files).
     pub fn hibernate_all(&self) {
         self.host.hibernate_all().unwrap_or_else(|e| panic!("{e}"));

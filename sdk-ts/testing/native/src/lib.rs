@@ -239,6 +239,13 @@ impl NativeHost {
         self.host.reset().map_err(err)
     }
 
+    /// Restarts the whole host as its process would stop and start again
+    /// on the same data (TestHost::restart_host).
+    #[napi]
+    pub fn restart_host(&mut self) -> napi::Result<()> {
+        self.host.restart_host().map_err(err)
+    }
+
     /// Restarts one actor as a crash and recovery would.
     #[napi]
     pub fn restart(&self, app: String, class: String, name: String) -> napi::Result<()> {

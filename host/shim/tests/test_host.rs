@@ -1,6 +1,7 @@
-//! The test host's cluster as the harnesses drive it: after a node is cut off,
-//! the verbs that act for the whole host (the due alarms, one actor's alarm)
-//! run on a node that is still live, as `serve --nodes N` does.
+//! The test host as the harnesses drive it: after a node is cut off, the
+//! verbs that act for the whole host (the due alarms, one actor's alarm) run
+//! on a node that is still live, as `serve --nodes N` does; and a restart of
+//! the whole host keeps the data, the time and the alarms.
 
 mod common;
 
@@ -9,7 +10,7 @@ use wasmkeep_shim::{ActorKey, ClassSpec, TestHost, TestHostOptions};
 
 fn cluster(nodes: usize) -> TestHost {
     let host = TestHost::new(TestHostOptions {
-        nodes: Some(nodes),
+        nodes: (nodes > 1).then_some(nodes),
         cache_dir: Some(common::cache_dir()),
         ..TestHostOptions::default()
     })
@@ -83,4 +84,54 @@ fn an_actors_alarm_runs_through_the_node_asked_for() {
         host.run_alarm_on(3, &key).expect("run"),
         "node 3 forwards it to node 2, the holder"
     );
+}
+
+#[test]
+fn a_restarted_host_keeps_the_data_the_time_and_the_alarms_and_closes_the_sockets() {
+    let mut host = cluster(1);
+    let key = ActorKey::new("t/app", "testee", "r");
+    ops_on(
+        &host,
+        1,
+        &key,
+        json!([
+            {"op": "exec", "sql": "CREATE TABLE t(x); INSERT INTO t VALUES(1)"},
+            {"op": "set-alarm", "in": "60000"},
+        ]),
+    );
+    let socket = host.open_socket(&key, "/").expect("a socket");
+    let before = host.now_ms().expect("now");
+    host.restart_host().expect("restart");
+    assert!(host.now_ms().expect("now") >= before, "the clock does not go back");
+    assert!(
+        matches!(
+            host.socket_take(socket),
+            Err(wasmkeep_shim::TestHostError::NoSuchSocket(_))
+        ),
+        "the sockets are gone with the process"
+    );
+    host.advance_clock(120_000).expect("advance");
+    assert_eq!(
+        host.run_due_alarms().expect("run"),
+        1,
+        "the alarm of an actor not opened since the restart fires"
+    );
+    let rows = ops_on(
+        &host,
+        1,
+        &key,
+        json!([{"op": "query", "sql": "SELECT count(*) AS n FROM t"}]),
+    );
+    assert!(rows.contains("\"integer\":\"1\""), "the data is kept: {rows}");
+}
+
+#[test]
+fn a_restarted_cluster_has_its_cut_off_node_back_and_keeps_the_alarms() {
+    let mut host = cluster(2);
+    let key = ActorKey::new("t/app", "testee", "q");
+    alarm_set_then_node_1_cut_off(&host, &key);
+    host.restart_host().expect("restart");
+    let answer = ops_on(&host, 1, &key, json!([{"op": "get-alarm"}]));
+    assert!(answer.contains("\"pending\":true"), "node 1 serves again: {answer}");
+    assert_eq!(host.run_due_alarms().expect("run"), 1, "the alarm fires");
 }

@@ -730,6 +730,18 @@ void wkh_deletion_free(struct wkh_deletion *deletion);
 // another thread).
 int32_t wkh_reset(struct wkh_host *host);
 
+// Restarts the whole host, as its process would stop and start again on the
+// same data: every socket is closed with 1001 "going away" (their ids are no
+// longer known), every resident actor is released (an open transaction
+// rolled back), and the host starts again on the same data, at the same
+// virtual time, with the same apps; alarms stay indexed, and a node that was
+// cut off is live again. Chaos, if running, goes on. Returns 0 or -1.
+//
+// # Safety
+// `host` is a live host, and no other call uses it at the same time (from
+// another thread).
+int32_t wkh_restart_host(struct wkh_host *host);
+
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

@@ -341,8 +341,10 @@ fn python(p: &Project) -> Result<Vec<File>> {
         .replace("counter.py", "actor.py")
         .replace("counter.wasm", &format!("{}.wasm", p.name))
         .replace("name = \"counter-py\"", &format!("name = \"{}\"", p.name));
+    // The class is the project's, as in its wasmkeep.toml; the module is actor.py.
     let conftest = example(p, "counter-py", "tests/conftest.py")?
-        .replace("\"counter.py\"", "\"actor.py\"")
+        .replace("counter.py", "actor.py")
+        .replace("{\"counter\":", &format!("{{\"{}\":", p.name))
         .replace("COUNTER_PY_WASM", "ACTOR_WASM");
     Ok(vec![
         ("pyproject.toml", pyproject),
@@ -350,7 +352,8 @@ fn python(p: &Project) -> Result<Vec<File>> {
         ("tests/conftest.py", conftest),
         (
             "tests/test_actor.py",
-            example(p, "counter-py", "tests/test_counter.py")?,
+            example(p, "counter-py", "tests/test_counter.py")?
+                .replace("actor(\"counter\"", &format!("actor(\"{}\"", p.name)),
         ),
         (
             "wasmkeep.toml",
@@ -374,6 +377,7 @@ fn c(p: &Project) -> Result<Vec<File>> {
             &format!("WASMKEEP_C_SDK ?= {sdk}/sdk-c"),
         )
         .replace("WK_NAME := counter-c", &format!("WK_NAME := {}", p.name))
+        .replace("counter-c.wasm", &format!("{}.wasm", p.name))
         .replace("counter_test", "actor_test");
     let test = example(p, "counter-c", "test/counter_test.c")?
         .replace("counter_test", "actor_test")

@@ -236,6 +236,41 @@ fn a_two_node_cluster_serves_one_actor_from_either_node() {
 }
 
 #[test]
+fn a_cluster_never_answers_a_200_whose_write_is_lost() {
+    // Issue 22: with fail-upload armed, POST answered 2 and the next GET 1.
+    // The SDK now keeps the write before it answers (storage.flush).
+    common::component("counter-rust");
+    let nodes = serve_with(
+        &repo().join("examples/counter-rust/wasmkeep.toml"),
+        &["--mode", "cluster", "--nodes", "2"],
+    );
+    let n1 = &nodes[0].base;
+    assert_eq!(http("POST", &format!("{n1}/counter/c")), (200, "1".into()));
+    let (status, _) = http_body(
+        "POST",
+        &format!("{n1}/_shim/faults"),
+        r#"{"kind": "fail-upload", "count": 1}"#,
+    );
+    assert_eq!(status, 200, "the fault is armed");
+    let (status, text) = http("POST", &format!("{n1}/counter/c"));
+    assert_eq!(
+        status, 503,
+        "the upload failed, so the count is not acknowledged: {text}"
+    );
+    assert_eq!(
+        http("GET", &format!("{n1}/counter/c")),
+        (200, "1".into()),
+        "nothing acknowledged was lost"
+    );
+    assert_eq!(
+        http("POST", &format!("{n1}/counter/c")),
+        (200, "2".into()),
+        "a retry counts"
+    );
+    assert_eq!(http("GET", &format!("{}/counter/c", nodes[1].base)), (200, "2".into()));
+}
+
+#[test]
 fn actor_delete_through_the_command_line() {
     common::component("counter-rust");
     let nodes = serve_with(

@@ -114,6 +114,9 @@ pub struct TestHost {
 /// A started host: node 1, nodes 2 to N, the cluster, the temporary directory.
 type Started = (Runtime, Vec<Runtime>, Option<Arc<Cluster>>, Option<tempfile::TempDir>);
 
+/// The nodes of a host: node 1, nodes 2 to N, and their cluster (if more than one).
+type Nodes = (Runtime, Vec<Runtime>, Option<Arc<Cluster>>);
+
 /// What the client is told when chaos loses the answer of an event that ran.
 const LOST_ANSWER: &str = "the answer was lost on the way (chaos: the event ran and kept its writes); retry";
 
@@ -228,7 +231,7 @@ impl TestHost {
         options: &TestHostOptions,
         data_dir: &Path,
         cluster: Option<Arc<Cluster>>,
-    ) -> Result<(Runtime, Vec<Runtime>, Option<Arc<Cluster>>), TestHostError> {
+    ) -> Result<Nodes, TestHostError> {
         let options = options.clone();
         let config_for = |dir: &Path| {
             let mut config = RuntimeConfig::for_tests(dir);

@@ -360,7 +360,7 @@ fn python(p: &Project) -> Result<Vec<File>> {
             manifest(
                 p,
                 &format!("{} -m wasmkeep_actor build actor.py -o {}.wasm", python_of(p), p.name),
-                &["actor.py"],
+                &["."],
             ),
         ),
         ("README.md", readme(Lang::Python, p, "Python")),

@@ -42,12 +42,15 @@ if ! $for_serve; then
 fi
 if ((${#want[@]})); then say "pip install ${want[*]}"; "${pip[@]}" "${want[@]}"; fi
 
-# The SDK, editable: the repository's sources are what the venv imports.
-if ! "$py" -c "import wasmkeep_actor, sys; sys.exit(0 if 'sdk-python' in wasmkeep_actor.__file__ else 1)" 2>/dev/null; then
-  say "pip install -e sdk-python"
+# The SDK, editable: the repository's sources are what the venv imports. In
+# setuptools' compat mode the venv's path names sdk-python itself, so type
+# checkers find the package and its py.typed (mypy cannot follow the import
+# hook of the default mode: `mypy --strict actor.py` said it had no types).
+if ! "$py" -c "import sys, wasmkeep_actor; sys.exit(0 if 'sdk-python' in wasmkeep_actor.__file__ and any(p.rstrip('/').endswith('sdk-python') for p in sys.path) else 1)" 2>/dev/null; then
+  say "pip install -e sdk-python (setuptools' compat mode)"
   # setuptools warns at length about editable installs: show its output only on failure.
   log=$(mktemp)
-  if ! "${pip[@]}" --no-deps -e sdk-python >"$log" 2>&1; then
+  if ! "${pip[@]}" --no-deps -e sdk-python --config-settings editable_mode=compat >"$log" 2>&1; then
     cat "$log" >&2; rm -f "$log"
     echo "setup: python: installing the SDK into $venv failed (pip output above)" >&2; exit 1
   fi

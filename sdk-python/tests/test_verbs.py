@@ -190,6 +190,22 @@ def test_an_answer_of_500_prints_the_actors_log(probe, capsys):
     assert all("[error test/app:probe/p]" in line or not line.startswith("  [") for line in err.splitlines())
 
 
+def test_under_chaos_a_5xx_is_explained_only_for_the_seed_that_fails(wasmkeep_host, capsys):
+    def passing(host):
+        host.actor("probe", "p").get("/raise")  # a 5xx, expected here
+
+    run_chaos(wasmkeep_host, [1, 2, 3], passing)
+    assert "answered 5" not in capsys.readouterr().err, "passing seeds print nothing"
+
+    def failing(host):
+        host.actor("probe", "p").get("/raise")
+        raise AssertionError("the body failed")
+
+    with pytest.raises(ChaosFailure):
+        run_chaos(wasmkeep_host, [4], failing)
+    assert "GET /raise to probe/p answered 5" in capsys.readouterr().err, "the failing seed's are printed"
+
+
 def test_query_rows_as_dataclasses_and_named_tuples(probe):
     r = probe.get("/rows-as").json()
     assert r["rows"] == ["KvRow(k='a', v=1, note='none')", "KvRow(k='b', v=2, note='none')"]

@@ -241,13 +241,19 @@ def run_chaos(host: TestHost, seeds: Iterable[int], body: Callable[[TestHost], o
         host.reset()
         host.start_chaos(seed)
         failure: Exception | None = None
+        # A 5xx is expected under chaos: what explains one is printed only
+        # for the seed that fails.
+        host._explained = []
         try:
             body(host)
         except Exception as e:  # noqa: BLE001 (the body's failure is reported with its seed)
             failure = e
         finally:
             schedule = host.end_chaos()
+            explained, host._explained = host._explained, None
         if failure is not None:
+            for text in explained:
+                print(text, file=sys.stderr)
             raise ChaosFailure(seed, schedule, _failure_message(failure)) from failure
         ran += 1
     return ran
@@ -325,13 +331,12 @@ class TestActor:
             # What the actor logged is what explains a failure.
             where = "" if node is None else f" on node {node}"
             lines = self.logs()
-            print(
+            text = [
                 f"wasmkeep: {m} {path} to {self.cls}/{self.name}{where} answered {status}; "
-                + (f"the actor's log ({len(lines)} line(s)):" if lines else "the actor logged nothing"),
-                file=sys.stderr,
-            )
-            for line in lines:
-                print(f"  [{line['level']} {line['actor']}] {line['message']}", file=sys.stderr)
+                + (f"the actor's log ({len(lines)} line(s)):" if lines else "the actor logged nothing")
+            ]
+            text += [f"  [{line['level']} {line['actor']}] {line['message']}" for line in lines]
+            self._host._explain("\n".join(text))
         return TestResponse(status, hs, out)
 
     def get(self, path: str = "/", node: int | None = None) -> TestResponse:
@@ -489,6 +494,9 @@ class TestHost:
         native = _native()
         if nodes is not None and nodes < 1:
             raise ValueError(f"nodes={nodes}: give 1 (a single node) or more (a local cluster sharing a bucket)")
+        #: Under `run_chaos`, what a 5xx's explanation would print, kept for
+        #: the seed that fails (under chaos a 5xx is expected); else None.
+        self._explained: list[str] | None = None
         self._native = native.NativeHost(
             None if data_dir is None else str(data_dir),
             str(cache_dir) if cache_dir is not None else _default_cache_dir(),
@@ -632,6 +640,13 @@ class TestHost:
         socket opening it may inject a fault (see `run_chaos`, which is what
         tests usually call). Starting again replaces the schedule."""
         self._native.start_chaos(seed)
+
+    def _explain(self, text: str) -> None:
+        """Prints why a request failed, or keeps it for a failing chaos seed."""
+        if self._explained is not None:
+            self._explained.append(text)
+        else:
+            print(text, file=sys.stderr)
 
     @property
     def chaos_seed(self) -> int | None:

@@ -135,8 +135,14 @@ fn handle(host: &Arc<Host>, slot: &Arc<Mailbox>, resident: &mut Option<Resident>
             let r = match prepare(host, slot, resident, OpenMode::Existing) {
                 Ok(Prepared::Ready(r)) => match r.store.data().actor.open_db() {
                     Some(db) => db.dump_tables().map_err(|e| match e {
-                        SqlError::Sqlite { code: 18, message } => RuntimeError::TablesTooLarge(message),
-                        SqlError::Sqlite { code: 9, message } => RuntimeError::TablesTooSlow(message),
+                        SqlError::Sqlite {
+                            code: crate::actor_db::sqlite_code::TOOBIG,
+                            message,
+                        } => RuntimeError::TablesTooLarge(message),
+                        SqlError::Sqlite {
+                            code: crate::actor_db::sqlite_code::INTERRUPT,
+                            message,
+                        } => RuntimeError::TablesTooSlow(message),
                         other => RuntimeError::Event(other.to_string()),
                     }),
                     None => Err(RuntimeError::Event("the database is closed".into())),

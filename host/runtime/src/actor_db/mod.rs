@@ -1,0 +1,286 @@
+//! One actor's SQLite database, with the guard that keeps guest SQL inside it.
+//!
+//! Guest statements run under an authorizer that refuses, with `not-allowed`,
+//! anything that reaches outside the actor's own database (ATTACH, VACUUM INTO,
+//! load_extension, PRAGMAs that touch files or the journal), transaction
+//! control written as SQL (the host must know whether a transaction is open),
+//! and the host's own table `_wasmkeep_meta`, which holds the host metadata:
+//! the on-init marker and the alarm. Metadata lives in the database so that it
+//! goes with the data when the actor is deleted.
+//!
+//! The pieces, one file each, as workerd splits its actor SQLite: the guard
+//! ([`guard`]), the transaction machine ([`transaction`]), the host's table
+//! ([`host_table`]), the table dump and replication images ([`dump`]), the
+//! one row reader ([`rows`]) and SQLite's codes by name ([`sqlite_code`]).
+
+mod dump;
+mod guard;
+mod host_table;
+mod rows;
+pub(crate) mod sqlite_code;
+mod sqlite_error;
+#[cfg(test)]
+mod tests;
+mod transaction;
+
+use crate::guest_counters::{HostChanges, register_total_changes};
+use crate::sql_types::{QueryResult, SqlError, SqlValue, refusals};
+use guard::Guard;
+use host_table::{META_COLUMNS, migrate_meta_without_rowid};
+use rows::Param;
+use rusqlite::hooks::AuthContext;
+use rusqlite::{Connection, params_from_iter};
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use transaction::TxMode;
+
+/// The host table guests may not touch.
+pub const META_TABLE: &str = crate::state_store::HOST_TABLE;
+
+/// Meta key: set once `on-init` returned for this database.
+pub const META_INITIALIZED: &str = "initialized";
+/// Meta key: the pending alarm, in ms since the epoch.
+pub const META_ALARM: &str = "alarm";
+/// Meta key: the deletion record (`<ms> <how>`) of the address's last deletion
+/// before this database: a reset carries it, and a database created after a
+/// single node's removal copies it from the removal record.
+pub const META_DELETED: &str = "deleted";
+
+/// The largest string or blob a guest statement may make or bind (64 MiB).
+pub const MAX_VALUE_BYTES: i32 = 64 << 20;
+/// The most a query's rows may add up to before the query is refused (64 MiB).
+pub const MAX_RESULT_BYTES: usize = 64 << 20;
+
+/// The most the admin API's table dump reads (its JSON is about twice this
+/// at most, blobs being hex).
+pub const MAX_DUMP_BYTES: usize = 16 << 20;
+/// How long the admin API's table dump may read.
+pub const DUMP_TIME: std::time::Duration = std::time::Duration::from_secs(2);
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// An open actor database.
+#[derive(Debug)]
+pub struct ActorDb {
+    conn: Connection,
+    guard: Arc<Guard>,
+    tx: std::cell::Cell<TxMode>,
+    /// The quota [`ActorDb::set_quota`] set, for error messages.
+    quota_bytes: std::cell::Cell<Option<u64>>,
+    /// Rows the host's own writes changed, left out of the guest's `total_changes()`.
+    host_changes: HostChanges,
+}
+
+/// How an `exec` runs its text.
+enum Shape {
+    /// Several statements allowed when there are no parameters.
+    Batch,
+    /// Exactly one statement.
+    One,
+}
+
+impl ActorDb {
+    /// Opens (or creates) the database at `path` in WAL mode and creates the host table.
+    ///
+    /// # Errors
+    /// SQLite could not open or set up the file.
+    pub fn open(path: &Path) -> Result<Self, SqlError> {
+        // The path goes to the host's log, not into the message: the message
+        // can reach an HTTP client, which has no business knowing the host's paths.
+        let failed = |doing: &str, e: rusqlite::Error| {
+            tracing::warn!("{doing} {}: {e}", path.display());
+            // SQLite's own message can carry the path: only its code's description goes out.
+            let why = match &e {
+                rusqlite::Error::SqliteFailure(code, _) => code.to_string(),
+                other => other.to_string(),
+            };
+            SqlError::Internal(format!("{doing} the actor's database: {why}"))
+        };
+        let conn = Connection::open(path).map_err(|e| failed("opening", e))?;
+        Self::setup(conn).map_err(|e| failed("setting up", e))
+    }
+
+    fn setup(conn: Connection) -> rusqlite::Result<Self> {
+        // synchronous=NORMAL: an ordinary write is kept when the process dies and
+        // is synced at the next checkpoint, as a node keeps an event's writes at its
+        // end; exec-durable switches to FULL for its own commit.
+        conn.execute_batch(&format!(
+            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;
+             CREATE TABLE IF NOT EXISTS main.{META_TABLE}{META_COLUMNS};"
+        ))?;
+        migrate_meta_without_rowid(&conn)?;
+        conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
+        conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0)?;
+        conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)?;
+        let guard = Arc::new(Guard::default());
+        let g = guard.clone();
+        conn.authorizer(Some(move |ctx: AuthContext<'_>| g.check(ctx)));
+        let g = guard.clone();
+        conn.progress_handler(10_000, Some(move || g.past_deadline()));
+        // The rows of the set-up (a migration of the host table) are the host's.
+        let host_changes = HostChanges::default();
+        host_changes.add(0, conn.total_changes());
+        register_total_changes(&conn, host_changes.clone())?;
+        Ok(Self {
+            conn,
+            guard,
+            tx: std::cell::Cell::new(TxMode::Plain),
+            quota_bytes: std::cell::Cell::new(None),
+            host_changes,
+        })
+    }
+
+    /// Caps the database at `bytes` (rounded down to whole pages): past it,
+    /// writes fail with SQLite's "database or disk is full" (ADR 012).
+    ///
+    /// # Errors
+    /// `internal` if SQLite refused the setting.
+    pub fn set_quota(&self, bytes: u64) -> Result<(), SqlError> {
+        let internal = |e: rusqlite::Error| SqlError::Internal(format!("setting the actor's quota: {e}"));
+        let page: u64 = self
+            .conn
+            .query_row("PRAGMA page_size", [], |r| r.get(0))
+            .map_err(internal)?;
+        let pages = (bytes / page.max(512)).max(1);
+        self.conn
+            .query_row(&format!("PRAGMA max_page_count = {pages}"), [], |_| Ok(()))
+            .map_err(internal)?;
+        self.quota_bytes.set(Some(bytes));
+        Ok(())
+    }
+
+    /// Sets when guest SQL must stop (the event's deadline), or none.
+    pub fn set_deadline(&self, deadline: Option<Instant>) {
+        *lock(&self.guard.deadline) = deadline;
+        self.guard.timed_out.store(false, Ordering::SeqCst);
+    }
+
+    /// True if the last guest statement was interrupted at the deadline: the
+    /// event has run out of time and must end.
+    pub fn timed_out(&self) -> bool {
+        self.guard.timed_out.load(Ordering::SeqCst)
+    }
+
+    fn run(&self, sql: &str, params: &[SqlValue], shape: &Shape) -> Result<u64, SqlError> {
+        match shape {
+            Shape::One => self.guest(sql, |c| {
+                let mut stmt = c.prepare_cached(sql)?;
+                let n = stmt.execute(params_from_iter(params.iter().map(Param)))?;
+                Ok(n as u64)
+            }),
+            Shape::Batch => {
+                // A batch runs inside a savepoint so that it changes nothing when
+                // one of its statements is refused or fails.
+                self.conn
+                    .execute_batch("SAVEPOINT wasmkeep_exec")
+                    .map_err(|e| self.map_error(e))?;
+                let r = self.guest(sql, |c| {
+                    let before = c.total_changes();
+                    c.execute_batch(sql)?;
+                    Ok(c.total_changes().saturating_sub(before))
+                });
+                let end = if r.is_ok() {
+                    "RELEASE wasmkeep_exec"
+                } else {
+                    "ROLLBACK TO wasmkeep_exec; RELEASE wasmkeep_exec"
+                };
+                if let Err(e) = self.conn.execute_batch(end) {
+                    // ON CONFLICT ROLLBACK inside the batch already rolled the whole
+                    // transaction back, savepoint included: nothing is left to undo.
+                    if !self.conn.is_autocommit() {
+                        return Err(self.map_error(e));
+                    }
+                }
+                r
+            }
+        }
+    }
+
+    /// Runs guest SQL; see `storage.exec` in the WIT. A batch changes nothing
+    /// unless all of it succeeds.
+    ///
+    /// # Errors
+    /// `not-allowed` for forbidden statements, `sqlite` for SQLite's refusals.
+    pub fn exec(&self, sql: &str, params: &[SqlValue]) -> Result<u64, SqlError> {
+        let shape = if params.is_empty() { Shape::Batch } else { Shape::One };
+        self.run(sql, params, &shape)
+    }
+
+    /// Runs one guest statement and syncs its commit to disk; see
+    /// `storage.exec-durable` in the WIT. Inside `on-init` it runs in the
+    /// host's transaction, whose commit is then synced.
+    ///
+    /// # Errors
+    /// `not-allowed` inside a transaction or for forbidden statements, `sqlite`
+    /// for SQLite's refusals, `internal` if the sync mode could not be set.
+    pub fn exec_durable(&self, sql: &str, params: &[SqlValue]) -> Result<u64, SqlError> {
+        if self.in_transaction() {
+            return Err(SqlError::NotAllowed(refusals::OPEN_TRANSACTION.into()));
+        }
+        if let TxMode::Init { guest_open, .. } = self.mode() {
+            self.tx.set(TxMode::Init {
+                guest_open,
+                durable: true,
+            });
+            return self.run(sql, params, &Shape::One);
+        }
+        let internal = |e: rusqlite::Error| SqlError::Internal(format!("setting the sync mode: {e}"));
+        self.conn.execute_batch("PRAGMA synchronous=FULL").map_err(internal)?;
+        let r = self.run(sql, params, &Shape::One);
+        self.conn.execute_batch("PRAGMA synchronous=NORMAL").map_err(internal)?;
+        r
+    }
+
+    /// Runs one guest query; see `storage.query` in the WIT.
+    ///
+    /// # Errors
+    /// `not-allowed` for forbidden statements, `sqlite` for SQLite's refusals
+    /// (code 18, SQLITE_TOOBIG, when the rows exceed [`MAX_RESULT_BYTES`]).
+    pub fn query(&self, sql: &str, params: &[SqlValue]) -> Result<QueryResult, SqlError> {
+        let r = self.guest(sql, |c| {
+            let mut stmt = c.prepare_cached(sql)?;
+            let params = params_from_iter(params.iter().map(Param));
+            rows::read_rows(&mut stmt, params, &mut 0, |bytes| {
+                (bytes > MAX_RESULT_BYTES).then_some(())
+            })
+        })?;
+        r.map_err(|()| SqlError::Sqlite {
+            code: sqlite_code::TOOBIG,
+            message: format!(
+                "the rows add up to more than {} MiB: select fewer rows or columns (LIMIT/OFFSET)",
+                MAX_RESULT_BYTES >> 20
+            ),
+        })
+    }
+
+    /// Closes the database (checkpointing the WAL).
+    ///
+    /// # Errors
+    /// `internal` if SQLite could not close it cleanly.
+    pub fn close(self) -> Result<(), SqlError> {
+        self.close_inner()
+    }
+
+    /// Closes the database without folding the WAL into it first: for a
+    /// delete, which removes both files next (the removal marker keeps a crash
+    /// part way from exposing the older database file; ADR 003).
+    ///
+    /// # Errors
+    /// `internal` if SQLite could not close it cleanly.
+    pub fn close_for_delete(self) -> Result<(), SqlError> {
+        let _ = self
+            .conn
+            .set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true);
+        self.close_inner()
+    }
+
+    fn close_inner(self) -> Result<(), SqlError> {
+        self.conn
+            .close()
+            .map_err(|(_, e)| SqlError::Internal(format!("closing the database: {e}")))
+    }
+}

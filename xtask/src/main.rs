@@ -1,6 +1,7 @@
 //! Project tasks, run as `cargo xtask <command>` from anywhere in the repo.
 
 mod c_adapter;
+mod c_bindings;
 mod parity;
 mod ts_quickjs;
 
@@ -15,7 +16,8 @@ use clap::{Parser, Subcommand};
 
 /// Where the WIT is vendored for Rust, relative to the repository root. Each
 /// gets an exact copy of `wit/` (the `.wit` files, keeping subdirectories).
-/// The other SDKs' copies are written by their own generators ([`GENERATORS`]).
+/// C's bindings are made here too ([`c_bindings`]); the TypeScript and Python
+/// copies are written by their own generators ([`GENERATORS`]).
 const WIT_COPIES: &[&str] = &["sdk-rust/wit"];
 
 /// The command that regenerates everything `gen --check` checks.
@@ -40,14 +42,6 @@ const GENERATORS: &[Generator] = &[
         sdk: "TypeScript",
         command: &["node", "sdk-ts/scripts/gen.js"],
         program_missing: "node (Node.js) is needed: bash scripts/setup.sh installs it (Debian packages nodejs and npm)",
-    },
-    Generator {
-        sdk: "C",
-        // Only what wit/ makes: the harness header comes from sdk-c/harness
-        // (a cargo build of wasmtime); `cargo test -p wasmkeep-c-harness`
-        // checks it and `bash sdk-c/scripts/gen.sh` rewrites it.
-        command: &["bash", "sdk-c/scripts/gen.sh", "--wit-only"],
-        program_missing: "bash is needed: install it with your package manager",
     },
     Generator {
         sdk: "Python",
@@ -190,6 +184,18 @@ fn gen_all(root: &Path, check: bool) -> Result<()> {
         Ok(rust) => println!("xtask: updated the Rust copy of the WIT:\n  {}", rust.join("\n  ")),
         Err(e) => failed.push(format!("Rust: {e:#}")),
     }
+    match c_bindings::bring_up_to_date(root, check) {
+        Ok(c) if c.is_empty() => println!("xtask: sdk-c/gen matches wit/"),
+        Ok(c) if check => {
+            eprintln!("xtask: these C files differ from what wit/ makes:");
+            for line in &c {
+                eprintln!("  {line}");
+            }
+            stale.extend(c);
+        }
+        Ok(c) => println!("xtask: updated the C bindings:\n  {}", c.join("\n  ")),
+        Err(e) => failed.push(format!("C: {e:#}")),
+    }
     for generator in GENERATORS {
         let (program, mut args) = (generator.command[0], generator.command[1..].to_vec());
         if check {
@@ -250,7 +256,8 @@ fn gen_all(root: &Path, check: bool) -> Result<()> {
             }
         }
     }
-    let sdks = std::iter::once("Rust")
+    let sdks = ["Rust", "C"]
+        .into_iter()
         .chain(GENERATORS.iter().map(|g| g.sdk))
         .collect::<Vec<_>>()
         .join(", ");

@@ -2,8 +2,9 @@
 //! (`wasmkeep:actor@0.2.x`) under wasmtime with SQLite storage per actor and
 //! the deletion rules of ADR 0028, on one node or as nodes of a local cluster.
 //!
-//! [`Runtime`] is the host; the `wasmkeep-shim` binary and its dev server, the
-//! conformance runner and every language's test harness use it.
+//! [`Runtime`] is the host; the `wasmkeep-shim` binary and its dev server use
+//! it, and the `wasmkeep-host-testing` crate builds every language's test
+//! harness on it.
 //! [`Runtime::new`] is one node with local files; [`Runtime::new_node`] is
 //! one node of a [`Cluster`] whose nodes share a [`bucket::ObjectStore`]
 //! (docs/adr/006-cluster-mode.md). The durable side ([`bucket`], [`replica`],
@@ -56,8 +57,6 @@ mod runtime;
 mod sockets;
 mod sql_types;
 mod storage;
-mod test_chaos;
-mod test_host;
 mod worker;
 
 pub use address::ActorKey;
@@ -71,13 +70,11 @@ pub use job::{AdminDeleted, CallFailure};
 pub use manifest::{Access, ClassBuild, ClassSpec, Manifest, ManifestError, Mode, parse_idle_limit};
 pub use metrics::Metrics;
 pub use node::{ActorInfo, ActorStatus, LogLine};
-pub use passes::ExpiryPass;
+pub use passes::{CONTROL_PASS_EVERY_MS, EXPIRY_PASS_EVERY_MS, ExpiryPass};
 pub use residency::default_resident_limit;
 pub use runtime::{PendingResponse, Runtime, Shutdown, SocketHandle};
 pub use sockets::OutboundReceiver;
 pub use sql_types::{QueryResult, SqlError, SqlValue};
-pub use test_chaos::{CHAOS_SEED_VAR, ChaosRecord, ChaosStep, ChaosStepError, chaos_report, chaos_seed_from_env};
-pub use test_host::{LOST_ANSWER_HEADER, TestHost, TestHostError, TestHostOptions, parse_access};
 
 /// The host's version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

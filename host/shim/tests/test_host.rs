@@ -6,7 +6,8 @@
 mod common;
 
 use serde_json::{Value, json};
-use wasmkeep_shim::{ActorKey, ClassSpec, TestHost, TestHostOptions};
+use wasmkeep_host_testing::{TestHost, TestHostOptions};
+use wasmkeep_shim::{ActorKey, ClassSpec};
 
 fn cluster(nodes: usize) -> TestHost {
     let host = TestHost::new(TestHostOptions {
@@ -106,7 +107,7 @@ fn a_restarted_host_keeps_the_data_the_time_and_the_alarms_and_closes_the_socket
     assert!(
         matches!(
             host.socket_take(socket),
-            Err(wasmkeep_shim::TestHostError::NoSuchSocket(_))
+            Err(wasmkeep_host_testing::TestHostError::NoSuchSocket(_))
         ),
         "the sockets are gone with the process"
     );

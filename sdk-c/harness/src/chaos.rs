@@ -7,7 +7,7 @@ use crate::error::guard;
 use crate::ffi_str::{free_owned, owned};
 use crate::host::WkhHost;
 use std::ffi::{CStr, c_char, c_void};
-use wasmkeep_host::{ChaosRecord, chaos_report, chaos_seed_from_env};
+use wasmkeep_host_testing::{ChaosRecord, chaos_report, chaos_seed_from_env};
 
 /// The room `wkh_run_chaos` gives a body for its failure message (with the NUL).
 pub const WKH_CHAOS_MESSAGE_CAP: usize = 1024;

@@ -5,7 +5,8 @@ use crate::ffi_str::{arg, buffer, bytes, free_buffer, free_owned, owned};
 use crate::host::{WkhHost, actor_key};
 use std::ffi::c_char;
 use std::io::Write as _;
-use wasmkeep_host::{ActorKey, CallFailure, Outbound, SocketMessage, TestHost};
+use wasmkeep_host::{ActorKey, CallFailure, Outbound, SocketMessage};
+use wasmkeep_host_testing::TestHost;
 
 /// One header: a name and a value (NUL-terminated).
 #[repr(C)]

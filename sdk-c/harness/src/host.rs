@@ -5,7 +5,8 @@ use crate::ffi_str::{arg, opt_arg, owned};
 use std::ffi::c_char;
 use std::path::PathBuf;
 use std::time::Duration;
-use wasmkeep_host::{Access, ActorKey, ClassSpec, TestHost, TestHostError, TestHostOptions};
+use wasmkeep_host::{Access, ActorKey, ClassSpec};
+use wasmkeep_host_testing::{TestHost, TestHostError, TestHostOptions};
 
 /// A host with its own data directory and a virtual clock (opaque). Made by
 /// `wkh_host_new`, freed by `wkh_host_free`.

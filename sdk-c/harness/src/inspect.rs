@@ -5,7 +5,8 @@ use crate::error::guard;
 use crate::ffi_str::{arg, buffer, free_buffer, free_owned, owned};
 use crate::host::{WkhHost, actor_key};
 use std::ffi::c_char;
-use wasmkeep_host::{SqlValue, TestHost, TestHostError};
+use wasmkeep_host::SqlValue;
+use wasmkeep_host_testing::{TestHost, TestHostError};
 
 /// The type of a value read from a table.
 #[repr(C)]

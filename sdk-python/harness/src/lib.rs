@@ -13,9 +13,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use std::path::PathBuf;
 use std::time::Duration;
-use wasmkeep_host::{
-    ActorKey, AdminDeleted, CHAOS_SEED_VAR, CallFailure, ChaosRecord, ChaosStep, ClassSpec, Outbound, SocketMessage,
-    SqlValue, TestHost, TestHostError, TestHostOptions, parse_access,
+use wasmkeep_host::{ActorKey, AdminDeleted, CallFailure, ClassSpec, Outbound, SocketMessage, SqlValue};
+use wasmkeep_host_testing::{
+    CHAOS_SEED_VAR, ChaosRecord, ChaosStep, TestHost, TestHostError, TestHostOptions, parse_access,
 };
 
 pyo3::create_exception!(
@@ -90,14 +90,14 @@ fn chaos_report(seed: u64, message: &str, records: Vec<Record>) -> PyResult<Stri
             })
         })
         .collect::<PyResult<Vec<_>>>()?;
-    Ok(wasmkeep_host::chaos_report(seed, message, &schedule))
+    Ok(wasmkeep_host_testing::chaos_report(seed, message, &schedule))
 }
 
 /// The seed to replay alone, from `WASMKEEP_CHAOS_SEED` (None when unset);
 /// `ValueError` when it is set but not a number.
 #[pyfunction]
 fn chaos_seed_from_env() -> PyResult<Option<u64>> {
-    wasmkeep_host::chaos_seed_from_env().map_err(PyValueError::new_err)
+    wasmkeep_host_testing::chaos_seed_from_env().map_err(PyValueError::new_err)
 }
 
 /// A host with its own data directory and a virtual clock: the host

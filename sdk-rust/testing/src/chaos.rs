@@ -4,7 +4,7 @@
 
 use crate::harness::{ActorTest, Builder};
 use std::fmt;
-pub use wasmkeep_host::{ChaosRecord, ChaosStep};
+pub use wasmkeep_host_testing::{ChaosRecord, ChaosStep};
 
 /// A seed under which the body failed, with what its schedule did.
 #[derive(Debug)]
@@ -19,7 +19,11 @@ pub struct ChaosFailure {
 
 impl fmt::Display for ChaosFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&wasmkeep_host::chaos_report(self.seed, &self.message, &self.schedule))
+        f.write_str(&wasmkeep_host_testing::chaos_report(
+            self.seed,
+            &self.message,
+            &self.schedule,
+        ))
     }
 }
 
@@ -38,7 +42,7 @@ pub fn run_chaos(
     seeds: impl IntoIterator<Item = u64>,
     body: impl Fn(&ActorTest),
 ) -> anyhow::Result<Result<usize, ChaosFailure>> {
-    let only = wasmkeep_host::chaos_seed_from_env().map_err(anyhow::Error::msg)?;
+    let only = wasmkeep_host_testing::chaos_seed_from_env().map_err(anyhow::Error::msg)?;
     let seeds: Vec<u64> = only.map_or_else(|| seeds.into_iter().collect(), |s| vec![s]);
     let mut t = builder.clone().start()?;
     let mut ran = 0;

@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use wasmkeep_host::deletion::DeletionStatus;
 use wasmkeep_host::{
-    Access, ActorKey, AdminDeleted, CallFailure, ClassSpec, HttpResponse, LogLine, Outbound, SocketMessage, TestHost,
-    TestHostOptions,
+    Access, ActorKey, AdminDeleted, CallFailure, ClassSpec, HttpResponse, LogLine, Outbound, SocketMessage,
 };
+use wasmkeep_host_testing::{TestHost, TestHostOptions};
 
 /// The app every [`ActorTest`] loads its class into.
 const APP: &str = "test/app";

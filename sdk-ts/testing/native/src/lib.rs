@@ -13,9 +13,9 @@ use serde_json::{Value as Json, json};
 use std::path::PathBuf;
 use std::time::Duration;
 use wasmkeep_host::deletion::DeletionStatus;
-use wasmkeep_host::{
-    ActorKey, AdminDeleted, CallFailure, ChaosRecord, ChaosStep, ClassSpec, HttpResponse, Outbound, SocketMessage,
-    TestHost, TestHostOptions, chaos_report, chaos_seed_from_env, parse_access,
+use wasmkeep_host::{ActorKey, AdminDeleted, CallFailure, ClassSpec, HttpResponse, Outbound, SocketMessage};
+use wasmkeep_host_testing::{
+    ChaosRecord, ChaosStep, TestHost, TestHostOptions, chaos_report, chaos_seed_from_env, parse_access,
 };
 
 fn err(e: impl std::fmt::Display) -> napi::Error {

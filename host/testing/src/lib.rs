@@ -1,0 +1,17 @@
+//! Test scaffolding over the `wasmkeep-host` library, kept out of the
+//! product: [`TestHost`] is the host as every language's test harness sees
+//! it (one node or a local cluster on a virtual clock), and [`chaos`] is the
+//! seeded schedule of what goes wrong at the durable boundaries. The
+//! TypeScript (napi), Python (pyo3), C and Rust harnesses, the conformance
+//! runner and the shim's tests use it; `wasmkeep-host` itself does not
+//! depend on it (docs/adr/020-testing-crate.md).
+
+#![deny(missing_docs)]
+
+pub mod chaos;
+mod test_host;
+
+pub use chaos::{CHAOS_SEED_VAR, ChaosRecord, ChaosStep, ChaosStepError, chaos_report, chaos_seed_from_env};
+pub use test_host::{
+    LOST_ANSWER_HEADER, MOST_NODES, TestHost, TestHostError, TestHostOptions, parse_access, sql_value_json,
+};

@@ -1,0 +1,104 @@
+//! The chaos schedule applied to a [`TestHost`]: before each event, what
+//! the seed drew is armed or done, and where the event goes.
+
+use super::*;
+
+/// What the client is told when chaos loses the answer of an event that ran.
+pub(super) const LOST_ANSWER: &str = "the answer was lost on the way (chaos: the event ran and kept its writes); retry";
+
+/// The header of an answer chaos lost after the event ran (`ChaosStep::LoseAnswer`).
+pub const LOST_ANSWER_HEADER: (&str, &str) = ("wasmkeep-chaos", "lost-answer");
+
+/// Where an event goes, and whether chaos loses its answer.
+pub(super) struct Delivery {
+    pub(super) node: usize,
+    pub(super) answer_lost: bool,
+}
+
+impl Delivery {
+    /// The answer the client sees: the real one, or a 503 when it was lost
+    /// (marked with the header [`LOST_ANSWER_HEADER`], so a test can tell it
+    /// from the actor's own 503; a real client cannot).
+    pub(super) fn answer(&self, real: HttpResponse) -> HttpResponse {
+        if self.answer_lost {
+            let mut lost = HttpResponse::host_text(503, LOST_ANSWER.to_owned());
+            lost.headers
+                .push((LOST_ANSWER_HEADER.0.into(), LOST_ANSWER_HEADER.1.into()));
+            lost
+        } else {
+            real
+        }
+    }
+}
+
+impl TestHost {
+    /// Starts seeded chaos: from now on, before each request, call and
+    /// socket opening, the seed's schedule may fail the next removal, restart
+    /// the actor, hibernate every actor or move the clock on and run the due
+    /// alarms; in a cluster also fail an upload (or let it land and report
+    /// failure), lose a hold, cut a node off, and send the event to any live
+    /// node. The same seed and the same events draw the same schedule.
+    /// Starting again replaces the schedule.
+    pub fn start_chaos(&self, seed: u64) {
+        *lock(&self.chaos) = Some(Schedule::new(seed, self.node_count()));
+    }
+
+    /// The seed of the chaos running now ([`TestHost::start_chaos`]), if any:
+    /// a body that draws its own choices draws them from it, so that the
+    /// seed replays them too.
+    pub fn chaos_seed(&self) -> Option<u64> {
+        lock(&self.chaos).as_ref().map(Schedule::seed)
+    }
+
+    /// Stops the chaos [`TestHost::start_chaos`] started; what its schedule
+    /// did, in order (empty when none was running). Armed faults stay armed
+    /// until used or reset.
+    pub fn end_chaos(&self) -> Vec<ChaosRecord> {
+        lock(&self.chaos).take().map(Schedule::into_records).unwrap_or_default()
+    }
+
+    /// Under chaos: applies what the schedule draws before an event to `key`
+    /// and answers where to send it (`wanted`, else the drawn node) and
+    /// whether its answer is lost. Without chaos: `wanted`, else node 1.
+    pub(super) fn before_event(&self, key: &ActorKey, wanted: Option<usize>) -> Result<Delivery, TestHostError> {
+        let plan = match lock(&self.chaos).as_mut() {
+            Some(schedule) => schedule.before_event(&key.to_string(), wanted),
+            None => {
+                return Ok(Delivery {
+                    node: wanted.unwrap_or(1),
+                    answer_lost: false,
+                });
+            }
+        };
+        let mut answer_lost = false;
+        for step in &plan.steps {
+            match step {
+                ChaosStep::LoseAnswer => answer_lost = true,
+                ChaosStep::FailRemoval => self.arm_everywhere(FaultKind::FailRemoval)?,
+                ChaosStep::FailUpload => self.arm_everywhere(FaultKind::FailUpload)?,
+                ChaosStep::UploadLandsButFails => self.arm_everywhere(FaultKind::UploadLandsButFails)?,
+                ChaosStep::LoseHold => self.arm_everywhere(FaultKind::LoseHold)?,
+                ChaosStep::Restart => self.restart(key)?,
+                ChaosStep::Hibernate => self.hibernate_all()?,
+                ChaosStep::LateAlarms(ms) => {
+                    self.advance_clock(*ms)?;
+                    self.run_due_alarms()?;
+                }
+                ChaosStep::CutOff(n) => self.cut_off(*n)?,
+            }
+        }
+        Ok(Delivery {
+            node: plan.node,
+            answer_lost,
+        })
+    }
+
+    /// Arms one occurrence of `kind` on every node: the event may be served
+    /// by whichever node holds the actor.
+    pub(super) fn arm_everywhere(&self, kind: FaultKind) -> Result<(), TestHostError> {
+        for rt in self.all_nodes()? {
+            rt.faults().arm(kind, 1);
+        }
+        Ok(())
+    }
+}

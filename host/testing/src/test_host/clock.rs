@@ -1,0 +1,115 @@
+//! The virtual clock of a [`TestHost`], the alarms it makes due, the passes
+//! a cluster runs as it moves, and the faults a test arms.
+
+use super::*;
+
+impl TestHost {
+    /// The host's clock (ms since the epoch).
+    ///
+    /// # Errors
+    /// The host is closed.
+    pub fn now_ms(&self) -> Result<u64, TestHostError> {
+        Ok(self.runtime()?.now_ms())
+    }
+
+    /// Moves the virtual clock forward; the new time.
+    ///
+    /// # Errors
+    /// The host is closed.
+    pub fn advance_clock(&self, ms: u64) -> Result<u64, TestHostError> {
+        let now = self.runtime()?.advance_clock(ms)?;
+        self.run_passes_due(now)?;
+        Ok(now)
+    }
+
+    /// A cluster's passes whose interval of virtual time has gone by, at a
+    /// real clock's cadence (a control pass each second, an expiry pass each
+    /// ten minutes), on every node in order. They run here, on the test's
+    /// thread, rather than on a thread of each node's: a pass writes to the
+    /// bucket, and one that ran at a moment of its own would meet the faults
+    /// armed for the test's events, so that a seed would not replay exactly.
+    pub(super) fn run_passes_due(&self, now: u64) -> Result<(), TestHostError> {
+        if self.cluster.is_none() {
+            return Ok(());
+        }
+        let (control, expiry) = {
+            let mut last = lock(&self.passes_ran_at);
+            let control = now.saturating_sub(last.0) >= wasmkeep_host::CONTROL_PASS_EVERY_MS;
+            let expiry = now.saturating_sub(last.1) >= wasmkeep_host::EXPIRY_PASS_EVERY_MS;
+            if control {
+                last.0 = now;
+            }
+            if expiry {
+                last.1 = now;
+            }
+            (control, expiry)
+        };
+        for rt in self.all_nodes()? {
+            if control {
+                rt.run_control_pass();
+            }
+            if expiry {
+                rt.run_expiry_pass();
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs every due alarm; how many ran `on-alarm`.
+    ///
+    /// # Errors
+    /// The host is closed.
+    pub fn run_due_alarms(&self) -> Result<usize, TestHostError> {
+        // The cluster's alarm index is shared: one live node queues each due
+        // alarm, and forwards it to the actor's holder.
+        Ok(self.acting_node()?.run_due_alarms())
+    }
+
+    /// Runs the actor's alarm if it is due; whether one ran. In a cluster it
+    /// goes through the lowest live node, which forwards it to the holder.
+    ///
+    /// # Errors
+    /// The host is closed.
+    pub fn run_alarm(&self, key: &ActorKey) -> Result<bool, TestHostError> {
+        Ok(self.acting_node()?.run_alarm(key))
+    }
+
+    /// Runs the actor's alarm through node `n` (which serves it or forwards it
+    /// to the holder) if it is due; whether one ran. A cut-off node runs none.
+    ///
+    /// # Errors
+    /// No such node, or the host is closed.
+    pub fn run_alarm_on(&self, n: usize, key: &ActorKey) -> Result<bool, TestHostError> {
+        Ok(self.node(n)?.run_alarm(key))
+    }
+
+    /// Arms a fault by its name (`fail-removal`, …) for the next `count` attempts.
+    ///
+    /// # Errors
+    /// Not a fault's name.
+    pub fn arm_fault(&self, name: &str, count: u32) -> Result<(), TestHostError> {
+        self.arm_fault_on(1, name, count)
+    }
+
+    /// Arms a fault by its name on node `n` (1-based) for its next `count`
+    /// attempts: the fault hits only events that node runs.
+    ///
+    /// # Errors
+    /// Not a fault's name; no such node.
+    pub fn arm_fault_on(&self, n: usize, name: &str, count: u32) -> Result<(), TestHostError> {
+        let kind = FaultKind::from_name(name).ok_or_else(|| TestHostError::UnknownFault(name.to_owned()))?;
+        self.node(n)?.faults().arm(kind, count);
+        Ok(())
+    }
+
+    /// Clears every armed fault, on every node.
+    ///
+    /// # Errors
+    /// The host is closed.
+    pub fn clear_faults(&self) -> Result<(), TestHostError> {
+        for rt in self.all_nodes()? {
+            rt.faults().clear();
+        }
+        Ok(())
+    }
+}

@@ -28,6 +28,7 @@ pub use wasmkeep_store::{
     address, alarm_index, app_delete, bucket, clock, deletion, faults, keys, operator, replica, state_store, verify,
 };
 
+mod actor_cell;
 mod actor_db;
 mod bindings;
 mod block_on;
@@ -40,7 +41,6 @@ mod function_cache;
 mod guest_call;
 mod guest_counters;
 mod guest_output;
-mod host_jobs;
 mod http_types;
 mod imports;
 mod job;

@@ -1,0 +1,198 @@
+//! Events that run guest code in the cell (requests, calls, sockets,
+//! alarms), the read of its tables, and how an event ends (ADR 0028 §1–2).
+
+use super::{ActorCell, Prepared};
+use crate::actor_db::META_ALARM;
+use crate::actor_db::sqlite_code::{INTERRUPT, TOOBIG};
+use crate::address::ActorKey;
+use crate::deletion::DeleteHow;
+use crate::error::RuntimeError;
+use crate::event_error::{EventError, fail_job};
+use crate::faults::FaultKind;
+use crate::guest_call::{Outcome, run_event};
+use crate::job::{EventKind, Job};
+use crate::metrics::{EVENT_FAILURES_TOTAL, EVENTS_TOTAL};
+use crate::sql_types::SqlError;
+use crate::storage::OpenMode;
+use crate::storage::open_actor::Durability;
+use tokio::sync::oneshot;
+
+/// What a read of the actor's tables answers.
+type TablesReply = oneshot::Sender<Result<Vec<(String, crate::sql_types::QueryResult)>, RuntimeError>>;
+
+/// How an event ends, decided once from what the guest asked and what the
+/// storage says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum EventEnd {
+    /// Its writes are kept; the instance serves the next event.
+    Kept,
+    /// Its writes are kept; the instance is replaced (it trapped, or its
+    /// output buffer is filling up and would soon fail to print).
+    KeptFreshInstance,
+    /// It asked for a delete: the one delete routine finishes it.
+    Deleted(DeleteHow),
+    /// An upload was not acknowledged: its writes are not kept, the actor is
+    /// given up, and the next event restores what the bucket holds.
+    GivenUp,
+}
+
+impl ActorCell {
+    /// A request, call or socket event: opened (created if need be) and run.
+    pub(super) fn run_guest_event(&mut self, kind: EventKind, chain: Vec<ActorKey>) {
+        let label = kind.label();
+        self.host.metrics.inc(EVENTS_TOTAL, label);
+        let ready = match self.prepare(OpenMode::Create) {
+            Ok(Prepared::Ready(ready)) => ready,
+            Ok(Prepared::Absent) => {
+                fail_job(kind, &EventError::Host("the database was not created".into()));
+                return;
+            }
+            Ok(Prepared::Elsewhere(node)) => {
+                node.deliver(&self.mailbox.key, Job::new(kind, chain));
+                return;
+            }
+            Err(why) => {
+                self.host.metrics.inc(EVENT_FAILURES_TOTAL, label);
+                fail_job(kind, &why);
+                return;
+            }
+        };
+        // The fault is for the next request to start once it is armed, never for
+        // one already running (whose answer may be out already).
+        let cut_off_after_answer =
+            matches!(kind, EventKind::Request { .. }) && ready.host.faults.take(FaultKind::CutOffAfterAnswer);
+        let outcome = run_event(ready.host, ready.resident, kind, chain);
+        self.finish(&outcome, label, cut_off_after_answer);
+    }
+
+    /// An alarm runs guest code only if the actor exists and its own alarm
+    /// (in its database, not the index or a cache) is due.
+    pub(super) fn run_alarm(&mut self, ran: oneshot::Sender<bool>, chain: Vec<ActorKey>) {
+        let key = self.mailbox.key.clone();
+        let ready = match self.prepare(OpenMode::Existing) {
+            Ok(Prepared::Ready(ready)) => ready,
+            Ok(Prepared::Absent) => {
+                // No actor: the entry is left over from a delete.
+                let _ = self.host.alarms.remove(&key);
+                let _ = ran.send(false);
+                return;
+            }
+            Ok(Prepared::Elsewhere(node)) => {
+                node.deliver(&key, Job::new(EventKind::Alarm { ran }, chain));
+                return;
+            }
+            Err(why) => {
+                tracing::warn!(actor = %key, "alarm not run: {why}");
+                let _ = ran.send(false);
+                return;
+            }
+        };
+        let host = ready.host;
+        let now = host.clock.now_ms();
+        let data = ready.resident.store.data_mut();
+        data.reload_alarm();
+        match data.alarm {
+            Some(at) if at <= now => {
+                if let Some(db) = data.actor.open_db()
+                    && let Err(e) = db.meta_set(META_ALARM, None)
+                {
+                    tracing::error!(actor = %key, "clearing a due alarm: {e}");
+                    let _ = ran.send(false);
+                    return;
+                }
+                data.alarm = None;
+                let _ = host.alarms.remove(&key);
+                host.metrics.inc(EVENTS_TOTAL, "alarm");
+                let outcome = run_event(host, ready.resident, EventKind::Alarm { ran }, chain);
+                self.finish(&outcome, "alarm", false);
+            }
+            Some(_) => {
+                // The index was early; reload_alarm pointed it at the real time.
+                let _ = ran.send(false);
+            }
+            None => {
+                // An entry left for an actor with no alarm wakes nothing.
+                let _ = host.alarms.remove(&key);
+                let _ = ran.send(false);
+            }
+        }
+    }
+
+    /// Reads every table of the actor (never creating it).
+    pub(super) fn inspect(&mut self, reply: TablesReply, chain: Vec<ActorKey>) {
+        let key = self.mailbox.key.clone();
+        let tables = match self.prepare(OpenMode::Existing) {
+            Ok(Prepared::Ready(ready)) => match ready.resident.store.data().actor.open_db() {
+                Some(db) => db.dump_tables().map_err(|e| match e {
+                    SqlError::Sqlite { code: TOOBIG, message } => RuntimeError::TablesTooLarge(message),
+                    SqlError::Sqlite {
+                        code: INTERRUPT,
+                        message,
+                    } => RuntimeError::TablesTooSlow(message),
+                    other => RuntimeError::Event(other.to_string()),
+                }),
+                None => Err(RuntimeError::Event("the database is closed".into())),
+            },
+            Ok(Prepared::Absent) => Err(RuntimeError::Event(format!("no such actor: {key} has no database"))),
+            Ok(Prepared::Elsewhere(node)) => {
+                node.deliver(&key, Job::new(EventKind::Inspect { reply }, chain));
+                return;
+            }
+            Err(e) => Err(RuntimeError::Event(e.to_string())),
+        };
+        let _ = reply.send(tables);
+    }
+
+    /// The end of an event: traps, transactions left open, then [`EventEnd`].
+    fn finish(&mut self, outcome: &Outcome, label: &str, cut_off_after_answer: bool) {
+        let host = &self.host;
+        let key = &self.mailbox.key;
+        let Some(res) = self.resident.as_mut() else { return };
+        if let Some(why) = &outcome.trapped {
+            host.metrics.inc(EVENT_FAILURES_TOTAL, label);
+            tracing::warn!(actor = %key, "{why}");
+        }
+        let data = res.store.data_mut();
+        if let Some(db) = data.actor.open_db()
+            && db.rollback_if_open()
+        {
+            if outcome.trapped.is_none() {
+                tracing::warn!(actor = %key, "the event ended with a transaction open: rolled back");
+            }
+            data.reload_alarm();
+        }
+        let cut_off = cut_off_after_answer && host.storage.cut_off_this_node();
+        if cut_off {
+            tracing::warn!(actor = %key, "this node is cut off after answering (injected fault)");
+        }
+        // A node cut off holds nothing: nothing it does from here counts.
+        let end = if cut_off || data.actor.durability() == Durability::WritesLost {
+            EventEnd::GivenUp
+        } else if let Some(how) = data.ev.requested_delete {
+            EventEnd::Deleted(how)
+        } else if outcome.trapped.is_some() || data.output_nearly_full() {
+            EventEnd::KeptFreshInstance
+        } else {
+            EventEnd::Kept
+        };
+        match end {
+            EventEnd::GivenUp => self.give_up(),
+            EventEnd::Deleted(how) => {
+                // A delete that was not recorded said why in the log; the data stays.
+                let _ = self.delete(how);
+            }
+            EventEnd::Kept | EventEnd::KeptFreshInstance => {
+                if let Err(e) = data.actor.end_event() {
+                    tracing::warn!(
+                        actor = %key,
+                        "the event's writes could not be replicated ({e}); they are not kept, and the next event \
+                         restores what the bucket holds"
+                    );
+                    self.give_up();
+                } else if end == EventEnd::KeptFreshInstance {
+                    self.hibernate();
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! The host's own jobs in an actor's mailbox, which run no guest code: an
+//! operator delete request (ADR 0028 §3), the admin API's delete, and idle
+//! expiry (§4).
+
+use super::{ActorCell, Prepared};
+use crate::deletion::DeleteHow;
+use crate::job::{AdminDeleted, EventKind, Job};
+use crate::node::Host;
+use crate::operator::{DeleteRequest, Outcome};
+use crate::storage::OpenMode;
+
+impl ActorCell {
+    /// ADR 0028 §3: an operator delete request, carried out in the actor's
+    /// mailbox after the jobs queued before it. It runs no guest code: absent
+    /// → `.absent`; held by another node → that node's mailbox; carried out
+    /// before (the replay marker) → `.done`; open sockets → closed with 1000
+    /// "actor deleted", their close events run, then the job again; otherwise
+    /// the reset with the deletion and replay markers, and `.done` once it is
+    /// acknowledged.
+    pub(crate) fn operator_delete(&mut self, req: DeleteRequest) {
+        if self.host.cluster.is_none() {
+            return;
+        }
+        let key = self.mailbox.key.clone();
+        let ready = match self.prepare(OpenMode::Existing) {
+            Ok(Prepared::Ready(ready)) => ready,
+            Ok(Prepared::Absent) => return finish_request(&self.host, &req, Outcome::Absent),
+            Ok(Prepared::Elsewhere(node)) => {
+                self.host.operator_released(&req);
+                return node.deliver(&key, Job::new(EventKind::OperatorDelete { req }, Vec::new()));
+            }
+            Err(e) => {
+                // The request stays for a later pass.
+                tracing::warn!(actor = %key, "operator delete {}: {e}", req.id);
+                return self.host.operator_released(&req);
+            }
+        };
+        let (host, data) = (ready.host, ready.resident.store.data_mut());
+        if data.actor.operator_marker().is_some_and(|m| req.carried_out_by(m)) {
+            // Carried out before (its key could not be deleted, or it was
+            // listed twice). The hold restored and fenced the history: report it done.
+            return finish_request(host, &req, Outcome::Done);
+        }
+        let open = host.sockets_of(&key);
+        if !open.is_empty() {
+            // Only now that the delete will run: close them; their close
+            // events run before the job, queued again behind them.
+            for id in open {
+                let _ = host.socket_close_by_actor(&key, id, 1000, "actor deleted".into());
+            }
+            return host.enqueue(&key, Job::new(EventKind::OperatorDelete { req }, Vec::new()));
+        }
+        data.actor.set_operator_marker(req.marker());
+        match self.delete(DeleteHow::Operator) {
+            Ok(()) => finish_request(&self.host, &req, Outcome::Done),
+            Err(e) => {
+                tracing::warn!(actor = %key, "operator delete {} was not recorded ({e}); the request stays", req.id);
+                self.host.operator_released(&req);
+            }
+        }
+    }
+
+    /// The admin API's delete of a single node's actor, as an operator
+    /// delete: no guest code runs, its sockets are closed with 1000 "actor
+    /// deleted", and the delete is recorded as `operator`. An actor whose
+    /// database cannot be opened is deleted too, by removing its files:
+    /// otherwise no event could ever run for it and nothing could free it.
+    ///
+    /// # Errors
+    /// The actor is held by another node, cannot be opened in a cluster, or
+    /// the delete was not recorded (the message says which).
+    pub(crate) fn admin_delete(&mut self) -> Result<AdminDeleted, String> {
+        let key = self.mailbox.key.clone();
+        match self.prepare(OpenMode::Existing) {
+            Ok(Prepared::Ready(ready)) => {
+                for id in ready.host.sockets_of(&key) {
+                    let _ = ready.host.socket_close_by_actor(&key, id, 1000, "actor deleted".into());
+                }
+                self.delete(DeleteHow::Operator)
+                    .map(|()| AdminDeleted::Deleted)
+                    .map_err(|e| e.to_string())
+            }
+            Ok(Prepared::Absent) => Ok(AdminDeleted::Absent),
+            Ok(Prepared::Elsewhere(_)) => Err(format!(
+                "{key} is held by another node: in a cluster, ask with `wasmkeep-shim actor delete`"
+            )),
+            Err(why) => {
+                tracing::warn!(actor = %key, "deleting an actor whose database cannot be opened ({why}): removing its files");
+                let record = DeleteHow::Operator.record(self.host.clock.now_ms());
+                match self.host.storage.remove_unopenable(&key, &record) {
+                    Ok(true) => {
+                        self.host
+                            .metrics
+                            .inc(crate::metrics::DELETES_TOTAL, DeleteHow::Operator.label());
+                        self.mark_deleted(true);
+                        Ok(AdminDeleted::RemovedUnopenable)
+                    }
+                    Ok(false) => Err(format!(
+                        "{key} cannot be opened ({why}); in a cluster its state is the bucket's: ask with \
+                         `wasmkeep-shim actor delete`"
+                    )),
+                    Err(e) => Err(e.to_string()),
+                }
+            }
+        }
+    }
+
+    /// ADR 0028 §4: expires the actor if its ownership record is still the
+    /// version the listing showed (a wake since makes the acquire lose), and
+    /// it has no pending alarm (its own database says) and no open socket.
+    /// True if it was deleted.
+    pub(crate) fn expire(&mut self, etag: crate::bucket::ETag) -> bool {
+        let key = self.mailbox.key.clone();
+        let busy = match self.prepare(OpenMode::Unchanged(etag)) {
+            Ok(Prepared::Ready(ready)) => {
+                ready.resident.store.data().alarm.is_some() || !ready.host.sockets_of(&key).is_empty()
+            }
+            Ok(Prepared::Absent | Prepared::Elsewhere(_)) => return false,
+            Err(e) => {
+                tracing::warn!(actor = %key, "idle expiry: {e}");
+                return false;
+            }
+        };
+        if busy {
+            // Activity to come: never expired. The hold goes again.
+            self.hibernate();
+            return false;
+        }
+        match self.delete(DeleteHow::Expired) {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(actor = %key, "idle expiry was not recorded ({e}); the data stays");
+                false
+            }
+        }
+    }
+}
+
+/// Writes a request's outcome beside it, then deletes the request. If the
+/// outcome cannot be written the request stays for the next pass (its replay
+/// marker makes that pass report it done).
+fn finish_request(host: &Host, req: &DeleteRequest, outcome: Outcome) {
+    if let Some(c) = &host.cluster {
+        let bucket = &c.bucket;
+        match bucket.put(&req.outcome_key(outcome), b"", &crate::bucket::PutCondition::None) {
+            Ok(_) => {
+                if let Err(e) = bucket.delete(&req.object) {
+                    tracing::warn!("operator delete {}: the request could not be deleted ({e})", req.id);
+                }
+            }
+            Err(e) => tracing::warn!("operator delete {}: the outcome could not be written ({e})", req.id),
+        }
+    }
+    host.operator_released(req);
+}

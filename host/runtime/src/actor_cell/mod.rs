@@ -1,0 +1,139 @@
+//! The actor cell: what one actor's worker owns for it (workerd's
+//! `Worker::Actor` shape; docs/adr/022-actor-cell.md). It holds the node's
+//! host, the actor's mailbox and, while the actor is resident, its store and
+//! instance; every job the worker takes from the mailbox is one of its
+//! methods: a guest event ([`guest_event`]), the host's own jobs
+//! ([`host_jobs`]), and the one delete routine ([`delete`]).
+
+mod delete;
+mod guest_event;
+mod host_jobs;
+mod run_job;
+
+use crate::cluster::NodeMailboxes;
+use crate::event_error::EventError;
+use crate::imports::HostState;
+use crate::node::{ActorStatus, Host, Mailbox};
+use crate::resident::Resident;
+use crate::storage::{OpenMode, Opened, StorageError};
+use std::sync::Arc;
+use wasmtime::Store;
+
+/// One actor as its worker holds it.
+pub(crate) struct ActorCell {
+    host: Arc<Host>,
+    mailbox: Arc<Mailbox>,
+    /// Its store and instance while it is resident here.
+    resident: Option<Resident>,
+}
+
+/// What [`ActorCell::prepare`] found.
+pub(crate) enum Prepared<'a> {
+    /// The actor is resident here, its database open.
+    Ready(Ready<'a>),
+    /// It does not exist and was not created.
+    Absent,
+    /// Another node holds it (cluster): the job goes there.
+    Elsewhere(Arc<dyn NodeMailboxes>),
+}
+
+/// A resident actor with its host beside it: the cell's parts borrowed
+/// apart, so an event can use both.
+pub(crate) struct Ready<'a> {
+    pub(crate) host: &'a Arc<Host>,
+    pub(crate) resident: &'a mut Resident,
+}
+
+impl ActorCell {
+    /// The cell of the actor whose mailbox this is; nothing is opened yet.
+    pub(crate) fn new(host: Arc<Host>, mailbox: Arc<Mailbox>) -> Self {
+        Self {
+            host,
+            mailbox,
+            resident: None,
+        }
+    }
+
+    /// Whether the actor is resident here (its files open, its hold kept).
+    pub(crate) fn is_resident(&self) -> bool {
+        self.resident.is_some()
+    }
+
+    /// Opens the actor through the storage (finishing an unfinished delete,
+    /// creating it only for [`OpenMode::Create`]) and makes the store.
+    ///
+    /// # Errors
+    /// The storage could not open it, or its quota could not be set.
+    pub(crate) fn prepare(&mut self, mode: OpenMode) -> Result<Prepared<'_>, EventError> {
+        let host = &self.host;
+        let key = &self.mailbox.key;
+        if self.resident.is_none() {
+            let actor = match host.storage.open(key, mode)? {
+                Opened::Here(actor) => actor,
+                Opened::Absent => return Ok(Prepared::Absent),
+                Opened::Elsewhere(node) => {
+                    return host
+                        .node_mailboxes(&node)
+                        .map(Prepared::Elsewhere)
+                        .ok_or_else(|| StorageError::HolderUnreachable { key: key.clone(), node }.into());
+                }
+            };
+            if let Some(db) = actor.open_db()
+                && let Err(e) = db.set_quota(host.config.max_actor_bytes)
+            {
+                return Err(StorageError::from(e).into());
+            }
+            let data = HostState::new(host.handles_for_imports(), key.clone(), actor);
+            let mut store = Store::new(&host.engine, data);
+            store.limiter(|s| &mut s.limits);
+            store.epoch_deadline_trap();
+            store.data_mut().reload_alarm();
+            self.resident = Some(Resident {
+                store,
+                instance: None,
+                class: None,
+                reloads_seen: host.class_reloads.load(std::sync::atomic::Ordering::Acquire),
+            });
+        } else if matches!(mode, OpenMode::Unchanged(_)) {
+            // Resident here: active, never expired (the job never counts a hold it has).
+            return Ok(Prepared::Absent);
+        }
+        let Some(resident) = self.resident.as_mut() else {
+            return Err(EventError::Host("no resident".into()));
+        };
+        self.mailbox.lock().status = ActorStatus::Resident;
+        Ok(Prepared::Ready(Ready { host, resident }))
+    }
+
+    /// Drops the instance, closes the database and releases the hold.
+    pub(crate) fn hibernate(&mut self) {
+        if let Some(r) = self.resident.take() {
+            r.store.into_data().actor.release();
+        }
+    }
+
+    /// Gives the actor up after a failed upload (cluster). Its local writes
+    /// are not kept: the next event restores what the bucket holds.
+    pub(crate) fn give_up(&mut self) {
+        if let Some(r) = self.resident.take() {
+            r.store.into_data().actor.give_up();
+        }
+    }
+
+    /// Lets the actor go if its instance comes from a class `serve --watch`
+    /// has replaced since, or if this node is cut off (it holds nothing, not
+    /// even what it has resident: opening it again answers 503, and another
+    /// node serves it from the bucket). Its state is in its database, its
+    /// alarm in the index and its sockets in the host's table, so nothing is
+    /// lost.
+    pub(crate) fn let_go_if_stale(&mut self) {
+        let key = &self.mailbox.key;
+        let stale = match self.resident.as_mut() {
+            Some(r) => r.class_replaced(&self.host, key) || !self.host.storage.serving(),
+            None => false,
+        };
+        if stale {
+            self.hibernate();
+        }
+    }
+}

@@ -3,82 +3,17 @@
 //! for bad input.
 
 mod common;
-
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::Duration;
-
-fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-struct Served {
-    child: Option<Child>,
-    base: String,
-    _dir: Option<tempfile::TempDir>,
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        // Only the server this test started.
-        if let Some(c) = self.child.as_mut() {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-fn serve(manifest: &Path) -> Served {
-    serve_with(manifest, &[]).remove(0)
-}
-
-/// Starts `serve` with extra arguments; one `Served` per node (they share the process).
-fn serve_with(manifest: &Path, extra: &[&str]) -> Vec<Served> {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .args(extra)
-        .arg("--manifest")
-        .arg(manifest)
-        .arg("--data-dir")
-        .arg(dir.path())
-        .env("WASMKEEP_CACHE_DIR", common::cache_dir())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start wasmkeep-shim serve");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut reader = BufReader::new(stdout);
-    let nodes = extra
-        .iter()
-        .position(|a| *a == "--nodes")
-        .map_or(1, |i| extra[i + 1].parse().expect("nodes"));
-    let mut bases = Vec::new();
-    for _ in 0..nodes {
-        let mut line = String::new();
-        reader.read_line(&mut line).expect("read the listening line");
-        let rest = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("serve printed {line:?}"));
-        bases.push(rest.split(' ').next().unwrap_or_default().to_owned());
-    }
-    let mut out = Vec::new();
-    let mut child = Some(child);
-    let mut dir = Some(dir);
-    for base in bases {
-        // The first Served owns the process and the directory; the others only name a port.
-        out.push(Served {
-            child: child.take(),
-            base,
-            _dir: dir.take(),
-        });
-    }
-    out
-}
+#[path = "examples/metrics.rs"]
+mod metrics;
+#[path = "examples/served.rs"]
+mod served;
 
 use common::{http, http_body};
+use metrics::metric;
+use served::{repo, serve, serve_with, spawn_counter_serve};
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 #[test]
 fn counter_rust_example_counts_and_deletes() {
@@ -425,12 +360,6 @@ fn app_delete_through_the_command_line_then_recreate() {
     assert!(text.contains("no bucket at"), "and says where it looked: {text}");
 }
 
-/// `serve` of the Rust counter with its stderr kept, in `data_dir`: the
-/// process (to signal, by its id only) and its base URL.
-fn spawn_counter_serve(data_dir: &Path) -> (Child, String) {
-    common::spawn_serve(&repo().join("examples/counter-rust/wasmkeep.toml"), data_dir, &[])
-}
-
 #[test]
 fn serve_stops_in_order_on_sigterm_and_says_stopped_last() {
     common::component("counter-rust");
@@ -531,16 +460,6 @@ fn serve_refuses_bad_manifests_with_clear_errors() {
         String::from_utf8_lossy(&out.stderr).contains("cannot read manifest"),
         "a missing manifest is named"
     );
-}
-
-/// The value of a metric line `name{label}` (0 when absent).
-fn metric(base: &str, line_start: &str) -> u64 {
-    let (_, text) = http("GET", &format!("{base}/metrics"));
-    text.lines()
-        .find(|l| l.starts_with(line_start))
-        .and_then(|l| l.rsplit(' ').next())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
 }
 
 #[test]

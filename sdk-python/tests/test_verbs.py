@@ -185,7 +185,7 @@ def test_an_answer_of_500_prints_the_actors_log(probe, capsys):
     probe.get("/rows")
     assert probe.get("/raise").status == 500
     err = capsys.readouterr().err
-    assert "GET /raise to probe/p answered 500; the actor's log" in err
+    assert "GET /raise to test/app:probe/p answered 500; what the actor logged" in err
     assert "boom from on_request" in err
     assert all("[error test/app:probe/p]" in line or not line.startswith("  [") for line in err.splitlines())
 
@@ -203,7 +203,7 @@ def test_under_chaos_a_5xx_is_explained_only_for_the_seed_that_fails(wasmkeep_ho
 
     with pytest.raises(ChaosFailure):
         run_chaos(wasmkeep_host, [4], failing)
-    assert "GET /raise to probe/p answered 5" in capsys.readouterr().err, "the failing seed's are printed"
+    assert "GET /raise to test/app:probe/p answered 5" in capsys.readouterr().err, "the failing seed's are printed"
 
 
 def test_query_rows_as_dataclasses_and_named_tuples(probe):

@@ -234,27 +234,24 @@ def run_chaos(host: TestHost, seeds: Iterable[int], body: Callable[[TestHost], o
     With `WASMKEEP_CHAOS_SEED` set, only that seed runs. The host is never
     left in chaos mode, whether this returns or raises.
     """
-    only = chaos_seed_from_env()
-    chosen = [only] if only is not None else [int(s) for s in seeds]
+    chosen = _native().chaos_seeds([int(s) for s in seeds])
     ran = 0
     for seed in chosen:
         host.reset()
         host.start_chaos(seed)
-        failure: Exception | None = None
-        # A 5xx is expected under chaos: what explains one is printed only
-        # for the seed that fails.
-        host._explained = []
         try:
             body(host)
         except Exception as e:  # noqa: BLE001 (the body's failure is reported with its seed)
-            failure = e
+            message = _failure_message(e)
+            # What explained the seed's 5xx answers (kept while it ran: under
+            # chaos they are expected) is shown for the seed that fails.
+            _, records, explanations = host._native.fail_chaos(message)
+            for text in explanations:
+                print(text, end="", file=sys.stderr)
+            raise ChaosFailure(seed, [ChaosRecord(*r) for r in records], message) from e
         finally:
-            schedule = host.end_chaos()
-            explained, host._explained = host._explained, None
-        if failure is not None:
-            for text in explained:
-                print(text, file=sys.stderr)
-            raise ChaosFailure(seed, schedule, _failure_message(failure)) from failure
+            # Never left in chaos, whatever the body raised (a no-op after fail_chaos).
+            host.end_chaos()
         ran += 1
     return ran
 
@@ -326,17 +323,10 @@ class TestActor:
         m = method or ("POST" if body is not None else "GET")
         if not path.startswith("/"):
             path = "/" + path
-        status, hs, out = self._host._native.request(*self._k(), m, path, pairs, data, node)
-        if status >= 500:
+        status, hs, out, explanation = self._host._native.request(*self._k(), m, path, pairs, data, node)
+        if explanation is not None:
             # What the actor logged is what explains a failure.
-            where = "" if node is None else f" on node {node}"
-            lines = self.logs()
-            text = [
-                f"wasmkeep: {m} {path} to {self.cls}/{self.name}{where} answered {status}; "
-                + (f"the actor's log ({len(lines)} line(s)):" if lines else "the actor logged nothing")
-            ]
-            text += [f"  [{line['level']} {line['actor']}] {line['message']}" for line in lines]
-            self._host._explain("\n".join(text))
+            print(explanation, end="", file=sys.stderr)
         return TestResponse(status, hs, out)
 
     def get(self, path: str = "/", node: int | None = None) -> TestResponse:
@@ -494,9 +484,6 @@ class TestHost:
         native = _native()
         if nodes is not None and nodes < 1:
             raise ValueError(f"nodes={nodes}: give 1 (a single node) or more (a local cluster sharing a bucket)")
-        #: Under `run_chaos`, what a 5xx's explanation would print, kept for
-        #: the seed that fails (under chaos a 5xx is expected); else None.
-        self._explained: list[str] | None = None
         self._native = native.NativeHost(
             None if data_dir is None else str(data_dir),
             str(cache_dir) if cache_dir is not None else _default_cache_dir(),
@@ -640,13 +627,6 @@ class TestHost:
         socket opening it may inject a fault (see `run_chaos`, which is what
         tests usually call). Starting again replaces the schedule."""
         self._native.start_chaos(seed)
-
-    def _explain(self, text: str) -> None:
-        """Prints why a request failed, or keeps it for a failing chaos seed."""
-        if self._explained is not None:
-            self._explained.append(text)
-        else:
-            print(text, file=sys.stderr)
 
     @property
     def chaos_seed(self) -> int | None:

@@ -101,6 +101,26 @@ test("a request answering 500 prints what the actor logged", () => {
   assert.equal(stderrOf(() => host.actor("probe", "fine").fetch("/")), "", "nothing for a 200");
 });
 
+test("under runChaos a 5xx is explained only for the seed that fails", () => {
+  const fails = (h) => h.actor("probe", "fails").fetch("/fail/error");
+  const passing = stderrOf(() => assert.equal(runChaos(host, { seeds: [1, 2, 3] }, fails), 3));
+  assert.doesNotMatch(passing, /answered 5/, "passing seeds print nothing");
+  let failure;
+  const failing = stderrOf(() => {
+    try {
+      runChaos(host, { seeds: [4] }, (h) => {
+        fails(h);
+        throw new Error("the body failed");
+      });
+    } catch (e) {
+      failure = e;
+    }
+  });
+  assert.ok(failure instanceof ChaosFailure, String(failure));
+  assert.match(failing, /GET \/fail\/error to test\/app:probe\/fails answered 5/, "the failing seed's are printed");
+  assert.match(failure.logs, /answered 5/, "and kept on the failure");
+});
+
 test("printLogsIfFailed prints only for a failed test", () => {
   host.actor("testee", "logger").fetch("/", ops({ op: "log", message: "a line to show" }));
   assert.equal(stderrOf(() => assert.equal(host.printLogsIfFailed({ passed: true, name: "ok" }), false)), "");
@@ -142,10 +162,10 @@ test("runChaos: each seed after a reset, a failure reported with its seed and sc
   assert.ok(failure.message.includes(failure.schedule[0].text), failure.message);
   assert.ok(failure.schedule.some((r) => r.step === "fail-removal" && r.actor === "test/app:testee/x" && r.node === 1));
   assert.ok(failure.cause instanceof assert.AssertionError);
-  assert.deepEqual(host.native.endChaos(0).records, [], "no chaos left running after a failure");
+  assert.deepEqual(host.native.endChaos().records, [], "no chaos left running after a failure");
 
   assert.throws(() => runChaos(host, { seeds: 1 }, () => Promise.resolve()), /must be synchronous/);
-  assert.deepEqual(host.native.endChaos(0).records, [], "nor after a refused body");
+  assert.deepEqual(host.native.endChaos().records, [], "nor after a refused body");
   assert.throws(() => runChaos({}, { seeds: 1 }, () => {}), /host is a TestHost/);
   assert.throws(() => runChaos(host, { seeds: -1 }, () => {}), /give a count/);
 });

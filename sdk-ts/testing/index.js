@@ -142,15 +142,13 @@ export class TestActor {
     const pairs = headers.map(([k, v]) => [String(k), String(v)]);
     const node = init.node ?? this.#node;
     const native = this.#host.native;
-    const raw =
-      node === undefined
-        ? native.request(...this.#key, method, p, pairs, toBuffer(body))
-        : native.requestOn(nodeNumber(node), ...this.#key, method, p, pairs, toBuffer(body));
     // (The host waits for the event's end too, its upload included.)
-    const r = new TestResponse(raw);
-    // What the actor logged is what explains a failure.
-    if (r.status >= 500) printLogs(this.#host, this.logs(), `${method} ${p} to ${this.address} answered ${r.status}`, "the actor");
-    return r;
+    const raw = native.request(...this.#key, method, p, pairs, toBuffer(body), node === undefined ? undefined : nodeNumber(node));
+    // For an answer of 500 or more the host library says what explains it
+    // (the request and what the actor logged); under chaos it keeps that
+    // for the seed that fails.
+    if (raw.explanation) this.#host[kLogSink](raw.explanation);
+    return new TestResponse(raw);
   }
   get(path = "/") {
     return this.fetch(path, { method: "GET" });
@@ -239,7 +237,7 @@ function nodeNumber(node) {
 export class TestHost {
   #closed = false;
   #stale = "build";
-  /** Where printed logs go: stderr, or runChaos's buffer for the seed under way. */
+  /** Where what the harness prints goes (stderr; a test may catch it). */
   [kLogSink] = (text) => process.stderr.write(text);
   constructor(options = {}) {
     this.app = options.app ?? "test/app";
@@ -586,29 +584,24 @@ export function runChaos(host, options, body) {
   const replay = loadNative().chaosSeedFromEnvironment();
   const seeds = replay === null || replay === undefined ? seedsOf(options?.seeds) : [replay];
   const native = host.native;
-  const sink = host[kLogSink];
   let ran = 0;
   try {
     for (const seed of seeds) {
       host.reset();
-      // What the harness prints for a request answering 500 or more is kept
-      // per seed and shown only when the seed fails: under chaos they are
-      // expected (a failed removal answers 500).
-      const logs = [];
-      host[kLogSink] = (text) => logs.push(text);
       native.startChaos(seed);
       let outcome;
       try {
         outcome = body(host, seed);
       } catch (error) {
         const message = error instanceof Error ? error.message : `${String(error)} (thrown, not an Error)`;
-        const { records, report } = native.endChaos(seed, message);
-        host[kLogSink] = sink;
-        for (const text of logs) sink(text);
-        throw new ChaosFailure(report, { seed, schedule: records, cause: error, logs: logs.join("") });
+        // What explained the seed's 5xx answers (kept by the host library
+        // while it ran: under chaos they are expected) is shown for the seed
+        // that fails.
+        const { records, report, explanations } = native.endChaos(message);
+        for (const text of explanations) host[kLogSink](text);
+        throw new ChaosFailure(report, { seed, schedule: records, cause: error, logs: explanations.join("") });
       }
-      native.endChaos(seed, undefined);
-      host[kLogSink] = sink;
+      native.endChaos(undefined);
       if (outcome && typeof outcome.then === "function") {
         throw new TypeError("runChaos: the body returned a promise: it must be synchronous (every verb of the test host is)");
       }
@@ -616,8 +609,7 @@ export function runChaos(host, options, body) {
     }
   } finally {
     // Never left in chaos mode, whatever happened.
-    native.endChaos(0, undefined);
-    host[kLogSink] = sink;
+    native.endChaos(undefined);
   }
   return ran;
 }

@@ -119,7 +119,7 @@ test("a body that trusts a failed DELETE is caught, and its seed replays with th
   assert.match(failure.message, /fail-removal armed/, failure.message);
   assert.ok(failure.schedule.some((r) => r.step === "fail-removal"));
   assert.ok(failure.cause instanceof assert.AssertionError);
-  assert.equal(host.native.endChaos(0).records.length, 0, "runChaos left no chaos running");
+  assert.equal(host.native.endChaos().records.length, 0, "runChaos left no chaos running");
 
   // The seed alone, as a list and through the variable: the same failure, the same schedule.
   const again = catchFailure(() => runChaos(host, { seeds: [failure.seed] }, wrong));

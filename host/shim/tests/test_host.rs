@@ -6,8 +6,8 @@
 mod common;
 
 use serde_json::{Value, json};
-use wasmkeep_host_testing::{TestHost, TestHostOptions};
-use wasmkeep_shim::{ActorKey, ClassSpec};
+use wasmkeep_host_testing::{ChaosRunError, TestAnswer, TestHost, TestHostOptions, run_chaos};
+use wasmkeep_shim::{ActorKey, ClassSpec, HttpRequest};
 
 fn cluster(nodes: usize) -> TestHost {
     let host = TestHost::new(TestHostOptions {
@@ -31,10 +31,70 @@ fn cluster(nodes: usize) -> TestHost {
 fn ops_on(host: &TestHost, node: usize, key: &ActorKey, ops: Value) -> String {
     let body = serde_json::to_vec(&json!({ "ops": ops })).expect("json");
     let r = host
-        .request_on(node, key, "POST", "/", Vec::new(), body)
-        .expect("request");
+        .request(key, HttpRequest::new("POST", "/", body), Some(node))
+        .expect("request")
+        .response;
     assert_eq!(r.status, 200, "{}", r.text());
     r.text()
+}
+
+/// A request whose event logs a line, then traps (a 500).
+fn log_then_trap(host: &TestHost, key: &ActorKey, line: &str) -> TestAnswer {
+    let body = json!({ "ops": [{"op": "log", "level": "error", "message": line}, {"op": "trap"}] });
+    host.request(
+        key,
+        HttpRequest::new("POST", "/", serde_json::to_vec(&body).expect("json")),
+        None,
+    )
+    .expect("request")
+}
+
+#[test]
+fn an_answer_of_500_comes_with_the_request_and_what_the_actor_logged() {
+    let host = cluster(1);
+    let key = ActorKey::new("t/app", "testee", "explained");
+    let answer = log_then_trap(&host, &key, "about to trap");
+    assert_eq!(answer.response.status, 500);
+    let why = answer.explanation.expect("a 500 is explained");
+    assert!(
+        why.starts_with("wasmkeep: POST / to t/app:testee/explained answered 500; "),
+        "{why}"
+    );
+    assert!(why.contains("about to trap"), "{why}");
+    let fine = host
+        .request(&key, HttpRequest::new("POST", "/", r#"{"ops":[]}"#), None)
+        .expect("request");
+    assert_eq!(fine.response.status, 200);
+    assert!(fine.explanation.is_none(), "nothing explains a 200");
+}
+
+#[test]
+fn under_chaos_a_5xx_is_kept_for_the_seed_that_fails() {
+    let mut host = cluster(1);
+    let key = ActorKey::new("t/app", "testee", "chaos");
+    let passed = run_chaos(&mut host, [1, 2], |host, _| {
+        let answer = log_then_trap(host, &key, "expected here");
+        assert!(answer.explanation.is_none(), "kept, not handed back, under chaos");
+        Ok(())
+    })
+    .expect("two seeds pass");
+    assert_eq!(passed, 2);
+    let failed = run_chaos(&mut host, [3, 4, 5], |host, seed| {
+        log_then_trap(host, &key, "the failing seed's");
+        if seed == 4 { Err("seed 4 fails".into()) } else { Ok(()) }
+    });
+    let Err(ChaosRunError::Failed(failure)) = failed else {
+        panic!("seed 4 fails: {failed:?}")
+    };
+    assert_eq!((failure.seed, failure.passed), (4, 1));
+    assert_eq!(failure.message, "seed 4 fails");
+    assert!(
+        !failure.explanations.is_empty() && failure.explanations.iter().all(|e| e.contains("the failing seed's")),
+        "{:?}",
+        failure.explanations
+    );
+    assert!(failure.report().contains("WASMKEEP_CHAOS_SEED=4"));
+    assert_eq!(host.chaos_seed(), None, "no chaos is left running");
 }
 
 /// The actor is opened on node 1 with an alarm (kept by `exec-durable`);

@@ -7,7 +7,8 @@ use crate::error::guard;
 use crate::ffi_str::{free_owned, owned};
 use crate::host::WkhHost;
 use std::ffi::{CStr, c_char, c_void};
-use wasmkeep_host_testing::{ChaosRecord, chaos_report, chaos_seed_from_env};
+use std::io::Write as _;
+use wasmkeep_host_testing::{ChaosRecord, ChaosRunError, HasTestHost, TestHost, run_chaos};
 
 /// The room `wkh_run_chaos` gives a body for its failure message (with the NUL).
 pub const WKH_CHAOS_MESSAGE_CAP: usize = 1024;
@@ -114,58 +115,60 @@ pub unsafe extern "C" fn wkh_run_chaos(
             return Err("host is NULL: make one with wkh_host_new".to_owned());
         }
         let body = body.ok_or("body is NULL: pass the test's function")?;
-        let only = chaos_seed_from_env()?;
-        let seeds: Box<dyn Iterator<Item = u64>> = match only {
-            Some(seed) => Box::new(std::iter::once(seed)),
-            None => Box::new((0..count).map(|i| first_seed.wrapping_add(i))),
-        };
-        let mut ran = 0;
-        for seed in seeds {
-            // Each borrow of the host ends before the body runs (the body
-            // calls wkh_ functions with the same pointer).
-            // SAFETY: live and unshared per the contract.
-            unsafe { WkhHost::from_mut_ptr(host)? }
-                .host
-                .reset()
-                .map_err(|e| format!("resetting the host before seed {seed}: {e}"))?;
-            // SAFETY: as above.
-            unsafe { WkhHost::from_ptr(host)? }.host.start_chaos(seed);
+        // SAFETY: a live host that nothing else uses meanwhile, per the contract.
+        let target = unsafe { WkhHost::from_mut_ptr(host)? };
+        let seeds = (0..count).map(|i| first_seed.wrapping_add(i));
+        let outcome = run_chaos(target, seeds, |target, seed| {
             let mut message = vec![0u8; WKH_CHAOS_MESSAGE_CAP];
-            // SAFETY: the body's contract; the buffer holds WKH_CHAOS_MESSAGE_CAP bytes.
+            let host: *mut WkhHost = target;
+            // SAFETY: the body's contract; `host` is the live host.
             let rc = unsafe { body(host, seed, ctx, message.as_mut_ptr().cast(), message.len()) };
-            // SAFETY: as above (the body may have freed nothing: its contract).
-            let records = unsafe { WkhHost::from_ptr(host)? }.host.end_chaos();
-            ran += 1;
-            if rc != 0 {
-                *message.last_mut().unwrap_or(&mut 0) = 0;
-                let text = CStr::from_bytes_until_nul(&message)
-                    .map(|m| m.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                let text = if text.is_empty() {
-                    format!("the body returned {rc} (it wrote no message)")
-                } else {
-                    text
-                };
-                let report = chaos_report(seed, &text, &records);
-                return Ok(Box::into_raw(Box::new(WkhChaosResult {
-                    ran,
-                    failed: true,
-                    seed,
-                    message: owned(text),
-                    schedule: owned(lines(&records)),
-                    report: owned(report),
-                })));
+            if rc == 0 {
+                return Ok(());
             }
-        }
-        Ok(Box::into_raw(Box::new(WkhChaosResult {
-            ran,
-            failed: false,
-            seed: 0,
-            message: std::ptr::null_mut(),
-            schedule: std::ptr::null_mut(),
-            report: std::ptr::null_mut(),
-        })))
+            *message.last_mut().unwrap_or(&mut 0) = 0;
+            let text = CStr::from_bytes_until_nul(&message)
+                .map(|m| m.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            Err(if text.is_empty() {
+                format!("the body returned {rc} (it wrote no message)")
+            } else {
+                text
+            })
+        });
+        let result = match outcome {
+            Ok(ran) => WkhChaosResult {
+                ran: ran as u64,
+                failed: false,
+                seed: 0,
+                message: std::ptr::null_mut(),
+                schedule: std::ptr::null_mut(),
+                report: std::ptr::null_mut(),
+            },
+            Err(ChaosRunError::Failed(failure)) => {
+                let mut err = std::io::stderr().lock();
+                for why in &failure.explanations {
+                    let _ = err.write_all(why.as_bytes());
+                }
+                WkhChaosResult {
+                    ran: failure.passed as u64 + 1,
+                    failed: true,
+                    seed: failure.seed,
+                    message: owned(failure.message.clone()),
+                    schedule: owned(lines(&failure.schedule)),
+                    report: owned(failure.report()),
+                }
+            }
+            Err(other) => return Err(other.to_string()),
+        };
+        Ok(Box::into_raw(Box::new(result)))
     })
+}
+
+impl HasTestHost for WkhHost {
+    fn test_host(&mut self) -> &mut TestHost {
+        &mut self.host
+    }
 }
 
 /// Frees what `wkh_run_chaos` returned. NULL does nothing.

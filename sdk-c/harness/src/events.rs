@@ -5,8 +5,7 @@ use crate::ffi_str::{arg, buffer, bytes, free_buffer, free_owned, owned};
 use crate::host::{WkhHost, actor_key};
 use std::ffi::c_char;
 use std::io::Write as _;
-use wasmkeep_host::{ActorKey, CallFailure, Outbound, SocketMessage};
-use wasmkeep_host_testing::TestHost;
+use wasmkeep_host::{CallFailure, HttpRequest, Outbound, SocketMessage};
 
 /// One header: a name and a value (NUL-terminated).
 #[repr(C)]
@@ -125,19 +124,17 @@ unsafe fn request(
                 request_headers.push((k.to_owned(), v.to_owned()));
             }
         }
-        let body = body.to_vec();
-        let answer = match node {
-            None => host.host.request(&key, method, path, request_headers, body),
-            Some(n) => host.host.request_on(n, &key, method, path, request_headers, body),
-        }
-        .map_err(|e| match node {
+        let mut req = HttpRequest::new(method, path, body.to_vec());
+        req.headers = request_headers;
+        let answered = host.host.request(&key, req, node).map_err(|e| match node {
             None => format!("{method} {path} to {key}: {e}"),
             Some(n) => format!("{method} {path} to {key} on node {n}: {e}"),
         })?;
-        if answer.status >= 500 {
+        if let Some(why) = answered.explanation {
             // What the actor logged is what explains a failure.
-            print_logs_of(&host.host, &key, answer.status);
+            let _ = std::io::stderr().lock().write_all(why.as_bytes());
         }
+        let answer = answered.response;
         let (body, body_len) = buffer(answer.body);
         let headers: Box<[WkhHeader]> = answer
             .headers
@@ -157,24 +154,6 @@ unsafe fn request(
         })))
     })
 }
-
-/// Writes the actor's log lines to stderr, after an answer of `status` (≥ 500).
-fn print_logs_of(host: &TestHost, key: &ActorKey, status: u16) {
-    let actor = key.to_string();
-    let lines = host.logs_of(key).unwrap_or_default();
-    if lines.is_empty() || std::env::var_os(QUIET_VAR).is_some_and(|v| v != "0") {
-        return;
-    }
-    let mut err = std::io::stderr().lock();
-    let _ = writeln!(err, "wasmkeep harness: {actor} answered {status}; what it logged:");
-    for l in lines {
-        let _ = writeln!(err, "  [{} {}] {}", l.at, l.level, l.message);
-    }
-}
-
-/// Set to anything but `0`, the harness does not print an actor's log lines
-/// after an answer of 500 or more.
-const QUIET_VAR: &str = "WASMKEEP_HARNESS_QUIET";
 
 /// Sends a request event to an actor and waits for its answer and the end of
 /// its event.

@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use std::path::PathBuf;
 use std::time::Duration;
-use wasmkeep_host::{ActorKey, AdminDeleted, CallFailure, ClassSpec, Outbound, SocketMessage, SqlValue};
+use wasmkeep_host::{ActorKey, AdminDeleted, CallFailure, ClassSpec, HttpRequest, Outbound, SocketMessage, SqlValue};
 use wasmkeep_host_testing::{
     CHAOS_SEED_VAR, ChaosRecord, ChaosStep, TestHost, TestHostError, TestHostOptions, parse_access,
 };
@@ -51,8 +51,10 @@ fn value_py(py: Python<'_>, v: &SqlValue) -> PyResult<Py<PyAny>> {
     })
 }
 
-/// An answer to a request as Python sees it: `(status, headers, body)`.
-type Answer = (u16, Vec<(String, String)>, Py<PyBytes>);
+/// An answer to a request as Python sees it: `(status, headers, body,
+/// explanation)`, the explanation what the library says explains an answer
+/// of 500 or more (None otherwise, and under chaos).
+type Answer = (u16, Vec<(String, String)>, Py<PyBytes>, Option<String>);
 
 /// A chaos record as Python sees it: `(event, actor, node, kind, value, text)`,
 /// `value` the step's number (ms of `late-alarms`, the node of `cut-off`) or
@@ -91,6 +93,13 @@ fn chaos_report(seed: u64, message: &str, records: Vec<Record>) -> PyResult<Stri
         })
         .collect::<PyResult<Vec<_>>>()?;
     Ok(wasmkeep_host_testing::chaos_report(seed, message, &schedule))
+}
+
+/// The seeds a chaos loop runs: only `WASMKEEP_CHAOS_SEED` when set, else
+/// `given`; `ValueError` when the variable is set but not a number.
+#[pyfunction]
+fn chaos_seeds(given: Vec<u64>) -> PyResult<Vec<u64>> {
+    wasmkeep_host_testing::chaos_seeds(given).map_err(PyValueError::new_err)
 }
 
 /// The seed to replay alone, from `WASMKEEP_CHAOS_SEED` (None when unset);
@@ -241,6 +250,18 @@ impl NativeHost {
         self.host.end_chaos().iter().map(record_py).collect()
     }
 
+    /// Stops the chaos, its seed having failed with `message`: `(seed,
+    /// records, explanations)`, the explanations what explained each 5xx of
+    /// the seed (to print before the report).
+    fn fail_chaos(&self, message: &str) -> (u64, Vec<Record>, Vec<String>) {
+        let failure = self.host.fail_chaos(message);
+        (
+            failure.seed,
+            failure.schedule.iter().map(record_py).collect(),
+            failure.explanations,
+        )
+    }
+
     /// The data directory.
     #[getter]
     fn data_dir(&self) -> PyResult<String> {
@@ -291,13 +312,16 @@ impl NativeHost {
     ) -> PyResult<Answer> {
         let host = &self.host;
         let key = key(app, class, name);
-        let answer = py
-            .detach(|| match node {
-                None => host.request(&key, &method, &path, headers, body),
-                Some(n) => host.request_on(n, &key, &method, &path, headers, body),
-            })
-            .map_err(host_err)?;
-        Ok((answer.status, answer.headers, PyBytes::new(py, &answer.body).unbind()))
+        let mut req = HttpRequest::new(&method, &path, body);
+        req.headers = headers;
+        let answered = py.detach(|| host.request(&key, req, node)).map_err(host_err)?;
+        let answer = answered.response;
+        Ok((
+            answer.status,
+            answer.headers,
+            PyBytes::new(py, &answer.body).unbind(),
+            answered.explanation,
+        ))
     }
 
     /// Runs `on-call` as the host: `("ok", bytes)` or `(kind, message)` with
@@ -481,6 +505,7 @@ fn harness_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeHost>()?;
     m.add_function(wrap_pyfunction!(chaos_report, m)?)?;
     m.add_function(wrap_pyfunction!(chaos_seed_from_env, m)?)?;
+    m.add_function(wrap_pyfunction!(chaos_seeds, m)?)?;
     m.add("CHAOS_SEED_VAR", CHAOS_SEED_VAR)?;
     m.add("HostError", m.py().get_type::<HostError>())?;
     m.add("HOST_VERSION", wasmkeep_host::VERSION)?;

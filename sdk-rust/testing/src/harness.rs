@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 use wasmkeep_host::deletion::DeletionStatus;
 use wasmkeep_host::{
-    Access, ActorKey, AdminDeleted, CallFailure, ClassSpec, HttpResponse, LogLine, Outbound, SocketMessage,
+    Access, ActorKey, AdminDeleted, CallFailure, ClassSpec, HttpRequest, HttpResponse, LogLine, Outbound, SocketMessage,
 };
 use wasmkeep_host_testing::{TestHost, TestHostOptions};
 
@@ -124,24 +124,18 @@ impl ActorTest {
         &self.host
     }
 
+    /// The host, to reset it (the chaos loop does between seeds).
+    pub(crate) fn host_mut(&mut self) -> &mut TestHost {
+        &mut self.host
+    }
+
     /// Sends `method path` with `body` to the actor named `name` and waits
     /// for its answer (the event's end included).
     ///
     /// # Panics
     /// The host refused the request (its message says why).
     pub fn request(&self, name: &str, method: &str, path: &str, body: impl Into<Vec<u8>>) -> HttpResponse {
-        let key = self.key(name);
-        let r = self
-            .host
-            .request(&key, method, path, Vec::new(), body.into())
-            .unwrap_or_else(|e| panic!("{method} {path} to {key}: {e}"));
-        if r.status >= 500 {
-            // What the actor logged is what explains a failure.
-            for line in self.logs_of(name) {
-                eprintln!("[{} {}] {}", line.level, line.actor, line.message);
-            }
-        }
-        r
+        self.send(name, None, method, path, body.into())
     }
 
     /// A request to node `n` of a cluster (it serves it, or forwards it to
@@ -150,10 +144,22 @@ impl ActorTest {
     /// # Panics
     /// No such node, or the host refused the request.
     pub fn request_on(&self, n: usize, name: &str, method: &str, path: &str, body: impl Into<Vec<u8>>) -> HttpResponse {
+        self.send(name, Some(n), method, path, body.into())
+    }
+
+    fn send(&self, name: &str, node: Option<usize>, method: &str, path: &str, body: Vec<u8>) -> HttpResponse {
         let key = self.key(name);
-        self.host
-            .request_on(n, &key, method, path, Vec::new(), body.into())
-            .unwrap_or_else(|e| panic!("{method} {path} to {key} on node {n}: {e}"))
+        let answer = self
+            .host
+            .request(&key, HttpRequest::new(method, path, body), node)
+            .unwrap_or_else(|e| {
+                let on = node.map(|n| format!(" on node {n}")).unwrap_or_default();
+                panic!("{method} {path} to {key}{on}: {e}")
+            });
+        if let Some(why) = answer.explanation {
+            eprint!("{why}");
+        }
+        answer.response
     }
 
     /// Cuts node `n` off: it holds nothing from now on, and the other nodes

@@ -25,6 +25,7 @@ pub use build::{component_of, component_with_features};
 pub use chaos::{ChaosFailure, ChaosRecord, ChaosStep, run_chaos};
 pub use harness::{ActorTest, Builder};
 pub use wasmkeep_host::{
-    Access, ActorKey, AdminDeleted, CallFailure, HttpRequest, HttpResponse, LogLine, Outbound, SocketMessage,
+    Access, ActorKey, AdminDeleted, CallFailure, HttpRequest, HttpResponse, LogLine, Outbound, RuntimeError,
+    SocketMessage,
 };
-pub use wasmkeep_host_testing::{LOST_ANSWER_HEADER, TestHost, TestHostOptions};
+pub use wasmkeep_host_testing::{LOST_ANSWER_HEADER, TestAnswer, TestHost, TestHostError, TestHostOptions};

@@ -2,7 +2,7 @@
 //! and take-over, operator delete, idle expiry on the virtual clock, app delete.
 
 use std::time::Duration;
-use wasmkeep_actor_testing::ActorTest;
+use wasmkeep_actor_testing::{ActorTest, HttpRequest, RuntimeError, TestHostError};
 
 fn cluster() -> ActorTest {
     ActorTest::builder(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/counter-rust"))
@@ -47,9 +47,9 @@ fn an_operator_delete_and_idle_expiry_and_an_app_delete() {
     t.delete_app();
     let after = t
         .host()
-        .request_on(2, &t.key("after"), "POST", "/", Vec::new(), Vec::new());
+        .request(&t.key("after"), HttpRequest::new("POST", "/", ""), Some(2));
     assert!(
-        after.as_ref().is_err_and(|e| e.to_string().contains("no app")),
+        matches!(after, Err(TestHostError::Runtime(RuntimeError::NoSuchApp(_)))),
         "a deleted app is served no more: {after:?}"
     );
 }

@@ -2,6 +2,16 @@
 //! the seed drew is armed or done, and where the event goes.
 
 use super::*;
+use crate::chaos::Schedule;
+use crate::chaos_run::ChaosFailure;
+
+/// The chaos of one seed under way: its schedule, and what explains each
+/// answer of 500 or more so far (kept: under chaos a 5xx is expected, and
+/// only the seed that fails shows them).
+pub(super) struct ChaosUnderWay {
+    pub(super) schedule: Schedule,
+    pub(super) explanations: Vec<String>,
+}
 
 /// What the client is told when chaos loses the answer of an event that ran.
 pub(super) const LOST_ANSWER: &str = "the answer was lost on the way (chaos: the event ran and kept its writes); retry";
@@ -40,21 +50,47 @@ impl TestHost {
     /// node. The same seed and the same events draw the same schedule.
     /// Starting again replaces the schedule.
     pub fn start_chaos(&self, seed: u64) {
-        *lock(&self.chaos) = Some(Schedule::new(seed, self.node_count()));
+        *lock(&self.chaos) = Some(ChaosUnderWay {
+            schedule: Schedule::new(seed, self.node_count()),
+            explanations: Vec::new(),
+        });
     }
 
     /// The seed of the chaos running now ([`TestHost::start_chaos`]), if any:
     /// a body that draws its own choices draws them from it, so that the
     /// seed replays them too.
     pub fn chaos_seed(&self) -> Option<u64> {
-        lock(&self.chaos).as_ref().map(Schedule::seed)
+        lock(&self.chaos).as_ref().map(|c| c.schedule.seed())
     }
 
-    /// Stops the chaos [`TestHost::start_chaos`] started; what its schedule
-    /// did, in order (empty when none was running). Armed faults stay armed
-    /// until used or reset.
+    /// Stops the chaos [`TestHost::start_chaos`] started, the seed having
+    /// passed; what its schedule did, in order (empty when none was
+    /// running). What explained its 5xx answers is dropped. Armed faults stay
+    /// armed until used or reset.
     pub fn end_chaos(&self) -> Vec<ChaosRecord> {
-        lock(&self.chaos).take().map(Schedule::into_records).unwrap_or_default()
+        lock(&self.chaos)
+            .take()
+            .map(|c| c.schedule.into_records())
+            .unwrap_or_default()
+    }
+
+    /// Stops the chaos [`TestHost::start_chaos`] started, the seed having
+    /// failed with `message`: the failure, with its schedule and what
+    /// explained each 5xx answer of the seed (the harness prints those, then
+    /// [`ChaosFailure::report`]). Without chaos running, a failure of no seed
+    /// (seed 0, an empty schedule).
+    pub fn fail_chaos(&self, message: &str) -> ChaosFailure {
+        let (seed, schedule, explanations) = match lock(&self.chaos).take() {
+            Some(c) => (c.schedule.seed(), c.schedule.into_records(), c.explanations),
+            None => (0, Vec::new(), Vec::new()),
+        };
+        ChaosFailure {
+            seed,
+            schedule,
+            message: message.to_owned(),
+            explanations,
+            passed: 0,
+        }
     }
 
     /// Under chaos: applies what the schedule draws before an event to `key`
@@ -62,7 +98,7 @@ impl TestHost {
     /// whether its answer is lost. Without chaos: `wanted`, else node 1.
     pub(super) fn before_event(&self, key: &ActorKey, wanted: Option<usize>) -> Result<Delivery, TestHostError> {
         let plan = match lock(&self.chaos).as_mut() {
-            Some(schedule) => schedule.before_event(&key.to_string(), wanted),
+            Some(c) => c.schedule.before_event(&key.to_string(), wanted),
             None => {
                 return Ok(Delivery {
                     node: wanted.unwrap_or(1),

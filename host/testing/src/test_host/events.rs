@@ -5,50 +5,38 @@
 use super::chaos_applied::LOST_ANSWER;
 use super::*;
 
-impl TestHost {
-    /// Sends a request to node `n`, which serves it or forwards it to the
-    /// actor's holder; waits for the answer and the event's end.
-    ///
-    /// # Errors
-    /// No such node; as [`TestHost::request`].
-    pub fn request_on(
-        &self,
-        n: usize,
-        key: &ActorKey,
-        method: &str,
-        path: &str,
-        headers: Vec<(String, String)>,
-        body: Vec<u8>,
-    ) -> Result<HttpResponse, TestHostError> {
-        self.node(n)?;
-        let to = self.before_event(key, Some(n))?;
-        let mut req = HttpRequest::new(method, path, body);
-        req.headers = headers;
-        let answer = self.node(to.node)?.request_blocking(key, req)?;
-        self.settle(key)?;
-        Ok(to.answer(answer))
-    }
+/// What a request was answered, and, for an answer of 500 or more, what
+/// explains it (the harness prints it; `None` under chaos, which keeps it
+/// for the seed's failure, or with `WASMKEEP_HARNESS_QUIET` set).
+#[derive(Debug, Clone)]
+pub struct TestAnswer {
+    /// The answer.
+    pub response: HttpResponse,
+    /// The request and what the actor logged, for an answer of 500 or more.
+    pub explanation: Option<String>,
+}
 
+impl TestHost {
     /// Sends a request event and waits for the answer and the event's end.
+    /// `node` (a cluster's, from 1) is where it is sent: that node serves it
+    /// or forwards it to the actor's holder. None: node 1, or under chaos
+    /// the node the schedule draws.
     ///
     /// # Errors
-    /// Unknown app or class; the class's access refuses it.
-    pub fn request(
-        &self,
-        key: &ActorKey,
-        method: &str,
-        path: &str,
-        headers: Vec<(String, String)>,
-        body: Vec<u8>,
-    ) -> Result<HttpResponse, TestHostError> {
-        let to = self.before_event(key, None)?;
-        let mut req = HttpRequest::new(method, path, body);
-        req.headers = headers;
+    /// No such node; unknown app or class; the class's access refuses it.
+    pub fn request(&self, key: &ActorKey, req: HttpRequest, node: Option<usize>) -> Result<TestAnswer, TestHostError> {
+        if let Some(n) = node {
+            self.node(n)?;
+        }
+        let (method, path) = (req.method.clone(), req.path.clone());
+        let to = self.before_event(key, node)?;
         let answer = self.node(to.node)?.request_blocking(key, req)?;
         // The event's end (its removal; in a cluster the upload, on whichever
         // node ran it) comes after the answer: a test's next step sees it.
         self.settle(key)?;
-        Ok(to.answer(answer))
+        let response = to.answer(answer);
+        let explanation = self.explain_answer(key, &method, &path, node, response.status);
+        Ok(TestAnswer { response, explanation })
     }
 
     /// Runs `on-call` as the host (caller none) and waits for its answer.

@@ -8,12 +8,16 @@ mod chaos_applied;
 mod clock;
 mod cluster;
 mod events;
+mod failure_explanation;
 mod inspect;
 
 pub use chaos_applied::LOST_ANSWER_HEADER;
+pub use events::TestAnswer;
+pub use failure_explanation::QUIET_VAR;
 pub use inspect::sql_value_json;
 
-use crate::chaos::{ChaosRecord, ChaosStep, Schedule};
+use crate::chaos::{ChaosRecord, ChaosStep};
+use chaos_applied::ChaosUnderWay;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -107,8 +111,9 @@ pub struct TestHost {
     loaded: Mutex<Vec<Loaded>>,
     sockets: Mutex<HashMap<u64, SocketHandle>>,
     /// The seeded schedule applied before each event, between
-    /// [`TestHost::start_chaos`] and [`TestHost::end_chaos`].
-    chaos: Mutex<Option<Schedule>>,
+    /// [`TestHost::start_chaos`] and [`TestHost::end_chaos`], with what
+    /// explains each answer of 500 or more meanwhile.
+    chaos: Mutex<Option<ChaosUnderWay>>,
     /// When (virtual ms) the cluster's control and expiry passes last ran
     /// ([`TestHost::advance_clock`] runs them).
     passes_ran_at: Mutex<(u64, u64)>,

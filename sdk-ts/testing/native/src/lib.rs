@@ -13,9 +13,9 @@ use serde_json::{Value as Json, json};
 use std::path::PathBuf;
 use std::time::Duration;
 use wasmkeep_host::deletion::DeletionStatus;
-use wasmkeep_host::{ActorKey, AdminDeleted, CallFailure, ClassSpec, HttpResponse, Outbound, SocketMessage};
+use wasmkeep_host::{ActorKey, AdminDeleted, CallFailure, ClassSpec, HttpRequest, Outbound, SocketMessage};
 use wasmkeep_host_testing::{
-    ChaosRecord, ChaosStep, TestHost, TestHostOptions, chaos_report, chaos_seed_from_env, parse_access,
+    ChaosRecord, ChaosStep, TestAnswer, TestHost, TestHostOptions, chaos_seed_from_env, parse_access,
 };
 
 fn err(e: impl std::fmt::Display) -> napi::Error {
@@ -54,6 +54,9 @@ pub struct NativeResponse {
     pub status: u32,
     pub headers: Vec<Vec<String>>,
     pub body: Buffer,
+    /// For an answer of 500 or more, what the host library says explains
+    /// it (the request and the actor's log), to print; none under chaos.
+    pub explanation: Option<String>,
 }
 
 /// A host with its own data directory and a virtual clock: the host
@@ -121,7 +124,9 @@ impl NativeHost {
         self.host.load_manifest(path.as_ref()).map_err(err)
     }
 
-    /// Sends a request event and waits for the answer.
+    /// Sends a request event and waits for the answer; with `node` (1-based),
+    /// to that node of a cluster, which serves it or forwards it to the
+    /// actor's holder.
     #[napi]
     #[allow(clippy::too_many_arguments, reason = "a flat signature keeps the JS side simple")]
     pub fn request(
@@ -133,47 +138,13 @@ impl NativeHost {
         path: String,
         headers: Vec<Vec<String>>,
         body: Buffer,
+        node: Option<u32>,
     ) -> napi::Result<NativeResponse> {
-        let answer = self
-            .host
-            .request(
-                &key(app, class, name),
-                &method,
-                &path,
-                header_pairs(headers),
-                body.to_vec(),
-            )
-            .map_err(err)?;
-        Ok(response(answer))
-    }
-
-    /// Sends a request event to node `node` of a cluster (1-based), which
-    /// serves it or forwards it to the actor's holder.
-    #[napi]
-    #[allow(clippy::too_many_arguments, reason = "a flat signature keeps the JS side simple")]
-    pub fn request_on(
-        &self,
-        node: u32,
-        app: String,
-        class: String,
-        name: String,
-        method: String,
-        path: String,
-        headers: Vec<Vec<String>>,
-        body: Buffer,
-    ) -> napi::Result<NativeResponse> {
-        let answer = self
-            .host
-            .request_on(
-                node as usize,
-                &key(app, class, name),
-                &method,
-                &path,
-                header_pairs(headers),
-                body.to_vec(),
-            )
-            .map_err(err)?;
-        Ok(response(answer))
+        let mut req = HttpRequest::new(&method, &path, body.to_vec());
+        req.headers = header_pairs(headers);
+        let node = node.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
+        let answered = self.host.request(&key(app, class, name), req, node).map_err(err)?;
+        Ok(response(answered))
     }
 
     /// How many nodes the host runs.
@@ -282,17 +253,26 @@ impl NativeHost {
         Ok(())
     }
 
-    /// Ends seeded chaos: `{records, report}`, what the schedule did (each
-    /// record with its `text` as the report prints it) and, when `failure`
-    /// is given, the library's report of the seed's failure with it.
+    /// Ends seeded chaos: `{records, report, explanations}`, what the
+    /// schedule did (each record with its `text` as the report prints it)
+    /// and, when `failure` is given (the seed failed with that message), the
+    /// library's report of the failure and what explained each 5xx answer of
+    /// the seed (to print before it; empty when it passed).
     #[napi]
-    pub fn end_chaos(&self, seed: f64, failure: Option<String>) -> napi::Result<Json> {
-        let records = self.host.end_chaos();
-        let report = match failure {
-            Some(message) => Some(chaos_report(seed_of(seed)?, &message, &records)),
-            None => None,
+    pub fn end_chaos(&self, failure: Option<String>) -> Json {
+        let (records, report, explanations) = match failure {
+            Some(message) => {
+                let f = self.host.fail_chaos(&message);
+                let report = f.report();
+                (f.schedule, Some(report), f.explanations)
+            }
+            None => (self.host.end_chaos(), None, Vec::new()),
         };
-        Ok(json!({ "records": records.iter().map(record_json).collect::<Vec<_>>(), "report": report }))
+        json!({
+            "records": records.iter().map(record_json).collect::<Vec<_>>(),
+            "report": report,
+            "explanations": explanations,
+        })
     }
 
     /// Runs `on-call` as the host: `{ok: Buffer}` or `{error: {kind, message}}`.
@@ -473,11 +453,13 @@ fn header_pairs(headers: Vec<Vec<String>>) -> Vec<(String, String)> {
         .collect()
 }
 
-fn response(answer: HttpResponse) -> NativeResponse {
+fn response(answered: TestAnswer) -> NativeResponse {
+    let answer = answered.response;
     NativeResponse {
         status: u32::from(answer.status),
         headers: answer.headers.into_iter().map(|(k, v)| vec![k, v]).collect(),
         body: answer.body.into(),
+        explanation: answered.explanation,
     }
 }
 

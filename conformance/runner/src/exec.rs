@@ -6,11 +6,8 @@ use anyhow::{Context as _, anyhow, bail};
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
 use std::time::Duration;
 use wasmkeep_host::Cluster;
-use wasmkeep_host::bucket::LocalDirBucket;
-use wasmkeep_host::clock::VirtualClock;
 use wasmkeep_host::{
     Access, ActorKey, ClassSpec, FaultKind, HttpRequest, Outbound, Runtime, RuntimeConfig, SocketHandle,
 };
@@ -35,21 +32,8 @@ pub fn run_case(case: &Case, component: &Path, cache_dir: &Path) -> anyhow::Resu
     };
     let nodes: Vec<Runtime> = match case.mode.as_str() {
         "single" => vec![Runtime::new(config(dir.path()))?],
-        "cluster" => {
-            // Two nodes in this process sharing a bucket in a local directory.
-            let clock = Arc::new(VirtualClock::default());
-            let bucket = Arc::new(LocalDirBucket::new(dir.path().join("bucket"), clock.clone()));
-            let cluster = Cluster::new(bucket, clock);
-            (1..=2)
-                .map(|i| {
-                    Runtime::new_node(
-                        config(&dir.path().join(format!("node-{i}"))),
-                        cluster.clone(),
-                        &format!("node-{i}"),
-                    )
-                })
-                .collect::<Result<_, _>>()?
-        }
+        // Two nodes in this process sharing a bucket in a local directory.
+        "cluster" => Cluster::local(dir.path(), 2, &config(dir.path()))?.nodes,
         other => bail!("unknown mode {other:?}: use single or cluster"),
     };
     let classes = [CLASS, "peer"].map(|name| ClassSpec {

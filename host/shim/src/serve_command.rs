@@ -165,15 +165,7 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
             }
             let cluster = Cluster::new(bucket, clock);
             eprintln!("cluster of {nodes} nodes sharing the bucket {}", bucket_dir.display());
-            (1..=nodes)
-                .map(|i| {
-                    Runtime::new_node(
-                        config_for(args.data_dir.join(format!("node-{i}"))),
-                        cluster.clone(),
-                        &format!("node-{i}"),
-                    )
-                })
-                .collect::<Result<_, _>>()?
+            cluster.start_nodes(nodes, |i| config_for(args.data_dir.join(format!("node-{i}"))))?
         }
     };
     let mut limits = manifest.expire_after_idle.clone();

@@ -8,10 +8,9 @@ mod common;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
-use wasmkeep_shim::Cluster;
-use wasmkeep_shim::bucket::LocalDirBucket;
-use wasmkeep_shim::clock::VirtualClock;
+use wasmkeep_shim::bucket::ObjectStore;
 use wasmkeep_shim::{ActorKey, HttpRequest, HttpResponse, Runtime, RuntimeConfig};
+use wasmkeep_shim::{Cluster, LocalCluster};
 
 fn request(rt: &Runtime, key: &ActorKey) -> HttpResponse {
     let body = serde_json::to_vec(&json!({ "ops": [] })).expect("json");
@@ -21,7 +20,7 @@ fn request(rt: &Runtime, key: &ActorKey) -> HttpResponse {
 
 struct Node {
     _dir: tempfile::TempDir,
-    bucket: Arc<LocalDirBucket>,
+    bucket: Arc<dyn ObjectStore>,
     rt: Runtime,
 }
 
@@ -33,15 +32,17 @@ fn single_node(dir: &std::path::Path) -> Runtime {
 
 fn cluster_node() -> Node {
     let dir = tempfile::tempdir().expect("tempdir");
-    let clock = Arc::new(VirtualClock::default());
-    let bucket = Arc::new(LocalDirBucket::new(dir.path().join("bucket"), clock.clone()));
-    let cluster = Cluster::new(bucket.clone(), clock);
-    let mut config = RuntimeConfig::for_tests(dir.path().join("node-1"));
+    let mut config = RuntimeConfig::for_tests(dir.path());
     config.cache_dir = common::cache_dir();
     config.event_timeout = Duration::from_secs(5);
-    let rt = Runtime::new_node(config, cluster, "node-1").expect("node");
+    let LocalCluster { cluster, mut nodes } = Cluster::local(dir.path(), 1, &config).expect("node");
+    let rt = nodes.remove(0);
     common::add_testee_app(&rt);
-    Node { _dir: dir, bucket, rt }
+    Node {
+        _dir: dir,
+        bucket: cluster.bucket().clone(),
+        rt,
+    }
 }
 
 #[test]

@@ -8,38 +8,33 @@ mod common;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
-use wasmkeep_shim::Cluster;
-use wasmkeep_shim::bucket::{LocalDirBucket, ObjectStore, PutCondition};
-use wasmkeep_shim::clock::VirtualClock;
+use wasmkeep_shim::bucket::{ObjectStore, PutCondition};
 use wasmkeep_shim::deletion::DeletionStatus;
 use wasmkeep_shim::keys;
 use wasmkeep_shim::operator::{RequestError, Waited, request_delete, wait_for_outcome};
 use wasmkeep_shim::{ActorKey, HttpRequest, Runtime, RuntimeConfig};
+use wasmkeep_shim::{Cluster, LocalCluster};
 
 struct Nodes {
     _dir: tempfile::TempDir,
-    bucket: Arc<LocalDirBucket>,
+    bucket: Arc<dyn ObjectStore>,
     n1: Runtime,
     n2: Runtime,
 }
 
 fn nodes() -> Nodes {
     let dir = tempfile::tempdir().expect("tempdir");
-    let clock = Arc::new(VirtualClock::default());
-    let bucket = Arc::new(LocalDirBucket::new(dir.path().join("bucket"), clock.clone()));
-    let cluster = Cluster::new(bucket.clone(), clock);
-    let node = |id: &str| {
-        let mut config = RuntimeConfig::for_tests(dir.path().join(id));
-        config.cache_dir = common::cache_dir();
-        config.event_timeout = Duration::from_secs(5);
-        let rt = Runtime::new_node(config, cluster.clone(), id).expect("node");
-        common::add_testee_app(&rt);
-        rt
-    };
-    let (n1, n2) = (node("node-1"), node("node-2"));
+    let mut config = RuntimeConfig::for_tests(dir.path());
+    config.cache_dir = common::cache_dir();
+    config.event_timeout = Duration::from_secs(5);
+    let LocalCluster { cluster, nodes } = Cluster::local(dir.path(), 2, &config).expect("nodes");
+    let [n1, n2]: [Runtime; 2] = nodes.try_into().unwrap_or_else(|_| panic!("two nodes"));
+    for rt in [&n1, &n2] {
+        common::add_testee_app(rt);
+    }
     Nodes {
         _dir: dir,
-        bucket,
+        bucket: cluster.bucket().clone(),
         n1,
         n2,
     }
@@ -47,7 +42,7 @@ fn nodes() -> Nodes {
 
 use common::ops;
 
-fn deletes_under(bucket: &LocalDirBucket, app: &str) -> Vec<String> {
+fn deletes_under(bucket: &dyn ObjectStore, app: &str) -> Vec<String> {
     bucket
         .list(&keys::deletes_prefix(app))
         .expect("list")
@@ -78,7 +73,7 @@ fn an_operator_delete_is_carried_out_by_the_holder_and_acknowledged_by_its_outco
         "the holder (node 2) carried it out and wrote .done"
     );
     assert_eq!(
-        deletes_under(&n.bucket, "t/app"),
+        deletes_under(n.bucket.as_ref(), "t/app"),
         Vec::<String>::new(),
         "the request is deleted after its outcome, and the command removed the outcome"
     );
@@ -180,7 +175,7 @@ fn no_request_is_written_for_an_actor_without_a_history() {
         "no such actor"
     );
     assert_eq!(
-        deletes_under(&n.bucket, "t/app"),
+        deletes_under(n.bucket.as_ref(), "t/app"),
         Vec::<String>::new(),
         "nothing is written for a mistyped name"
     );

@@ -5,11 +5,11 @@
 mod common;
 
 use serde_json::json;
-use std::sync::Arc;
+
 use std::time::Duration;
 use wasmkeep_shim::Cluster;
-use wasmkeep_shim::bucket::{BucketError, ETag, LocalDirBucket, ObjectMeta, ObjectStore, PutCondition};
-use wasmkeep_shim::clock::{VIRTUAL_EPOCH_MS, VirtualClock};
+use wasmkeep_shim::bucket::{BucketError, ETag, ObjectMeta, ObjectStore, PutCondition};
+use wasmkeep_shim::clock::VIRTUAL_EPOCH_MS;
 use wasmkeep_shim::deletion::DeletionStatus;
 use wasmkeep_shim::replica::deletion_status;
 use wasmkeep_shim::{ActorKey, Runtime, RuntimeConfig};
@@ -19,15 +19,10 @@ use common::ops;
 #[test]
 fn status_follows_the_head_of_the_history() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let clock = Arc::new(VirtualClock::default());
-    let cluster = Cluster::new(
-        Arc::new(LocalDirBucket::new(dir.path().join("bucket"), clock.clone())),
-        clock,
-    );
-    let mut config = RuntimeConfig::for_tests(dir.path().join("node-1"));
+    let mut config = RuntimeConfig::for_tests(dir.path());
     config.cache_dir = common::cache_dir();
     config.event_timeout = Duration::from_secs(5);
-    let rt = Runtime::new_node(config, cluster, "node-1").expect("node");
+    let rt = Cluster::local(dir.path(), 1, &config).expect("node").nodes.remove(0);
     common::add_testee_app(&rt);
     let k = ActorKey::new("t/app", "testee", "a");
     assert_eq!(

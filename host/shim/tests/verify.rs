@@ -8,11 +8,10 @@ use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
 use std::time::Duration;
-use wasmkeep_shim::Cluster;
-use wasmkeep_shim::bucket::{LocalDirBucket, ObjectStore, PutCondition};
-use wasmkeep_shim::clock::VirtualClock;
+use wasmkeep_shim::bucket::{ObjectStore, PutCondition};
 use wasmkeep_shim::keys;
 use wasmkeep_shim::{ActorKey, HttpRequest, Runtime, RuntimeConfig};
+use wasmkeep_shim::{Cluster, LocalCluster};
 
 fn verify(data_dir: &Path, extra: &[&str]) -> (Option<i32>, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
@@ -27,13 +26,12 @@ fn verify(data_dir: &Path, extra: &[&str]) -> (Option<i32>, String) {
 
 /// One cluster node in `dir` with one actor written and released. The
 /// virtual clock starts on 2026-01-01, long before now: what it writes is old.
-fn node_with_one_actor(dir: &Path) -> (Runtime, Arc<LocalDirBucket>, ActorKey) {
-    let clock = Arc::new(VirtualClock::default());
-    let bucket = Arc::new(LocalDirBucket::new(dir.join("bucket"), clock.clone()));
-    let mut config = RuntimeConfig::for_tests(dir.join("node-1"));
+fn node_with_one_actor(dir: &Path) -> (Runtime, Arc<dyn ObjectStore>, ActorKey) {
+    let mut config = RuntimeConfig::for_tests(dir);
     config.cache_dir = common::cache_dir();
     config.event_timeout = Duration::from_secs(5);
-    let rt = Runtime::new_node(config, Cluster::new(bucket.clone(), clock), "node-1").expect("node");
+    let LocalCluster { cluster, mut nodes } = Cluster::local(dir, 1, &config).expect("node");
+    let (rt, bucket) = (nodes.remove(0), cluster.bucket().clone());
     common::add_testee_app(&rt);
     let k = ActorKey::new("t/app", "testee", "a");
     let body = serde_json::to_vec(&json!({"ops": [{"op": "exec", "sql": "CREATE TABLE t(x)"}]})).expect("json");

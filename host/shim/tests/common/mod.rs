@@ -79,17 +79,11 @@ pub fn try_http_body(method: &str, url: &str, body: &str) -> Result<(u16, String
 /// Node 1 of a one-node cluster (bucket in `dir/bucket`, files in
 /// `dir/node-1`, a virtual clock) with the testee app loaded.
 pub fn testee_cluster_node(dir: &std::path::Path) -> wasmkeep_shim::Runtime {
-    use std::sync::Arc;
-    let clock = Arc::new(wasmkeep_shim::clock::VirtualClock::default());
-    let bucket = Arc::new(wasmkeep_shim::bucket::LocalDirBucket::new(
-        dir.join("bucket"),
-        clock.clone(),
-    ));
-    let mut config = wasmkeep_shim::RuntimeConfig::for_tests(dir.join("node-1"));
+    let mut config = wasmkeep_shim::RuntimeConfig::for_tests(dir);
     config.cache_dir = cache_dir();
     config.event_timeout = std::time::Duration::from_secs(10);
-    let rt =
-        wasmkeep_shim::Runtime::new_node(config, wasmkeep_shim::Cluster::new(bucket, clock), "node-1").expect("node");
+    let mut nodes = wasmkeep_shim::Cluster::local(dir, 1, &config).expect("node").nodes;
+    let rt = nodes.remove(0);
     add_testee_app(&rt);
     rt
 }

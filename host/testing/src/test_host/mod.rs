@@ -23,7 +23,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Duration;
-use wasmkeep_host::bucket::LocalDirBucket;
 use wasmkeep_host::clock::VirtualClock;
 use wasmkeep_host::{
     Access, ActorInfo, ActorKey, CallFailure, ClassSpec, Cluster, FaultKind, HttpRequest, HttpResponse, LogLine,
@@ -242,21 +241,16 @@ impl TestHost {
             config.memory_alarm_index = false;
             return Ok((Runtime::new(config)?, Vec::new(), None));
         }
-        let cluster = cluster.unwrap_or_else(|| {
-            let clock = Arc::new(VirtualClock::default());
-            let bucket = Arc::new(LocalDirBucket::new(data_dir.join("bucket"), clock.clone()));
-            Cluster::new(bucket, clock)
-        });
-        let mut runtimes = (1..=nodes)
-            .map(|i| {
-                let mut config = config_for(&data_dir.join(format!("node-{i}")));
-                // No pass thread: the test host runs the passes inside
-                // advance_clock, so that what they write to the bucket (and
-                // the faults they meet) comes at the same point of every run.
-                config.passes_on_virtual_clock = false;
-                Runtime::new_node(config, cluster.clone(), &format!("node-{i}"))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+        let cluster = cluster
+            .unwrap_or_else(|| Cluster::over_local_dir(data_dir.join("bucket"), Arc::new(VirtualClock::default())));
+        let mut runtimes = cluster.start_nodes(nodes, |i| {
+            let mut config = config_for(&data_dir.join(format!("node-{i}")));
+            // No pass thread: the test host runs the passes inside
+            // advance_clock, so that what they write to the bucket (and
+            // the faults they meet) comes at the same point of every run.
+            config.passes_on_virtual_clock = false;
+            config
+        })?;
         let first = runtimes.remove(0);
         Ok((first, runtimes, Some(cluster)))
     }

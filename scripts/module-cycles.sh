@@ -28,3 +28,19 @@ grep -q "a <-> b" <<<"$found" && grep -q "store::holding <-> store::open" <<<"$f
   exit 1
 }
 python3 scripts/module_cycles.py host/store/src host/runtime/src host/shim/src
+# Every arrow docs/architecture.md draws exists in the code; checked first on
+# a drawing with an arrow its code lacks, so a reader that sees no arrow
+# cannot pass by accident.
+drawn=$(mktemp -d)
+trap 'rm -rf "$fixture" "$drawn"' EXIT
+mkdir -p "$drawn/docs" "$drawn/host/runtime/src"
+printf '# x\n\n```text\n  host/runtime   │ alpha ─► beta │\n```\n' >"$drawn/docs/architecture.md"
+echo 'use crate::gamma::G;' >"$drawn/host/runtime/src/alpha.rs"
+: >"$drawn/host/runtime/src/beta.rs"
+: >"$drawn/host/runtime/src/gamma.rs"
+if found=$(python3 scripts/architecture_arrows.py "$drawn" 2>&1) || ! grep -q "alpha ─► beta" <<<"$found"; then
+  echo "architecture-arrows: the checker passed a drawing whose arrow alpha ─► beta the code lacks:" >&2
+  echo "$found" >&2
+  exit 1
+fi
+python3 scripts/architecture_arrows.py

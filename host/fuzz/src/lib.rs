@@ -77,18 +77,29 @@ pub fn send_ops(
     key: &wasmkeep_host::ActorKey,
     ops: &serde_json::Value,
 ) -> anyhow::Result<(u16, String)> {
-    let body = serde_json::to_vec(&serde_json::json!({ "ops": ops }))?;
-    let r = rt.request_blocking(key, wasmkeep_host::HttpRequest::new("POST", "/", body))?;
-    rt.settle(key);
+    let r = send_ops_answer(rt, key, ops)?;
     Ok((r.status, r.text()))
 }
 
+/// As [`send_ops`], the whole answer (with the kind of a failure the host
+/// answered).
+///
+/// # Errors
+/// The runtime refused the request (unknown class, shutting down).
+pub fn send_ops_answer(
+    rt: &wasmkeep_host::Runtime,
+    key: &wasmkeep_host::ActorKey,
+    ops: &serde_json::Value,
+) -> anyhow::Result<wasmkeep_host::HttpResponse> {
+    let body = serde_json::to_vec(&serde_json::json!({ "ops": ops }))?;
+    let r = rt.request_blocking(key, wasmkeep_host::HttpRequest::new("POST", "/", body))?;
+    rt.settle(key);
+    Ok(r)
+}
+
 /// Whether a 5xx from an event is an ordinary guest failure (it trapped, ran
-/// out of time or memory) rather than the host's.
-pub fn ordinary_guest_failure(status: u16, body: &str) -> bool {
-    status == 500
-        && (body.contains("the event trapped")
-            || body.contains("ran longer than its limit")
-            || body.contains("out of memory")
-            || body.contains("memory limit"))
+/// out of time or memory) rather than the host's: by the answer's failure
+/// kind, never its words.
+pub fn ordinary_guest_failure(r: &wasmkeep_host::HttpResponse) -> bool {
+    r.status == 500 && r.failure == Some(wasmkeep_host::FailureKind::Guest)
 }

@@ -1,10 +1,13 @@
 //! Errors of the runtime's API.
 
 use crate::address::ActorKey;
+use crate::failure_kind::FailureKind;
 use std::path::PathBuf;
 
-/// Errors of the runtime's API.
+/// Errors of the runtime's API. Match on [`RuntimeError::kind`] (or on the
+/// variants with a `_` arm: new ones may come in a minor version).
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RuntimeError {
     /// The app is not loaded.
     #[error("no app {0:?} is loaded")]
@@ -56,4 +59,25 @@ pub enum RuntimeError {
     /// The host failed.
     #[error("host failure: {0}")]
     Host(String),
+}
+
+impl RuntimeError {
+    /// Its kind, as answers and tests name it (the shim's JSON errors carry
+    /// it as `kind`).
+    pub fn kind(&self) -> FailureKind {
+        match self {
+            RuntimeError::NoSuchApp(_) => FailureKind::NoSuchApp,
+            RuntimeError::NoSuchClass { .. } => FailureKind::NoSuchClass,
+            RuntimeError::NoSuchActor(_) => FailureKind::NoSuchActor,
+            RuntimeError::Internal(_) => FailureKind::Internal,
+            RuntimeError::Manifest(_) => FailureKind::Manifest,
+            RuntimeError::Component { .. } => FailureKind::Component,
+            RuntimeError::RealClock => FailureKind::RealClock,
+            RuntimeError::NoSuchSocket(_) => FailureKind::NoSuchSocket,
+            RuntimeError::TablesTooLarge(_) => FailureKind::TablesTooLarge,
+            RuntimeError::TablesTooSlow(_) => FailureKind::TablesTooSlow,
+            RuntimeError::Event(_) => FailureKind::Event,
+            RuntimeError::Host(_) => FailureKind::Host,
+        }
+    }
 }

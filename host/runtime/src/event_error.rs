@@ -3,6 +3,7 @@
 //! message, and the log says which.
 
 use crate::address::ActorKey;
+use crate::failure_kind::FailureKind;
 use crate::http_types::HttpResponse;
 use crate::job::{CallFailure, EventKind};
 use crate::storage::StorageError;
@@ -44,26 +45,33 @@ pub enum EventError {
 }
 
 impl EventError {
-    /// The HTTP status that answers a request that failed for this reason:
-    /// 404 nothing there, 409 the app was deleted, 503 try again later
-    /// (holder unreachable, cut off, bucket, shutting down), 500 the guest or
-    /// the host failed.
-    pub fn status(&self) -> u16 {
+    /// Its kind, as answers and tests name it.
+    pub fn kind(&self) -> FailureKind {
         match self {
-            EventError::NoSuchActor(_) | EventError::NotLoaded(_) => 404,
-            EventError::ShuttingDown | EventError::Overloaded { .. } | EventError::MailboxFull(_) => 503,
+            EventError::NoSuchActor(_) => FailureKind::NoSuchActor,
+            EventError::NotLoaded(_) => FailureKind::NotLoaded,
+            EventError::ShuttingDown => FailureKind::ShuttingDown,
+            EventError::Overloaded { .. } => FailureKind::Overloaded,
+            EventError::MailboxFull(_) => FailureKind::MailboxFull,
             EventError::Storage(e) => match e {
-                StorageError::AppDeleted { .. } => 409,
-                StorageError::CutOff { .. }
-                | StorageError::HolderUnreachable { .. }
-                | StorageError::Bucket { .. }
-                | StorageError::NotAcknowledged { .. }
-                | StorageError::TombstoneUnreadable { .. }
-                | StorageError::RemovalUnfinished { .. } => 503,
-                StorageError::Files { .. } | StorageError::Sql(_) => 500,
+                StorageError::AppDeleted { .. } => FailureKind::AppDeleted,
+                StorageError::CutOff { .. } => FailureKind::CutOff,
+                StorageError::HolderUnreachable { .. } => FailureKind::HolderUnreachable,
+                StorageError::Bucket { .. } => FailureKind::Bucket,
+                StorageError::NotAcknowledged { .. } => FailureKind::NotAcknowledged,
+                StorageError::TombstoneUnreadable { .. } => FailureKind::TombstoneUnreadable,
+                StorageError::RemovalUnfinished { .. } => FailureKind::RemovalUnfinished,
+                StorageError::Files { .. } => FailureKind::Files,
+                StorageError::Sql(_) => FailureKind::Sql,
             },
-            EventError::Guest(_) | EventError::Host(_) => 500,
+            EventError::Guest(_) => FailureKind::Guest,
+            EventError::Host(_) => FailureKind::Host,
         }
+    }
+
+    /// The host's answer to a request that failed for this reason.
+    pub(crate) fn answer(&self) -> HttpResponse {
+        HttpResponse::host_failure(self.kind(), self.to_string())
     }
 }
 
@@ -71,7 +79,7 @@ impl EventError {
 pub(crate) fn fail_job(kind: EventKind, why: &EventError) {
     match kind {
         EventKind::Request { respond, .. } => {
-            let _ = respond.send(HttpResponse::host_text(why.status(), why.to_string()));
+            let _ = respond.send(why.answer());
         }
         EventKind::Call { reply, .. } => {
             let _ = reply.send(Err(CallFailure::Failed(why.to_string())));

@@ -6,6 +6,7 @@ use crate::actor_db::META_INITIALIZED;
 use crate::address::ActorKey;
 use crate::bindings::{http as wit_http, types as wit};
 use crate::event_error::{EventError, fail_job};
+use crate::failure_kind::FailureKind;
 use crate::http_types::{HttpResponse, SocketMessage};
 use crate::imports::{EventState, HostState};
 use crate::job::{CallFailure, EventKind};
@@ -164,8 +165,8 @@ pub(crate) fn run_event(host: &Arc<Host>, res: &mut Resident, kind: EventKind, c
             match r {
                 Ok(()) => {
                     if let Some(tx) = unanswered {
-                        let _ = tx.send(HttpResponse::host_text(
-                            500,
+                        let _ = tx.send(HttpResponse::host_failure(
+                            FailureKind::Guest,
                             "the actor's on-request returned without setting a response",
                         ));
                     }
@@ -175,7 +176,7 @@ pub(crate) fn run_event(host: &Arc<Host>, res: &mut Resident, kind: EventKind, c
                     e,
                     unanswered.map(|tx| {
                         Box::new(move |why: String| {
-                            let _ = tx.send(HttpResponse::host_text(500, why));
+                            let _ = tx.send(HttpResponse::host_failure(FailureKind::Guest, why));
                         }) as AnswerFailure
                     }),
                 )),
@@ -240,7 +241,7 @@ pub(crate) fn run_event(host: &Arc<Host>, res: &mut Resident, kind: EventKind, c
 
 pub(crate) fn fail_slot(slot: &ResponseSlot, why: &str) -> Outcome {
     if let Some(tx) = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take() {
-        let _ = tx.send(HttpResponse::host_text(500, why));
+        let _ = tx.send(HttpResponse::host_failure(FailureKind::Guest, why));
     }
     Outcome {
         trapped: Some(why.to_owned()),

@@ -1,5 +1,7 @@
 //! Requests and responses as the library's users see them.
 
+use crate::failure_kind::{FAILURE_HEADER, FailureKind};
+
 use serde::{Deserialize, Serialize};
 
 /// A request routed to an actor.
@@ -36,9 +38,22 @@ pub struct HttpResponse {
     pub headers: Vec<(String, String)>,
     /// The body.
     pub body: Vec<u8>,
+    /// When the host answered a failure itself (not the guest), its kind;
+    /// the `wasmkeep-failure` header names it too, for HTTP clients.
+    pub failure: Option<FailureKind>,
 }
 
 impl HttpResponse {
+    /// A failure the host answers itself: the status its kind answers with,
+    /// the kind in [`HttpResponse::failure`] and in the `wasmkeep-failure`
+    /// header, and `text` (what happened and what to do) as the body.
+    pub fn host_failure(kind: FailureKind, text: impl Into<String>) -> Self {
+        let mut r = Self::host_text(kind.status(), text);
+        r.headers.push((FAILURE_HEADER.into(), kind.as_str().into()));
+        r.failure = Some(kind);
+        r
+    }
+
     /// A response from the host itself, with a plain-text body. A 503 says
     /// `Retry-After: 1`: each of the host's 503s is worth retrying shortly.
     pub fn host_text(status: u16, text: impl Into<String>) -> Self {
@@ -50,6 +65,7 @@ impl HttpResponse {
             status,
             headers,
             body: text.into().into_bytes(),
+            failure: None,
         }
     }
 

@@ -511,6 +511,7 @@ impl http::HostResponseOutparam for HostState {
                 status: response.status,
                 headers: response.headers,
                 body: response.body,
+                failure: None,
             });
         }
         Ok(())

@@ -18,6 +18,25 @@ pub enum CallFailure {
     Failed(String),
 }
 
+impl CallFailure {
+    /// Its kind, as the WIT's `call-error` and every harness name it:
+    /// `refused`, `rejected` or `failed`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            CallFailure::Refused(_) => "refused",
+            CallFailure::Rejected(_) => "rejected",
+            CallFailure::Failed(_) => "failed",
+        }
+    }
+
+    /// What it says happened.
+    pub fn message(&self) -> &str {
+        match self {
+            CallFailure::Refused(m) | CallFailure::Rejected(m) | CallFailure::Failed(m) => m,
+        }
+    }
+}
+
 /// What the admin API's delete did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AdminDeleted {

@@ -7,6 +7,7 @@ use crate::bindings::ActorPre;
 use crate::component_cache::CacheOutcome;
 use crate::config::RuntimeConfig;
 use crate::error::RuntimeError;
+use crate::failure_kind::FailureKind;
 use crate::faults::Faults;
 use crate::http_types::{HttpRequest, HttpResponse, SocketMessage};
 use crate::imports::HostState;
@@ -66,7 +67,7 @@ impl PendingResponse {
             app,
         } = self;
         let ended = |r: Result<HttpResponse, _>| {
-            r.unwrap_or_else(|_| HttpResponse::host_text(500, "the event ended without an answer"))
+            r.unwrap_or_else(|_| HttpResponse::host_failure(FailureKind::Host, "the event ended without an answer"))
         };
         let mut stops = host.stop_gen.subscribe();
         loop {
@@ -80,7 +81,7 @@ impl PendingResponse {
             }
         }
         if job::take_ticket(&ticket.0, job::ABANDONED) {
-            return HttpResponse::host_text(503, job::SHUTTING_DOWN);
+            return HttpResponse::host_failure(FailureKind::ShuttingDown, job::SHUTTING_DOWN);
         }
         // It is running: it finishes, and its answer comes.
         ended(rx.await)

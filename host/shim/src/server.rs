@@ -68,16 +68,20 @@ fn json_error(status: StatusCode, message: impl Into<String>) -> Response {
     (status, axum::Json(json!({ "error": message.into() }))).into_response()
 }
 
+/// An API error as JSON, `{"error": <what happened>, "kind": <its kind>}`,
+/// with the status its kind answers with.
 fn shim_error(e: &RuntimeError) -> Response {
-    let status = match e {
-        RuntimeError::NoSuchApp(_)
-        | RuntimeError::NoSuchClass { .. }
-        | RuntimeError::NoSuchActor(_)
-        | RuntimeError::Internal(_) => StatusCode::NOT_FOUND,
-        RuntimeError::RealClock => StatusCode::CONFLICT,
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
-    };
-    json_error(status, e.to_string())
+    let kind = e.kind();
+    let status = StatusCode::from_u16(kind.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut r = (
+        status,
+        axum::Json(json!({ "error": e.to_string(), "kind": kind.as_str() })),
+    )
+        .into_response();
+    if let Ok(v) = axum::http::HeaderValue::from_str(kind.as_str()) {
+        r.headers_mut().insert(wasmkeep_host::FAILURE_HEADER, v);
+    }
+    r
 }
 
 async fn no_route() -> Response {

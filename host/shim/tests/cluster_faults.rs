@@ -3,7 +3,7 @@
 mod common;
 
 use serde_json::{Value, json};
-use wasmkeep_shim::{ActorKey, FaultKind, HttpRequest, HttpResponse, Runtime};
+use wasmkeep_shim::{ActorKey, FailureKind, FaultKind, HttpRequest, HttpResponse, Runtime};
 
 fn request(rt: &Runtime, key: &ActorKey, ops: Value) -> HttpResponse {
     let body = serde_json::to_vec(&json!({ "ops": ops })).expect("json");
@@ -34,5 +34,5 @@ fn cut_off_after_answer_cuts_off_after_the_next_request_not_one_still_running() 
     );
     let r = request(&rt, &k, json!([]));
     assert_eq!(r.status, 503, "then the node is cut off: {}", r.text());
-    assert!(r.text().contains("cut off"), "{}", r.text());
+    assert_eq!(r.failure, Some(FailureKind::CutOff), "{}", r.text());
 }

@@ -9,7 +9,7 @@ use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
 use wasmkeep_shim::bucket::ObjectStore;
-use wasmkeep_shim::{ActorKey, HttpRequest, HttpResponse, Runtime, RuntimeConfig};
+use wasmkeep_shim::{ActorKey, FAILURE_HEADER, FailureKind, HttpRequest, HttpResponse, Runtime, RuntimeConfig};
 use wasmkeep_shim::{Cluster, LocalCluster};
 
 fn request(rt: &Runtime, key: &ActorKey) -> HttpResponse {
@@ -51,7 +51,12 @@ fn a_request_to_a_deleted_app_answers_409() {
     wasmkeep_shim::app_delete::write_tombstone(n.bucket.as_ref(), "t/app", "test", 1).expect("tombstone");
     let r = request(&n.rt, &ActorKey::new("t/app", "testee", "late"));
     assert_eq!(r.status, 409, "{}", r.text());
-    assert!(r.text().contains("was deleted"), "the body says why: {}", r.text());
+    assert_eq!(
+        r.failure,
+        Some(FailureKind::AppDeleted),
+        "the answer says why: {}",
+        r.text()
+    );
 }
 
 #[test]
@@ -60,7 +65,18 @@ fn a_cut_off_node_answers_503() {
     n.rt.cut_off().expect("cut off");
     let r = request(&n.rt, &ActorKey::new("t/app", "testee", "a"));
     assert_eq!(r.status, 503, "{}", r.text());
-    assert!(r.text().contains("cut off"), "the body says why: {}", r.text());
+    assert_eq!(
+        r.failure,
+        Some(FailureKind::CutOff),
+        "the answer says why: {}",
+        r.text()
+    );
+    let named = r
+        .headers
+        .iter()
+        .find(|(n, _)| n == FAILURE_HEADER)
+        .map(|(_, v)| v.as_str());
+    assert_eq!(named, Some("cut-off"), "and names it for HTTP clients");
 }
 
 #[test]
@@ -78,9 +94,10 @@ fn a_guest_whose_on_init_fails_answers_500_with_its_message() {
         .expect("seed the database");
     let r = request(&rt, &k);
     assert_eq!(r.status, 500, "a guest failure is the guest's: {}", r.text());
-    assert!(
-        r.text().contains("on-init failed"),
-        "the body says what failed: {}",
+    assert_eq!(
+        r.failure,
+        Some(FailureKind::Guest),
+        "the answer says what failed: {}",
         r.text()
     );
 }
@@ -100,10 +117,11 @@ fn a_request_to_an_absent_existing_actor_answers_404() {
     .expect("app");
     let k = ActorKey::new("t/app", "testee", "nobody");
     match rt.request(&k, HttpRequest::new("GET", "/", "")) {
-        Err(e) => assert!(e.to_string().contains("no such actor"), "{e}"),
+        Err(e) => assert_eq!(e.kind(), FailureKind::NoSuchActor, "{e}"),
         Ok(p) => {
             let r = p.wait();
             assert_eq!(r.status, 404, "{}", r.text());
+            assert_eq!(r.failure, Some(FailureKind::NoSuchActor), "{}", r.text());
         }
     }
 }
@@ -125,8 +143,9 @@ fn a_failure_answers_without_the_hosts_paths() {
         r.text()
     );
     assert!(
-        r.text().contains("the actor's database"),
-        "but says what failed: {}",
+        matches!(r.failure, Some(FailureKind::Files | FailureKind::Sql)),
+        "but says what failed: {:?} {}",
+        r.failure,
         r.text()
     );
 }

@@ -7,7 +7,7 @@ mod common;
 
 use serde_json::{Value, json};
 use std::time::Duration;
-use wasmkeep_shim::{ActorKey, HttpRequest, Outbound, Runtime, RuntimeConfig, SocketMessage};
+use wasmkeep_shim::{ActorKey, FailureKind, HttpRequest, Outbound, Runtime, RuntimeConfig, SocketMessage};
 
 fn runtime(dir: &std::path::Path) -> Runtime {
     let mut config = RuntimeConfig::for_tests(dir);
@@ -141,7 +141,7 @@ fn a_full_mailbox_answers_503_with_retry_after() {
     assert!(
         refused
             .iter()
-            .all(|r| r.headers.iter().any(|(n, _)| n == "retry-after") && r.text().contains("too many events")),
+            .all(|r| r.headers.iter().any(|(n, _)| n == "retry-after") && r.failure == Some(FailureKind::MailboxFull)),
         "{:?}",
         refused.first()
     );

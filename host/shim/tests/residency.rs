@@ -7,7 +7,7 @@ mod common;
 
 use serde_json::json;
 use std::time::Duration;
-use wasmkeep_shim::{ActorKey, HttpRequest, Runtime, RuntimeConfig};
+use wasmkeep_shim::{ActorKey, FailureKind, HttpRequest, Runtime, RuntimeConfig};
 
 fn runtime(dir: &std::path::Path, max_resident: usize) -> Runtime {
     let mut config = RuntimeConfig::for_tests(dir);
@@ -98,7 +98,7 @@ fn beyond_the_cap_and_its_queue_an_event_is_refused_with_retry_after() {
         "a refusal says Retry-After: {:?}",
         r.headers
     );
-    assert!(r.text().contains("resident actors"), "{}", r.text());
+    assert_eq!(r.failure, Some(FailureKind::Overloaded), "{}", r.text());
     let looped = looping.join().expect("thread");
     assert_eq!(looped.status, 500, "the looping event timed out: {}", looped.text());
     let (status, body) = queued.join().expect("thread");

@@ -3,7 +3,6 @@
 
 use super::ActorCell;
 use crate::event_error::{EventError, fail_job};
-use crate::http_types::HttpResponse;
 use crate::job::{ABANDONED, EventKind, Job, RUNNING, take_ticket};
 
 impl ActorCell {
@@ -81,7 +80,7 @@ impl ActorCell {
                             Err(e) => EventError::Storage(e),
                             Ok(_) => EventError::NoSuchActor(self.mailbox.key.clone()),
                         };
-                        let _ = respond.send(HttpResponse::host_text(why.status(), why.to_string()));
+                        let _ = respond.send(why.answer());
                         return;
                     }
                 }

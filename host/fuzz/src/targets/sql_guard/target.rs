@@ -101,10 +101,11 @@ impl Target for SqlGuardTarget {
         }
         let mut ops: Vec<Value> = input.iter().map(Op::json).collect();
         ops.push(json!({"op": "query", "sql": PROBE}));
-        let (status, body) = match crate::send_ops(&self.rt, &self.key, &Value::Array(ops)) {
+        let answer = match crate::send_ops_answer(&self.rt, &self.key, &Value::Array(ops)) {
             Ok(r) => r,
             Err(e) => return Verdict::Fail(format!("the runtime refused the request: {e:#}")),
         };
+        let (status, body) = (answer.status, answer.text());
         let mut classes = BTreeSet::new();
         if status == 200 {
             let Ok(v) = serde_json::from_str::<Value>(&body) else {
@@ -149,7 +150,7 @@ impl Target for SqlGuardTarget {
                     );
                 }
             }
-        } else if crate::ordinary_guest_failure(status, &body) {
+        } else if crate::ordinary_guest_failure(&answer) {
             classes.insert(format!(
                 "event: {}",
                 error_class(&body).chars().take(40).collect::<String>()

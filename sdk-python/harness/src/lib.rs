@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use std::path::PathBuf;
 use std::time::Duration;
-use wasmkeep_host::{ActorKey, AdminDeleted, CallFailure, ClassSpec, HttpRequest, Outbound, SocketMessage, SqlValue};
+use wasmkeep_host::{ActorKey, AdminDeleted, ClassSpec, HttpRequest, Outbound, SocketMessage, SqlValue};
 use wasmkeep_host_testing::{
     CHAOS_SEED_VAR, ChaosRecord, ChaosStep, TestHost, TestHostError, TestHostOptions, parse_access,
 };
@@ -340,9 +340,7 @@ impl NativeHost {
             .map_err(host_err)?;
         let (kind, value): (&str, Py<PyAny>) = match r {
             Ok(bytes) => ("ok", PyBytes::new(py, &bytes).into_any().unbind()),
-            Err(CallFailure::Refused(m)) => ("refused", m.into_pyobject(py)?.into_any().unbind()),
-            Err(CallFailure::Rejected(m)) => ("rejected", m.into_pyobject(py)?.into_any().unbind()),
-            Err(CallFailure::Failed(m)) => ("failed", m.into_pyobject(py)?.into_any().unbind()),
+            Err(f) => (f.kind(), f.message().into_pyobject(py)?.into_any().unbind()),
         };
         Ok(PyTuple::new(py, [kind.into_pyobject(py)?.into_any().unbind(), value])?.unbind())
     }

@@ -13,7 +13,7 @@ use serde_json::{Value as Json, json};
 use std::path::PathBuf;
 use std::time::Duration;
 use wasmkeep_host::deletion::DeletionStatus;
-use wasmkeep_host::{ActorKey, AdminDeleted, CallFailure, ClassSpec, HttpRequest, Outbound, SocketMessage};
+use wasmkeep_host::{ActorKey, AdminDeleted, ClassSpec, HttpRequest, Outbound, SocketMessage};
 use wasmkeep_host_testing::{
     ChaosRecord, ChaosStep, TestAnswer, TestHost, TestHostOptions, chaos_seed_from_env, parse_access,
 };
@@ -281,9 +281,7 @@ impl NativeHost {
         let r = self.host.call(&key(app, class, name), payload.to_vec()).map_err(err)?;
         Ok(match r {
             Ok(bytes) => json!({ "ok": bytes }),
-            Err(CallFailure::Refused(m)) => json!({ "error": { "kind": "refused", "message": m } }),
-            Err(CallFailure::Rejected(m)) => json!({ "error": { "kind": "rejected", "message": m } }),
-            Err(CallFailure::Failed(m)) => json!({ "error": { "kind": "failed", "message": m } }),
+            Err(f) => json!({ "error": { "kind": f.kind(), "message": f.message() } }),
         })
     }
 

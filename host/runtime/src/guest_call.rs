@@ -32,7 +32,7 @@ pub(crate) struct Outcome {
 /// Starts the clock of a guest call: wasm is interrupted by the epoch, SQL by the database's progress handler.
 pub(crate) fn set_deadline(host: &Host, store: &mut Store<HostState>) {
     store.set_epoch_deadline(deadline_ticks(host));
-    let deadline = std::time::Instant::now() + host.config.event_timeout;
+    let deadline = std::time::Instant::now() + host.config().event_timeout;
     store.data_mut().ev.deadline = Some(deadline);
     if let Some(db) = store.data().actor.open_db() {
         db.set_deadline(Some(deadline));
@@ -40,7 +40,7 @@ pub(crate) fn set_deadline(host: &Host, store: &mut Store<HostState>) {
 }
 
 pub(crate) fn deadline_ticks(host: &Host) -> u64 {
-    (host.config.event_timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
+    (host.config().event_timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
 }
 
 /// What a failed guest call says to whoever waits for the event: what the
@@ -54,7 +54,7 @@ pub(crate) fn describe_trap(host: &Host, store: &Store<HostState>, e: &wasmtime:
         format!(
             "the event ran longer than its limit of {:?} and was interrupted \
              (an endless loop, slow SQL, or a call that did not come back in time?)",
-            host.config.event_timeout
+            host.config().event_timeout
         )
     } else {
         let reason = trap.map_or_else(|| e.root_cause().to_string(), ToString::to_string);

@@ -51,6 +51,7 @@ mod metrics;
 mod node;
 mod node_builder;
 mod outparam;
+mod pass_book;
 mod passes;
 mod queue_bound;
 mod residency;

@@ -11,16 +11,14 @@ use crate::faults::Faults;
 use crate::function_cache::FunctionCache;
 use crate::imports::HostState;
 use crate::metrics::Metrics;
-use crate::node::Host;
+use crate::node::{Host, HostParts};
 use crate::passes::{start_alarm_timer, start_control_pass, start_epoch_ticker};
-use crate::residency::Residency;
 use crate::state_store::{LocalStateStore, StateStore};
 use crate::storage::ActorStorage;
 use crate::storage::cluster_node::ClusterStorage;
 use crate::storage::single_node::SingleNodeStorage;
 use crate::worker;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::Arc;
 use wasmtime::component::Linker;
 use wasmtime::{Config, Engine};
 
@@ -97,44 +95,31 @@ pub(crate) fn build_host(
         None => Arc::new(SingleNodeStorage::new(files, metrics.clone())),
     };
     let sockets = cluster.as_ref().map_or_else(Default::default, |c| c.cluster.sockets());
-    let host = Arc::new_cyclic(|me| Host {
-        me: me.clone(),
+    let cache = ComponentCache::new(config.cache_dir.clone()).with_functions(functions);
+    let host = Host::new(HostParts {
         spawn_worker: worker::run,
-        storage,
-        cache: ComponentCache::new(config.cache_dir.clone()).with_functions(functions),
-        residency: Residency::new(config.max_resident),
         engine,
         linker,
+        config,
         clock,
         faults: faults.clone(),
         metrics,
+        storage,
         alarms,
-        apps: RwLock::new(HashMap::new()),
-        class_reloads: std::sync::atomic::AtomicU64::new(0),
-        actors: Mutex::new(HashMap::new()),
         sockets,
-        timer_wake: Mutex::new(None),
-        logs: Mutex::new(std::collections::VecDeque::new()),
-        operator_in_flight: Mutex::default(),
-        idle_limits: Mutex::default(),
-        stopping: std::sync::atomic::AtomicBool::new(false),
-        stopped_apps: RwLock::default(),
-        any_app_stopped: std::sync::atomic::AtomicBool::new(false),
-        stop_gen: tokio::sync::watch::Sender::new(0),
-        expiry_skipped: Mutex::default(),
+        cache,
         cluster,
-        config,
     });
-    if let Some(c) = &host.cluster {
+    if let Some(c) = host.cluster() {
         let me: std::sync::Weak<dyn crate::cluster::NodeMailboxes> = Arc::downgrade(&host) as _;
         c.cluster.join(&c.node, me);
     }
-    start_epoch_ticker(&host.engine);
-    let real_clock = host.clock.as_virtual().is_none();
+    start_epoch_ticker(host.engine());
+    let real_clock = host.clock().as_virtual().is_none();
     if real_clock {
         start_alarm_timer(&host);
     }
-    if host.cluster.is_some() && (real_clock || host.config.passes_on_virtual_clock) {
+    if host.cluster().is_some() && (real_clock || host.config().passes_on_virtual_clock) {
         start_control_pass(&host);
     }
     Ok(host)

@@ -35,24 +35,19 @@ pub const EXPIRIES_AT_ONCE: usize = 4;
 /// actors released; the heartbeat and the node's local files of the app
 /// removed; then the app is unloaded.
 pub(crate) fn stop_app(host: &Arc<Host>, app: &str) {
-    host.stopped_apps
-        .write()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .insert(app.to_owned());
-    host.any_app_stopped.store(true, std::sync::atomic::Ordering::Release);
-    host.stop_gen.send_modify(|g| *g += 1);
+    host.stops().stop_app(app);
     tracing::warn!(app = %app, "the app was deleted (tombstone): this node stops serving it");
     host.close_sockets_where(|k| k.app == app, 1001, "going away");
     hibernate_where(host, |k| k.app == app);
-    if let Ok(due) = host.alarms.due(u64::MAX) {
+    if let Ok(due) = host.alarms().due(u64::MAX) {
         for (k, _) in due.into_iter().filter(|(k, _)| k.app == app) {
-            let _ = host.alarms.remove(&k);
+            let _ = host.alarms().remove(&k);
         }
     }
-    if let Some(c) = &host.cluster {
+    if let Some(c) = host.cluster() {
         let _ = c.bucket.delete(&crate::keys::heartbeat(app, &c.node));
     }
-    let mut dir = host.config.data_dir.join("state");
+    let mut dir = host.config().data_dir.join("state");
     for part in app.split('/') {
         dir.push(part);
     }
@@ -61,7 +56,7 @@ pub(crate) fn stop_app(host: &Arc<Host>, app: &str) {
     {
         tracing::warn!(app = %app, "removing {}: {e}", dir.display());
     }
-    host.apps
+    host.apps()
         .write()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .remove(app);
@@ -70,7 +65,11 @@ pub(crate) fn stop_app(host: &Arc<Host>, app: &str) {
 /// Hibernates every resident actor `which` picks, after its queued jobs,
 /// and waits for all of them (a worker that panicked counts as done).
 pub(crate) fn hibernate_where(host: &Arc<Host>, which: impl Fn(&ActorKey) -> bool) {
-    let slots: Vec<Arc<Mailbox>> = lock(&host.actors).values().filter(|s| which(&s.key)).cloned().collect();
+    let slots: Vec<Arc<Mailbox>> = lock(host.actors())
+        .values()
+        .filter(|s| which(&s.key))
+        .cloned()
+        .collect();
     let mut waits = Vec::new();
     for s in slots {
         if s.lock().sender.is_some() {
@@ -87,12 +86,12 @@ pub(crate) fn hibernate_where(host: &Arc<Host>, which: impl Fn(&ActorKey) -> boo
 /// Cluster: one control pass: apps with a tombstone are stopped, the
 /// others' heartbeats written, operator delete requests queued.
 pub(crate) fn control_pass(host: &Arc<Host>) {
-    let Some(c) = &host.cluster else { return };
+    let Some(c) = host.cluster() else { return };
     if host.is_stopping() || !c.cluster.is_live(&c.node) {
         return;
     }
     let apps: Vec<String> = host
-        .apps
+        .apps()
         .read()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .keys()
@@ -118,15 +117,15 @@ pub(crate) fn control_pass(host: &Arc<Host>) {
 /// [`Runtime::run_operator_pass`].
 pub(crate) fn operator_pass(host: &Arc<Host>) -> usize {
     use crate::operator::{Listed, MAX_PER_PASS, Outcome, REQUEST_TTL_MS};
-    let Some(c) = &host.cluster else { return 0 };
+    let Some(c) = host.cluster() else { return 0 };
     // One node of the cluster lists and queues: the lowest live id (ADR 008).
     // The job goes to whichever node holds the actor.
     if c.cluster.live_nodes().into_iter().min().as_deref() != Some(c.node.as_str()) {
         return 0;
     }
-    let now = host.clock.now_ms();
+    let now = host.clock().now_ms();
     let apps: Vec<(String, Arc<App>)> = host
-        .apps
+        .apps()
         .read()
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .iter()
@@ -168,7 +167,7 @@ pub(crate) fn operator_pass(host: &Arc<Host>) -> usize {
                 // A class this node does not serve: left to the nodes that do (or to expiry).
                 Listed::Request(r) if !app.classes.contains_key(&r.key.class) => {}
                 Listed::Request(r) => {
-                    let mut in_flight = lock(&host.operator_in_flight);
+                    let mut in_flight = lock(&host.pass_book().operator_in_flight);
                     if in_flight.len() >= MAX_PER_PASS || !in_flight.insert(r.object.clone()) {
                         continue;
                     }
@@ -188,13 +187,16 @@ pub(crate) fn operator_pass(host: &Arc<Host>) -> usize {
 /// One idle expiry pass (ADR 0028 §4); see [`Runtime::run_expiry_pass`].
 pub(crate) fn expiry_pass(host: &Arc<Host>) -> ExpiryPass {
     let mut pass = ExpiryPass::default();
-    let Some(c) = &host.cluster else { return pass };
+    let Some(c) = host.cluster() else { return pass };
     if c.cluster.live_nodes().into_iter().min().as_deref() != Some(c.node.as_str()) {
         return pass;
     }
     // The clock before the listing: a slow listing never makes a record look idler.
-    let now = host.clock.now_ms();
-    let limits: Vec<((String, String), u64)> = lock(&host.idle_limits).iter().map(|(k, v)| (k.clone(), *v)).collect();
+    let now = host.clock().now_ms();
+    let limits: Vec<((String, String), u64)> = lock(&host.pass_book().idle_limits)
+        .iter()
+        .map(|(k, v)| (k.clone(), *v))
+        .collect();
     let mut candidates = Vec::new();
     // Versions listed this pass: a skipped version no longer listed is dropped,
     // so the skip list never outgrows the records.
@@ -216,12 +218,12 @@ pub(crate) fn expiry_pass(host: &Arc<Host>) -> ExpiryPass {
             if m.last_modified.saturating_add(limit) > now {
                 continue;
             }
-            if lock(&host.expiry_skipped).contains(&(m.key.clone(), m.etag.clone())) {
+            if lock(&host.pass_book().expiry_skipped).contains(&(m.key.clone(), m.etag.clone())) {
                 continue;
             }
             // Resident here or with a socket: active (the job never takes a hold it has).
             let resident = host
-                .actors
+                .actors()
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .get(&key)
@@ -232,9 +234,9 @@ pub(crate) fn expiry_pass(host: &Arc<Host>) -> ExpiryPass {
             candidates.push((key, m.key, m.etag));
         }
     }
-    lock(&host.expiry_skipped).retain(|v| seen.contains(v));
+    lock(&host.pass_book().expiry_skipped).retain(|v| seen.contains(v));
     pass.candidates = candidates.len();
-    host.metrics
+    host.metrics()
         .add(crate::metrics::EXPIRY_CANDIDATES_TOTAL, "", candidates.len() as u64);
     for batch in candidates
         .chunks(EXPIRIES_AT_ONCE)
@@ -261,7 +263,7 @@ pub(crate) fn expiry_pass(host: &Arc<Host>) -> ExpiryPass {
             if rx.blocking_recv().unwrap_or(false) {
                 pass.expired += 1;
             } else {
-                lock(&host.expiry_skipped).insert((record.clone(), etag.clone()));
+                lock(&host.pass_book().expiry_skipped).insert((record.clone(), etag.clone()));
             }
         }
     }
@@ -273,8 +275,8 @@ pub(crate) fn queue_due(
     host: &Arc<Host>,
     in_flight: &HashMap<ActorKey, oneshot::Receiver<bool>>,
 ) -> Vec<(ActorKey, oneshot::Receiver<bool>)> {
-    let now = host.clock.now_ms();
-    let due = match host.alarms.due(now) {
+    let now = host.clock().now_ms();
+    let due = match host.alarms().due(now) {
         Ok(d) => d,
         Err(e) => {
             tracing::error!("reading the alarm index: {e}");
@@ -312,7 +314,7 @@ pub(crate) fn start_control_pass(host: &Arc<Host>) {
     // A real clock moves by itself: a pass each second. A virtual one moves
     // when told: look often, and run each pass when its interval of virtual
     // time has gone by (the same cadence, on the clock the host runs on).
-    let real = host.clock.as_virtual().is_none();
+    let real = host.clock().as_virtual().is_none();
     let look_every = if real {
         Duration::from_secs(1)
     } else {
@@ -324,7 +326,7 @@ pub(crate) fn start_control_pass(host: &Arc<Host>) {
         loop {
             std::thread::sleep(look_every);
             let Some(host) = weak.upgrade() else { return };
-            let now = host.clock.now_ms();
+            let now = host.clock().now_ms();
             if real || now.saturating_sub(last_control) >= CONTROL_PASS_EVERY_MS {
                 last_control = now;
                 control_pass(&host);
@@ -340,7 +342,7 @@ pub(crate) fn start_control_pass(host: &Arc<Host>) {
 /// With the real clock: runs alarms when they come due.
 pub(crate) fn start_alarm_timer(host: &Arc<Host>) {
     let (tx, rx) = mpsc::channel::<()>();
-    *lock(&host.timer_wake) = Some(tx);
+    *lock(&host.pass_book().timer_wake) = Some(tx);
     let weak = Arc::downgrade(host);
     let _ = std::thread::Builder::new().name("alarm timer".into()).spawn(move || {
         // Alarm jobs are not waited for: one busy actor never holds up the others.
@@ -350,10 +352,10 @@ pub(crate) fn start_alarm_timer(host: &Arc<Host>) {
             in_flight.retain(|_, rx| matches!(rx.try_recv(), Err(oneshot::error::TryRecvError::Empty)));
             let queued = queue_due(&host, &in_flight);
             in_flight.extend(queued);
-            let now = host.clock.now_ms();
+            let now = host.clock().now_ms();
             // At least 50 ms between passes, so an entry that cannot run yet
             // (its actor busy, its removal pending) does not make the timer spin.
-            let wait = match host.alarms.next_at() {
+            let wait = match host.alarms().next_at() {
                 Ok(Some(at)) => Duration::from_millis(at.saturating_sub(now).clamp(50, 1000)),
                 _ => Duration::from_secs(1),
             };

@@ -23,7 +23,7 @@ impl Resident {
     /// Whether its instance comes from a class since replaced. One atomic
     /// load per event; the class is looked up only after some reload.
     pub(crate) fn class_replaced(&mut self, host: &Host, key: &crate::address::ActorKey) -> bool {
-        let reloads = host.class_reloads.load(std::sync::atomic::Ordering::Acquire);
+        let reloads = host.class_reloads();
         if reloads == self.reloads_seen {
             return false;
         }

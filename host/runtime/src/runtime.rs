@@ -69,7 +69,7 @@ impl PendingResponse {
         let ended = |r: Result<HttpResponse, _>| {
             r.unwrap_or_else(|_| HttpResponse::host_failure(FailureKind::Host, "the event ended without an answer"))
         };
-        let mut stops = host.stop_gen.subscribe();
+        let mut stops = host.stops().subscribe();
         loop {
             if host.halted(&app) {
                 break;
@@ -152,8 +152,7 @@ impl Runtime {
     pub fn cut_off(&self) -> Result<(), RuntimeError> {
         let c = self
             .host
-            .cluster
-            .as_ref()
+            .cluster()
             .ok_or_else(|| RuntimeError::Host("cut_off needs a cluster node (Runtime::new_node)".into()))?;
         c.cluster.cut_off(&c.node);
         Ok(())
@@ -163,26 +162,22 @@ impl Runtime {
     /// reset at the head of its history). On a single node there is no bucket
     /// and no such evidence: the answer is `unknown`.
     pub fn deletion_status(&self, key: &ActorKey) -> crate::deletion::DeletionStatus {
-        self.host.storage.deletion_status(key)
+        self.host.storage().deletion_status(key)
     }
 
     /// The live nodes of this node's cluster (empty on a single node).
     pub fn live_nodes(&self) -> Vec<String> {
-        self.host
-            .cluster
-            .as_ref()
-            .map(|c| c.cluster.live_nodes())
-            .unwrap_or_default()
+        self.host.cluster().map(|c| c.cluster.live_nodes()).unwrap_or_default()
     }
 
     /// This node's id in its cluster (none on a single node).
     pub fn node_id(&self) -> Option<&str> {
-        self.host.cluster.as_ref().map(|c| c.node.as_str())
+        self.host.cluster().map(|c| c.node.as_str())
     }
 
     /// The configuration it runs with.
     pub fn config(&self) -> &RuntimeConfig {
-        &self.host.config
+        self.host.config()
     }
 
     /// Loads (or replaces) an app from a manifest file, compiling its components.
@@ -208,7 +203,7 @@ impl Runtime {
             loaded.insert(c.name.clone(), Arc::new(Class { pre, access: c.access }));
         }
         self.host
-            .apps
+            .apps()
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .insert(app.to_owned(), Arc::new(App { classes: loaded }));
@@ -226,7 +221,7 @@ impl Runtime {
         let (pre, outcome) = self.link_component(&spec.component)?;
         let mut apps = self
             .host
-            .apps
+            .apps()
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let loaded = apps.get(app).ok_or_else(|| RuntimeError::NoSuchApp(app.to_owned()))?;
@@ -248,9 +243,7 @@ impl Runtime {
             }),
         );
         apps.insert(app.to_owned(), Arc::new(App { classes }));
-        self.host
-            .class_reloads
-            .fetch_add(1, std::sync::atomic::Ordering::Release);
+        self.host.class_reloaded();
         Ok(outcome)
     }
 
@@ -270,7 +263,7 @@ impl Runtime {
             path: path.to_owned(),
             message,
         };
-        let (component, outcome) = match self.host.cache.load_seen(&self.host.engine, path) {
+        let (component, outcome) = match self.host.cache().load_seen(self.host.engine(), path) {
             Some(component) => (component, CacheOutcome::Hit),
             None => {
                 let bytes = std::fs::read(path).map_err(|e| err(format!("cannot read: {e}")))?;
@@ -280,7 +273,7 @@ impl Runtime {
                         crate::manifest::BUILD_HINT
                     )));
                 }
-                self.host.cache.load_file(&self.host.engine, path, &bytes).map_err(|e| {
+                self.host.cache().load_file(self.host.engine(), path, &bytes).map_err(|e| {
                     err(format!(
                         "not a valid WebAssembly component ({e:#}); build the actor into a wasm32-wasip2 component ({})",
                         crate::manifest::BUILD_HINT
@@ -288,7 +281,7 @@ impl Runtime {
                 })?
             }
         };
-        let pre = self.host.linker.instantiate_pre(&component).map_err(|e| {
+        let pre = self.host.linker().instantiate_pre(&component).map_err(|e| {
             err(format!(
                 "does not link against wasmkeep:actor@0.2.x and WASI 0.2: {e:#}"
             ))
@@ -350,7 +343,7 @@ impl Runtime {
         self.host.class(key)?;
         Ok(self
             .host
-            .call_blocking(key, None, payload, Vec::new(), self.host.config.event_timeout))
+            .call_blocking(key, None, payload, Vec::new(), self.host.config().event_timeout))
     }
 
     /// Opens a WebSocket to an actor; `on-socket-open` is queued.
@@ -359,9 +352,9 @@ impl Runtime {
     /// Unknown app or class; the class's access refuses it.
     pub fn open_socket(&self, key: &ActorKey, path: &str) -> Result<SocketHandle, RuntimeError> {
         self.check_outside_access(key)?;
-        let id = self.host.sockets.next_id();
+        let id = self.host.sockets().next_id();
         let (entry, rx) = SocketEntry::new(key.clone());
-        lock(&self.host.sockets.map).insert(id, entry);
+        lock(&self.host.sockets().map).insert(id, entry);
         self.host.enqueue(
             key,
             Job::new(
@@ -380,7 +373,7 @@ impl Runtime {
     /// # Errors
     /// The socket is not open.
     pub fn socket_message(&self, id: u64, msg: SocketMessage) -> Result<(), RuntimeError> {
-        let key = lock(&self.host.sockets.map)
+        let key = lock(&self.host.sockets().map)
             .get(&id)
             .map(|s| s.key.clone())
             .ok_or(RuntimeError::NoSuchSocket(id))?;
@@ -397,7 +390,7 @@ impl Runtime {
     /// # Errors
     /// The socket is not open (or closed while this waited).
     pub async fn socket_message_paced(&self, id: u64, msg: SocketMessage) -> Result<(), RuntimeError> {
-        let (key, budget) = lock(&self.host.sockets.map)
+        let (key, budget) = lock(&self.host.sockets().map)
             .get(&id)
             .map(|s| (s.key.clone(), s.inbound.clone()))
             .ok_or(RuntimeError::NoSuchSocket(id))?;
@@ -418,7 +411,7 @@ impl Runtime {
     /// The client closed the socket; `on-socket-close` is queued unless the
     /// actor or the host closed it first.
     pub fn socket_closed(&self, id: u64, code: u16, reason: &str) {
-        let entry = lock(&self.host.sockets.map).remove(&id);
+        let entry = lock(&self.host.sockets().map).remove(&id);
         if let Some(e) = entry {
             self.host.enqueue(
                 &e.key,
@@ -451,7 +444,7 @@ impl Runtime {
 
     /// The host's time (ms since the epoch).
     pub fn now_ms(&self) -> u64 {
-        self.host.clock.now_ms()
+        self.host.clock().now_ms()
     }
 
     /// Moves the virtual clock forward by `ms`. Alarms do not run until
@@ -461,7 +454,7 @@ impl Runtime {
     /// The runtime uses the real clock.
     pub fn advance_clock(&self, ms: u64) -> Result<u64, RuntimeError> {
         self.host
-            .clock
+            .clock()
             .as_virtual()
             .map(|c| c.advance(ms))
             .ok_or(RuntimeError::RealClock)
@@ -496,11 +489,7 @@ impl Runtime {
 
     /// Whether this node stopped serving `app` (its tombstone was seen).
     pub fn app_stopped(&self, app: &str) -> bool {
-        self.host
-            .stopped_apps
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .contains(app)
+        self.host.stops().app_stopped(app)
     }
 
     /// Sets (or with `None` removes) a class's `expire-after-idle`.
@@ -514,11 +503,11 @@ impl Runtime {
                 "expire-after-idle for {app} {class}: {d:?} is below the minimum of one hour: give at least 3600 s (3600000 ms); no limit (0 in C) removes it"
             ))),
             Some(d) => {
-                lock(&self.host.idle_limits).insert(k, u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+                lock(&self.host.pass_book().idle_limits).insert(k, u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
                 Ok(())
             }
             None => {
-                lock(&self.host.idle_limits).remove(&k);
+                lock(&self.host.pass_book().idle_limits).remove(&k);
                 Ok(())
             }
         }
@@ -545,22 +534,22 @@ impl Runtime {
 
     /// The fault switches.
     pub fn faults(&self) -> &Faults {
-        &self.host.faults
+        self.host.faults()
     }
 
     /// The counters.
     pub fn metrics(&self) -> &Metrics {
-        &self.host.metrics
+        self.host.metrics()
     }
 
     /// The last (up to 1000) lines actors logged.
     pub fn logs(&self) -> Vec<LogLine> {
-        lock(&self.host.logs).iter().cloned().collect()
+        lock(self.host.logs()).iter().cloned().collect()
     }
 
     /// Whether the actor has a database.
     pub fn exists(&self, key: &ActorKey) -> bool {
-        self.host.storage.exists(key).unwrap_or_else(|e| {
+        self.host.storage().exists(key).unwrap_or_else(|e| {
             tracing::warn!(actor = %key, "{e}");
             false
         })
@@ -568,16 +557,16 @@ impl Runtime {
 
     /// The actor's database path.
     pub fn db_path(&self, key: &ActorKey) -> PathBuf {
-        self.host.storage.db_path(key)
+        self.host.storage().db_path(key)
     }
 
     /// Every actor the host knows (in memory or on disk) and its state.
     pub fn actors(&self) -> Vec<ActorInfo> {
         let mut seen: HashMap<ActorKey, ActorStatus> = HashMap::new();
-        for k in self.host.storage.local_actors() {
+        for k in self.host.storage().local_actors() {
             seen.insert(k, ActorStatus::Hibernated);
         }
-        for (k, slot) in lock(&self.host.actors).iter() {
+        for (k, slot) in lock(self.host.actors()).iter() {
             let inner = slot.lock();
             let status = if inner.sender.is_some() && inner.status != ActorStatus::Deleted {
                 ActorStatus::Resident
@@ -591,7 +580,7 @@ impl Runtime {
         let mut v: Vec<ActorInfo> = seen
             .into_iter()
             .map(|(key, status)| ActorInfo {
-                alarm: self.host.alarms.get(&key).ok().flatten(),
+                alarm: self.host.alarms().get(&key).ok().flatten(),
                 key,
                 status,
             })
@@ -659,10 +648,9 @@ impl Runtime {
     /// returns only when all of that is done. A guest that traps or a worker
     /// that panics does not stop the sequence. Calling it again is harmless.
     pub fn shutdown(&self) -> Shutdown {
-        self.host.stopping.store(true, std::sync::atomic::Ordering::Release);
-        self.host.stop_gen.send_modify(|g| *g += 1);
+        self.host.stops().stop_host();
         let mut report = Shutdown::default();
-        let mine: std::collections::HashSet<ActorKey> = lock(&self.host.actors).keys().cloned().collect();
+        let mine: std::collections::HashSet<ActorKey> = lock(self.host.actors()).keys().cloned().collect();
         report.sockets_closed = self.host.close_sockets_where(|k| mine.contains(k), 1001, "going away");
         report.actors_released = self.resident_count();
         // Each worker finishes its running event, answers what is queued behind
@@ -686,7 +674,7 @@ impl Runtime {
 
     /// How many actors are resident now.
     pub fn resident_count(&self) -> usize {
-        lock(&self.host.actors)
+        lock(self.host.actors())
             .values()
             .filter(|s| s.lock().sender.is_some())
             .count()

@@ -13,10 +13,10 @@ pub(crate) fn run(host: &Arc<Host>, slot: &Arc<Mailbox>, rx: &mpsc::Receiver<Job
     let mut cell = ActorCell::new(Arc::clone(host), Arc::clone(slot));
     loop {
         // While actors wait for a resident slot, an idle worker leaves at once.
-        let idle = if host.residency.anyone_waiting() {
+        let idle = if host.residency().anyone_waiting() {
             Duration::ZERO
         } else {
-            host.config.idle_timeout
+            host.config().idle_timeout
         };
         let job = match spin_then_wait(rx, idle) {
             Ok(job) => job,

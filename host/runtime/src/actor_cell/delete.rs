@@ -34,19 +34,19 @@ impl ActorCell {
         let Some(r) = self.resident.as_mut() else {
             return Err(DeleteError::NotResident);
         };
-        let now = host.clock.now_ms();
+        let now = host.clock().now_ms();
         let actor = &mut r.store.data_mut().actor;
         let mut files_removed = true;
         if !actor.deleted_in_event() {
             match actor.reset(how, now) {
-                Ok(()) => host.metrics.inc(DELETES_TOTAL, how.label()),
+                Ok(()) => host.metrics().inc(DELETES_TOTAL, how.label()),
                 Err(e) if e.delete_still_happens() => {
-                    host.metrics.inc(DELETE_FAILURES_TOTAL, how.label());
+                    host.metrics().inc(DELETE_FAILURES_TOTAL, how.label());
                     tracing::error!(actor = %key, "{e}");
                     files_removed = false;
                 }
                 Err(e) => {
-                    host.metrics.inc(DELETE_FAILURES_TOTAL, how.label());
+                    host.metrics().inc(DELETE_FAILURES_TOTAL, how.label());
                     tracing::warn!(actor = %key, "the delete ({}) was not recorded ({e}); the data stays", how.label());
                     self.give_up();
                     return Err(e.into());
@@ -72,7 +72,7 @@ impl ActorCell {
         self.mailbox.lock().generation += 1;
         self.host.close_sockets_of_deleted(key);
         if files_removed {
-            let _ = self.host.alarms.remove(key);
+            let _ = self.host.alarms().remove(key);
         }
         self.mailbox.lock().status = ActorStatus::Deleted;
     }

@@ -40,7 +40,7 @@ impl ActorCell {
     /// A request, call or socket event: opened (created if need be) and run.
     pub(super) fn run_guest_event(&mut self, kind: EventKind, chain: Vec<ActorKey>) {
         let label = kind.label();
-        self.host.metrics.inc(EVENTS_TOTAL, label);
+        self.host.metrics().inc(EVENTS_TOTAL, label);
         let ready = match self.prepare(OpenMode::Create) {
             Ok(Prepared::Ready(ready)) => ready,
             Ok(Prepared::Absent) => {
@@ -52,7 +52,7 @@ impl ActorCell {
                 return;
             }
             Err(why) => {
-                self.host.metrics.inc(EVENT_FAILURES_TOTAL, label);
+                self.host.metrics().inc(EVENT_FAILURES_TOTAL, label);
                 fail_job(kind, &why);
                 return;
             }
@@ -60,7 +60,7 @@ impl ActorCell {
         // The fault is for the next request to start once it is armed, never for
         // one already running (whose answer may be out already).
         let cut_off_after_answer =
-            matches!(kind, EventKind::Request { .. }) && ready.host.faults.take(FaultKind::CutOffAfterAnswer);
+            matches!(kind, EventKind::Request { .. }) && ready.host.faults().take(FaultKind::CutOffAfterAnswer);
         let outcome = run_event(ready.host, ready.resident, kind, chain);
         self.finish(&outcome, label, cut_off_after_answer);
     }
@@ -73,7 +73,7 @@ impl ActorCell {
             Ok(Prepared::Ready(ready)) => ready,
             Ok(Prepared::Absent) => {
                 // No actor: the entry is left over from a delete.
-                let _ = self.host.alarms.remove(&key);
+                let _ = self.host.alarms().remove(&key);
                 let _ = ran.send(false);
                 return;
             }
@@ -88,7 +88,7 @@ impl ActorCell {
             }
         };
         let host = ready.host;
-        let now = host.clock.now_ms();
+        let now = host.clock().now_ms();
         let data = ready.resident.store.data_mut();
         data.reload_alarm();
         match data.alarm {
@@ -101,8 +101,8 @@ impl ActorCell {
                     return;
                 }
                 data.alarm = None;
-                let _ = host.alarms.remove(&key);
-                host.metrics.inc(EVENTS_TOTAL, "alarm");
+                let _ = host.alarms().remove(&key);
+                host.metrics().inc(EVENTS_TOTAL, "alarm");
                 let outcome = run_event(host, ready.resident, EventKind::Alarm { ran }, chain);
                 self.finish(&outcome, "alarm", false);
             }
@@ -112,7 +112,7 @@ impl ActorCell {
             }
             None => {
                 // An entry left for an actor with no alarm wakes nothing.
-                let _ = host.alarms.remove(&key);
+                let _ = host.alarms().remove(&key);
                 let _ = ran.send(false);
             }
         }
@@ -149,7 +149,7 @@ impl ActorCell {
         let key = &self.mailbox.key;
         let Some(res) = self.resident.as_mut() else { return };
         if let Some(why) = &outcome.trapped {
-            host.metrics.inc(EVENT_FAILURES_TOTAL, label);
+            host.metrics().inc(EVENT_FAILURES_TOTAL, label);
             tracing::warn!(actor = %key, "{why}");
         }
         let data = res.store.data_mut();
@@ -161,7 +161,7 @@ impl ActorCell {
             }
             data.reload_alarm();
         }
-        let cut_off = cut_off_after_answer && host.storage.cut_off_this_node();
+        let cut_off = cut_off_after_answer && host.storage().cut_off_this_node();
         if cut_off {
             tracing::warn!(actor = %key, "this node is cut off after answering (injected fault)");
         }

@@ -18,7 +18,7 @@ impl ActorCell {
     /// the reset with the deletion and replay markers, and `.done` once it is
     /// acknowledged.
     pub(crate) fn operator_delete(&mut self, req: DeleteRequest) {
-        if self.host.cluster.is_none() {
+        if self.host.cluster().is_none() {
             return;
         }
         let key = self.mailbox.key.clone();
@@ -86,11 +86,11 @@ impl ActorCell {
             )),
             Err(why) => {
                 tracing::warn!(actor = %key, "deleting an actor whose database cannot be opened ({why}): removing its files");
-                let record = DeleteHow::Operator.record(self.host.clock.now_ms());
-                match self.host.storage.remove_unopenable(&key, &record) {
+                let record = DeleteHow::Operator.record(self.host.clock().now_ms());
+                match self.host.storage().remove_unopenable(&key, &record) {
                     Ok(true) => {
                         self.host
-                            .metrics
+                            .metrics()
                             .inc(crate::metrics::DELETES_TOTAL, DeleteHow::Operator.label());
                         self.mark_deleted(true);
                         Ok(AdminDeleted::RemovedUnopenable)
@@ -140,7 +140,7 @@ impl ActorCell {
 /// outcome cannot be written the request stays for the next pass (its replay
 /// marker makes that pass report it done).
 fn finish_request(host: &Host, req: &DeleteRequest, outcome: Outcome) {
-    if let Some(c) = &host.cluster {
+    if let Some(c) = host.cluster() {
         let bucket = &c.bucket;
         match bucket.put(&req.outcome_key(outcome), b"", &crate::bucket::PutCondition::None) {
             Ok(_) => {

@@ -68,7 +68,7 @@ impl ActorCell {
         let host = &self.host;
         let key = &self.mailbox.key;
         if self.resident.is_none() {
-            let actor = match host.storage.open(key, mode)? {
+            let actor = match host.storage().open(key, mode)? {
                 Opened::Here(actor) => actor,
                 Opened::Absent => return Ok(Prepared::Absent),
                 Opened::Elsewhere(node) => {
@@ -79,12 +79,12 @@ impl ActorCell {
                 }
             };
             if let Some(db) = actor.open_db()
-                && let Err(e) = db.set_quota(host.config.max_actor_bytes)
+                && let Err(e) = db.set_quota(host.config().max_actor_bytes)
             {
                 return Err(StorageError::from(e).into());
             }
             let data = HostState::new(host.handles_for_imports(), key.clone(), actor);
-            let mut store = Store::new(&host.engine, data);
+            let mut store = Store::new(host.engine(), data);
             store.limiter(|s| &mut s.limits);
             store.epoch_deadline_trap();
             store.data_mut().reload_alarm();
@@ -92,7 +92,7 @@ impl ActorCell {
                 store,
                 instance: None,
                 class: None,
-                reloads_seen: host.class_reloads.load(std::sync::atomic::Ordering::Acquire),
+                reloads_seen: host.class_reloads(),
             });
         } else if matches!(mode, OpenMode::Unchanged(_)) {
             // Resident here: active, never expired (the job never counts a hold it has).
@@ -129,7 +129,7 @@ impl ActorCell {
     pub(crate) fn let_go_if_stale(&mut self) {
         let key = &self.mailbox.key;
         let stale = match self.resident.as_mut() {
-            Some(r) => r.class_replaced(&self.host, key) || !self.host.storage.serving(),
+            Some(r) => r.class_replaced(&self.host, key) || !self.host.storage().serving(),
             None => false,
         };
         if stale {

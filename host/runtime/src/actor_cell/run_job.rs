@@ -66,7 +66,7 @@ impl ActorCell {
                 let exists = if self.is_resident() {
                     Ok(true)
                 } else {
-                    self.host.storage.exists(&self.mailbox.key)
+                    self.host.storage().exists(&self.mailbox.key)
                 };
                 match exists {
                     Ok(true) => EventKind::Request {

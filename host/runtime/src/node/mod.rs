@@ -2,6 +2,8 @@
 //! alarm index, and the operations every actor's worker and imports use.
 //! Used by the runtime (the public API) and every worker.
 
+mod stops;
+
 use crate::address::ActorKey;
 use crate::alarm_index::AlarmIndex;
 use crate::bindings::ActorPre;
@@ -22,6 +24,7 @@ use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock, mpsc};
 use std::time::Duration;
+use stops::Stops;
 use wasmtime::Engine;
 use wasmtime::component::Linker;
 
@@ -110,8 +113,38 @@ pub struct LogLine {
 /// One node's host: what the runtime and every actor's worker share.
 pub struct Host {
     /// This node itself, for the cluster directory's mailbox deliveries.
-    pub(crate) me: std::sync::Weak<Host>,
+    me: std::sync::Weak<Host>,
     /// The worker loop (see [`SpawnWorker`]).
+    spawn_worker: SpawnWorker,
+    engine: Engine,
+    linker: Linker<HostState>,
+    config: RuntimeConfig,
+    clock: Arc<dyn Clock>,
+    faults: Arc<Faults>,
+    metrics: Arc<Metrics>,
+    /// Where actors' durable state lives: one node's files or a cluster's bucket.
+    storage: Arc<dyn ActorStorage>,
+    alarms: Arc<dyn AlarmIndex>,
+    apps: RwLock<HashMap<String, Arc<App>>>,
+    /// How many classes `Runtime::reload_class` has replaced: each event
+    /// compares it with one atomic load, and looks its class up only when it moved.
+    class_reloads: std::sync::atomic::AtomicU64,
+    actors: Mutex<HashMap<ActorKey, Arc<Mailbox>>>,
+    sockets: Arc<SocketTable>,
+    cache: ComponentCache,
+    /// The resident-actor cap and the mailboxes waiting for a worker.
+    residency: Residency<Mailbox>,
+    logs: Mutex<std::collections::VecDeque<LogLine>>,
+    /// Set in cluster mode: the cluster and this node's place in it.
+    cluster: Option<crate::cluster::ClusterNode>,
+    /// What has stopped here: the host, or single apps.
+    stops: Stops,
+    /// What the passes keep between runs.
+    pass_book: crate::pass_book::PassBook,
+}
+
+/// What a node is built from (`node_builder` chooses each once).
+pub(crate) struct HostParts {
     pub(crate) spawn_worker: SpawnWorker,
     pub(crate) engine: Engine,
     pub(crate) linker: Linker<HostState>,
@@ -119,37 +152,135 @@ pub struct Host {
     pub(crate) clock: Arc<dyn Clock>,
     pub(crate) faults: Arc<Faults>,
     pub(crate) metrics: Arc<Metrics>,
-    /// Where actors' durable state lives: one node's files or a cluster's bucket.
     pub(crate) storage: Arc<dyn ActorStorage>,
     pub(crate) alarms: Arc<dyn AlarmIndex>,
-    pub(crate) apps: RwLock<HashMap<String, Arc<App>>>,
-    /// How many classes `Runtime::reload_class` has replaced: each event
-    /// compares it with one atomic load, and looks its class up only when it moved.
-    pub(crate) class_reloads: std::sync::atomic::AtomicU64,
-    pub(crate) actors: Mutex<HashMap<ActorKey, Arc<Mailbox>>>,
     pub(crate) sockets: Arc<SocketTable>,
     pub(crate) cache: ComponentCache,
-    /// The resident-actor cap and the mailboxes waiting for a worker.
-    pub(crate) residency: Residency<Mailbox>,
-    pub(crate) timer_wake: Mutex<Option<mpsc::Sender<()>>>,
-    pub(crate) logs: Mutex<std::collections::VecDeque<LogLine>>,
-    /// Set in cluster mode: the cluster and this node's place in it.
     pub(crate) cluster: Option<crate::cluster::ClusterNode>,
-    /// Operator delete requests queued here and not finished (bucket keys).
-    pub(crate) operator_in_flight: Mutex<std::collections::HashSet<String>>,
-    /// `expire-after-idle` by (app, class), in ms.
-    pub(crate) idle_limits: Mutex<HashMap<(String, String), u64>>,
-    /// Set once an ordered shutdown began: no new guest code runs.
-    pub(crate) stopping: std::sync::atomic::AtomicBool,
-    /// Apps this node stopped serving (their tombstone was seen).
-    pub(crate) stopped_apps: RwLock<std::collections::HashSet<String>>,
-    /// Whether `stopped_apps` has any entry: keeps the lock off every event's path.
-    pub(crate) any_app_stopped: std::sync::atomic::AtomicBool,
-    /// Bumped whenever something stops (the host or an app): waiters look again.
-    pub(crate) stop_gen: tokio::sync::watch::Sender<u64>,
-    /// Idle expiry: ownership record versions found changed or held, not tried
-    /// again at that version (long-resident actors would take every pass's budget).
-    pub(crate) expiry_skipped: Mutex<std::collections::HashSet<(String, crate::bucket::ETag)>>,
+}
+
+impl Host {
+    /// A node's host from its parts, with nothing loaded, queued or stopped.
+    pub(crate) fn new(parts: HostParts) -> Arc<Self> {
+        let residency = Residency::new(parts.config.max_resident);
+        Arc::new_cyclic(|me| Self {
+            me: me.clone(),
+            spawn_worker: parts.spawn_worker,
+            engine: parts.engine,
+            linker: parts.linker,
+            config: parts.config,
+            clock: parts.clock,
+            faults: parts.faults,
+            metrics: parts.metrics,
+            storage: parts.storage,
+            alarms: parts.alarms,
+            apps: RwLock::new(HashMap::new()),
+            class_reloads: std::sync::atomic::AtomicU64::new(0),
+            actors: Mutex::new(HashMap::new()),
+            sockets: parts.sockets,
+            cache: parts.cache,
+            residency,
+            logs: Mutex::new(std::collections::VecDeque::new()),
+            cluster: parts.cluster,
+            stops: Stops::default(),
+            pass_book: crate::pass_book::PassBook::default(),
+        })
+    }
+
+    /// The wasmtime engine every actor's store runs on.
+    pub(crate) fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// The linker of the guest's imports.
+    pub(crate) fn linker(&self) -> &Linker<HostState> {
+        &self.linker
+    }
+
+    /// The node's configuration.
+    pub(crate) fn config(&self) -> &RuntimeConfig {
+        &self.config
+    }
+
+    /// The node's clock (virtual under tests).
+    pub(crate) fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// The fault switches.
+    pub(crate) fn faults(&self) -> &Arc<Faults> {
+        &self.faults
+    }
+
+    /// The counters.
+    pub(crate) fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    /// Where actors' durable state lives: one node's files or a cluster's bucket.
+    pub(crate) fn storage(&self) -> &Arc<dyn ActorStorage> {
+        &self.storage
+    }
+
+    /// Which actor's alarm is due when.
+    pub(crate) fn alarms(&self) -> &Arc<dyn AlarmIndex> {
+        &self.alarms
+    }
+
+    /// The apps loaded here, by name.
+    pub(crate) fn apps(&self) -> &RwLock<HashMap<String, Arc<App>>> {
+        &self.apps
+    }
+
+    /// Counts one more class replaced by `Runtime::reload_class`.
+    pub(crate) fn class_reloaded(&self) {
+        self.class_reloads.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    }
+
+    /// How many classes have been replaced so far.
+    pub(crate) fn class_reloads(&self) -> u64 {
+        self.class_reloads.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// Every actor's mailbox on this node.
+    pub(crate) fn actors(&self) -> &Mutex<HashMap<ActorKey, Arc<Mailbox>>> {
+        &self.actors
+    }
+
+    /// The sockets open to this node's actors.
+    pub(crate) fn sockets(&self) -> &Arc<SocketTable> {
+        &self.sockets
+    }
+
+    /// Compiled components by content hash.
+    pub(crate) fn cache(&self) -> &ComponentCache {
+        &self.cache
+    }
+
+    /// The resident-actor cap and who waits.
+    pub(crate) fn residency(&self) -> &Residency<Mailbox> {
+        &self.residency
+    }
+
+    /// The last lines actors logged.
+    pub(crate) fn logs(&self) -> &Mutex<std::collections::VecDeque<LogLine>> {
+        &self.logs
+    }
+
+    /// In cluster mode, the cluster and this node's place in it.
+    pub(crate) fn cluster(&self) -> Option<&crate::cluster::ClusterNode> {
+        self.cluster.as_ref()
+    }
+
+    /// What has stopped here.
+    pub(crate) fn stops(&self) -> &Stops {
+        &self.stops
+    }
+
+    /// What the passes keep between runs.
+    pub(crate) fn pass_book(&self) -> &crate::pass_book::PassBook {
+        &self.pass_book
+    }
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -171,7 +302,7 @@ impl Host {
     }
 
     pub(crate) fn wake_timer(&self) {
-        if let Some(tx) = lock(&self.timer_wake).as_ref() {
+        if let Some(tx) = lock(&self.pass_book.timer_wake).as_ref() {
             let _ = tx.send(());
         }
     }
@@ -239,19 +370,13 @@ impl Host {
 
     /// Whether an ordered shutdown began.
     pub(crate) fn is_stopping(&self) -> bool {
-        self.stopping.load(std::sync::atomic::Ordering::Acquire)
+        self.stops.host_stopped()
     }
 
     /// Whether no guest code of `app` runs here any more (the host stopping,
     /// or the app deleted).
     pub(crate) fn halted(&self, app: &str) -> bool {
-        self.is_stopping()
-            || self.any_app_stopped.load(std::sync::atomic::Ordering::Acquire)
-                && self
-                    .stopped_apps
-                    .read()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .contains(app)
+        self.is_stopping() || self.stops.app_stopped(app)
     }
 
     /// Puts a job in the actor's mailbox, waking a worker if it has none.
@@ -423,7 +548,7 @@ impl Host {
 
     /// An operator delete request is no longer queued here.
     pub(crate) fn operator_released(&self, req: &crate::operator::DeleteRequest) {
-        lock(&self.operator_in_flight).remove(&req.object);
+        lock(&self.pass_book.operator_in_flight).remove(&req.object);
     }
 
     pub(crate) fn socket_close_by_actor(

@@ -2,6 +2,7 @@
 //! alarm index, and the operations every actor's worker and imports use.
 //! Used by the runtime (the public API) and every worker.
 
+mod parts;
 mod stops;
 
 use crate::address::ActorKey;
@@ -20,6 +21,7 @@ use crate::metrics::Metrics;
 use crate::residency::{Admission, Residency, UsedAt};
 use crate::sockets::{NOT_READING, SendRefused, SocketTable};
 use crate::storage::ActorStorage;
+pub(crate) use parts::HostParts;
 use serde::Serialize;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock, mpsc};
@@ -141,146 +143,6 @@ pub struct Host {
     stops: Stops,
     /// What the passes keep between runs.
     pass_book: crate::pass_book::PassBook,
-}
-
-/// What a node is built from (`node_builder` chooses each once).
-pub(crate) struct HostParts {
-    pub(crate) spawn_worker: SpawnWorker,
-    pub(crate) engine: Engine,
-    pub(crate) linker: Linker<HostState>,
-    pub(crate) config: RuntimeConfig,
-    pub(crate) clock: Arc<dyn Clock>,
-    pub(crate) faults: Arc<Faults>,
-    pub(crate) metrics: Arc<Metrics>,
-    pub(crate) storage: Arc<dyn ActorStorage>,
-    pub(crate) alarms: Arc<dyn AlarmIndex>,
-    pub(crate) sockets: Arc<SocketTable>,
-    pub(crate) cache: ComponentCache,
-    pub(crate) cluster: Option<crate::cluster::ClusterNode>,
-}
-
-impl Host {
-    /// A node's host from its parts, with nothing loaded, queued or stopped.
-    pub(crate) fn new(parts: HostParts) -> Arc<Self> {
-        let residency = Residency::new(parts.config.max_resident);
-        Arc::new_cyclic(|me| Self {
-            me: me.clone(),
-            spawn_worker: parts.spawn_worker,
-            engine: parts.engine,
-            linker: parts.linker,
-            config: parts.config,
-            clock: parts.clock,
-            faults: parts.faults,
-            metrics: parts.metrics,
-            storage: parts.storage,
-            alarms: parts.alarms,
-            apps: RwLock::new(HashMap::new()),
-            class_reloads: std::sync::atomic::AtomicU64::new(0),
-            actors: Mutex::new(HashMap::new()),
-            sockets: parts.sockets,
-            cache: parts.cache,
-            residency,
-            logs: Mutex::new(std::collections::VecDeque::new()),
-            cluster: parts.cluster,
-            stops: Stops::default(),
-            pass_book: crate::pass_book::PassBook::default(),
-        })
-    }
-
-    /// The wasmtime engine every actor's store runs on.
-    pub(crate) fn engine(&self) -> &Engine {
-        &self.engine
-    }
-
-    /// The linker of the guest's imports.
-    pub(crate) fn linker(&self) -> &Linker<HostState> {
-        &self.linker
-    }
-
-    /// The node's configuration.
-    pub(crate) fn config(&self) -> &RuntimeConfig {
-        &self.config
-    }
-
-    /// The node's clock (virtual under tests).
-    pub(crate) fn clock(&self) -> &Arc<dyn Clock> {
-        &self.clock
-    }
-
-    /// The fault switches.
-    pub(crate) fn faults(&self) -> &Arc<Faults> {
-        &self.faults
-    }
-
-    /// The counters.
-    pub(crate) fn metrics(&self) -> &Arc<Metrics> {
-        &self.metrics
-    }
-
-    /// Where actors' durable state lives: one node's files or a cluster's bucket.
-    pub(crate) fn storage(&self) -> &Arc<dyn ActorStorage> {
-        &self.storage
-    }
-
-    /// Which actor's alarm is due when.
-    pub(crate) fn alarms(&self) -> &Arc<dyn AlarmIndex> {
-        &self.alarms
-    }
-
-    /// The apps loaded here, by name.
-    pub(crate) fn apps(&self) -> &RwLock<HashMap<String, Arc<App>>> {
-        &self.apps
-    }
-
-    /// Counts one more class replaced by `Runtime::reload_class`.
-    pub(crate) fn class_reloaded(&self) {
-        self.class_reloads.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-    }
-
-    /// How many classes have been replaced so far.
-    pub(crate) fn class_reloads(&self) -> u64 {
-        self.class_reloads.load(std::sync::atomic::Ordering::Acquire)
-    }
-
-    /// Every actor's mailbox on this node.
-    pub(crate) fn actors(&self) -> &Mutex<HashMap<ActorKey, Arc<Mailbox>>> {
-        &self.actors
-    }
-
-    /// The sockets open to this node's actors.
-    pub(crate) fn sockets(&self) -> &Arc<SocketTable> {
-        &self.sockets
-    }
-
-    /// Compiled components by content hash.
-    pub(crate) fn cache(&self) -> &ComponentCache {
-        &self.cache
-    }
-
-    /// The resident-actor cap and who waits.
-    pub(crate) fn residency(&self) -> &Residency<Mailbox> {
-        &self.residency
-    }
-
-    /// The last lines actors logged.
-    pub(crate) fn logs(&self) -> &Mutex<std::collections::VecDeque<LogLine>> {
-        &self.logs
-    }
-
-    /// In cluster mode, the cluster and this node's place in it.
-    pub(crate) fn cluster(&self) -> Option<&crate::cluster::ClusterNode> {
-        self.cluster.as_ref()
-    }
-
-    /// What has stopped here.
-    pub(crate) fn stops(&self) -> &Stops {
-        &self.stops
-    }
-
-    /// What the passes keep between runs.
-    pub(crate) fn pass_book(&self) -> &crate::pass_book::PassBook {
-        &self.pass_book
-    }
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {

@@ -62,6 +62,10 @@ done
 say "typescript: node $(node --version); building the TS guests"
 node sdk-ts/scripts/build-guests.js --quiet "${ts_only[@]}"
 
+# The C SDK's preview-1 adapter, from the crate registry (pinned by Cargo.lock):
+# written here, so that the SDK's own script never calls back into xtask.
+cargo run --quiet -p xtask -- c-adapter sdk-c/lib/wasi_snapshot_preview1.reactor.wasm
+
 # The C and Python SDKs set up what they need themselves (sdk-*/scripts/setup.sh,
 # which read WASMKEEP_SETUP_FOR).
 for sdk in sdk-c sdk-python; do

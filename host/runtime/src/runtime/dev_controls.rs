@@ -1,0 +1,73 @@
+//! What a developer or a test controls: the virtual clock, alarms run on
+//! demand, faults, hibernation and restarts, a node cut off.
+
+use super::*;
+
+impl Runtime {
+    /// Cuts this node off from its cluster: from now on it holds nothing, its
+    /// uploads are never acknowledged, and other nodes may take its actors.
+    ///
+    /// # Errors
+    /// This runtime is a single node.
+    pub fn cut_off(&self) -> Result<(), RuntimeError> {
+        let c = self
+            .host
+            .cluster()
+            .ok_or_else(|| RuntimeError::Host("cut_off needs a cluster node (Runtime::new_node)".into()))?;
+        c.cluster.cut_off(&c.node);
+        Ok(())
+    }
+
+    /// The host's time (ms since the epoch).
+    pub fn now_ms(&self) -> u64 {
+        self.host.clock().now_ms()
+    }
+
+    /// Moves the virtual clock forward by `ms`. Alarms do not run until
+    /// [`Runtime::run_due_alarms`] (or [`Runtime::run_alarm`]) is called.
+    ///
+    /// # Errors
+    /// The runtime uses the real clock.
+    pub fn advance_clock(&self, ms: u64) -> Result<u64, RuntimeError> {
+        self.host
+            .clock()
+            .as_virtual()
+            .map(|c| c.advance(ms))
+            .ok_or(RuntimeError::RealClock)
+    }
+
+    /// Runs every alarm due now and waits for them; returns how many ran `on-alarm`.
+    pub fn run_due_alarms(&self) -> usize {
+        queue_due(&self.host, &HashMap::new())
+            .into_iter()
+            .map(|(_, rx)| rx.blocking_recv().unwrap_or(false))
+            .filter(|ran| *ran)
+            .count()
+    }
+
+    /// Runs `key`'s alarm if it is due; true if `on-alarm` ran.
+    pub fn run_alarm(&self, key: &ActorKey) -> bool {
+        let (tx, rx) = oneshot::channel();
+        self.host
+            .enqueue(key, Job::new(EventKind::Alarm { ran: tx }, Vec::new()));
+        rx.blocking_recv().unwrap_or(false)
+    }
+
+    /// The fault switches.
+    pub fn faults(&self) -> &Faults {
+        self.host.faults()
+    }
+
+    /// Hibernates every resident actor once its queued events have run.
+    pub fn hibernate_all(&self) {
+        passes::hibernate_where(&self.host, |_| true);
+    }
+
+    /// Restarts one actor, as a crash and recovery would, once its queued
+    /// events have run: its instance (and whatever it kept in memory) is
+    /// dropped, a transaction it left open is rolled back, its database is
+    /// closed; the next event recovers it from its files. Its sockets stay open.
+    pub fn restart_actor(&self, key: &ActorKey) {
+        passes::hibernate_where(&self.host, |k| k == key);
+    }
+}

@@ -1,0 +1,146 @@
+//! Events into a runtime: requests, calls and WebSocket traffic, and
+//! waiting for an actor's queued events.
+
+use super::*;
+
+impl Runtime {
+    /// Delivers a request event from outside the app, as the dev server does.
+    ///
+    /// # Errors
+    /// Unknown app or class; the class's access refuses it.
+    pub fn request(&self, key: &ActorKey, req: HttpRequest) -> Result<PendingResponse, RuntimeError> {
+        let require_existing = self.check_outside_access(key)? == Access::Existing;
+        let (tx, rx) = oneshot::channel();
+        let job = Job::new(
+            EventKind::Request {
+                req,
+                respond: tx,
+                require_existing,
+            },
+            Vec::new(),
+        );
+        let ticket = job.ticket.clone();
+        self.host.enqueue(key, job);
+        Ok(PendingResponse {
+            rx,
+            ticket: GiveUpIfDropped(ticket),
+            host: self.host.clone(),
+            app: key.app.clone(),
+        })
+    }
+
+    /// Sends a request and waits for the answer.
+    ///
+    /// # Errors
+    /// As [`Runtime::request`].
+    pub fn request_blocking(&self, key: &ActorKey, req: HttpRequest) -> Result<HttpResponse, RuntimeError> {
+        Ok(self.request(key, req)?.wait())
+    }
+
+    /// Runs `on-call` on an actor as the host (caller none) and waits for its answer.
+    ///
+    /// # Errors
+    /// Unknown app or class. The call's own failure is the inner result.
+    pub fn call(&self, key: &ActorKey, payload: Vec<u8>) -> Result<Result<Vec<u8>, CallFailure>, RuntimeError> {
+        self.host.class(key)?;
+        Ok(self
+            .host
+            .call_blocking(key, None, payload, Vec::new(), self.host.config().event_timeout))
+    }
+
+    /// Opens a WebSocket to an actor; `on-socket-open` is queued.
+    ///
+    /// # Errors
+    /// Unknown app or class; the class's access refuses it.
+    pub fn open_socket(&self, key: &ActorKey, path: &str) -> Result<SocketHandle, RuntimeError> {
+        self.check_outside_access(key)?;
+        let id = self.host.sockets().next_id();
+        let (entry, rx) = SocketEntry::new(key.clone());
+        lock(&self.host.sockets().map).insert(id, entry);
+        self.host.enqueue(
+            key,
+            Job::new(
+                EventKind::SocketOpen {
+                    id,
+                    path: path.to_owned(),
+                },
+                Vec::new(),
+            ),
+        );
+        Ok(SocketHandle { id, outbound: rx })
+    }
+
+    /// A message from a socket's client; `on-socket-message` is queued.
+    ///
+    /// # Errors
+    /// The socket is not open.
+    pub fn socket_message(&self, id: u64, msg: SocketMessage) -> Result<(), RuntimeError> {
+        let key = lock(&self.host.sockets().map)
+            .get(&id)
+            .map(|s| s.key.clone())
+            .ok_or(RuntimeError::NoSuchSocket(id))?;
+        self.host
+            .enqueue(&key, Job::new(EventKind::SocketMessage { id, msg }, Vec::new()));
+        Ok(())
+    }
+
+    /// A message from a socket's client, queued once the socket's inbound
+    /// budget (1 MiB of messages waiting for the actor) has room: a
+    /// connection that awaits this before reading the next message lets TCP
+    /// slow a client that sends faster than its actor handles.
+    ///
+    /// # Errors
+    /// The socket is not open (or closed while this waited).
+    pub async fn socket_message_paced(&self, id: u64, msg: SocketMessage) -> Result<(), RuntimeError> {
+        let (key, budget) = lock(&self.host.sockets().map)
+            .get(&id)
+            .map(|s| (s.key.clone(), s.inbound.clone()))
+            .ok_or(RuntimeError::NoSuchSocket(id))?;
+        let share = crate::sockets::message_size(&msg).min(crate::sockets::INBOUND_BUDGET);
+        let share = budget
+            .acquire_many_owned(u32::try_from(share).unwrap_or(u32::MAX))
+            .await
+            .map_err(|_| RuntimeError::NoSuchSocket(id))?;
+        if !self.host.socket_belongs_to(&key, id) {
+            return Err(RuntimeError::NoSuchSocket(id));
+        }
+        let mut job = Job::new(EventKind::SocketMessage { id, msg }, Vec::new());
+        job.inbound_share = Some(share);
+        self.host.enqueue(&key, job);
+        Ok(())
+    }
+
+    /// The client closed the socket; `on-socket-close` is queued unless the
+    /// actor or the host closed it first.
+    pub fn socket_closed(&self, id: u64, code: u16, reason: &str) {
+        let entry = lock(&self.host.sockets().map).remove(&id);
+        if let Some(e) = entry {
+            self.host.enqueue(
+                &e.key,
+                Job::new(
+                    EventKind::SocketClose {
+                        id,
+                        code,
+                        reason: reason.to_owned(),
+                    },
+                    Vec::new(),
+                ),
+            );
+        }
+    }
+
+    /// Waits until every event queued so far for `key` has run.
+    pub fn settle(&self, key: &ActorKey) {
+        // Nothing is queued where no worker runs: a barrier there would make
+        // a mailbox, take a resident place (maybe evicting another actor) and
+        // start a worker only to wait on it. A test host settles every node
+        // after every event, most of which never held the actor.
+        if !self.host.has_queue(key) {
+            return;
+        }
+        let (tx, rx) = oneshot::channel();
+        self.host
+            .enqueue(key, Job::new(EventKind::Barrier { done: tx }, Vec::new()));
+        let _ = rx.blocking_recv();
+    }
+}

@@ -1,0 +1,207 @@
+//! The runtime: the public API of one node's host, that the dev server, the
+//! test harnesses and the conformance runner all use. It builds the node
+//! (choosing its storage once) and hands events to actors' mailboxes.
+
+mod admin;
+mod apps;
+mod cluster_passes;
+mod dev_controls;
+mod events;
+
+use crate::address::ActorKey;
+use crate::bindings::ActorPre;
+use crate::component_cache::CacheOutcome;
+use crate::config::RuntimeConfig;
+use crate::error::RuntimeError;
+use crate::failure_kind::FailureKind;
+use crate::faults::Faults;
+use crate::http_types::{HttpRequest, HttpResponse, SocketMessage};
+use crate::imports::HostState;
+use crate::job::AdminDeleted;
+use crate::job::{self, CallFailure, EventKind, Job};
+use crate::manifest::{Access, ClassSpec, Manifest};
+use crate::metrics::Metrics;
+use crate::node::{ActorInfo, ActorStatus, App, Class, Host, LogLine, lock};
+use crate::node_builder;
+use crate::passes::{self, ExpiryPass, queue_due};
+use crate::sockets::{OutboundReceiver, SocketEntry};
+use crate::sql_types::QueryResult;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::oneshot;
+
+/// The local host. Cheap to clone; every clone is the same host.
+#[derive(Clone)]
+pub struct Runtime {
+    host: Arc<Host>,
+}
+
+/// An answer on its way: wait for it blocking or with `.await`. Once an
+/// ordered shutdown begins, an event still queued is answered 503 at once.
+pub struct PendingResponse {
+    rx: oneshot::Receiver<HttpResponse>,
+    /// Dropped unanswered (the client went away), the event is given up.
+    ticket: GiveUpIfDropped,
+    host: Arc<Host>,
+    app: String,
+}
+
+impl std::fmt::Debug for PendingResponse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PendingResponse")
+            .field("app", &self.app)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PendingResponse {
+    /// Blocks until the actor answers (or the host answers for it).
+    pub fn wait(self) -> HttpResponse {
+        crate::block_on::block_on(self.recv())
+    }
+
+    /// Waits asynchronously. Dropping this (or the future) before the answer
+    /// came, as when the client went away, gives the event up if it has not
+    /// started.
+    pub async fn recv(self) -> HttpResponse {
+        let Self {
+            mut rx,
+            ticket,
+            host,
+            app,
+        } = self;
+        let ended = |r: Result<HttpResponse, _>| {
+            r.unwrap_or_else(|_| HttpResponse::host_failure(FailureKind::Host, "the event ended without an answer"))
+        };
+        let mut stops = host.stops().subscribe();
+        loop {
+            if host.halted(&app) {
+                break;
+            }
+            tokio::select! {
+                biased;
+                r = &mut rx => return ended(r),
+                changed = stops.changed() => if changed.is_err() { return ended(rx.await) },
+            }
+        }
+        if job::take_ticket(&ticket.0, job::ABANDONED) {
+            return HttpResponse::host_failure(FailureKind::ShuttingDown, job::SHUTTING_DOWN);
+        }
+        // It is running: it finishes, and its answer comes.
+        ended(rx.await)
+    }
+}
+
+/// Gives a queued event up when its waiter goes away: nobody would read
+/// its answer, and under load it would take the place of one somebody waits
+/// for. An event already running finishes (its ticket moved on).
+struct GiveUpIfDropped(job::Ticket);
+
+impl Drop for GiveUpIfDropped {
+    fn drop(&mut self) {
+        job::take_ticket(&self.0, job::ABANDONED);
+    }
+}
+
+/// What an ordered shutdown did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Shutdown {
+    /// WebSockets closed with 1001 "going away".
+    pub sockets_closed: usize,
+    /// Actors released (their instances dropped, databases closed, holds let go).
+    pub actors_released: usize,
+}
+
+/// A socket opened through the library: the id and what the actor sends to it.
+#[derive(Debug)]
+pub struct SocketHandle {
+    /// The socket's id, as the actor sees it.
+    pub id: u64,
+    /// Messages and the close the actor (or the host) sends.
+    pub outbound: OutboundReceiver,
+}
+
+impl Runtime {
+    /// Starts a runtime: the engine, the data directory, the alarm timer.
+    ///
+    /// # Errors
+    /// The engine cannot be configured or the data directory cannot be created.
+    pub fn new(config: RuntimeConfig) -> Result<Self, RuntimeError> {
+        node_builder::build_host(config, None).map(|host| Self { host })
+    }
+
+    /// Starts one node of a cluster: its own data directory (local files, a
+    /// cache of the bucket's heads), the cluster's bucket, clock and alarm index.
+    ///
+    /// # Errors
+    /// As [`Runtime::new`]; a node id that is empty or has a `/`.
+    pub fn new_node(
+        config: RuntimeConfig,
+        cluster: Arc<crate::cluster::Cluster>,
+        node: &str,
+    ) -> Result<Self, RuntimeError> {
+        if node.is_empty() || node.contains('/') {
+            return Err(RuntimeError::Host(format!(
+                "node id {node:?} must be non-empty and have no '/'"
+            )));
+        }
+        node_builder::build_host(config, Some((cluster, node.to_owned()))).map(|host| Self { host })
+    }
+
+    /// This node's id in its cluster (none on a single node).
+    pub fn node_id(&self) -> Option<&str> {
+        self.host.cluster().map(|c| c.node.as_str())
+    }
+
+    /// The configuration it runs with.
+    pub fn config(&self) -> &RuntimeConfig {
+        self.host.config()
+    }
+
+    /// Whether the class lets an event from outside reach `key`; its access.
+    fn check_outside_access(&self, key: &ActorKey) -> Result<Access, RuntimeError> {
+        let access = self.host.class(key)?.access;
+        match access {
+            Access::Open => Ok(access),
+            // Resident here: it exists, and no listing is needed to say so.
+            Access::Existing if self.host.is_resident(key) || self.exists(key) => Ok(access),
+            Access::Existing => Err(RuntimeError::NoSuchActor(key.clone())),
+            Access::Internal => Err(RuntimeError::Internal(key.class.clone())),
+        }
+    }
+
+    /// The ordered shutdown (tellus's lesson: "stopped" is reported last, so
+    /// whoever waits on it knows everything is gone). In order: no new guest
+    /// code runs; events still queued are answered at once (503 over HTTP,
+    /// `failed` to calls) instead of waiting; running events finish; every
+    /// WebSocket is closed with 1001 "going away"; every actor is released
+    /// (instance dropped, database closed, hold let go in a cluster). It
+    /// returns only when all of that is done. A guest that traps or a worker
+    /// that panics does not stop the sequence. Calling it again is harmless.
+    pub fn shutdown(&self) -> Shutdown {
+        self.host.stops().stop_host();
+        let mut report = Shutdown::default();
+        let mine: std::collections::HashSet<ActorKey> = lock(self.host.actors()).keys().cloned().collect();
+        report.sockets_closed = self.host.close_sockets_where(|k| mine.contains(k), 1001, "going away");
+        report.actors_released = self.resident_count();
+        // Each worker finishes its running event, answers what is queued behind
+        // it (no guest code), then drops the instance and releases the actor.
+        self.hibernate_all();
+        report
+    }
+
+    /// [`Runtime::shutdown`] for async callers: resolves once everything is stopped.
+    pub async fn shutdown_async(&self) -> Shutdown {
+        let rt = self.clone();
+        tokio::task::spawn_blocking(move || rt.shutdown())
+            .await
+            .unwrap_or_default()
+    }
+
+    /// Whether an ordered shutdown began.
+    pub fn is_stopping(&self) -> bool {
+        self.host.is_stopping()
+    }
+}

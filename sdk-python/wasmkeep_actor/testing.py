@@ -171,7 +171,7 @@ class ChaosRecord:
     """One thing a chaos schedule did: before `event` (1 for the seed's
     first) to `actor` (`app:class/name`) on `node`, the `step` (`"fail-removal"`,
     `"restart"`, `"hibernate"`, `"late-alarms"` (`value`: the ms the clock
-    moved), `"fail-upload"`, `"upload-lands-but-fails"`, `"lose-hold"`,
+    moved), `"lose-answer"`, `"fail-upload"`, `"upload-lands-but-fails"`, `"lose-hold"`,
     `"cut-off"` (`value`: the node)). `str()` is the line the report prints."""
 
     event: int

@@ -327,7 +327,7 @@ export interface ChaosRecord {
   /** The node the event was sent to (1 on a single node). */
   node: number;
   /** What was done. */
-  step: "fail-removal" | "restart" | "hibernate" | "late-alarms" | "fail-upload" | "upload-lands-but-fails" | "lose-hold" | "cut-off";
+  step: "fail-removal" | "restart" | "hibernate" | "late-alarms" | "lose-answer" | "fail-upload" | "upload-lands-but-fails" | "lose-hold" | "cut-off";
   /** `late-alarms`: how far the clock moved on before the due alarms ran. */
   ms?: number;
   /** `cut-off`: the node cut off. */

@@ -17,6 +17,33 @@ pub enum Access {
     Internal,
 }
 
+impl Access {
+    /// Every access, as manifests spell them.
+    pub const ALL: [Access; 3] = [Access::Open, Access::Existing, Access::Internal];
+
+    /// Its name as manifests and every harness spell it (`open`, `existing`, `internal`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Access::Open => "open",
+            Access::Existing => "existing",
+            Access::Internal => "internal",
+        }
+    }
+}
+
+impl std::str::FromStr for Access {
+    type Err = String;
+
+    /// # Errors
+    /// Not `open`, `existing` or `internal` (the message says what was given).
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Access::ALL
+            .into_iter()
+            .find(|a| a.as_str() == s)
+            .ok_or_else(|| format!("access {s:?} is not open, existing or internal"))
+    }
+}
+
 /// How each language builds an actor into a component, for messages about
 /// a component that is missing or is not one.
 pub(crate) const BUILD_HINT: &str = "Rust: `wasmkeep-shim build --manifest-path <crate>/Cargo.toml -o <file>.wasm`; \

@@ -165,15 +165,10 @@ fn temp_data_dir() -> std::io::Result<tempfile::TempDir> {
 /// # Errors
 /// Not `open`, `existing` or `internal`.
 pub fn parse_access(class: &str, access: &str) -> Result<Access, TestHostError> {
-    match access {
-        "open" => Ok(Access::Open),
-        "existing" => Ok(Access::Existing),
-        "internal" => Ok(Access::Internal),
-        other => Err(TestHostError::UnknownAccess {
-            class: class.to_owned(),
-            access: other.to_owned(),
-        }),
-    }
+    access.parse().map_err(|_| TestHostError::UnknownAccess {
+        class: class.to_owned(),
+        access: access.to_owned(),
+    })
 }
 
 impl TestHost {

@@ -1,0 +1,37 @@
+//! The SDKs spell the testing vocabulary as this crate names it: a step the
+//! TypeScript types leave out is a chaos record a typed test cannot match.
+
+use std::path::Path;
+use wasmkeep_host_testing::ChaosStep;
+
+fn repo_file(rel: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()))
+}
+
+#[test]
+fn the_typescript_types_name_every_chaos_step_and_no_other() {
+    let dts = repo_file("sdk-ts/testing/index.d.ts");
+    let line = dts
+        .lines()
+        .find(|l| l.trim_start().starts_with("step: \"fail-removal\""))
+        .expect("index.d.ts declares ChaosRecord's step as a union of the step kinds");
+    let named: Vec<&str> = line.split('"').skip(1).step_by(2).collect();
+    assert_eq!(named, ChaosStep::KINDS, "sdk-ts/testing/index.d.ts: {line}");
+}
+
+#[test]
+fn the_python_docs_name_every_chaos_step() {
+    let py = repo_file("sdk-python/wasmkeep_actor/testing.py");
+    let doc = py
+        .split("class ChaosRecord:")
+        .nth(1)
+        .and_then(|rest| rest.split("\"\"\"").nth(1))
+        .expect("testing.py documents ChaosRecord");
+    for kind in ChaosStep::KINDS {
+        assert!(
+            doc.contains(&format!("\"{kind}\"")),
+            "ChaosRecord's docstring leaves out {kind:?}: {doc}"
+        );
+    }
+}

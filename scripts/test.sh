@@ -47,7 +47,7 @@ done
 step "wasmkeep-shim new: a project per language, from new through its build and its test to a first response (scripts/new-project-trial.sh)"
 bash scripts/new-project-trial.sh
 step "cluster simulation (seeds and steps run, broken variants caught)"
-cargo test --quiet -p wasmkeep-shim --test simulation -- --nocapture 2>&1 | grep -E "simulation:|broken variant|test result"
+cargo test --quiet -p wasmkeep-host --test simulation -- --nocapture 2>&1 | grep -E "simulation:|broken variant|test result"
 step "hostile load against serve (wasmkeep-load: 20,000 names over 32 connections, the same under 256 descriptors, a 1 GiB WebSocket flood)"
 cargo build --quiet -p wasmkeep-bench --bin wasmkeep-load
 load="target/debug/wasmkeep-load"

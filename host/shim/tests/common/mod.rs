@@ -1,52 +1,12 @@
-//! Shared by the host's integration tests: the components `cargo xtask guests` builds.
+//! Shared by the shim's integration tests: the host's fixtures (the
+//! components, the testee app; host/runtime/tests/common), HTTP helpers, and
+//! `wasmkeep-shim serve` as a process.
 
 #![allow(dead_code, reason = "each test file uses a different part of this module")]
 
-use std::path::PathBuf;
-
-/// A built guest component, or a panic saying how to build it.
-pub fn component(name: &str) -> PathBuf {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let p = root.join("target").join("components").join(format!("{name}.wasm"));
-    assert!(
-        p.is_file(),
-        "{} is missing: run `cargo xtask guests` first (the test command does)",
-        p.display()
-    );
-    p
-}
-
-/// The compiled-component cache the tests share.
-pub fn cache_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join("target")
-        .join("wasmkeep-cache")
-}
-
-/// Loads the app `t/app` with one open class, `testee`: the Rust conformance testee.
-pub fn add_testee_app(rt: &wasmkeep_shim::Runtime) {
-    rt.add_app(
-        "t/app",
-        &[wasmkeep_shim::ClassSpec {
-            name: "testee".into(),
-            component: component("conformance-testee-rust"),
-            access: wasmkeep_shim::Access::Open,
-        }],
-    )
-    .expect("the testee app loads");
-}
-
-/// Sends the testee a request of `ops` (PROTOCOL.md), waits for its answer
-/// and for the end of its event; the answer's body.
-pub fn ops(rt: &wasmkeep_shim::Runtime, key: &wasmkeep_shim::ActorKey, ops: serde_json::Value) -> String {
-    let body = serde_json::to_vec(&serde_json::json!({ "ops": ops })).expect("json");
-    let r = rt
-        .request_blocking(key, wasmkeep_shim::HttpRequest::new("POST", "/", body))
-        .expect("request");
-    rt.settle(key);
-    r.text()
-}
+#[path = "../../../runtime/tests/common/mod.rs"]
+mod host_fixtures;
+pub use host_fixtures::*;
 
 /// One HTTP request with no body: status and body text.
 pub fn http(method: &str, url: &str) -> (u16, String) {
@@ -74,18 +34,6 @@ pub fn try_http_body(method: &str, url: &str, body: &str) -> Result<(u16, String
         let status = r.status().as_u16();
         Ok((status, r.text().await.map_err(|e| e.to_string())?))
     })
-}
-
-/// Node 1 of a one-node cluster (bucket in `dir/bucket`, files in
-/// `dir/node-1`, a virtual clock) with the testee app loaded.
-pub fn testee_cluster_node(dir: &std::path::Path) -> wasmkeep_shim::Runtime {
-    let mut config = wasmkeep_shim::RuntimeConfig::for_tests(dir);
-    config.cache_dir = cache_dir();
-    config.event_timeout = std::time::Duration::from_secs(10);
-    let mut nodes = wasmkeep_shim::Cluster::local(dir, 1, &config).expect("node").nodes;
-    let rt = nodes.remove(0);
-    add_testee_app(&rt);
-    rt
 }
 
 /// `wasmkeep-shim serve` of `manifest` in `data_dir` on a free port, with

@@ -6,7 +6,7 @@ mod common;
 
 use serde_json::json;
 use std::time::{Duration, Instant};
-use wasmkeep_shim::{ActorKey, CallFailure, HttpRequest, Outbound, Runtime, RuntimeConfig};
+use wasmkeep_host::{ActorKey, CallFailure, HttpRequest, Outbound, Runtime, RuntimeConfig};
 
 fn body(ops: serde_json::Value) -> Vec<u8> {
     serde_json::to_vec(&json!({ "ops": ops })).expect("json")

@@ -3,7 +3,7 @@
 mod common;
 
 use serde_json::{Value, json};
-use wasmkeep_shim::{ActorKey, FailureKind, FaultKind, HttpRequest, HttpResponse, Runtime};
+use wasmkeep_host::{ActorKey, FailureKind, FaultKind, HttpRequest, HttpResponse, Runtime};
 
 fn request(rt: &Runtime, key: &ActorKey, ops: Value) -> HttpResponse {
     let body = serde_json::to_vec(&json!({ "ops": ops })).expect("json");

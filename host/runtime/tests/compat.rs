@@ -7,7 +7,7 @@
 mod common;
 
 use std::path::PathBuf;
-use wasmkeep_shim::{Access, ActorKey, ClassSpec, HttpRequest, Runtime, RuntimeConfig};
+use wasmkeep_host::{Access, ActorKey, ClassSpec, HttpRequest, Runtime, RuntimeConfig};
 
 #[test]
 fn a_component_built_against_0_2_0_links_and_runs() {

@@ -7,7 +7,7 @@ mod common;
 
 use serde_json::{Value, json};
 use std::time::Duration;
-use wasmkeep_shim::{ActorKey, FailureKind, HttpRequest, Outbound, Runtime, RuntimeConfig, SocketMessage};
+use wasmkeep_host::{ActorKey, FailureKind, HttpRequest, Outbound, Runtime, RuntimeConfig, SocketMessage};
 
 fn runtime(dir: &std::path::Path) -> Runtime {
     let mut config = RuntimeConfig::for_tests(dir);
@@ -133,7 +133,7 @@ fn a_full_mailbox_answers_503_with_retry_after() {
         })
         .collect();
     assert_eq!(busy.wait().status, 500, "the loop timed out");
-    let answers: Vec<_> = pending.into_iter().map(wasmkeep_shim::PendingResponse::wait).collect();
+    let answers: Vec<_> = pending.into_iter().map(wasmkeep_host::PendingResponse::wait).collect();
     let ok = answers.iter().filter(|r| r.status == 200).count();
     let refused: Vec<_> = answers.iter().filter(|r| r.status == 503).collect();
     assert_eq!(ok + refused.len(), 300, "every request is answered 200 or 503");

@@ -7,7 +7,7 @@ mod common;
 
 use serde_json::json;
 use std::time::Duration;
-use wasmkeep_shim::{ActorKey, FailureKind, HttpRequest, Runtime, RuntimeConfig};
+use wasmkeep_host::{ActorKey, FailureKind, HttpRequest, Runtime, RuntimeConfig};
 
 fn runtime(dir: &std::path::Path, max_resident: usize) -> Runtime {
     let mut config = RuntimeConfig::for_tests(dir);

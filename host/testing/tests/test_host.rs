@@ -3,11 +3,12 @@
 //! on a node that is still live, as `serve --nodes N` does; and a restart of
 //! the whole host keeps the data, the time and the alarms.
 
+#[path = "../../runtime/tests/common/mod.rs"]
 mod common;
 
 use serde_json::{Value, json};
+use wasmkeep_host::{ActorKey, ClassSpec, HttpRequest};
 use wasmkeep_host_testing::{ChaosRunError, TestAnswer, TestHost, TestHostOptions, run_chaos};
-use wasmkeep_shim::{ActorKey, ClassSpec, HttpRequest};
 
 fn cluster(nodes: usize) -> TestHost {
     let host = TestHost::new(TestHostOptions {
@@ -21,7 +22,7 @@ fn cluster(nodes: usize) -> TestHost {
         &[ClassSpec {
             name: "testee".into(),
             component: common::component("conformance-testee-rust"),
-            access: wasmkeep_shim::Access::Open,
+            access: wasmkeep_host::Access::Open,
         }],
     )
     .expect("the testee app loads");

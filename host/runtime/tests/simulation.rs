@@ -1,5 +1,5 @@
 //! A deterministic simulation of cluster nodes sharing a bucket, driving the
-//! real replica code (`wasmkeep_shim::replica`): nodes write, delete (as the
+//! real replica code (`wasmkeep_host::replica`): nodes write, delete (as the
 //! guest, durably, or by acquiring only to delete), are cut off and come back,
 //! take over, restore, hibernate and collect, while uploads fail, land late or
 //! land and report failure. ADR 0028's invariants are checked after every step:
@@ -15,12 +15,12 @@
 
 use std::collections::{BTreeSet, HashSet};
 use std::sync::{Arc, Mutex};
-use wasmkeep_shim::ActorKey;
-use wasmkeep_shim::bucket::{BucketError, ETag, MemoryBucket, ObjectMeta, ObjectStore, PutCondition};
-use wasmkeep_shim::clock::VirtualClock;
-use wasmkeep_shim::faults::Faults;
-use wasmkeep_shim::keys;
-use wasmkeep_shim::replica::{Acquired, Broken, Kind, Pos, Replica, parse_history_key};
+use wasmkeep_host::ActorKey;
+use wasmkeep_host::bucket::{BucketError, ETag, MemoryBucket, ObjectMeta, ObjectStore, PutCondition};
+use wasmkeep_host::clock::VirtualClock;
+use wasmkeep_host::faults::Faults;
+use wasmkeep_host::keys;
+use wasmkeep_host::replica::{Acquired, Broken, Kind, Pos, Replica, parse_history_key};
 
 /// splitmix64: small, fast, and the same everywhere.
 struct Rng(u64);

@@ -5,7 +5,7 @@ mod common;
 
 use serde_json::{Value, json};
 use std::time::{Duration, Instant};
-use wasmkeep_shim::{ActorKey, FaultKind, HttpRequest, Runtime, RuntimeConfig};
+use wasmkeep_host::{ActorKey, FaultKind, HttpRequest, Runtime, RuntimeConfig};
 
 fn runtime(dir: &std::path::Path) -> Runtime {
     let mut config = RuntimeConfig::for_tests(dir);
@@ -114,7 +114,7 @@ fn socket_events_queued_behind_a_delete_run_no_guest_code() {
         )
     });
     std::thread::sleep(Duration::from_millis(20));
-    let _ = rt.socket_message(sock.id, wasmkeep_shim::SocketMessage::Text("hello".into()));
+    let _ = rt.socket_message(sock.id, wasmkeep_host::SocketMessage::Text("hello".into()));
     let (status, body) = t.join().expect("thread");
     assert_eq!(status, 200, "{body}");
     rt.settle(&k);
@@ -149,7 +149,7 @@ fn a_guest_close_with_a_reserved_code_or_a_long_reason_is_sent_as_a_valid_frame(
     );
     assert_eq!(status, 200, "{body}");
     match sock.outbound.try_recv() {
-        Ok(wasmkeep_shim::Outbound::Close { code, reason }) => {
+        Ok(wasmkeep_host::Outbound::Close { code, reason }) => {
             assert_eq!(code, 1011, "1005 may not be sent: the client gets 1011");
             assert!(
                 reason.len() <= 123,
@@ -203,7 +203,7 @@ fn the_admin_table_dump_is_bounded_in_size_and_time() {
     );
     assert_eq!(status, 200, "{body}");
     match rt.tables(&big) {
-        Err(wasmkeep_shim::RuntimeError::TablesTooLarge(why)) => assert!(why.contains("16 MiB"), "{why}"),
+        Err(wasmkeep_host::RuntimeError::TablesTooLarge(why)) => assert!(why.contains("16 MiB"), "{why}"),
         Ok(t) => panic!("200 MB of generated rows were read: {} rows", t[0].1.rows.len()),
         Err(e) => panic!("{e}"),
     }
@@ -220,7 +220,7 @@ fn the_admin_table_dump_is_bounded_in_size_and_time() {
     assert_eq!(status, 200, "{body}");
     let started = Instant::now();
     match rt.tables(&slow) {
-        Err(wasmkeep_shim::RuntimeError::TablesTooSlow(why)) => assert!(why.contains("2 s"), "{why}"),
+        Err(wasmkeep_host::RuntimeError::TablesTooSlow(why)) => assert!(why.contains("2 s"), "{why}"),
         Ok(t) => panic!(
             "the dump ran for {:?}: {:?}",
             started.elapsed(),
@@ -258,7 +258,7 @@ fn an_actor_whose_database_is_damaged_can_be_deleted_through_the_admin_api() {
     );
     assert_eq!(
         rt.delete_actor(&key).expect("admin delete"),
-        wasmkeep_shim::AdminDeleted::RemovedUnopenable
+        wasmkeep_host::AdminDeleted::RemovedUnopenable
     );
     let (status, body) = ops(
         &rt,
@@ -276,11 +276,11 @@ fn an_actor_whose_database_is_damaged_can_be_deleted_through_the_admin_api() {
     // A sound actor is deleted through the one delete routine.
     assert_eq!(
         rt.delete_actor(&key).expect("admin delete"),
-        wasmkeep_shim::AdminDeleted::Deleted
+        wasmkeep_host::AdminDeleted::Deleted
     );
     assert_eq!(
         rt.delete_actor(&key).expect("admin delete"),
-        wasmkeep_shim::AdminDeleted::Absent
+        wasmkeep_host::AdminDeleted::Absent
     );
 }
 

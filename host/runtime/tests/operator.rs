@@ -8,12 +8,12 @@ mod common;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
-use wasmkeep_shim::bucket::{ObjectStore, PutCondition};
-use wasmkeep_shim::deletion::DeletionStatus;
-use wasmkeep_shim::keys;
-use wasmkeep_shim::operator::{RequestError, Waited, request_delete, wait_for_outcome};
-use wasmkeep_shim::{ActorKey, HttpRequest, Runtime, RuntimeConfig};
-use wasmkeep_shim::{Cluster, LocalCluster};
+use wasmkeep_host::bucket::{ObjectStore, PutCondition};
+use wasmkeep_host::deletion::DeletionStatus;
+use wasmkeep_host::keys;
+use wasmkeep_host::operator::{RequestError, Waited, request_delete, wait_for_outcome};
+use wasmkeep_host::{ActorKey, HttpRequest, Runtime, RuntimeConfig};
+use wasmkeep_host::{Cluster, LocalCluster};
 
 struct Nodes {
     _dir: tempfile::TempDir,
@@ -155,7 +155,7 @@ fn an_operator_delete_closes_open_sockets_with_1000_first() {
         "deleted once its sockets were closed"
     );
     match socket.outbound.try_recv() {
-        Ok(wasmkeep_shim::Outbound::Close { code, reason }) => {
+        Ok(wasmkeep_host::Outbound::Close { code, reason }) => {
             assert_eq!(
                 (code, reason.as_str()),
                 (1000, "actor deleted"),
@@ -211,7 +211,7 @@ fn idle_actors_expire_but_never_one_with_an_alarm_or_one_in_use() {
     n.n1.advance_clock(2 * HOUR_MS).expect("virtual clock");
     assert_eq!(
         n.n2.run_expiry_pass(),
-        wasmkeep_shim::ExpiryPass::default(),
+        wasmkeep_host::ExpiryPass::default(),
         "only the collecting node (the lowest live id) runs the pass"
     );
     let pass = n.n1.run_expiry_pass();
@@ -253,8 +253,8 @@ fn idle_actors_expire_but_never_one_with_an_alarm_or_one_in_use() {
 
 #[test]
 fn a_wake_between_the_listing_and_the_expiry_wins() {
-    use wasmkeep_shim::faults::Faults;
-    use wasmkeep_shim::replica::Replica;
+    use wasmkeep_host::faults::Faults;
+    use wasmkeep_host::replica::Replica;
     let n = nodes();
     let k = ActorKey::new("t/app", "testee", "woken");
     ops(&n.n1, &k, json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}]));
@@ -290,7 +290,7 @@ fn a_wake_between_the_listing_and_the_expiry_wins() {
 
 #[test]
 fn an_app_delete_stops_the_nodes_then_removes_everything_but_the_tombstone() {
-    use wasmkeep_shim::app_delete::{
+    use wasmkeep_host::app_delete::{
         AppDeleteError, read_tombstone, recreate, remaining_keys, remove_data, serving_nodes, write_tombstone,
     };
     let n = nodes();
@@ -304,7 +304,7 @@ fn an_app_delete_stops_the_nodes_then_removes_everything_but_the_tombstone() {
     n.n1.settle(&k);
     n.n1.run_control_pass();
     n.n2.run_control_pass();
-    let now = wasmkeep_shim::clock::VIRTUAL_EPOCH_MS;
+    let now = wasmkeep_host::clock::VIRTUAL_EPOCH_MS;
     assert_eq!(
         serving_nodes(n.bucket.as_ref(), "t/app", now).expect("list").len(),
         2,
@@ -330,7 +330,7 @@ fn an_app_delete_stops_the_nodes_then_removes_everything_but_the_tombstone() {
     assert!(
         matches!(
             socket.outbound.try_recv(),
-            Ok(wasmkeep_shim::Outbound::Close { code: 1001, .. })
+            Ok(wasmkeep_host::Outbound::Close { code: 1001, .. })
         ),
         "its sockets were closed with 1001"
     );

@@ -3,8 +3,8 @@
 mod common;
 
 use std::time::Duration;
-use wasmkeep_shim::CacheOutcome;
-use wasmkeep_shim::{Access, ActorKey, ActorStatus, ClassSpec, HttpRequest, Runtime, RuntimeConfig, RuntimeError};
+use wasmkeep_host::CacheOutcome;
+use wasmkeep_host::{Access, ActorKey, ActorStatus, ClassSpec, HttpRequest, Runtime, RuntimeConfig, RuntimeError};
 
 fn runtime(idle: Duration) -> (tempfile::TempDir, Runtime) {
     let dir = tempfile::tempdir().expect("tempdir");

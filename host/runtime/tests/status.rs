@@ -7,12 +7,12 @@ mod common;
 use serde_json::json;
 
 use std::time::Duration;
-use wasmkeep_shim::Cluster;
-use wasmkeep_shim::bucket::{BucketError, ETag, ObjectMeta, ObjectStore, PutCondition};
-use wasmkeep_shim::clock::VIRTUAL_EPOCH_MS;
-use wasmkeep_shim::deletion::DeletionStatus;
-use wasmkeep_shim::replica::deletion_status;
-use wasmkeep_shim::{ActorKey, Runtime, RuntimeConfig};
+use wasmkeep_host::Cluster;
+use wasmkeep_host::bucket::{BucketError, ETag, ObjectMeta, ObjectStore, PutCondition};
+use wasmkeep_host::clock::VIRTUAL_EPOCH_MS;
+use wasmkeep_host::deletion::DeletionStatus;
+use wasmkeep_host::replica::deletion_status;
+use wasmkeep_host::{ActorKey, Runtime, RuntimeConfig};
 
 use common::ops;
 

@@ -7,7 +7,7 @@
 mod common;
 
 use serde_json::{Value, json};
-use wasmkeep_shim::{ActorKey, HttpRequest, Runtime, RuntimeConfig};
+use wasmkeep_host::{ActorKey, HttpRequest, Runtime, RuntimeConfig};
 
 fn ops(rt: &Runtime, key: &ActorKey, ops: Value) -> (u16, String) {
     let body = serde_json::to_vec(&json!({ "ops": ops })).expect("json");

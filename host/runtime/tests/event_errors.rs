@@ -8,9 +8,9 @@ mod common;
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
-use wasmkeep_shim::bucket::ObjectStore;
-use wasmkeep_shim::{ActorKey, FAILURE_HEADER, FailureKind, HttpRequest, HttpResponse, Runtime, RuntimeConfig};
-use wasmkeep_shim::{Cluster, LocalCluster};
+use wasmkeep_host::bucket::ObjectStore;
+use wasmkeep_host::{ActorKey, FAILURE_HEADER, FailureKind, HttpRequest, HttpResponse, Runtime, RuntimeConfig};
+use wasmkeep_host::{Cluster, LocalCluster};
 
 fn request(rt: &Runtime, key: &ActorKey) -> HttpResponse {
     let body = serde_json::to_vec(&json!({ "ops": [] })).expect("json");
@@ -48,7 +48,7 @@ fn cluster_node() -> Node {
 #[test]
 fn a_request_to_a_deleted_app_answers_409() {
     let n = cluster_node();
-    wasmkeep_shim::app_delete::write_tombstone(n.bucket.as_ref(), "t/app", "test", 1).expect("tombstone");
+    wasmkeep_host::app_delete::write_tombstone(n.bucket.as_ref(), "t/app", "test", 1).expect("tombstone");
     let r = request(&n.rt, &ActorKey::new("t/app", "testee", "late"));
     assert_eq!(r.status, 409, "{}", r.text());
     assert_eq!(
@@ -108,10 +108,10 @@ fn a_request_to_an_absent_existing_actor_answers_404() {
     let rt = single_node(dir.path());
     rt.add_app(
         "t/app",
-        &[wasmkeep_shim::ClassSpec {
+        &[wasmkeep_host::ClassSpec {
             name: "testee".into(),
             component: common::component("conformance-testee-rust"),
-            access: wasmkeep_shim::Access::Existing,
+            access: wasmkeep_host::Access::Existing,
         }],
     )
     .expect("app");

@@ -237,7 +237,7 @@ mod tests {
         let source = dir.path().join("counter.wasm");
         let wasm = std::fs::read(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../shim/tests/data/counter-rust-0.2.0.wasm"
+            "/tests/data/counter-rust-0.2.0.wasm"
         ))
         .expect("the test component");
         std::fs::write(&source, &wasm).expect("write");
@@ -276,7 +276,7 @@ mod tests {
         let source = dir.path().join("counter.wasm");
         let wasm = std::fs::read(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/../shim/tests/data/counter-rust-0.2.0.wasm"
+            "/tests/data/counter-rust-0.2.0.wasm"
         ))
         .expect("the test component");
         std::fs::write(&source, &wasm).expect("write");

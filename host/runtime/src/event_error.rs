@@ -82,7 +82,7 @@ pub(crate) fn fail_job(kind: EventKind, why: &EventError) {
             let _ = respond.send(why.answer());
         }
         EventKind::Call { reply, .. } => {
-            let _ = reply.send(Err(CallFailure::Failed(why.to_string())));
+            let _ = reply.send(Err(CallFailure::failed(why.kind(), why.to_string())));
         }
         EventKind::Alarm { ran } => {
             let _ = ran.send(false);

@@ -69,11 +69,15 @@ pub enum FailureKind {
     TablesTooSlow,
     /// The event did not complete (the message says why).
     Event,
+    /// A call would close a cycle: its target waits on this call already.
+    CallCycle,
+    /// A call's target did not answer in the time its caller may wait.
+    CallTimedOut,
 }
 
 impl FailureKind {
     /// Every kind, in declaration order.
-    pub const ALL: [FailureKind; 26] = [
+    pub const ALL: [FailureKind; 28] = [
         FailureKind::NoSuchApp,
         FailureKind::NoSuchClass,
         FailureKind::NoSuchActor,
@@ -100,6 +104,8 @@ impl FailureKind {
         FailureKind::TablesTooLarge,
         FailureKind::TablesTooSlow,
         FailureKind::Event,
+        FailureKind::CallCycle,
+        FailureKind::CallTimedOut,
     ];
 
     /// Its name, as the header, the JSON and every harness spell it (`no-such-actor`).
@@ -131,6 +137,8 @@ impl FailureKind {
             FailureKind::TablesTooLarge => "tables-too-large",
             FailureKind::TablesTooSlow => "tables-too-slow",
             FailureKind::Event => "event",
+            FailureKind::CallCycle => "call-cycle",
+            FailureKind::CallTimedOut => "call-timed-out",
         }
     }
 
@@ -145,7 +153,7 @@ impl FailureKind {
             | FailureKind::Internal
             | FailureKind::NotLoaded
             | FailureKind::NoSuchSocket => 404,
-            FailureKind::AppDeleted | FailureKind::RealClock => 409,
+            FailureKind::AppDeleted | FailureKind::RealClock | FailureKind::CallCycle => 409,
             FailureKind::TablesTooLarge => 413,
             FailureKind::ShuttingDown
             | FailureKind::Overloaded
@@ -156,7 +164,8 @@ impl FailureKind {
             | FailureKind::NotAcknowledged
             | FailureKind::TombstoneUnreadable
             | FailureKind::RemovalUnfinished
-            | FailureKind::TablesTooSlow => 503,
+            | FailureKind::TablesTooSlow
+            | FailureKind::CallTimedOut => 503,
             FailureKind::Files
             | FailureKind::Sql
             | FailureKind::Guest

@@ -195,7 +195,7 @@ pub(crate) fn run_event(host: &Arc<Host>, res: &mut Resident, kind: EventKind, c
                 Err(e) => Err((
                     e,
                     Some(Box::new(move |why: String| {
-                        let _ = reply.send(Err(CallFailure::Failed(why)));
+                        let _ = reply.send(Err(CallFailure::failed(FailureKind::Guest, why)));
                     })),
                 )),
             }

@@ -493,9 +493,9 @@ impl calls::Host for HostState {
             .node
             .call(&target, Some(self.key.clone()), payload, chain, wait)
             .map_err(|e| match e {
-                CallFailure::Refused(m) => calls::CallError::Refused(m),
+                CallFailure::Refused { message, .. } => calls::CallError::Refused(message),
                 CallFailure::Rejected(m) => calls::CallError::Rejected(m),
-                CallFailure::Failed(m) => calls::CallError::Failed(m),
+                CallFailure::Failed { message, .. } => calls::CallError::Failed(message),
             }))
     }
 }

@@ -2,6 +2,7 @@
 //! host's own, with the ticket that lets a waiter give up on one still queued.
 
 use crate::address::ActorKey;
+use crate::failure_kind::FailureKind;
 use crate::http_types::{HttpRequest, HttpResponse, SocketMessage};
 use crate::sql_types::QueryResult;
 use std::sync::{Arc, mpsc};
@@ -10,12 +11,23 @@ use tokio::sync::oneshot;
 /// A call's failure, as the WIT's `call-error`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CallFailure {
-    /// Not delivered.
-    Refused(String),
-    /// The callee answered with an error.
+    /// Not delivered: `kind` says why (no such app or class, a call cycle).
+    Refused {
+        /// Why, as answers and tests name it.
+        kind: FailureKind,
+        /// What happened and what to do.
+        message: String,
+    },
+    /// The callee answered with an error (its own words: no host kind).
     Rejected(String),
-    /// The callee's event failed.
-    Failed(String),
+    /// The callee's event failed: `kind` says how (the guest failed, the
+    /// host is shutting down, no answer in time, ...).
+    Failed {
+        /// How, as answers and tests name it.
+        kind: FailureKind,
+        /// What happened and what to do.
+        message: String,
+    },
 }
 
 impl CallFailure {
@@ -23,16 +35,33 @@ impl CallFailure {
     /// `refused`, `rejected` or `failed`.
     pub fn kind(&self) -> &'static str {
         match self {
-            CallFailure::Refused(_) => "refused",
+            CallFailure::Refused { .. } => "refused",
             CallFailure::Rejected(_) => "rejected",
-            CallFailure::Failed(_) => "failed",
+            CallFailure::Failed { .. } => "failed",
+        }
+    }
+
+    /// The host's kind of the failure (none when the callee rejected the call itself).
+    pub fn failure(&self) -> Option<FailureKind> {
+        match self {
+            CallFailure::Refused { kind, .. } | CallFailure::Failed { kind, .. } => Some(*kind),
+            CallFailure::Rejected(_) => None,
         }
     }
 
     /// What it says happened.
     pub fn message(&self) -> &str {
         match self {
-            CallFailure::Refused(m) | CallFailure::Rejected(m) | CallFailure::Failed(m) => m,
+            CallFailure::Refused { message, .. } | CallFailure::Failed { message, .. } => message,
+            CallFailure::Rejected(m) => m,
+        }
+    }
+
+    /// A failure of the callee's event, of `kind`.
+    pub(crate) fn failed(kind: FailureKind, message: impl Into<String>) -> Self {
+        CallFailure::Failed {
+            kind,
+            message: message.into(),
         }
     }
 }

@@ -149,3 +149,20 @@ fn a_failure_answers_without_the_hosts_paths() {
         r.text()
     );
 }
+
+#[test]
+fn a_call_whose_event_fails_says_how_by_its_kind() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rt = single_node(dir.path());
+    common::add_testee_app(&rt);
+    let k = ActorKey::new("t/app", "testee", "called");
+    let payload = serde_json::to_vec(&json!({ "ops": [{"op": "trap"}] })).expect("json");
+    let answer = rt.call(&k, payload).expect("the class exists");
+    let Err(failure) = answer else {
+        panic!("a trapping callee fails the call: {answer:?}")
+    };
+    assert_eq!(failure.kind(), "failed", "{failure:?}");
+    assert_eq!(failure.failure(), Some(FailureKind::Guest), "{failure:?}");
+    let fine = rt.call(&k, serde_json::to_vec(&json!({ "ops": [] })).expect("json"));
+    assert!(matches!(fine, Ok(Ok(_))), "the actor stays usable: {fine:?}");
+}

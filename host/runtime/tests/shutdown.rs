@@ -6,7 +6,7 @@ mod common;
 
 use serde_json::json;
 use std::time::{Duration, Instant};
-use wasmkeep_host::{ActorKey, CallFailure, HttpRequest, Outbound, Runtime, RuntimeConfig};
+use wasmkeep_host::{ActorKey, CallFailure, FailureKind, HttpRequest, Outbound, Runtime, RuntimeConfig};
 
 fn body(ops: serde_json::Value) -> Vec<u8> {
     serde_json::to_vec(&json!({ "ops": ops })).expect("json")
@@ -70,11 +70,16 @@ fn a_shutdown_answers_what_waits_lets_what_runs_finish_and_reports_stopped_last(
         .request_blocking(&other, HttpRequest::new("POST", "/", body(json!([{"op": "now"}]))))
         .expect("request");
     assert_eq!(after.status, 503, "after the shutdown no event runs");
+    assert_eq!(after.failure, Some(FailureKind::ShuttingDown), "{}", after.text());
+    let call = rt.call(&other, body(json!([]))).expect("class");
     assert!(
         matches!(
-            rt.call(&other, body(json!([]))).expect("class"),
-            Err(CallFailure::Failed(_))
+            call,
+            Err(CallFailure::Failed {
+                kind: FailureKind::ShuttingDown,
+                ..
+            })
         ),
-        "and calls fail"
+        "and calls fail, saying why: {call:?}"
     );
 }

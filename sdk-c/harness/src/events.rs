@@ -315,9 +315,9 @@ pub unsafe extern "C" fn wkh_call(
         let outcome = host.host.call(&key, payload.to_vec()).map_err(|e| e.to_string())?;
         let (status, data) = match outcome {
             Ok(b) => (WkhCallStatus::Ok, b),
-            Err(CallFailure::Refused(m)) => (WkhCallStatus::Refused, m.into_bytes()),
+            Err(CallFailure::Refused { message, .. }) => (WkhCallStatus::Refused, message.into_bytes()),
             Err(CallFailure::Rejected(m)) => (WkhCallStatus::Rejected, m.into_bytes()),
-            Err(CallFailure::Failed(m)) => (WkhCallStatus::Failed, m.into_bytes()),
+            Err(CallFailure::Failed { message, .. }) => (WkhCallStatus::Failed, message.into_bytes()),
         };
         let (data, len) = buffer(data);
         Ok(Box::into_raw(Box::new(WkhCallResult { status, data, len })))

@@ -12,6 +12,7 @@ use crate::clock::Clock;
 use crate::component_cache::ComponentCache;
 use crate::config::RuntimeConfig;
 use crate::error::RuntimeError;
+use crate::failure_kind::FailureKind;
 use crate::faults::Faults;
 use crate::http_types::SocketMessage;
 use crate::imports::{HostState, NodeHandles, NodeServices};
@@ -480,17 +481,23 @@ impl Host {
         chain: Vec<ActorKey>,
         limit: Duration,
     ) -> Result<Vec<u8>, CallFailure> {
-        self.class(target).map_err(|e| CallFailure::Refused(e.to_string()))?;
+        self.class(target).map_err(|e| CallFailure::Refused {
+            kind: e.kind(),
+            message: e.to_string(),
+        })?;
         if chain.contains(target) {
             let path: Vec<String> = chain
                 .iter()
                 .chain(std::iter::once(target))
                 .map(ToString::to_string)
                 .collect();
-            return Err(CallFailure::Refused(format!(
-                "call cycle {}: the target is waiting on this call and would wait forever",
-                path.join(" → ")
-            )));
+            return Err(CallFailure::Refused {
+                kind: FailureKind::CallCycle,
+                message: format!(
+                    "call cycle {}: the target is waiting on this call and would wait forever",
+                    path.join(" → ")
+                ),
+            });
         }
         let (tx, rx) = mpsc::channel();
         let job = Job::new(
@@ -514,17 +521,21 @@ impl Host {
             match rx.recv_timeout(step) {
                 Ok(answer) => return answer,
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    return Err(CallFailure::Failed("the callee's event ended without an answer".into()));
+                    return Err(CallFailure::failed(
+                        FailureKind::Host,
+                        "the callee's event ended without an answer",
+                    ));
                 }
                 Err(mpsc::RecvTimeoutError::Timeout) => {}
             }
             if self.halted(&target.app) && job::take_ticket(&ticket, job::ABANDONED) {
-                return Err(CallFailure::Failed(job::SHUTTING_DOWN.into()));
+                return Err(CallFailure::failed(FailureKind::ShuttingDown, job::SHUTTING_DOWN));
             }
             if std::time::Instant::now() >= until {
-                return Err(CallFailure::Failed(format!(
-                    "{target} did not answer within {limit:?} (busy, or waiting on a call back to this chain)"
-                )));
+                return Err(CallFailure::failed(
+                    FailureKind::CallTimedOut,
+                    format!("{target} did not answer within {limit:?} (busy, or waiting on a call back to this chain)"),
+                ));
             }
         }
     }
@@ -563,7 +574,7 @@ impl NodeServices for Host {
         let me = self
             .me
             .upgrade()
-            .ok_or_else(|| CallFailure::Failed(job::SHUTTING_DOWN.into()))?;
+            .ok_or_else(|| CallFailure::failed(FailureKind::ShuttingDown, job::SHUTTING_DOWN))?;
         me.call_blocking(target, caller, payload, chain, limit)
     }
 }

@@ -4,6 +4,7 @@
 
 use super::chaos_applied::LOST_ANSWER;
 use super::*;
+use wasmkeep_host::FailureKind;
 
 /// What a request was answered, and, for an answer of 500 or more, what
 /// explains it (the harness prints it; `None` under chaos, which keeps it
@@ -48,7 +49,10 @@ impl TestHost {
         let answer = self.node(to.node)?.call(key, payload)?;
         self.settle(key)?;
         Ok(if to.answer_lost {
-            Err(CallFailure::Failed(LOST_ANSWER.into()))
+            Err(CallFailure::Failed {
+                kind: FailureKind::Event,
+                message: LOST_ANSWER.into(),
+            })
         } else {
             answer
         })

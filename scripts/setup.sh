@@ -60,6 +60,8 @@ for dir in "${ts_dirs[@]}"; do
   fi
 done
 say "typescript: node $(node --version); building the TS guests"
+# The QuickJS backend's native parts first: the SDK's script only checks them.
+cargo run --quiet -p xtask -- ts-quickjs >/dev/null
 node sdk-ts/scripts/build-guests.js --quiet "${ts_only[@]}"
 
 # The C SDK's preview-1 adapter, from the crate registry (pinned by Cargo.lock):

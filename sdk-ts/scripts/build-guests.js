@@ -7,12 +7,14 @@
 //
 // Components are cached by content hash in target/wasmkeep-ts-cache/, so an
 // unchanged guest is not componentized again. The QuickJS backend (the
-// default) needs the storage adapter and its composer in sdk-ts/bin/native/:
-// `cargo xtask ts-quickjs` builds them first (a no-op when they are current).
+// default) needs the storage adapter and its composer in sdk-ts/bin/native/,
+// which `cargo xtask ts-quickjs` builds (scripts/setup.sh and `cargo xtask
+// guests --all` run it first): this script only checks that they are current.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { quickjsPartsProblem } from "./quickjs-parts.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const sdk = join(root, "sdk-ts");
@@ -91,13 +93,11 @@ for (const name of names) {
 }
 const engineOf = (name) => GUESTS[name][2] ?? backend ?? "quickjs";
 if (names.some((name) => ["quickjs", "qjs"].includes(engineOf(name)))) {
-  const r = spawnSync("cargo", ["xtask", "ts-quickjs"], { cwd: root, encoding: "utf8" });
-  if (r.status !== 0) {
-    process.stderr.write((r.stdout ?? "") + (r.stderr ?? "") + (r.error ? `${r.error}\n` : ""));
-    console.error("build-guests: `cargo xtask ts-quickjs` (the QuickJS storage adapter and its composer) failed");
+  const problem = quickjsPartsProblem(root);
+  if (problem) {
+    console.error(`build-guests: the QuickJS backend's parts: ${problem}`);
     process.exit(1);
   }
-  if (!quiet) process.stderr.write(r.stdout);
 }
 for (const name of names) {
   const guest = GUESTS[name];

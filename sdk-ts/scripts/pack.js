@@ -14,6 +14,7 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { quickjsPartsProblem } from "./quickjs-parts.js";
 
 const pkg = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const root = resolve(pkg, "..");
@@ -40,11 +41,11 @@ if (!args.includes("--no-build")) {
   const cargo = ["build", "--quiet", "-p", "wasmkeep-node-harness", "-p", "wasmkeep-shim"];
   if (profile === "release") cargo.push("--release");
   run("cargo", cargo, root);
-  run("cargo", ["xtask", "ts-quickjs", ...(profile === "release" ? ["--release"] : [])], root);
 }
-for (const part of ["wasmkeep-ts-compose", "quickjs-storage.wasm"]) {
-  if (!existsSync(join(pkg, "bin", "native", part))) fail(`bin/native/${part} is missing: run without --no-build, or cargo xtask ts-quickjs first`);
-}
+// The QuickJS backend's parts are built by `cargo xtask ts-quickjs`; this
+// script only checks them (it never calls back into xtask).
+const problem = quickjsPartsProblem(root, args.includes("--no-build") ? undefined : profile);
+if (problem) fail(problem);
 const lib = process.platform === "darwin" ? "libwasmkeep_node_harness.dylib" : "libwasmkeep_node_harness.so";
 const parts = [
   [join(root, "target", profile, lib), join(pkg, "testing", "wasmkeep-harness.node")],

@@ -85,8 +85,14 @@ enum Command {
         check: bool,
     },
     /// Build every Rust guest of the repo (examples, conformance testee) into
-    /// target/components/<package>.wasm.
-    Guests,
+    /// target/components/<package>.wasm; with --all, every language's
+    /// (the TypeScript, C and Python guests by their SDKs' scripts, after
+    /// the QuickJS backend's native parts).
+    Guests {
+        /// Every language's guests, not only Rust's.
+        #[arg(long)]
+        all: bool,
+    },
     /// Build one Rust guest crate (in this repo or anywhere) into a component.
     BuildGuest {
         /// The guest crate's Cargo.toml or directory.
@@ -111,7 +117,8 @@ enum Command {
     },
     /// Build what the TypeScript SDK's QuickJS backend needs into
     /// sdk-ts/bin/native/: the storage adapter component and the composer
-    /// (sdk-ts/scripts/build-guests.js runs this; ADR 017).
+    /// (scripts/setup.sh and `guests --all` run this; the SDK's scripts only
+    /// check the stamp it writes; ADR 017).
     TsQuickjs {
         /// Build the composer in release mode (for the npm tarball).
         #[arg(long)]
@@ -136,11 +143,16 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let root = repo_root();
     let result = match cli.command {
-        Command::Setup { serve } => run_script(&root, "scripts/setup.sh", if serve { &["--serve"] } else { &[] }),
-        Command::Test => run_script(&root, "scripts/test.sh", &[]),
-        Command::Fuzz { args } => fuzz(&root, &args),
+        Command::Setup { serve } => run(
+            &root,
+            "bash",
+            &["scripts/setup.sh"],
+            if serve { &["--serve"][..] } else { &[] },
+        ),
+        Command::Test => run(&root, "bash", &["scripts/test.sh"], &[] as &[&str]),
+        Command::Fuzz { args } => run(&root, &cargo(), &["run", "--quiet", "-p", "wasmkeep-fuzz", "--"], &args),
         Command::Gen { check } => gen_all(&root, check),
-        Command::Guests => guests(&root),
+        Command::Guests { all } => guests(&root).and_then(|()| if all { other_guests(&root) } else { Ok(()) }),
         Command::BuildGuest { manifest, out } => {
             wasmkeep_guest_build::build_rust_guest(&manifest, out.as_deref()).map(|wasm| {
                 println!("{}", wasm.display());
@@ -364,34 +376,51 @@ fn guests(root: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Runs one of the repository's scripts with bash, from the root.
+/// Runs `program` with `fixed` then `extra` arguments, from the root.
 ///
 /// # Errors
-/// bash could not start, or the script failed (its own output says why).
-fn run_script(root: &std::path::Path, script: &str, args: &[&str]) -> anyhow::Result<()> {
-    let status = std::process::Command::new("bash")
-        .arg(script)
-        .args(args)
+/// It could not start, or it failed (its own output says why).
+fn run(root: &Path, program: &str, fixed: &[&str], extra: &[impl AsRef<std::ffi::OsStr>]) -> anyhow::Result<()> {
+    let status = std::process::Command::new(program)
+        .args(fixed)
+        .args(extra)
         .current_dir(root)
         .status()
-        .with_context(|| format!("running bash {script}"))?;
-    anyhow::ensure!(status.success(), "bash {script} failed ({status})");
+        .with_context(|| format!("running {program} {}", fixed.join(" ")))?;
+    anyhow::ensure!(status.success(), "{program} {} failed ({status})", fixed.join(" "));
     Ok(())
 }
 
-/// Runs the fuzzer with `args`.
+/// The cargo that runs xtask.
+fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".into())
+}
+
+/// The TypeScript, C and Python guests, by their SDKs' own scripts (which
+/// never call back into xtask): the QuickJS backend's parts first.
 ///
 /// # Errors
-/// cargo could not start, or the fuzzer found a failure (its output says which).
-fn fuzz(root: &std::path::Path, args: &[String]) -> anyhow::Result<()> {
-    let status = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["run", "--quiet", "-p", "wasmkeep-fuzz", "--"])
-        .args(args)
-        .current_dir(root)
-        .status()
-        .context("running wasmkeep-fuzz")?;
-    anyhow::ensure!(status.success(), "wasmkeep-fuzz failed ({status})");
-    Ok(())
+/// A build failed (its output says which).
+fn other_guests(root: &Path) -> anyhow::Result<()> {
+    ts_quickjs::build(root, false)?;
+    run(
+        root,
+        "node",
+        &["sdk-ts/scripts/build-guests.js", "--quiet"],
+        &[] as &[&str],
+    )?;
+    run(
+        root,
+        "bash",
+        &["sdk-c/scripts/build-guests.sh", "--quiet"],
+        &[] as &[&str],
+    )?;
+    run(
+        root,
+        "bash",
+        &["sdk-python/scripts/build-guests.sh", "--quiet"],
+        &[] as &[&str],
+    )
 }
 
 /// Runs the benchmark report in release mode.

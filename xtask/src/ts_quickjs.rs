@@ -8,7 +8,8 @@
 //! - `wasmkeep-ts-compose`: the composer that plugs it into each actor
 //!   (`sdk-ts/compose`, a native binary).
 //!
-//! Unchanged files are not rewritten, so their modification times hold.
+//! Unchanged files are not rewritten, so their modification times hold; the
+//! stamp `.parts-built` beside them is, and says the composer's profile.
 
 use std::fs;
 use std::path::Path;
@@ -46,9 +47,17 @@ pub(crate) fn build(root: &Path, release: bool) -> Result<()> {
         }
         fs::rename(&tmp, &dest).with_context(|| format!("writing {}", dest.display()))?;
     }
+    // The SDK's scripts (leaves: they never run xtask) read this to tell a
+    // current build from a stale one, and which profile it was.
+    let stamp = native.join(STAMP);
+    fs::write(&stamp, profile).with_context(|| format!("writing {}", stamp.display()))?;
     println!("{}\n{}", shown(root, &adapter), shown(root, &dest));
     Ok(())
 }
+
+/// Written after every build, with the composer's profile: newer than every
+/// input means the parts are current (sdk-ts/scripts/quickjs-parts.js).
+const STAMP: &str = ".parts-built";
 
 fn target_dir(root: &Path) -> std::path::PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), Into::into)

@@ -49,11 +49,9 @@ def at(lines: list, row: int, col: int) -> str:
 
 def drawn_arrows(lines: list) -> set:
     arrows = set()
-    # Horizontal: `a ─► b`.
+    # Horizontal: `a ─► b`, and each link of a chain `a ─► b ─► c` (a
+    # lookahead, so that matches overlap).
     for line in lines:
-        for m in re.finditer(r"([a-z][a-z0-9_]*) ─► ([a-z][a-z0-9_]*)", line):
-            arrows.add((m.group(1), m.group(2)))
-        # A chain `a ─► b ─► c`: the regex above does not overlap matches.
         for m in re.finditer(r"(?=(?:^|\s)([a-z][a-z0-9_]*) ─► ([a-z][a-z0-9_]*))", line):
             arrows.add((m.group(1), m.group(2)))
     # Down a column: a name, `│` below it, ..., `▼`, a name below that; or

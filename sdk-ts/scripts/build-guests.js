@@ -11,10 +11,10 @@
 // which `cargo xtask ts-quickjs` builds (scripts/setup.sh and `cargo xtask
 // guests --all` run it first): this script only checks that they are current.
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { quickjsPartsProblem } from "./quickjs-parts.js";
+import { newestUnder, quickjsPartsProblem } from "./quickjs-parts.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const sdk = join(root, "sdk-ts");
@@ -66,20 +66,10 @@ function ensureInstalled(dir) {
   }
 }
 
-function newest(dir) {
-  let t = 0;
-  for (const n of readdirSync(dir)) {
-    const p = join(dir, n);
-    const s = statSync(p);
-    t = Math.max(t, s.isDirectory() ? newest(p) : s.mtimeMs);
-  }
-  return t;
-}
-
 ensureInstalled(sdk);
 // The SDK's JavaScript (dist/) is compiled from src/ when it is missing or older.
 const distIndex = join(sdk, "dist", "index.js");
-if (!existsSync(distIndex) || statSync(distIndex).mtimeMs < newest(join(sdk, "src"))) {
+if (!existsSync(distIndex) || statSync(distIndex).mtimeMs < newestUnder(join(sdk, "src"))) {
   console.error("build-guests: compiling the SDK (tsc -p sdk-ts)");
   run(process.execPath, [join(sdk, "node_modules", "typescript", "bin", "tsc"), "-p", "."], sdk);
 }

@@ -11,7 +11,8 @@ const PARTS = ["quickjs-storage.wasm", "wasmkeep-ts-compose"];
 /** What the parts are built from, relative to the repository root. */
 const INPUTS = ["sdk-ts/quickjs-storage", "sdk-ts/compose", "wit"];
 
-function newestUnder(dir) {
+/** The newest modification time of any file under `dir` (target/ and node_modules/ left out). */
+export function newestUnder(dir) {
   let newest = 0;
   if (!existsSync(dir)) return newest;
   for (const entry of readdirSync(dir, { withFileTypes: true })) {

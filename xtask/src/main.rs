@@ -425,12 +425,10 @@ fn other_guests(root: &Path) -> anyhow::Result<()> {
 
 /// Runs the benchmark report in release mode.
 fn bench(root: &std::path::Path, args: &[String]) -> anyhow::Result<()> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = std::process::Command::new(cargo)
-        .current_dir(root)
-        .args(["run", "--release", "-p", "wasmkeep-bench", "--"])
-        .args(args)
-        .status()?;
-    anyhow::ensure!(status.success(), "wasmkeep-bench failed ({status})");
-    Ok(())
+    run(
+        root,
+        &cargo(),
+        &["run", "--release", "-p", "wasmkeep-bench", "--"],
+        args,
+    )
 }

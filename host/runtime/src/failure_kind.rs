@@ -3,7 +3,7 @@
 //! than the English of a message (which may change). The host's own answers
 //! carry it as [`crate::HttpResponse::failure`] and, for HTTP clients, in the
 //! `wasmkeep-failure` header; [`crate::RuntimeError::kind`] and
-//! [`crate::CallFailure::kind`] give it for the API's errors.
+//! [`crate::CallFailure::failure`] give it for the API's errors.
 
 use std::fmt;
 use std::str::FromStr;

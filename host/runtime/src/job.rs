@@ -31,9 +31,10 @@ pub enum CallFailure {
 }
 
 impl CallFailure {
-    /// Its kind, as the WIT's `call-error` and every harness name it:
-    /// `refused`, `rejected` or `failed`.
-    pub fn kind(&self) -> &'static str {
+    /// Its variant, as the WIT's `call-error` and every harness name it:
+    /// `refused`, `rejected` or `failed` (the host's kind of it is
+    /// [`CallFailure::failure`]).
+    pub fn variant(&self) -> &'static str {
         match self {
             CallFailure::Refused { .. } => "refused",
             CallFailure::Rejected(_) => "rejected",

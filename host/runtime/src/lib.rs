@@ -72,7 +72,7 @@ pub use faults::FaultKind;
 pub use http_types::{HttpRequest, HttpResponse, Outbound, SocketMessage};
 pub use job::{AdminDeleted, CallFailure};
 pub use local_cluster::LocalCluster;
-pub use manifest::{Access, ClassBuild, ClassSpec, Manifest, ManifestError, Mode, parse_idle_limit};
+pub use manifest::{Access, ClassBuild, ClassSpec, Manifest, ManifestError, Mode, UnknownAccess, parse_idle_limit};
 pub use metrics::Metrics;
 pub use node::{ActorInfo, ActorStatus, LogLine};
 pub use passes::{CONTROL_PASS_EVERY_MS, EXPIRY_PASS_EVERY_MS, ExpiryPass};

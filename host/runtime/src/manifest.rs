@@ -31,16 +31,21 @@ impl Access {
     }
 }
 
+/// A name that is no [`Access`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("access {0:?} is not open, existing or internal")]
+pub struct UnknownAccess(pub String);
+
 impl std::str::FromStr for Access {
-    type Err = String;
+    type Err = UnknownAccess;
 
     /// # Errors
-    /// Not `open`, `existing` or `internal` (the message says what was given).
+    /// Not `open`, `existing` or `internal`.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Access::ALL
             .into_iter()
             .find(|a| a.as_str() == s)
-            .ok_or_else(|| format!("access {s:?} is not open, existing or internal"))
+            .ok_or_else(|| UnknownAccess(s.to_owned()))
     }
 }
 

@@ -161,7 +161,7 @@ fn a_call_whose_event_fails_says_how_by_its_kind() {
     let Err(failure) = answer else {
         panic!("a trapping callee fails the call: {answer:?}")
     };
-    assert_eq!(failure.kind(), "failed", "{failure:?}");
+    assert_eq!(failure.variant(), "failed", "{failure:?}");
     assert_eq!(failure.failure(), Some(FailureKind::Guest), "{failure:?}");
     let fine = rt.call(&k, serde_json::to_vec(&json!({ "ops": [] })).expect("json"));
     assert!(matches!(fine, Ok(Ok(_))), "the actor stays usable: {fine:?}");

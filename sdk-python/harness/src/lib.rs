@@ -340,7 +340,7 @@ impl NativeHost {
             .map_err(host_err)?;
         let (kind, value): (&str, Py<PyAny>) = match r {
             Ok(bytes) => ("ok", PyBytes::new(py, &bytes).into_any().unbind()),
-            Err(f) => (f.kind(), f.message().into_pyobject(py)?.into_any().unbind()),
+            Err(f) => (f.variant(), f.message().into_pyobject(py)?.into_any().unbind()),
         };
         Ok(PyTuple::new(py, [kind.into_pyobject(py)?.into_any().unbind(), value])?.unbind())
     }

@@ -281,7 +281,7 @@ impl NativeHost {
         let r = self.host.call(&key(app, class, name), payload.to_vec()).map_err(err)?;
         Ok(match r {
             Ok(bytes) => json!({ "ok": bytes }),
-            Err(f) => json!({ "error": { "kind": f.kind(), "message": f.message() } }),
+            Err(f) => json!({ "error": { "kind": f.variant(), "message": f.message() } }),
         })
     }
 

@@ -191,7 +191,7 @@ fn measure_shim(tokio_rt: &tokio::runtime::Runtime, who: &str, counter: &Path, p
         server.abort();
         result
     })?;
-    rt.hibernate_all();
+    rt.dev().hibernate_all();
     Ok(loads)
 }
 

@@ -36,7 +36,7 @@ pub fn run(counter: &Path, actors: usize, report: &mut Report) -> Result<()> {
     };
     let first = touch("warm-up".into())?.wait();
     ensure!(first.status == 200, "the counter answered {}", first.status);
-    rt.hibernate_all();
+    rt.dev().hibernate_all();
 
     let before = status_kib("VmRSS")?;
     // Reset the peak (VmHWM) to now; not fatal where the kernel refuses it.
@@ -57,12 +57,12 @@ pub fn run(counter: &Path, actors: usize, report: &mut Report) -> Result<()> {
                 String::from_utf8_lossy(&answer.body)
             );
         }
-        rt.hibernate_all();
+        rt.dev().hibernate_all();
         done += n;
     }
     let took = start.elapsed();
     ensure!(
-        rt.resident_count() == 0,
+        rt.admin().resident_count() == 0,
         "actors are still resident after hibernate_all"
     );
     let after = status_kib("VmRSS")?;

@@ -52,7 +52,7 @@ pub fn exec(guest: &Path, report: &mut Report) -> Result<()> {
     }
     let shim = (median(&mut full) - median(&mut empty)) / EXECS as f64;
     let inside = median(&mut inside);
-    rt.hibernate_all();
+    rt.dev().hibernate_all();
 
     let conn = Connection::open(dir.path().join("native.db"))?;
     conn.execute_batch(NATIVE_SETUP)?;
@@ -154,7 +154,7 @@ pub fn delete(guest: &Path, report: &mut Report) -> Result<()> {
     for i in 0..WARMUP + ROUNDS {
         let key = setup::key("bench", format!("delete-{i}"));
         call(&rt, &key, &format!("fill {ROWS}"))?;
-        let db = rt.db_path(&key);
+        let db = rt.admin().db_path(&key);
         let size: u64 = ["", "-wal", "-shm"]
             .iter()
             .filter_map(|suffix| {
@@ -166,7 +166,10 @@ pub fn delete(guest: &Path, report: &mut Report) -> Result<()> {
         let ns: f64 = call(&rt, &key, "delete")?
             .parse()
             .context("the delete's answer is not a number")?;
-        ensure!(!rt.exists(&key), "{key} still has a database after delete-self-durable");
+        ensure!(
+            !rt.admin().exists(&key),
+            "{key} still has a database after delete-self-durable"
+        );
 
         let file = plain.join(format!("f{i}"));
         let mut f = File::create(&file)?;
@@ -186,7 +189,7 @@ pub fn delete(guest: &Path, report: &mut Report) -> Result<()> {
             sizes.push(size as f64);
         }
     }
-    rt.hibernate_all();
+    rt.dev().hibernate_all();
     let (d, u, n) = (median(&mut deletes), median(&mut unlinks), median(&mut natives));
     report.note(format!(
         "delete: {ROUNDS} actors with {ROWS} rows ({:.0} KiB of files, median); delete-self-durable {} (the guest's \

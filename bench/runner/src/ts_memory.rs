@@ -71,9 +71,9 @@ fn touch(rt: &Runtime, from: usize, to: usize) -> Result<()> {
         get(rt, &format!("r{i}"))?;
     }
     ensure!(
-        rt.resident_count() >= to,
+        rt.admin().resident_count() >= to,
         "only {} actors are resident of the {to} touched",
-        rt.resident_count()
+        rt.admin().resident_count()
     );
     Ok(())
 }
@@ -85,7 +85,7 @@ fn wake_ms(rt: &Runtime) -> Result<(f64, f64)> {
     get(rt, "wake")?;
     for _ in 0..21 {
         resident.push(get(rt, "wake")?.as_secs_f64() * 1000.0);
-        rt.hibernate_all();
+        rt.dev().hibernate_all();
         woken.push(get(rt, "wake")?.as_secs_f64() * 1000.0);
     }
     let r = setup::median(&mut resident);
@@ -101,9 +101,9 @@ pub fn run(components: &[OtherCounter], report: &mut Report) -> Result<()> {
         eprintln!("== TS memory and wake: {}", c.label);
         let (rt, _dir) = runtime(&c.wasm, cache.path(), 1000)?;
         get(&rt, "warm-up")?;
-        rt.hibernate_all();
+        rt.dev().hibernate_all();
         let (wake, resident_ms) = wake_ms(&rt)?;
-        rt.hibernate_all();
+        rt.dev().hibernate_all();
         // The RSS growth over `n` resident counters, as a row.
         let rss_row = |n: usize, grown: f64, target: String, met: Met| Row {
             figure: format!(
@@ -145,7 +145,7 @@ pub fn run(components: &[OtherCounter], report: &mut Report) -> Result<()> {
             target: format!("≤ {WAKE_TARGET_MS:.0} ms"),
             met: met(wake <= WAKE_TARGET_MS),
         });
-        rt.hibernate_all();
+        rt.dev().hibernate_all();
     }
     report.note(
         "TS memory: RSS growth of this process after a GET to each of 100, then 1,000 TS counters, all kept resident; \

@@ -52,7 +52,7 @@ pub fn run_case(case: &Case, component: &Path, cache_dir: &Path) -> anyhow::Resu
         Ok(())
     })();
     for rt in &nodes {
-        rt.hibernate_all();
+        rt.dev().hibernate_all();
     }
     result
 }
@@ -180,22 +180,22 @@ fn run_step(nodes: &[Runtime], step: &Step, sockets: &mut HashMap<String, Socket
         }
         Step::Fault { node: n, kind, count } => {
             let k = FaultKind::from_name(kind).ok_or_else(|| anyhow!("unknown fault {kind}"))?;
-            node(nodes, *n)?.faults().arm(k, *count);
+            node(nodes, *n)?.dev().faults().arm(k, *count);
         }
         Step::CutOff { node: n } => {
-            node(nodes, *n)?.cut_off()?;
+            node(nodes, *n)?.dev().cut_off()?;
         }
         Step::Advance { ms } => {
-            rt.advance_clock(*ms)?;
+            rt.dev().advance_clock(*ms)?;
         }
         Step::RunAlarms { ran } => {
-            let n = rt.run_due_alarms();
+            let n = rt.dev().run_due_alarms();
             if n != *ran {
                 bail!("expected {ran} alarms to run, {n} ran");
             }
         }
         Step::Exists { actor, expect } => {
-            let e = rt.exists(&key(actor));
+            let e = rt.admin().exists(&key(actor));
             if e != *expect {
                 bail!(
                     "expected the actor's database to {}exist, it does{}",
@@ -238,7 +238,7 @@ fn run_step(nodes: &[Runtime], step: &Step, sockets: &mut HashMap<String, Socket
         }
         Step::Hibernate => {
             for rt in nodes {
-                rt.hibernate_all();
+                rt.dev().hibernate_all();
             }
         }
         Step::Metric {
@@ -247,7 +247,7 @@ fn run_step(nodes: &[Runtime], step: &Step, sockets: &mut HashMap<String, Socket
             label,
             value,
         } => {
-            let v = node(nodes, *n)?.metrics().get(name, label);
+            let v = node(nodes, *n)?.admin().metrics().get(name, label);
             if v != *value {
                 bail!("expected {name}{{{label}}} = {value}, got {v}");
             }

@@ -24,7 +24,7 @@ pub struct RuntimeConfig {
     /// heartbeats, operator delete requests; every second) and the idle expiry
     /// pass (every 10 minutes) as the virtual clock moves, at the cadence a
     /// real clock runs them. Off by default, for tests that run the passes
-    /// themselves (`Runtime::run_control_pass`, `Runtime::run_expiry_pass`);
+    /// themselves (`ClusterPasses::run_control_pass`, `ClusterPasses::run_expiry_pass`);
     /// `serve --virtual-clock` turns it on.
     pub passes_on_virtual_clock: bool,
     /// How many actors may be resident at once; beyond it the least recently

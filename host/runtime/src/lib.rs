@@ -77,7 +77,7 @@ pub use metrics::Metrics;
 pub use node::{ActorInfo, ActorStatus, LogLine};
 pub use passes::{CONTROL_PASS_EVERY_MS, EXPIRY_PASS_EVERY_MS, ExpiryPass};
 pub use residency::default_resident_limit;
-pub use runtime::{PendingResponse, Runtime, Shutdown, SocketHandle};
+pub use runtime::{Admin, ClusterPasses, DevControls, PendingResponse, Runtime, Shutdown, SocketHandle};
 pub use sockets::OutboundReceiver;
 pub use sql_types::{QueryResult, SqlError, SqlValue};
 

@@ -114,7 +114,7 @@ pub(crate) fn control_pass(host: &Arc<Host>) {
 }
 
 /// One control pass over operator delete requests (ADR 0028 §3); see
-/// [`Runtime::run_operator_pass`].
+/// [`crate::ClusterPasses::run_operator_pass`].
 pub(crate) fn operator_pass(host: &Arc<Host>) -> usize {
     use crate::operator::{Listed, MAX_PER_PASS, Outcome, REQUEST_TTL_MS};
     let Some(c) = host.cluster() else { return 0 };
@@ -184,7 +184,7 @@ pub(crate) fn operator_pass(host: &Arc<Host>) -> usize {
     queued
 }
 
-/// One idle expiry pass (ADR 0028 §4); see [`Runtime::run_expiry_pass`].
+/// One idle expiry pass (ADR 0028 §4); see [`crate::ClusterPasses::run_expiry_pass`].
 pub(crate) fn expiry_pass(host: &Arc<Host>) -> ExpiryPass {
     let mut pass = ExpiryPass::default();
     let Some(c) = host.cluster() else { return pass };

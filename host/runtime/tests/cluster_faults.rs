@@ -24,7 +24,7 @@ fn cut_off_after_answer_cuts_off_after_the_next_request_not_one_still_running() 
     );
     assert_eq!(r.status, 200, "{}", r.text());
     // Armed while A is still running: it is for the next request, B.
-    rt.faults().arm(FaultKind::CutOffAfterAnswer, 1);
+    rt.dev().faults().arm(FaultKind::CutOffAfterAnswer, 1);
     let r = request(&rt, &k, json!([]));
     assert_eq!(
         r.status,

@@ -62,7 +62,7 @@ fn a_request_to_a_deleted_app_answers_409() {
 #[test]
 fn a_cut_off_node_answers_503() {
     let n = cluster_node();
-    n.rt.cut_off().expect("cut off");
+    n.rt.dev().cut_off().expect("cut off");
     let r = request(&n.rt, &ActorKey::new("t/app", "testee", "a"));
     assert_eq!(r.status, 503, "{}", r.text());
     assert_eq!(
@@ -87,7 +87,7 @@ fn a_guest_whose_on_init_fails_answers_500_with_its_message() {
     let k = ActorKey::new("t/app", "testee", "broken");
     // A database made before the actor's first event, where the testee's
     // on-init cannot insert into `init_log` (a view): on-init traps.
-    let db = rt.db_path(&k);
+    let db = rt.admin().db_path(&k);
     std::fs::create_dir_all(db.parent().expect("dir")).expect("mkdir");
     rusqlite::Connection::open(&db)
         .and_then(|c| c.execute_batch("CREATE VIEW init_log AS SELECT 1 AS n"))
@@ -133,7 +133,7 @@ fn a_failure_answers_without_the_hosts_paths() {
     common::add_testee_app(&rt);
     let k = ActorKey::new("t/app", "testee", "unopenable");
     // A directory where the database file goes: SQLite cannot open it.
-    std::fs::create_dir_all(rt.db_path(&k)).expect("a directory in the way");
+    std::fs::create_dir_all(rt.admin().db_path(&k)).expect("a directory in the way");
     let r = request(&rt, &k);
     assert_eq!(r.status, 500, "{}", r.text());
     let data_dir = dir.path().to_string_lossy().into_owned();

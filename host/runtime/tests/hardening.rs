@@ -73,18 +73,21 @@ fn a_failed_removal_survives_a_restart_of_the_host() {
             &k,
             json!([{"op": "exec", "sql": "CREATE TABLE secret(x); INSERT INTO secret VALUES('old')"}]),
         );
-        rt.faults().arm(FaultKind::FailRemoval, 2);
+        rt.dev().faults().arm(FaultKind::FailRemoval, 2);
         let (_, body) = ops(&rt, &k, json!([{"op": "delete-self-durable"}]));
         assert!(body.contains("internal"), "the durable delete fails: {body}");
         rt.settle(&k);
         assert!(
-            rt.db_path(&k).exists(),
+            rt.admin().db_path(&k).exists(),
             "the event's end could not remove the file either"
         );
-        rt.hibernate_all();
+        rt.dev().hibernate_all();
     }
     let rt = runtime(dir.path());
-    assert!(!rt.exists(&k), "after a restart the half-deleted actor does not exist");
+    assert!(
+        !rt.admin().exists(&k),
+        "after a restart the half-deleted actor does not exist"
+    );
     let (status, body) = ops(
         &rt,
         &k,
@@ -119,7 +122,7 @@ fn socket_events_queued_behind_a_delete_run_no_guest_code() {
     assert_eq!(status, 200, "{body}");
     rt.settle(&k);
     assert!(
-        !rt.exists(&k),
+        !rt.admin().exists(&k),
         "a message for a deleted actor's socket does not create a new actor"
     );
 }
@@ -131,7 +134,7 @@ fn an_actor_name_with_a_nul_is_served_like_any_other() {
     let k = ActorKey::new("t/app", "testee", "a\0b");
     let (status, body) = ops(&rt, &k, json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}]));
     assert_eq!(status, 200, "a NUL in a name is only a byte of it: {body}");
-    assert!(rt.exists(&k), "and the actor exists");
+    assert!(rt.admin().exists(&k), "and the actor exists");
 }
 
 #[test]
@@ -166,7 +169,7 @@ fn an_on_init_that_traps_after_its_first_write_keeps_nothing_and_runs_again() {
     let dir = tempfile::tempdir().expect("tempdir");
     let rt = runtime(dir.path());
     // The testee's on-init writes a row, then traps while the clock is before `until`.
-    let until = rt.now_ms() + 1000;
+    let until = rt.dev().now_ms() + 1000;
     let key = ActorKey::new("t/app", "testee", format!("init-traps-before-{until}"));
     let (status, body) = ops(&rt, &key, json!([]));
     assert_eq!(status, 500, "{body}");
@@ -174,7 +177,7 @@ fn an_on_init_that_traps_after_its_first_write_keeps_nothing_and_runs_again() {
         body.contains("on-init failed") && body.contains("nothing it wrote is kept"),
         "{body}"
     );
-    rt.advance_clock(2000).expect("clock");
+    rt.dev().advance_clock(2000).expect("clock");
     let (status, body) = ops(
         &rt,
         &key,
@@ -202,7 +205,7 @@ fn the_admin_table_dump_is_bounded_in_size_and_time() {
         ]),
     );
     assert_eq!(status, 200, "{body}");
-    match rt.tables(&big) {
+    match rt.admin().tables(&big) {
         Err(wasmkeep_host::RuntimeError::TablesTooLarge(why)) => assert!(why.contains("16 MiB"), "{why}"),
         Ok(t) => panic!("200 MB of generated rows were read: {} rows", t[0].1.rows.len()),
         Err(e) => panic!("{e}"),
@@ -219,7 +222,7 @@ fn the_admin_table_dump_is_bounded_in_size_and_time() {
     );
     assert_eq!(status, 200, "{body}");
     let started = Instant::now();
-    match rt.tables(&slow) {
+    match rt.admin().tables(&slow) {
         Err(wasmkeep_host::RuntimeError::TablesTooSlow(why)) => assert!(why.contains("2 s"), "{why}"),
         Ok(t) => panic!(
             "the dump ran for {:?}: {:?}",
@@ -243,8 +246,8 @@ fn an_actor_whose_database_is_damaged_can_be_deleted_through_the_admin_api() {
     let key = ActorKey::new("t/app", "testee", "damaged");
     let (status, _) = ops(&rt, &key, json!([{ "op": "exec", "sql": "CREATE TABLE t(x)" }]));
     assert_eq!(status, 200);
-    rt.hibernate_all();
-    let db = rt.db_path(&key);
+    rt.dev().hibernate_all();
+    let db = rt.admin().db_path(&key);
     std::fs::write(&db, vec![0x42u8; 8192]).expect("damage the database");
     for suffix in ["-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
@@ -257,7 +260,7 @@ fn an_actor_whose_database_is_damaged_can_be_deleted_through_the_admin_api() {
         "no host path in the answer: {body}"
     );
     assert_eq!(
-        rt.delete_actor(&key).expect("admin delete"),
+        rt.admin().delete_actor(&key).expect("admin delete"),
         wasmkeep_host::AdminDeleted::RemovedUnopenable
     );
     let (status, body) = ops(
@@ -275,11 +278,11 @@ fn an_actor_whose_database_is_damaged_can_be_deleted_through_the_admin_api() {
     );
     // A sound actor is deleted through the one delete routine.
     assert_eq!(
-        rt.delete_actor(&key).expect("admin delete"),
+        rt.admin().delete_actor(&key).expect("admin delete"),
         wasmkeep_host::AdminDeleted::Deleted
     );
     assert_eq!(
-        rt.delete_actor(&key).expect("admin delete"),
+        rt.admin().delete_actor(&key).expect("admin delete"),
         wasmkeep_host::AdminDeleted::Absent
     );
 }

@@ -36,15 +36,15 @@ fn a_long_name_lives_and_dies(rt: &Runtime, data: &std::path::Path, name: &str) 
         body.contains(&serde_json::to_string(name).expect("json")),
         "the actor sees its full name: {body}"
     );
-    rt.hibernate_all();
+    rt.dev().hibernate_all();
     let (status, body) = ops(rt, &key, json!([{ "op": "query", "sql": "SELECT v FROM t" }]));
     assert_eq!(status, 200, "{body}");
     assert!(body.contains("kept"), "woken from its shortened files: {body}");
-    rt.hibernate_all();
+    rt.dev().hibernate_all();
     assert!(
-        rt.actors().iter().any(|a| a.key == key),
+        rt.admin().actors().iter().any(|a| a.key == key),
         "listed by its full name: {:?}",
-        rt.actors().iter().map(|a| a.key.name.len()).collect::<Vec<_>>()
+        rt.admin().actors().iter().map(|a| a.key.name.len()).collect::<Vec<_>>()
     );
     let longest = walk(data).into_iter().map(|f| f.len()).max().unwrap_or(0);
     assert!(longest <= 200, "no file name over 200 bytes: {longest}");

@@ -62,11 +62,11 @@ fn an_operator_delete_is_carried_out_by_the_holder_and_acknowledged_by_its_outco
     );
     let req = request_delete(n.bucket.as_ref(), &k).expect("the request is written");
     assert_eq!(
-        n.n2.run_operator_pass(),
+        n.n2.passes().run_operator_pass(),
         0,
         "only the lowest live node lists and queues requests"
     );
-    assert_eq!(n.n1.run_operator_pass(), 1, "node 1 queues the request");
+    assert_eq!(n.n1.passes().run_operator_pass(), 1, "node 1 queues the request");
     assert_eq!(
         wait_for_outcome(n.bucket.as_ref(), &req, Duration::from_secs(10)).expect("wait"),
         Waited::Deleted,
@@ -78,15 +78,16 @@ fn an_operator_delete_is_carried_out_by_the_holder_and_acknowledged_by_its_outco
         "the request is deleted after its outcome, and the command removed the outcome"
     );
     assert!(
-        n.n2.metrics()
+        n.n2.admin()
+            .metrics()
             .render()
             .contains("wasmkeep_actor_deletes_total{how=\"operator\"} 1"),
         "the holder counts the delete with how=operator"
     );
     assert!(
-        matches!(n.n1.deletion_status(&k), DeletionStatus::Deleted { ref how, .. } if how == "operator"),
+        matches!(n.n1.passes().deletion_status(&k), DeletionStatus::Deleted { ref how, .. } if how == "operator"),
         "deletion status names the operator: {:?}",
-        n.n1.deletion_status(&k)
+        n.n1.passes().deletion_status(&k)
     );
     let again = ops(
         &n.n1,
@@ -105,7 +106,7 @@ fn a_request_carried_out_before_never_deletes_the_actor_created_since() {
     let k = ActorKey::new("t/app", "testee", "room");
     ops(&n.n1, &k, json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}]));
     let req = request_delete(n.bucket.as_ref(), &k).expect("request");
-    n.n1.run_operator_pass();
+    n.n1.passes().run_operator_pass();
     assert_eq!(
         wait_for_outcome(n.bucket.as_ref(), &req, Duration::from_secs(10)).expect("wait"),
         Waited::Deleted,
@@ -127,7 +128,7 @@ fn a_request_carried_out_before_never_deletes_the_actor_created_since() {
     n.bucket
         .put(&req.object, b"", &PutCondition::IfAbsent)
         .expect("the request is back");
-    n.n1.run_operator_pass();
+    n.n1.passes().run_operator_pass();
     assert_eq!(
         wait_for_outcome(n.bucket.as_ref(), &req, Duration::from_secs(10)).expect("wait"),
         Waited::Deleted,
@@ -148,7 +149,7 @@ fn an_operator_delete_closes_open_sockets_with_1000_first() {
     let mut socket = n.n1.open_socket(&k, "/ws").expect("socket");
     n.n1.settle(&k);
     let req = request_delete(n.bucket.as_ref(), &k).expect("request");
-    n.n1.run_operator_pass();
+    n.n1.passes().run_operator_pass();
     assert_eq!(
         wait_for_outcome(n.bucket.as_ref(), &req, Duration::from_secs(10)).expect("wait"),
         Waited::Deleted,
@@ -179,7 +180,7 @@ fn no_request_is_written_for_an_actor_without_a_history() {
         Vec::<String>::new(),
         "nothing is written for a mistyped name"
     );
-    assert_eq!(n.n1.run_operator_pass(), 0, "and nothing is queued");
+    assert_eq!(n.n1.passes().run_operator_pass(), 0, "and nothing is queued");
 }
 
 const HOUR_MS: u64 = 3_600_000;
@@ -188,11 +189,13 @@ const HOUR_MS: u64 = 3_600_000;
 fn idle_actors_expire_but_never_one_with_an_alarm_or_one_in_use() {
     let n = nodes();
     for rt in [&n.n1, &n.n2] {
-        rt.set_expire_after_idle("t/app", "testee", Some(Duration::from_secs(3600)))
+        rt.passes()
+            .set_expire_after_idle("t/app", "testee", Some(Duration::from_secs(3600)))
             .expect("one hour is allowed");
     }
     assert!(
-        n.n1.set_expire_after_idle("t/app", "testee", Some(Duration::from_secs(60)))
+        n.n1.passes()
+            .set_expire_after_idle("t/app", "testee", Some(Duration::from_secs(60)))
             .is_err(),
         "a limit below one hour is refused"
     );
@@ -205,28 +208,29 @@ fn idle_actors_expire_but_never_one_with_an_alarm_or_one_in_use() {
         &alarmed,
         json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}, {"op": "set-alarm", "in": "36000000"}]),
     );
-    n.n2.hibernate_all();
-    n.n1.advance_clock(2 * HOUR_MS).expect("virtual clock");
+    n.n2.dev().hibernate_all();
+    n.n1.dev().advance_clock(2 * HOUR_MS).expect("virtual clock");
     ops(&n.n1, &busy, json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}]));
-    n.n1.advance_clock(2 * HOUR_MS).expect("virtual clock");
+    n.n1.dev().advance_clock(2 * HOUR_MS).expect("virtual clock");
     assert_eq!(
-        n.n2.run_expiry_pass(),
+        n.n2.passes().run_expiry_pass(),
         wasmkeep_host::ExpiryPass::default(),
         "only the collecting node (the lowest live id) runs the pass"
     );
-    let pass = n.n1.run_expiry_pass();
+    let pass = n.n1.passes().run_expiry_pass();
     assert_eq!(
         pass.candidates, 2,
         "candidates: released records idle past the limit (the resident actor is not one)"
     );
     assert_eq!(pass.expired, 1, "the actor with a pending alarm is never expired");
     assert!(
-        matches!(n.n1.deletion_status(&idle), DeletionStatus::Deleted { ref how, .. } if how == "expired"),
+        matches!(n.n1.passes().deletion_status(&idle), DeletionStatus::Deleted { ref how, .. } if how == "expired"),
         "the idle actor is deleted, how = expired: {:?}",
-        n.n1.deletion_status(&idle)
+        n.n1.passes().deletion_status(&idle)
     );
     assert!(
-        n.n1.metrics()
+        n.n1.admin()
+            .metrics()
             .render()
             .contains("wasmkeep_actor_deletes_total{how=\"expired\"} 1"),
         "counted with how=expired"
@@ -258,7 +262,7 @@ fn a_wake_between_the_listing_and_the_expiry_wins() {
     let n = nodes();
     let k = ActorKey::new("t/app", "testee", "woken");
     ops(&n.n1, &k, json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}]));
-    n.n1.hibernate_all();
+    n.n1.dev().hibernate_all();
     let listed = n
         .bucket
         .list(&keys::owner(&k))
@@ -268,7 +272,7 @@ fn a_wake_between_the_listing_and_the_expiry_wins() {
         .expect("the actor has an ownership record");
     // A wake: the record is written again (acquired, then released).
     ops(&n.n2, &k, json!([{"op": "exec", "sql": "INSERT INTO t VALUES(1)"}]));
-    n.n2.hibernate_all();
+    n.n2.dev().hibernate_all();
     let mut replica = Replica::new(n.bucket.clone(), Arc::new(Faults::default()), k.clone(), "node-1");
     assert!(
         replica
@@ -302,8 +306,8 @@ fn an_app_delete_stops_the_nodes_then_removes_everything_but_the_tombstone() {
     );
     let mut socket = n.n1.open_socket(&k, "/ws").expect("socket");
     n.n1.settle(&k);
-    n.n1.run_control_pass();
-    n.n2.run_control_pass();
+    n.n1.passes().run_control_pass();
+    n.n2.passes().run_control_pass();
     let now = wasmkeep_host::clock::VIRTUAL_EPOCH_MS;
     assert_eq!(
         serving_nodes(n.bucket.as_ref(), "t/app", now).expect("list").len(),
@@ -321,10 +325,10 @@ fn an_app_delete_stops_the_nodes_then_removes_everything_but_the_tombstone() {
         matches!(request_delete(n.bucket.as_ref(), &k), Err(RequestError::AppDeleted(_))),
         "actor delete refuses an app with a tombstone"
     );
-    n.n1.run_control_pass();
-    n.n2.run_control_pass();
+    n.n1.passes().run_control_pass();
+    n.n2.passes().run_control_pass();
     assert!(
-        n.n1.app_stopped("t/app") && n.n2.app_stopped("t/app"),
+        n.n1.passes().app_stopped("t/app") && n.n2.passes().app_stopped("t/app"),
         "both nodes stopped serving the app"
     );
     assert!(
@@ -338,7 +342,10 @@ fn an_app_delete_stops_the_nodes_then_removes_everything_but_the_tombstone() {
         n.n1.request_blocking(&k, HttpRequest::new("POST", "/", "{}")).is_err(),
         "the app is no longer served"
     );
-    assert!(!n.n1.exists(&k) || n.n1.actors().is_empty(), "its actors were released");
+    assert!(
+        !n.n1.admin().exists(&k) || n.n1.admin().actors().is_empty(),
+        "its actors were released"
+    );
     assert_eq!(
         serving_nodes(n.bucket.as_ref(), "t/app", now).expect("list"),
         Vec::<String>::new(),

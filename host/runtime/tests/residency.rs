@@ -43,9 +43,9 @@ fn a_node_keeps_at_most_its_cap_of_actors_resident_and_loses_no_state() {
         assert_eq!(status, 200, "{key}: {body}");
         rt.settle(key);
         assert!(
-            rt.resident_count() <= 4,
+            rt.admin().resident_count() <= 4,
             "{} actors resident under a cap of 4",
-            rt.resident_count()
+            rt.admin().resident_count()
         );
     }
     // Every actor kept what it wrote through being hibernated to make room.
@@ -104,8 +104,11 @@ fn beyond_the_cap_and_its_queue_an_event_is_refused_with_retry_after() {
     let (status, body) = queued.join().expect("thread");
     assert_eq!(status, 200, "the waiting actor ran once the slot was free: {body}");
     assert!(
-        rt.metrics().render().contains("wasmkeep_resident_refusals_total 1"),
+        rt.admin()
+            .metrics()
+            .render()
+            .contains("wasmkeep_resident_refusals_total 1"),
         "{}",
-        rt.metrics().render()
+        rt.admin().metrics().render()
     );
 }

@@ -32,7 +32,11 @@ fn runtime(idle: Duration) -> (tempfile::TempDir, Runtime) {
 }
 
 fn status_of(rt: &Runtime, key: &ActorKey) -> Option<ActorStatus> {
-    rt.actors().into_iter().find(|a| a.key == *key).map(|a| a.status)
+    rt.admin()
+        .actors()
+        .into_iter()
+        .find(|a| a.key == *key)
+        .map(|a| a.status)
 }
 
 #[test]
@@ -47,14 +51,18 @@ fn actors_go_resident_hibernated_deleted() {
         Some(ActorStatus::Resident),
         "a used actor is resident"
     );
-    rt.hibernate_all();
+    rt.dev().hibernate_all();
     assert_eq!(
         status_of(&rt, &k),
         Some(ActorStatus::Hibernated),
         "hibernate_all hibernates it"
     );
-    assert_eq!(rt.resident_count(), 0, "nothing is resident after hibernate_all");
-    let tables = rt.tables(&k).expect("tables of a hibernated actor");
+    assert_eq!(
+        rt.admin().resident_count(),
+        0,
+        "nothing is resident after hibernate_all"
+    );
+    let tables = rt.admin().tables(&k).expect("tables of a hibernated actor");
     assert_eq!(tables[0].0, "counter", "the actor's table is readable while hibernated");
     let r = rt
         .request_blocking(&k, HttpRequest::new("DELETE", "/", ""))
@@ -67,7 +75,7 @@ fn actors_go_resident_hibernated_deleted() {
         Some(ActorStatus::Deleted),
         "a deleted actor is listed as deleted"
     );
-    assert!(rt.tables(&k).is_err(), "a deleted actor has no tables to read");
+    assert!(rt.admin().tables(&k).is_err(), "a deleted actor has no tables to read");
 }
 
 #[test]
@@ -77,10 +85,14 @@ fn idle_actors_hibernate_on_their_own() {
     rt.request_blocking(&k, HttpRequest::new("POST", "/", ""))
         .expect("post");
     let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while rt.resident_count() > 0 && std::time::Instant::now() < deadline {
+    while rt.admin().resident_count() > 0 && std::time::Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert_eq!(rt.resident_count(), 0, "an actor idle past the timeout hibernates");
+    assert_eq!(
+        rt.admin().resident_count(),
+        0,
+        "an actor idle past the timeout hibernates"
+    );
     let r = rt.request_blocking(&k, HttpRequest::new("GET", "/", "")).expect("get");
     assert_eq!(r.text(), "1", "it wakes with its data on the next event");
 }
@@ -96,7 +108,7 @@ fn access_existing_refuses_new_actors_from_outside() {
     rt.call(&k, b"ignored".to_vec())
         .expect("calls reach existing-only classes")
         .ok();
-    assert!(rt.exists(&k), "a call created the actor");
+    assert!(rt.admin().exists(&k), "a call created the actor");
     let r = rt
         .request_blocking(&k, HttpRequest::new("GET", "/", ""))
         .expect("now it exists");

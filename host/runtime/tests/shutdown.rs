@@ -64,7 +64,7 @@ fn a_shutdown_answers_what_waits_lets_what_runs_finish_and_reports_stopped_last(
         matches!(socket.outbound.try_recv(), Ok(Outbound::Close { code: 1001, .. })),
         "with 1001 going away"
     );
-    assert_eq!(rt.resident_count(), 0, "every actor was released");
+    assert_eq!(rt.admin().resident_count(), 0, "every actor was released");
 
     let after = rt
         .request_blocking(&other, HttpRequest::new("POST", "/", body(json!([{"op": "now"}]))))

@@ -26,19 +26,19 @@ fn status_follows_the_head_of_the_history() {
     common::add_testee_app(&rt);
     let k = ActorKey::new("t/app", "testee", "a");
     assert_eq!(
-        rt.deletion_status(&k),
+        rt.passes().deletion_status(&k),
         DeletionStatus::NotDeleted,
         "an actor never seen is not deleted (absence is no evidence)"
     );
     ops(&rt, &k, json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}]));
     assert_eq!(
-        rt.deletion_status(&k),
+        rt.passes().deletion_status(&k),
         DeletionStatus::NotDeleted,
         "a live actor is not deleted"
     );
     ops(&rt, &k, json!([{"op": "delete-self-durable"}]));
     assert_eq!(
-        rt.deletion_status(&k),
+        rt.passes().deletion_status(&k),
         DeletionStatus::Deleted {
             at_ms: VIRTUAL_EPOCH_MS,
             how: "self_durable".into()
@@ -47,15 +47,15 @@ fn status_follows_the_head_of_the_history() {
     );
     ops(&rt, &k, json!([{"op": "exec", "sql": "CREATE TABLE u(x)"}]));
     assert_eq!(
-        rt.deletion_status(&k),
+        rt.passes().deletion_status(&k),
         DeletionStatus::NotDeleted,
         "an actor created again is not deleted"
     );
     ops(&rt, &k, json!([{"op": "delete-self"}]));
     assert!(
-        matches!(rt.deletion_status(&k), DeletionStatus::Deleted { ref how, .. } if how == "self"),
+        matches!(rt.passes().deletion_status(&k), DeletionStatus::Deleted { ref how, .. } if how == "self"),
         "delete-self is known too: {:?}",
-        rt.deletion_status(&k)
+        rt.passes().deletion_status(&k)
     );
 }
 
@@ -94,14 +94,14 @@ fn a_single_node_knows_deletes_from_its_removal_records() {
     common::add_testee_app(&rt);
     let k = ActorKey::new("t/app", "testee", "a");
     assert_eq!(
-        rt.deletion_status(&k),
+        rt.passes().deletion_status(&k),
         DeletionStatus::NotDeleted,
         "an actor never seen is not deleted"
     );
     ops(&rt, &k, json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}]));
     ops(&rt, &k, json!([{"op": "delete-self"}]));
     assert_eq!(
-        rt.deletion_status(&k),
+        rt.passes().deletion_status(&k),
         DeletionStatus::Deleted {
             at_ms: VIRTUAL_EPOCH_MS,
             how: "self".into()
@@ -114,7 +114,7 @@ fn a_single_node_knows_deletes_from_its_removal_records() {
         "the address used again tells its guest how it was deleted: {again}"
     );
     assert_eq!(
-        rt.deletion_status(&k),
+        rt.passes().deletion_status(&k),
         DeletionStatus::NotDeleted,
         "an address used again is not deleted"
     );

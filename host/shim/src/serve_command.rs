@@ -196,7 +196,7 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
     for rt in &runtimes {
         rt.add_app(&manifest.app, &manifest.classes)?;
         for (class, limit) in &limits {
-            rt.set_expire_after_idle(&manifest.app, class, Some(*limit))?;
+            rt.passes().set_expire_after_idle(&manifest.app, class, Some(*limit))?;
         }
     }
     drop(loading);
@@ -262,7 +262,7 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         let app_deleted = async move {
             loop {
                 tokio::time::sleep(Duration::from_millis(250)).await;
-                if watched.iter().all(|rt| rt.app_stopped(&app_name)) {
+                if watched.iter().all(|rt| rt.passes().app_stopped(&app_name)) {
                     return;
                 }
             }

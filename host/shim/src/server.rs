@@ -101,7 +101,7 @@ async fn admin_unknown() -> Response {
 }
 
 async fn metrics(State(ctx): State<Ctx>) -> Response {
-    let mut r = ctx.rt.metrics().render().into_response();
+    let mut r = ctx.rt.admin().metrics().render().into_response();
     r.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("text/plain; version=0.0.4"),
@@ -110,7 +110,7 @@ async fn metrics(State(ctx): State<Ctx>) -> Response {
 }
 
 async fn actors(State(ctx): State<Ctx>) -> Response {
-    axum::Json(json!({ "actors": ctx.rt.actors() })).into_response()
+    axum::Json(json!({ "actors": ctx.rt.admin().actors() })).into_response()
 }
 
 fn value_json(v: &SqlValue) -> Value {
@@ -129,7 +129,7 @@ async fn tables(
 ) -> Response {
     let key = ActorKey::new(ctx.app.clone(), class, name);
     let rt = ctx.rt.clone();
-    match tokio::task::spawn_blocking(move || rt.tables(&key)).await {
+    match tokio::task::spawn_blocking(move || rt.admin().tables(&key)).await {
         Ok(Ok(tables)) => {
             let mut obj = serde_json::Map::new();
             for (t, r) in tables {
@@ -158,7 +158,7 @@ async fn delete_actor(
     let key = ActorKey::new(ctx.app.clone(), class, name);
     let rt = ctx.rt.clone();
     let k = key.clone();
-    match tokio::task::spawn_blocking(move || rt.delete_actor(&k)).await {
+    match tokio::task::spawn_blocking(move || rt.admin().delete_actor(&k)).await {
         Ok(Ok(AdminDeleted::Deleted)) => axum::Json(json!({ "deleted": key.to_string() })).into_response(),
         Ok(Ok(AdminDeleted::RemovedUnopenable)) => axum::Json(json!({
             "deleted": key.to_string(),
@@ -173,7 +173,7 @@ async fn delete_actor(
 }
 
 async fn clock(State(ctx): State<Ctx>) -> Response {
-    axum::Json(json!({ "now": ctx.rt.now_ms(), "virtual": ctx.rt.config().virtual_clock })).into_response()
+    axum::Json(json!({ "now": ctx.rt.dev().now_ms(), "virtual": ctx.rt.config().virtual_clock })).into_response()
 }
 
 async fn read_json(req: Request) -> Result<Value, Response> {
@@ -197,7 +197,7 @@ async fn advance(State(ctx): State<Ctx>, req: Request) -> Response {
             "expected {\"ms\": <milliseconds to move the clock forward>}",
         );
     };
-    match ctx.rt.advance_clock(ms) {
+    match ctx.rt.dev().advance_clock(ms) {
         Ok(now) => axum::Json(json!({ "now": now })).into_response(),
         Err(e) => shim_error(&e),
     }
@@ -206,7 +206,7 @@ async fn advance(State(ctx): State<Ctx>, req: Request) -> Response {
 fn faults_json(rt: &Runtime) -> Value {
     let mut obj = serde_json::Map::new();
     for k in FaultKind::ALL {
-        obj.insert(k.name().to_owned(), json!(rt.faults().remaining(k)));
+        obj.insert(k.name().to_owned(), json!(rt.dev().faults().remaining(k)));
     }
     Value::Object(obj)
 }
@@ -228,18 +228,21 @@ async fn faults_set(State(ctx): State<Ctx>, req: Request) -> Response {
         );
     };
     let count = body.get("count").and_then(Value::as_u64).unwrap_or(1);
-    ctx.rt.faults().arm(kind, u32::try_from(count).unwrap_or(u32::MAX));
+    ctx.rt
+        .dev()
+        .faults()
+        .arm(kind, u32::try_from(count).unwrap_or(u32::MAX));
     axum::Json(json!({ "faults": faults_json(&ctx.rt) })).into_response()
 }
 
 async fn faults_clear(State(ctx): State<Ctx>) -> Response {
-    ctx.rt.faults().clear();
+    ctx.rt.dev().faults().clear();
     axum::Json(json!({ "faults": faults_json(&ctx.rt) })).into_response()
 }
 
 async fn run_alarms(State(ctx): State<Ctx>) -> Response {
     let rt = ctx.rt.clone();
-    match tokio::task::spawn_blocking(move || rt.run_due_alarms()).await {
+    match tokio::task::spawn_blocking(move || rt.dev().run_due_alarms()).await {
         Ok(n) => axum::Json(json!({ "ran": n })).into_response(),
         Err(e) => json_error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     }
@@ -247,8 +250,8 @@ async fn run_alarms(State(ctx): State<Ctx>) -> Response {
 
 async fn hibernate(State(ctx): State<Ctx>) -> Response {
     let rt = ctx.rt.clone();
-    match tokio::task::spawn_blocking(move || rt.hibernate_all()).await {
-        Ok(()) => axum::Json(json!({ "resident": ctx.rt.resident_count() })).into_response(),
+    match tokio::task::spawn_blocking(move || rt.dev().hibernate_all()).await {
+        Ok(()) => axum::Json(json!({ "resident": ctx.rt.admin().resident_count() })).into_response(),
         Err(e) => json_error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     }
 }
@@ -256,21 +259,21 @@ async fn hibernate(State(ctx): State<Ctx>) -> Response {
 async fn cluster_info(State(ctx): State<Ctx>) -> Response {
     match ctx.rt.node_id() {
         Some(node) => {
-            axum::Json(json!({ "mode": "cluster", "node": node, "live": ctx.rt.live_nodes() })).into_response()
+            axum::Json(json!({ "mode": "cluster", "node": node, "live": ctx.rt.passes().live_nodes() })).into_response()
         }
         None => axum::Json(json!({ "mode": "single" })).into_response(),
     }
 }
 
 async fn cut_off(State(ctx): State<Ctx>) -> Response {
-    match ctx.rt.cut_off() {
+    match ctx.rt.dev().cut_off() {
         Ok(()) => axum::Json(json!({ "cut_off": ctx.rt.node_id() })).into_response(),
         Err(e) => json_error(StatusCode::CONFLICT, e.to_string()),
     }
 }
 
 async fn logs(State(ctx): State<Ctx>) -> Response {
-    axum::Json(json!({ "logs": ctx.rt.logs() })).into_response()
+    axum::Json(json!({ "logs": ctx.rt.admin().logs() })).into_response()
 }
 
 async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {

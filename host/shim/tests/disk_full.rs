@@ -63,7 +63,7 @@ fn an_actor_past_its_quota_is_told_so_and_can_still_be_deleted() {
     let key = ActorKey::new("t/app", "testee", "hoarder");
     let why = fill(&rt, &key);
     assert!(why.contains("quota of 2 MiB"), "{why}");
-    let db = rt.db_path(&key);
+    let db = rt.admin().db_path(&key);
     let size = std::fs::metadata(&db).map(|m| m.len()).unwrap_or(0);
     assert!(size <= 2 << 20, "the database stays within its quota: {size} bytes");
     assert_eq!(durable_delete(&rt, &key), json!({ "ok": null }));

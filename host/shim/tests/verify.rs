@@ -38,7 +38,7 @@ fn node_with_one_actor(dir: &Path) -> (Runtime, Arc<dyn ObjectStore>, ActorKey) 
     rt.request_blocking(&k, HttpRequest::new("POST", "/", body))
         .expect("request");
     rt.settle(&k);
-    rt.hibernate_all();
+    rt.dev().hibernate_all();
     (rt, bucket, k)
 }
 

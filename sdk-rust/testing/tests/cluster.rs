@@ -78,9 +78,9 @@ fn settling_after_a_request_wakes_nothing_on_a_node_that_never_held_the_actor() 
     // Every request settles every node; node 2 never held the actor, so the
     // settle must not start a worker (it would take a resident place there).
     let node2 = t.host().node(2).expect("node 2");
-    assert_eq!(node2.resident_count(), 0, "node 2 holds nothing resident");
+    assert_eq!(node2.admin().resident_count(), 0, "node 2 holds nothing resident");
     assert_eq!(
-        t.host().node(1).expect("node 1").resident_count(),
+        t.host().node(1).expect("node 1").admin().resident_count(),
         1,
         "node 1 holds the actor"
     );

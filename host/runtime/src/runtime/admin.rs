@@ -1,11 +1,32 @@
-//! What the admin API reads and does: listings, tables, logs, counters,
-//! an operator's delete of one actor.
+//! The admin handle: what the admin API reads and does (listings, tables,
+//! logs, counters, an operator's delete of one actor).
 
 use super::*;
 
+/// What an administrator of one node reads and does: [`Runtime::admin`].
+/// Borrowed from its runtime; cheap to make for each call.
+#[derive(Clone, Copy)]
+pub struct Admin<'a> {
+    host: &'a Arc<Host>,
+}
+
+impl std::fmt::Debug for Admin<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Admin").finish_non_exhaustive()
+    }
+}
+
 impl Runtime {
+    /// The admin handle: listings, tables, logs, counters, an operator's
+    /// delete of one actor (the dev server's `/_shim/` API).
+    pub fn admin(&self) -> Admin<'_> {
+        Admin { host: &self.host }
+    }
+}
+
+impl<'a> Admin<'a> {
     /// The counters.
-    pub fn metrics(&self) -> &Metrics {
+    pub fn metrics(&self) -> &'a Metrics {
         self.host.metrics()
     }
 
@@ -16,10 +37,7 @@ impl Runtime {
 
     /// Whether the actor has a database.
     pub fn exists(&self, key: &ActorKey) -> bool {
-        self.host.storage().exists(key).unwrap_or_else(|e| {
-            tracing::warn!(actor = %key, "{e}");
-            false
-        })
+        actor_exists(self.host, key)
     }
 
     /// The actor's database path.
@@ -64,7 +82,7 @@ impl Runtime {
     /// The actor does not exist or its database cannot be read;
     /// [`RuntimeError::TablesTooLarge`], [`RuntimeError::TablesTooSlow`].
     pub fn tables(&self, key: &ActorKey) -> Result<Vec<(String, QueryResult)>, RuntimeError> {
-        if !self.exists(key) {
+        if !actor_exists(self.host, key) {
             return Err(RuntimeError::Event(format!("no such actor: {key} has no database")));
         }
         let (tx, rx) = oneshot::channel();
@@ -95,9 +113,22 @@ impl Runtime {
 
     /// How many actors are resident now.
     pub fn resident_count(&self) -> usize {
-        lock(self.host.actors())
-            .values()
-            .filter(|s| s.lock().sender.is_some())
-            .count()
+        resident_count(self.host)
     }
+}
+
+/// Whether the actor has a database (a storage that cannot tell says no, and logs why).
+pub(super) fn actor_exists(host: &Host, key: &ActorKey) -> bool {
+    host.storage().exists(key).unwrap_or_else(|e| {
+        tracing::warn!(actor = %key, "{e}");
+        false
+    })
+}
+
+/// How many actors are resident on `host` now.
+pub(super) fn resident_count(host: &Host) -> usize {
+    lock(host.actors())
+        .values()
+        .filter(|s| s.lock().sender.is_some())
+        .count()
 }

@@ -1,9 +1,32 @@
-//! A cluster node's passes on demand (operator deletes, tombstones, idle
-//! expiry) and what the bucket says of deletes and live nodes.
+//! The cluster-passes handle: a cluster node's passes on demand (operator
+//! deletes, tombstones, idle expiry) and what the bucket says of deletes and
+//! live nodes.
 
 use super::*;
 
+/// A cluster node's passes run on demand, and what the bucket says of
+/// deletes and live nodes: [`Runtime::passes`]. With the real clock a node
+/// runs its passes by itself; tests with the virtual clock run them here.
+#[derive(Clone, Copy)]
+pub struct ClusterPasses<'a> {
+    host: &'a Arc<Host>,
+}
+
+impl std::fmt::Debug for ClusterPasses<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClusterPasses").finish_non_exhaustive()
+    }
+}
+
 impl Runtime {
+    /// The cluster-passes handle: operator, control and expiry passes on
+    /// demand, deletion status, live nodes, idle limits.
+    pub fn passes(&self) -> ClusterPasses<'_> {
+        ClusterPasses { host: &self.host }
+    }
+}
+
+impl ClusterPasses<'_> {
     /// Whether the actor was deleted, from positive evidence in the bucket (a
     /// reset at the head of its history). On a single node there is no bucket
     /// and no such evidence: the answer is `unknown`.
@@ -23,7 +46,7 @@ impl Runtime {
     /// and on every node but the lowest live one). With the real clock a
     /// cluster node runs a pass every second by itself.
     pub fn run_operator_pass(&self) -> usize {
-        passes::operator_pass(&self.host)
+        passes::operator_pass(self.host)
     }
 
     /// Cluster: one whole control pass, as a node runs every second with the
@@ -31,7 +54,7 @@ impl Runtime {
     /// here (ADR 0028 §5), the others' heartbeats are written, and operator
     /// delete requests are queued.
     pub fn run_control_pass(&self) {
-        passes::control_pass(&self.host);
+        passes::control_pass(self.host);
     }
 
     /// Whether this node stopped serving `app` (its tombstone was seen).
@@ -68,6 +91,6 @@ impl Runtime {
     /// database has no pending alarm; at most 100 a pass, 4 at a time. With
     /// the real clock the collecting node runs a pass every 10 minutes.
     pub fn run_expiry_pass(&self) -> ExpiryPass {
-        passes::expiry_pass(&self.host)
+        passes::expiry_pass(self.host)
     }
 }

@@ -1,9 +1,32 @@
-//! What a developer or a test controls: the virtual clock, alarms run on
-//! demand, faults, hibernation and restarts, a node cut off.
+//! The dev-controls handle: what a developer or a test controls (the
+//! virtual clock, alarms run on demand, faults, hibernation and restarts, a
+//! node cut off).
 
 use super::*;
 
+/// What a developer or a test controls on one node: [`Runtime::dev`].
+/// A production node has no use for it; the dev server and the test
+/// harnesses do. Borrowed from its runtime.
+#[derive(Clone, Copy)]
+pub struct DevControls<'a> {
+    host: &'a Arc<Host>,
+}
+
+impl std::fmt::Debug for DevControls<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DevControls").finish_non_exhaustive()
+    }
+}
+
 impl Runtime {
+    /// The dev-controls handle: the virtual clock, alarms on demand,
+    /// faults, hibernation and restarts, a node cut off.
+    pub fn dev(&self) -> DevControls<'_> {
+        DevControls { host: &self.host }
+    }
+}
+
+impl<'a> DevControls<'a> {
     /// Cuts this node off from its cluster: from now on it holds nothing, its
     /// uploads are never acknowledged, and other nodes may take its actors.
     ///
@@ -24,7 +47,7 @@ impl Runtime {
     }
 
     /// Moves the virtual clock forward by `ms`. Alarms do not run until
-    /// [`Runtime::run_due_alarms`] (or [`Runtime::run_alarm`]) is called.
+    /// [`DevControls::run_due_alarms`] (or [`DevControls::run_alarm`]) is called.
     ///
     /// # Errors
     /// The runtime uses the real clock.
@@ -38,7 +61,7 @@ impl Runtime {
 
     /// Runs every alarm due now and waits for them; returns how many ran `on-alarm`.
     pub fn run_due_alarms(&self) -> usize {
-        queue_due(&self.host, &HashMap::new())
+        queue_due(self.host, &HashMap::new())
             .into_iter()
             .map(|(_, rx)| rx.blocking_recv().unwrap_or(false))
             .filter(|ran| *ran)
@@ -54,13 +77,13 @@ impl Runtime {
     }
 
     /// The fault switches.
-    pub fn faults(&self) -> &Faults {
+    pub fn faults(&self) -> &'a Faults {
         self.host.faults()
     }
 
     /// Hibernates every resident actor once its queued events have run.
     pub fn hibernate_all(&self) {
-        passes::hibernate_where(&self.host, |_| true);
+        passes::hibernate_where(self.host, |_| true);
     }
 
     /// Restarts one actor, as a crash and recovery would, once its queued
@@ -68,6 +91,6 @@ impl Runtime {
     /// dropped, a transaction it left open is rolled back, its database is
     /// closed; the next event recovers it from its files. Its sockets stay open.
     pub fn restart_actor(&self, key: &ActorKey) {
-        passes::hibernate_where(&self.host, |k| k == key);
+        passes::hibernate_where(self.host, |k| k == key);
     }
 }

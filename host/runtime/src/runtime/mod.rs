@@ -8,6 +8,10 @@ mod cluster_passes;
 mod dev_controls;
 mod events;
 
+pub use admin::Admin;
+pub use cluster_passes::ClusterPasses;
+pub use dev_controls::DevControls;
+
 use crate::address::ActorKey;
 use crate::bindings::ActorPre;
 use crate::component_cache::CacheOutcome;
@@ -166,7 +170,7 @@ impl Runtime {
         match access {
             Access::Open => Ok(access),
             // Resident here: it exists, and no listing is needed to say so.
-            Access::Existing if self.host.is_resident(key) || self.exists(key) => Ok(access),
+            Access::Existing if self.host.is_resident(key) || admin::actor_exists(&self.host, key) => Ok(access),
             Access::Existing => Err(RuntimeError::NoSuchActor(key.clone())),
             Access::Internal => Err(RuntimeError::Internal(key.class.clone())),
         }
@@ -185,10 +189,10 @@ impl Runtime {
         let mut report = Shutdown::default();
         let mine: std::collections::HashSet<ActorKey> = lock(self.host.actors()).keys().cloned().collect();
         report.sockets_closed = self.host.close_sockets_where(|k| mine.contains(k), 1001, "going away");
-        report.actors_released = self.resident_count();
+        report.actors_released = admin::resident_count(&self.host);
         // Each worker finishes its running event, answers what is queued behind
         // it (no guest code), then drops the instance and releases the actor.
-        self.hibernate_all();
+        self.dev().hibernate_all();
         report
     }
 

@@ -133,7 +133,7 @@ impl TestHost {
     /// by whichever node holds the actor.
     pub(super) fn arm_everywhere(&self, kind: FaultKind) -> Result<(), TestHostError> {
         for rt in self.all_nodes()? {
-            rt.faults().arm(kind, 1);
+            rt.dev().faults().arm(kind, 1);
         }
         Ok(())
     }

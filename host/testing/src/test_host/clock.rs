@@ -9,7 +9,7 @@ impl TestHost {
     /// # Errors
     /// The host is closed.
     pub fn now_ms(&self) -> Result<u64, TestHostError> {
-        Ok(self.runtime()?.now_ms())
+        Ok(self.runtime()?.dev().now_ms())
     }
 
     /// Moves the virtual clock forward; the new time.
@@ -17,7 +17,7 @@ impl TestHost {
     /// # Errors
     /// The host is closed.
     pub fn advance_clock(&self, ms: u64) -> Result<u64, TestHostError> {
-        let now = self.runtime()?.advance_clock(ms)?;
+        let now = self.runtime()?.dev().advance_clock(ms)?;
         self.run_passes_due(now)?;
         Ok(now)
     }
@@ -46,10 +46,10 @@ impl TestHost {
         };
         for rt in self.all_nodes()? {
             if control {
-                rt.run_control_pass();
+                rt.passes().run_control_pass();
             }
             if expiry {
-                rt.run_expiry_pass();
+                rt.passes().run_expiry_pass();
             }
         }
         Ok(())
@@ -62,7 +62,7 @@ impl TestHost {
     pub fn run_due_alarms(&self) -> Result<usize, TestHostError> {
         // The cluster's alarm index is shared: one live node queues each due
         // alarm, and forwards it to the actor's holder.
-        Ok(self.acting_node()?.run_due_alarms())
+        Ok(self.acting_node()?.dev().run_due_alarms())
     }
 
     /// Runs the actor's alarm if it is due; whether one ran. In a cluster it
@@ -71,7 +71,7 @@ impl TestHost {
     /// # Errors
     /// The host is closed.
     pub fn run_alarm(&self, key: &ActorKey) -> Result<bool, TestHostError> {
-        Ok(self.acting_node()?.run_alarm(key))
+        Ok(self.acting_node()?.dev().run_alarm(key))
     }
 
     /// Runs the actor's alarm through node `n` (which serves it or forwards it
@@ -80,7 +80,7 @@ impl TestHost {
     /// # Errors
     /// No such node, or the host is closed.
     pub fn run_alarm_on(&self, n: usize, key: &ActorKey) -> Result<bool, TestHostError> {
-        Ok(self.node(n)?.run_alarm(key))
+        Ok(self.node(n)?.dev().run_alarm(key))
     }
 
     /// Arms a fault by its name (`fail-removal`, …) for the next `count` attempts.
@@ -98,7 +98,7 @@ impl TestHost {
     /// Not a fault's name; no such node.
     pub fn arm_fault_on(&self, n: usize, name: &str, count: u32) -> Result<(), TestHostError> {
         let kind = FaultKind::from_name(name).ok_or_else(|| TestHostError::UnknownFault(name.to_owned()))?;
-        self.node(n)?.faults().arm(kind, count);
+        self.node(n)?.dev().faults().arm(kind, count);
         Ok(())
     }
 
@@ -108,7 +108,7 @@ impl TestHost {
     /// The host is closed.
     pub fn clear_faults(&self) -> Result<(), TestHostError> {
         for rt in self.all_nodes()? {
-            rt.faults().clear();
+            rt.dev().faults().clear();
         }
         Ok(())
     }

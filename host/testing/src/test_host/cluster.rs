@@ -35,7 +35,7 @@ impl TestHost {
         if self.cluster.is_none() {
             return Err(TestHostError::NeedsCluster);
         }
-        Ok(self.node(n)?.cut_off()?)
+        Ok(self.node(n)?.dev().cut_off()?)
     }
 
     /// Asks for an operator delete of `key` as `wasmkeep-shim actor delete`
@@ -61,7 +61,7 @@ impl TestHost {
     /// The host is closed.
     pub fn run_control_passes(&self) -> Result<(), TestHostError> {
         for rt in self.all_nodes()? {
-            rt.run_control_pass();
+            rt.passes().run_control_pass();
         }
         Ok(())
     }
@@ -73,7 +73,7 @@ impl TestHost {
     /// Below an hour, or an unknown class.
     pub fn set_expire_after_idle(&self, app: &str, class: &str, limit: Option<Duration>) -> Result<(), TestHostError> {
         for rt in self.all_nodes()? {
-            rt.set_expire_after_idle(app, class, limit)?;
+            rt.passes().set_expire_after_idle(app, class, limit)?;
         }
         Ok(())
     }
@@ -83,7 +83,7 @@ impl TestHost {
     /// # Errors
     /// The host is closed.
     pub fn run_expiry_passes(&self) -> Result<usize, TestHostError> {
-        Ok(self.all_nodes()?.map(|rt| rt.run_expiry_pass().expired).sum())
+        Ok(self.all_nodes()?.map(|rt| rt.passes().run_expiry_pass().expired).sum())
     }
 
     /// Deletes an app as `wasmkeep-shim app delete` does: its tombstone,
@@ -102,20 +102,20 @@ impl TestHost {
         Ok(())
     }
 
-    /// Deletes an actor as an operator would ([`Runtime::delete_actor`]).
+    /// Deletes an actor as an operator would ([`wasmkeep_host::Admin::delete_actor`]).
     ///
     /// # Errors
     /// The delete failed (the message says why).
     pub fn delete_actor(&self, key: &ActorKey) -> Result<wasmkeep_host::AdminDeleted, TestHostError> {
-        Ok(self.runtime()?.delete_actor(key)?)
+        Ok(self.runtime()?.admin().delete_actor(key)?)
     }
 
     /// Whether the actor was deleted, from positive evidence only
-    /// ([`Runtime::deletion_status`]).
+    /// ([`wasmkeep_host::ClusterPasses::deletion_status`]).
     ///
     /// # Errors
     /// The host is closed.
     pub fn deletion_status(&self, key: &ActorKey) -> Result<wasmkeep_host::deletion::DeletionStatus, TestHostError> {
-        Ok(self.runtime()?.deletion_status(key))
+        Ok(self.runtime()?.passes().deletion_status(key))
     }
 }

@@ -9,7 +9,7 @@ impl TestHost {
     /// # Errors
     /// The host is closed.
     pub fn exists(&self, key: &ActorKey) -> Result<bool, TestHostError> {
-        Ok(self.runtime()?.exists(key))
+        Ok(self.runtime()?.admin().exists(key))
     }
 
     /// The actor's tables and rows (the host's own table left out).
@@ -17,7 +17,7 @@ impl TestHost {
     /// # Errors
     /// The actor does not exist or its database cannot be read.
     pub fn tables(&self, key: &ActorKey) -> Result<Vec<(String, QueryResult)>, TestHostError> {
-        Ok(self.runtime()?.tables(key)?)
+        Ok(self.runtime()?.admin().tables(key)?)
     }
 
     /// The actor's tables as JSON, as the harnesses document them:
@@ -44,7 +44,7 @@ impl TestHost {
     /// # Errors
     /// The host is closed.
     pub fn actors(&self) -> Result<Vec<ActorInfo>, TestHostError> {
-        Ok(self.runtime()?.actors())
+        Ok(self.runtime()?.admin().actors())
     }
 
     /// The lines actors logged (the last 1000 of each node), in a cluster
@@ -53,7 +53,7 @@ impl TestHost {
     /// # Errors
     /// The host is closed.
     pub fn logs(&self) -> Result<Vec<LogLine>, TestHostError> {
-        let mut lines: Vec<LogLine> = self.all_nodes()?.flat_map(Runtime::logs).collect();
+        let mut lines: Vec<LogLine> = self.all_nodes()?.flat_map(|n| n.admin().logs()).collect();
         // Stable: each node's own lines keep their order.
         lines.sort_by_key(|l| l.at);
         Ok(lines)
@@ -69,7 +69,7 @@ impl TestHost {
         let actor = key.to_string();
         let mut lines: Vec<LogLine> = self
             .all_nodes()?
-            .flat_map(Runtime::logs)
+            .flat_map(|n| n.admin().logs())
             .filter(|l| l.actor == actor)
             .collect();
         lines.sort_by_key(|l| l.at);
@@ -81,7 +81,7 @@ impl TestHost {
     /// # Errors
     /// The host is closed.
     pub fn metrics(&self) -> Result<String, TestHostError> {
-        Ok(self.runtime()?.metrics().render())
+        Ok(self.runtime()?.admin().metrics().render())
     }
 }
 

@@ -340,9 +340,9 @@ impl TestHost {
         let (rt, others, cluster) = Self::start_in(&self.options, &data_dir, self.cluster.take())?;
         if cluster.is_none() {
             // A single node's clock starts again at its epoch: move it to where it was.
-            let started = rt.now_ms();
+            let started = rt.dev().now_ms();
             if now > started {
-                rt.advance_clock(now - started)?;
+                rt.dev().advance_clock(now - started)?;
             }
         }
         self.load_apps(std::iter::once(&rt).chain(others.iter()))?;
@@ -367,14 +367,14 @@ impl TestHost {
         Ok(())
     }
 
-    /// Restarts one actor as a crash and recovery would ([`Runtime::restart_actor`]).
+    /// Restarts one actor as a crash and recovery would ([`wasmkeep_host::DevControls::restart_actor`]).
     ///
     /// # Errors
     /// The host is closed.
     pub fn restart(&self, key: &ActorKey) -> Result<(), TestHostError> {
         // In a cluster only its holder has it resident; the others do nothing.
         for rt in self.all_nodes()? {
-            rt.restart_actor(key);
+            rt.dev().restart_actor(key);
         }
         Ok(())
     }
@@ -429,7 +429,7 @@ impl TestHost {
     /// The host is closed.
     pub fn hibernate_all(&self) -> Result<(), TestHostError> {
         for rt in self.all_nodes()? {
-            rt.hibernate_all();
+            rt.dev().hibernate_all();
         }
         Ok(())
     }
@@ -439,10 +439,10 @@ impl TestHost {
     pub fn close(&mut self) {
         self.closed = true;
         if let Some(rt) = self.rt.take() {
-            rt.hibernate_all();
+            rt.dev().hibernate_all();
         }
         for rt in self.others.drain(..) {
-            rt.hibernate_all();
+            rt.dev().hibernate_all();
         }
         self.cluster = None;
         lock(&self.sockets).clear();

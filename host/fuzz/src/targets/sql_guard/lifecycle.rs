@@ -30,7 +30,7 @@ impl SqlGuardTarget {
         std::env::set_current_dir(cwd.path())?;
         let tmp = std::env::temp_dir();
         let tmp_paths: Vec<PathBuf> = (0..6).map(|i| tmp.join(format!("{prefix}-f{i}.db"))).collect();
-        let own_db = rt.db_path(&key);
+        let own_db = rt.admin().db_path(&key);
         let actor_dir = own_db
             .parent()
             .map_or_else(|| data.path().to_path_buf(), Path::to_path_buf);
@@ -111,11 +111,11 @@ impl SqlGuardTarget {
             anyhow::ensure!(status == 200, "the clean run failed: {status} {body}");
             allowed.extend(files_under(self.data.path()));
         }
-        self.rt.hibernate_all();
+        self.rt.dev().hibernate_all();
         allowed.extend(files_under(self.data.path()));
         crate::send_ops(&self.rt, &self.key, &json!([]))?;
         allowed.extend(files_under(self.data.path()));
-        let db = self.rt.db_path(&self.key);
+        let db = self.rt.admin().db_path(&self.key);
         for suffix in ["", "-wal", "-shm", ".deleting", ".deleted"] {
             if let Ok(rel) = Path::new(&format!("{}{suffix}", db.display())).strip_prefix(self.data.path()) {
                 allowed.insert(rel.display().to_string());

@@ -60,6 +60,6 @@ fn lit(s: &str) -> String {
 impl SqlGuardTarget {
     /// The steady actor's database file.
     pub fn db_path(&self) -> PathBuf {
-        self.rt.db_path(&self.key)
+        self.rt.admin().db_path(&self.key)
     }
 }

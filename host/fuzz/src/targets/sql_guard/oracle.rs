@@ -27,7 +27,7 @@ impl SqlGuardTarget {
     pub(super) fn read_meta(&self) -> anyhow::Result<String> {
         use rusqlite::OpenFlags;
         let conn = rusqlite::Connection::open_with_flags(
-            self.rt.db_path(&self.key),
+            self.rt.admin().db_path(&self.key),
             OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
         )?;
         let mut out = String::new();

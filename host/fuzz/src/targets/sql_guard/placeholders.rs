@@ -4,7 +4,7 @@ use super::SqlGuardTarget;
 
 impl SqlGuardTarget {
     fn replacements(&self) -> Vec<(String, &'static str)> {
-        let own = self.rt.db_path(&self.key);
+        let own = self.rt.admin().db_path(&self.key);
         let tmp = std::env::temp_dir().display().to_string();
         vec![
             (own.display().to_string(), "{OWN_DB}"),

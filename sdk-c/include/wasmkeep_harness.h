@@ -356,6 +356,15 @@ int32_t wkh_delete_app(const struct wkh_host *host,
 // failing call on this thread; copy it to keep it.
 const char *wkh_last_error(void);
 
+// The kind of the last failed `wkh_` call on this thread, for a test to
+// compare rather than the message's words: the host's failure kinds
+// (`"no-such-class"`, `"needs-cluster"`, `"no-such-socket"`, ...) or the
+// harness's own (`"closed"`, `"no-such-node"`, `"unknown-fault"`, ...).
+// NULL if none failed yet, or the failure has no kind (a bad argument the
+// C layer itself refused, such as a string that is not UTF-8). A static
+// string: it stays valid.
+const char *wkh_last_error_kind(void);
+
 // Sends a request event to an actor and waits for its answer and the end of
 // its event.
 //

@@ -56,7 +56,7 @@ static void requests_and_tables(wkh_host *h) {
     CHECK(wkh_table_read(h, APP, "t", "a", "nope") == NULL && strstr(wkh_last_error(), "init_log"),
           "a missing table names the tables: %s", wkh_last_error());
     CHECK(wkh_request(h, APP, "nope", "a", "GET", "/", NULL, 0, NULL, 0) == NULL &&
-              strstr(wkh_last_error(), "no class"),
+              wkh_last_error_kind() && strcmp(wkh_last_error_kind(), "no-such-class") == 0,
           "an unknown class is refused: %s", wkh_last_error());
 }
 

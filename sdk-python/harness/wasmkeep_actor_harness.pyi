@@ -11,7 +11,9 @@ _Record = tuple[int, str, int, str, int | None, str]
 def chaos_report(seed: int, message: str, records: list[_Record]) -> str: ...
 def chaos_seed_from_env() -> int | None: ...
 
-class HostError(RuntimeError): ...
+class HostError(RuntimeError):
+    kind: str
+
 
 class NativeHost:
     def __init__(

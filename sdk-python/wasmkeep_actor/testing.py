@@ -85,10 +85,18 @@ except ImportError:  # the harness is missing: TestHost() says how to install it
     class HostError(RuntimeError):  # type: ignore[no-redef]
         """The host refused or failed an operation."""
 
+        kind: str
+
 
 #: `HostError`: the host refused or failed an operation: no such app or
 #: class, a class closed to requests (`internal`) or to new actors
-#: (`existing`), a closed host. A `RuntimeError`.
+#: (`existing`), a closed host. A `RuntimeError`. Its `kind` names what
+#: happened, for a test to match on: the host's failure kinds
+#: (`"no-such-app"`, `"no-such-class"`, `"needs-cluster"`, `"no-such-socket"`,
+#: ...) or the harness's own (`"closed"`, `"no-such-node"`). A bad argument
+#: (an unknown fault, an idle limit below an hour, `nodes=0`) is a
+#: `ValueError` with the same `kind` attribute (`"unknown-fault"`,
+#: `"bad-argument"`, `"bad-nodes"`).
 
 def host_version() -> str:
     """The version of the host library the harness was built from."""

@@ -103,7 +103,8 @@ static void failed_durable_delete_answers_500(const char *component) {
     CHECK(strncmp(got, "500 internal: ", 14) == 0, "%s", got);
     send(h, "f", "GET", got, sizeof got);
     CHECK(strcmp(got, "200 0") == 0, "the end of the event removed the files: a new counter: %s", got);
-    CHECK(wkh_arm_fault(h, "no-such-fault", 1) == -1 && strstr(wkh_last_error(), "fail-removal"),
+    CHECK(wkh_arm_fault(h, "no-such-fault", 1) == -1 && wkh_last_error_kind() &&
+              strcmp(wkh_last_error_kind(), "unknown-fault") == 0 && strstr(wkh_last_error(), "fail-removal"),
           "an unknown fault is refused, naming the known ones");
     wkh_host_free(h);
 }

@@ -56,6 +56,12 @@ pub enum RuntimeError {
     /// The event did not complete.
     #[error("{0}")]
     Event(String),
+    /// An argument the API refuses; the message says what to give instead.
+    #[error("{0}")]
+    BadArgument(String),
+    /// The operation needs a cluster node (`Runtime::new_node`).
+    #[error("{0} needs a cluster node (Runtime::new_node); this is a single node")]
+    NeedsCluster(&'static str),
     /// The host failed.
     #[error("host failure: {0}")]
     Host(String),
@@ -77,6 +83,8 @@ impl RuntimeError {
             RuntimeError::TablesTooLarge(_) => FailureKind::TablesTooLarge,
             RuntimeError::TablesTooSlow(_) => FailureKind::TablesTooSlow,
             RuntimeError::Event(_) => FailureKind::Event,
+            RuntimeError::BadArgument(_) => FailureKind::BadArgument,
+            RuntimeError::NeedsCluster(_) => FailureKind::NeedsCluster,
             RuntimeError::Host(_) => FailureKind::Host,
         }
     }

@@ -73,11 +73,16 @@ pub enum FailureKind {
     CallCycle,
     /// A call's target did not answer in the time its caller may wait.
     CallTimedOut,
+    /// An argument the API refuses (an idle limit below its minimum, a
+    /// node id with a `/`): the message says what to give instead.
+    BadArgument,
+    /// The operation needs a cluster node, and this is a single node.
+    NeedsCluster,
 }
 
 impl FailureKind {
     /// Every kind, in declaration order.
-    pub const ALL: [FailureKind; 28] = [
+    pub const ALL: [FailureKind; 30] = [
         FailureKind::NoSuchApp,
         FailureKind::NoSuchClass,
         FailureKind::NoSuchActor,
@@ -106,6 +111,8 @@ impl FailureKind {
         FailureKind::Event,
         FailureKind::CallCycle,
         FailureKind::CallTimedOut,
+        FailureKind::BadArgument,
+        FailureKind::NeedsCluster,
     ];
 
     /// Its name, as the header, the JSON and every harness spell it (`no-such-actor`).
@@ -139,10 +146,12 @@ impl FailureKind {
             FailureKind::Event => "event",
             FailureKind::CallCycle => "call-cycle",
             FailureKind::CallTimedOut => "call-timed-out",
+            FailureKind::BadArgument => "bad-argument",
+            FailureKind::NeedsCluster => "needs-cluster",
         }
     }
 
-    /// The HTTP status that answers it: 404 nothing there, 409 a conflict
+    /// The HTTP status that answers it: 400 a bad argument, 404 nothing there, 409 a conflict
     /// with the app's or the clock's state, 413 too much to read, 503 try
     /// again shortly, 500 the guest or the host failed.
     pub fn status(self) -> u16 {
@@ -153,7 +162,10 @@ impl FailureKind {
             | FailureKind::Internal
             | FailureKind::NotLoaded
             | FailureKind::NoSuchSocket => 404,
-            FailureKind::AppDeleted | FailureKind::RealClock | FailureKind::CallCycle => 409,
+            FailureKind::BadArgument => 400,
+            FailureKind::AppDeleted | FailureKind::RealClock | FailureKind::CallCycle | FailureKind::NeedsCluster => {
+                409
+            }
             FailureKind::TablesTooLarge => 413,
             FailureKind::ShuttingDown
             | FailureKind::Overloaded

@@ -35,3 +35,19 @@ fn the_python_docs_name_every_chaos_step() {
         );
     }
 }
+
+#[test]
+fn the_parity_table_describes_exactly_the_verbs_the_harnesses_bind_by_type() {
+    let toml = repo_file("conformance/harness-parity/verbs.toml");
+    // `name = "…"` lines of the [[verb]] entries, in order.
+    let named: Vec<&str> = toml
+        .lines()
+        .filter_map(|l| l.strip_prefix("name = \""))
+        .filter_map(|rest| rest.strip_suffix('"'))
+        .collect();
+    let typed: Vec<&str> = wasmkeep_host_testing::verbs::Verb::ALL
+        .iter()
+        .map(|v| v.name())
+        .collect();
+    assert_eq!(named, typed, "conformance/harness-parity/verbs.toml against Verb::ALL");
+}

@@ -112,7 +112,7 @@ pub unsafe extern "C" fn wkh_run_chaos(
 ) -> *mut WkhChaosResult {
     guard(std::ptr::null_mut(), || {
         if host.is_null() {
-            return Err("host is NULL: make one with wkh_host_new".to_owned());
+            return Err("host is NULL: make one with wkh_host_new".into());
         }
         let body = body.ok_or("body is NULL: pass the test's function")?;
         // SAFETY: a live host that nothing else uses meanwhile, per the contract.
@@ -159,7 +159,7 @@ pub unsafe extern "C" fn wkh_run_chaos(
                     report: owned(failure.report()),
                 }
             }
-            Err(other) => return Err(other.to_string()),
+            Err(other) => return Err(other.to_string().into()),
         };
         Ok(Box::into_raw(Box::new(result)))
     })

@@ -3,7 +3,7 @@
 //! with `nodes` of 2 or more has them; on a single node they fail, saying so
 //! (`wkh_request_on` is with the other events).
 
-use crate::error::guard;
+use crate::error::{Failure, guard};
 use crate::ffi_str::{arg, owned};
 use crate::host::{WkhHost, actor_key};
 use std::ffi::c_char;
@@ -25,7 +25,7 @@ pub unsafe extern "C" fn wkh_cut_off(host: *const WkhHost, node: u32) -> i32 {
         let n = usize::try_from(node).unwrap_or(usize::MAX);
         host.host
             .cut_off(n)
-            .map_err(|e| format!("cutting node {node} off: {e}"))?;
+            .map_err(|e| Failure::reworded(e, |e| format!("cutting node {node} off: {e}")))?;
         Ok(0)
     })
 }
@@ -49,10 +49,11 @@ pub unsafe extern "C" fn wkh_request_operator_delete(
     guard(std::ptr::null_mut(), || {
         // SAFETY: per the contract.
         let (host, key) = unsafe { (WkhHost::from_ptr(host)?, actor_key(app, class, name)?) };
-        let id = host
-            .host
-            .request_operator_delete(&key)
-            .map_err(|e| format!("the operator delete of {key}: {e} (on one node, wkh_operator_delete)"))?;
+        let id = host.host.request_operator_delete(&key).map_err(|e| {
+            Failure::reworded(e, |e| {
+                format!("the operator delete of {key}: {e} (on one node, wkh_operator_delete)")
+            })
+        })?;
         Ok(owned(id))
     })
 }
@@ -80,7 +81,7 @@ pub unsafe extern "C" fn wkh_set_expire_after_idle(
         let limit = (limit_ms > 0).then(|| Duration::from_millis(limit_ms));
         host.host
             .set_expire_after_idle(app, class, limit)
-            .map_err(|e| e.to_string())?;
+            .map_err(Failure::from)?;
         Ok(0)
     })
 }
@@ -96,7 +97,7 @@ pub unsafe extern "C" fn wkh_run_expiry_passes(host: *const WkhHost) -> usize {
     guard(0, || {
         // SAFETY: per the contract.
         let host = unsafe { WkhHost::from_ptr(host)? };
-        host.host.run_expiry_passes().map_err(|e| e.to_string())
+        host.host.run_expiry_passes().map_err(Failure::from)
     })
 }
 
@@ -114,7 +115,7 @@ pub unsafe extern "C" fn wkh_delete_app(host: *const WkhHost, app: *const c_char
         let (host, app) = unsafe { (WkhHost::from_ptr(host)?, arg(app, "app")?) };
         host.host
             .delete_app(app)
-            .map_err(|e| format!("deleting the app {app}: {e}"))?;
+            .map_err(|e| Failure::reworded(e, |e| format!("deleting the app {app}: {e}")))?;
         Ok(0)
     })
 }

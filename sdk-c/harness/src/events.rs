@@ -1,6 +1,6 @@
 //! Events a test sends: requests, calls, WebSocket traffic.
 
-use crate::error::guard;
+use crate::error::{Failure, guard};
 use crate::ffi_str::{arg, buffer, bytes, free_buffer, free_owned, owned};
 use crate::host::{WkhHost, actor_key};
 use std::ffi::c_char;
@@ -115,7 +115,7 @@ unsafe fn request(
         let mut request_headers = Vec::with_capacity(header_count);
         if header_count > 0 {
             if headers.is_null() {
-                return Err("headers is NULL with header_count > 0".to_owned());
+                return Err("headers is NULL with header_count > 0".into());
             }
             // SAFETY: `header_count` valid headers per the contract.
             for h in unsafe { std::slice::from_raw_parts(headers, header_count) } {
@@ -126,9 +126,11 @@ unsafe fn request(
         }
         let mut req = HttpRequest::new(method, path, body.to_vec());
         req.headers = request_headers;
-        let answered = host.host.request(&key, req, node).map_err(|e| match node {
-            None => format!("{method} {path} to {key}: {e}"),
-            Some(n) => format!("{method} {path} to {key} on node {n}: {e}"),
+        let answered = host.host.request(&key, req, node).map_err(|e| {
+            Failure::reworded(e, |e| match node {
+                None => format!("{method} {path} to {key}: {e}"),
+                Some(n) => format!("{method} {path} to {key} on node {n}: {e}"),
+            })
         })?;
         if let Some(why) = answered.explanation {
             // What the actor logged is what explains a failure.
@@ -312,7 +314,7 @@ pub unsafe extern "C" fn wkh_call(
                 bytes(payload, len, "payload")?,
             )
         };
-        let outcome = host.host.call(&key, payload.to_vec()).map_err(|e| e.to_string())?;
+        let outcome = host.host.call(&key, payload.to_vec()).map_err(Failure::from)?;
         let (status, data) = match outcome {
             Ok(b) => (WkhCallStatus::Ok, b),
             Err(CallFailure::Refused { message, .. }) => (WkhCallStatus::Refused, message.into_bytes()),
@@ -361,7 +363,7 @@ pub unsafe extern "C" fn wkh_socket_open(
                 arg(path, "path")?,
             )
         };
-        host.host.open_socket(&key, path).map_err(|e| e.to_string())
+        host.host.open_socket(&key, path).map_err(Failure::from)
     })
 }
 
@@ -376,7 +378,7 @@ pub unsafe extern "C" fn wkh_socket_send_text(host: *const WkhHost, socket: u64,
         // SAFETY: per the contract.
         let (host, text) = unsafe { (WkhHost::from_ptr(host)?, arg(text, "text")?) };
         let msg = SocketMessage::Text(text.to_owned());
-        host.host.socket_send(socket, msg).map_err(|e| e.to_string())?;
+        host.host.socket_send(socket, msg).map_err(Failure::from)?;
         Ok(0)
     })
 }
@@ -391,7 +393,7 @@ pub unsafe extern "C" fn wkh_socket_send_binary(host: *const WkhHost, socket: u6
         // SAFETY: per the contract.
         let (host, data) = unsafe { (WkhHost::from_ptr(host)?, bytes(data, len, "data")?) };
         let msg = SocketMessage::Binary(data.to_vec());
-        host.host.socket_send(socket, msg).map_err(|e| e.to_string())?;
+        host.host.socket_send(socket, msg).map_err(Failure::from)?;
         Ok(0)
     })
 }
@@ -406,9 +408,7 @@ pub unsafe extern "C" fn wkh_socket_close(host: *const WkhHost, socket: u64, cod
     guard(-1, || {
         // SAFETY: per the contract.
         let (host, reason) = unsafe { (WkhHost::from_ptr(host)?, arg(reason, "reason")?) };
-        host.host
-            .socket_close(socket, code, reason)
-            .map_err(|e| e.to_string())?;
+        host.host.socket_close(socket, code, reason).map_err(Failure::from)?;
         Ok(0)
     })
 }
@@ -428,7 +428,7 @@ pub unsafe extern "C" fn wkh_socket_take(host: *const WkhHost, socket: u64) -> *
         let next = host
             .host
             .socket_next(socket)
-            .map_err(|e| format!("{e} (wkh_socket_open)"))?;
+            .map_err(|e| Failure::reworded(e, |e| format!("{e} (wkh_socket_open)")))?;
         let Some(o) = next else {
             return Ok(std::ptr::null_mut());
         };

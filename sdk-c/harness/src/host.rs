@@ -1,6 +1,6 @@
 //! A host: its runtime, its data directory, its apps.
 
-use crate::error::guard;
+use crate::error::{Failure, guard};
 use crate::ffi_str::{arg, opt_arg, owned};
 use std::ffi::c_char;
 use std::path::PathBuf;
@@ -128,12 +128,14 @@ pub unsafe extern "C" fn wkh_host_new(options: *const WkhHostOptions) -> *mut Wk
             nodes: options.and_then(|o| usize::try_from(o.nodes).ok()).filter(|n| *n > 1),
             ..TestHostOptions::default()
         })
-        .map_err(|e| match e {
-            // The options struct is read as this harness lays it out.
-            TestHostError::BadNodes(_) => {
-                format!("starting the host: {e}; a C program built against an older wasmkeep_harness.h must be rebuilt")
-            }
-            e => format!("starting the host: {e}"),
+        .map_err(|e| {
+            Failure::reworded(e, |e| match e {
+                // The options struct is read as this harness lays it out.
+                TestHostError::BadNodes(_) => format!(
+                    "starting the host: {e}; a C program built against an older wasmkeep_harness.h must be rebuilt"
+                ),
+                e => format!("starting the host: {e}"),
+            })
         })?;
         Ok(Box::into_raw(Box::new(WkhHost { host })))
     })
@@ -174,7 +176,7 @@ pub unsafe extern "C" fn wkh_add_app(
         // SAFETY: per the contract.
         let app = unsafe { arg(app, "app")? };
         if count > 0 && classes.is_null() {
-            return Err("classes is NULL".to_owned());
+            return Err("classes is NULL".into());
         }
         let classes = if count == 0 {
             &[][..]
@@ -196,7 +198,7 @@ pub unsafe extern "C" fn wkh_add_app(
                 },
             });
         }
-        host.host.add_app(app, &specs).map_err(|e| e.to_string())?;
+        host.host.add_app(app, &specs).map_err(Failure::from)?;
         Ok(0)
     })
 }
@@ -211,7 +213,7 @@ pub unsafe extern "C" fn wkh_load_manifest(host: *const WkhHost, path: *const c_
     guard(std::ptr::null_mut(), || {
         // SAFETY: per the contract.
         let (host, path) = unsafe { (WkhHost::from_ptr(host)?, arg(path, "path")?) };
-        let app = host.host.load_manifest(path.as_ref()).map_err(|e| e.to_string())?;
+        let app = host.host.load_manifest(path.as_ref()).map_err(Failure::from)?;
         Ok(owned(app))
     })
 }
@@ -225,7 +227,7 @@ pub unsafe extern "C" fn wkh_data_dir(host: *const WkhHost) -> *mut c_char {
     guard(std::ptr::null_mut(), || {
         // SAFETY: per the contract.
         let host = unsafe { WkhHost::from_ptr(host)? };
-        let dir = host.host.data_dir().map_err(|e| e.to_string())?;
+        let dir = host.host.data_dir().map_err(Failure::from)?;
         Ok(owned(dir.display().to_string()))
     })
 }

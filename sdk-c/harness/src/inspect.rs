@@ -1,7 +1,7 @@
 //! What a test controls and reads besides events: the virtual clock, alarms,
 //! faults, an actor's tables, the host's listings.
 
-use crate::error::guard;
+use crate::error::{Failure, guard};
 use crate::ffi_str::{arg, buffer, free_buffer, free_owned, owned};
 use crate::host::{WkhHost, actor_key};
 use std::ffi::c_char;
@@ -62,10 +62,7 @@ pub struct WkhTable {
 pub unsafe extern "C" fn wkh_now(host: *const WkhHost) -> u64 {
     // SAFETY: per the contract.
     guard(0, || {
-        unsafe { WkhHost::from_ptr(host)? }
-            .host
-            .now_ms()
-            .map_err(|e| e.to_string())
+        unsafe { WkhHost::from_ptr(host)? }.host.now_ms().map_err(Failure::from)
     })
 }
 
@@ -79,7 +76,7 @@ pub unsafe extern "C" fn wkh_advance_clock(host: *const WkhHost, ms: u64) -> u64
     guard(0, || {
         // SAFETY: per the contract.
         let host = unsafe { WkhHost::from_ptr(host)? };
-        host.host.advance_clock(ms).map_err(|e| e.to_string())
+        host.host.advance_clock(ms).map_err(Failure::from)
     })
 }
 
@@ -95,7 +92,7 @@ pub unsafe extern "C" fn wkh_run_due_alarms(host: *const WkhHost) -> usize {
         unsafe { WkhHost::from_ptr(host)? }
             .host
             .run_due_alarms()
-            .map_err(|e| e.to_string())
+            .map_err(Failure::from)
     })
 }
 
@@ -121,7 +118,7 @@ pub unsafe extern "C" fn wkh_run_alarm(
             0 => host.host.run_alarm(&key),
             n => host.host.run_alarm_on(n as usize, &key),
         }
-        .map_err(|e| e.to_string())?;
+        .map_err(Failure::from)?;
         Ok(i32::from(ran))
     })
 }
@@ -141,7 +138,7 @@ pub unsafe extern "C" fn wkh_settle(
     guard(-1, || {
         // SAFETY: per the contract.
         let (host, key) = unsafe { (WkhHost::from_ptr(host)?, actor_key(app, class, name)?) };
-        host.host.settle(&key).map_err(|e| e.to_string())?;
+        host.host.settle(&key).map_err(Failure::from)?;
         Ok(0)
     })
 }
@@ -158,7 +155,7 @@ pub unsafe extern "C" fn wkh_arm_fault(host: *const WkhHost, kind: *const c_char
     guard(-1, || {
         // SAFETY: per the contract.
         let (host, kind) = unsafe { (WkhHost::from_ptr(host)?, arg(kind, "kind")?) };
-        host.host.arm_fault(kind, count).map_err(|e| e.to_string())?;
+        host.host.arm_fault(kind, count).map_err(Failure::from)?;
         Ok(0)
     })
 }
@@ -176,7 +173,7 @@ pub unsafe extern "C" fn wkh_arm_fault_on(host: *const WkhHost, node: u32, kind:
         let (host, kind) = unsafe { (WkhHost::from_ptr(host)?, arg(kind, "kind")?) };
         host.host
             .arm_fault_on(node as usize, kind, count)
-            .map_err(|e| e.to_string())?;
+            .map_err(Failure::from)?;
         Ok(0)
     })
 }
@@ -192,7 +189,7 @@ pub unsafe extern "C" fn wkh_clear_faults(host: *const WkhHost) -> i32 {
         unsafe { WkhHost::from_ptr(host)? }
             .host
             .clear_faults()
-            .map_err(|e| e.to_string())?;
+            .map_err(Failure::from)?;
         Ok(0)
     })
 }
@@ -211,7 +208,7 @@ pub unsafe extern "C" fn wkh_exists(
     guard(-1, || {
         // SAFETY: per the contract.
         let (host, key) = unsafe { (WkhHost::from_ptr(host)?, actor_key(app, class, name)?) };
-        Ok(i32::from(host.host.exists(&key).map_err(|e| e.to_string())?))
+        Ok(i32::from(host.host.exists(&key).map_err(Failure::from)?))
     })
 }
 
@@ -256,10 +253,10 @@ pub unsafe extern "C" fn wkh_table_read(
                 arg(table, "table")?,
             )
         };
-        let tables = host.host.tables(&key).map_err(|e| e.to_string())?;
+        let tables = host.host.tables(&key).map_err(Failure::from)?;
         let names: Vec<String> = tables.iter().map(|(n, _)| n.clone()).collect();
         let Some((_, result)) = tables.into_iter().find(|(n, _)| n == table) else {
-            return Err(format!("actor {key} has no table {table:?} (tables: {names:?})"));
+            return Err(format!("actor {key} has no table {table:?} (tables: {names:?})").into());
         };
         let columns: Box<[*mut c_char]> = result.columns.into_iter().map(owned).collect();
         let column_count = columns.len();
@@ -304,7 +301,7 @@ pub unsafe extern "C" fn wkh_table_free(table: *mut WkhTable) {
 ///
 /// # Safety
 /// `host` is NULL or a live host.
-unsafe fn json_string(host: *const WkhHost, f: impl FnOnce(&TestHost) -> Result<String, String>) -> *mut c_char {
+unsafe fn json_string(host: *const WkhHost, f: impl FnOnce(&TestHost) -> Result<String, Failure>) -> *mut c_char {
     guard(std::ptr::null_mut(), || {
         // SAFETY: per the contract.
         let host = unsafe { WkhHost::from_ptr(host)? };
@@ -313,8 +310,8 @@ unsafe fn json_string(host: *const WkhHost, f: impl FnOnce(&TestHost) -> Result<
 }
 
 /// `value` as JSON text, or what failed.
-fn to_json<T: serde::Serialize>(value: Result<T, TestHostError>) -> Result<String, String> {
-    serde_json::to_string(&value.map_err(|e| e.to_string())?).map_err(|e| e.to_string())
+fn to_json<T: serde::Serialize>(value: Result<T, TestHostError>) -> Result<String, Failure> {
+    serde_json::to_string(&value?).map_err(|e| Failure::from(e.to_string()))
 }
 
 /// Every actor the host knows, as JSON: `[{"app", "class", "name", "status",
@@ -347,7 +344,7 @@ pub unsafe extern "C" fn wkh_logs_json(host: *const WkhHost) -> *mut c_char {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn wkh_metrics(host: *const WkhHost) -> *mut c_char {
     // SAFETY: per the contract.
-    unsafe { json_string(host, |h| h.metrics().map_err(|e| e.to_string())) }
+    unsafe { json_string(host, |h| h.metrics().map_err(Failure::from)) }
 }
 
 /// Hibernates every resident actor (their next event wakes them from their
@@ -362,7 +359,7 @@ pub unsafe extern "C" fn wkh_hibernate_all(host: *const WkhHost) -> i32 {
         unsafe { WkhHost::from_ptr(host)? }
             .host
             .hibernate_all()
-            .map_err(|e| e.to_string())?;
+            .map_err(Failure::from)?;
         Ok(0)
     })
 }

@@ -27,10 +27,11 @@ mod ffi_str;
 mod host;
 mod inspect;
 mod lifecycle;
+pub mod verbs;
 
 pub use chaos::*;
 pub use cluster::*;
-pub use error::wkh_last_error;
+pub use error::{wkh_last_error, wkh_last_error_kind};
 pub use events::*;
 pub use ffi_str::wkh_string_free;
 pub use host::*;
@@ -55,5 +56,17 @@ mod tests {
             fresh == committed,
             "sdk-c/include/wasmkeep_harness.h is stale: run `bash sdk-c/scripts/gen.sh` and commit it"
         );
+    }
+
+    #[test]
+    fn the_c_harness_binds_every_verb() {
+        use wasmkeep_host_testing::verbs::{Binding, Verb};
+        for verb in Verb::ALL {
+            assert!(
+                matches!(crate::verbs::binding(verb), Binding::Bound(_)),
+                "{} is not bound",
+                verb.name()
+            );
+        }
     }
 }

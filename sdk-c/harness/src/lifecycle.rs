@@ -1,7 +1,7 @@
 //! An actor's life as the host and operators see it: restart, operator
 //! delete, deletion status; and starting the host over between tests.
 
-use crate::error::guard;
+use crate::error::{Failure, guard};
 use crate::ffi_str::{free_owned, owned};
 use crate::host::{WkhHost, actor_key};
 use std::ffi::c_char;
@@ -64,7 +64,9 @@ pub unsafe extern "C" fn wkh_restart(
     guard(-1, || {
         // SAFETY: per the contract.
         let (host, key) = unsafe { (WkhHost::from_ptr(host)?, actor_key(app, class, name)?) };
-        host.host.restart(&key).map_err(|e| format!("restarting {key}: {e}"))?;
+        host.host
+            .restart(&key)
+            .map_err(|e| Failure::reworded(e, |e| format!("restarting {key}: {e}")))?;
         Ok(0)
     })
 }
@@ -92,7 +94,7 @@ pub unsafe extern "C" fn wkh_operator_delete(
         let done = host
             .host
             .delete_actor(&key)
-            .map_err(|e| format!("deleting {key} as an operator: {e}"))?;
+            .map_err(|e| Failure::reworded(e, |e| format!("deleting {key} as an operator: {e}")))?;
         let done = match done {
             AdminDeleted::Deleted => WkhAdminDeleted::Deleted,
             AdminDeleted::RemovedUnopenable => WkhAdminDeleted::RemovedUnopenable,
@@ -129,7 +131,7 @@ pub unsafe extern "C" fn wkh_deletion_status(
         let status = host
             .host
             .deletion_status(&key)
-            .map_err(|e| format!("the deletion status of {key}: {e}"))?;
+            .map_err(|e| Failure::reworded(e, |e| format!("the deletion status of {key}: {e}")))?;
         let mut out = WkhDeletion {
             kind: WkhDeletionKind::NotDeleted,
             at_ms: 0,
@@ -181,7 +183,9 @@ pub unsafe extern "C" fn wkh_reset(host: *mut WkhHost) -> i32 {
     guard(-1, || {
         // SAFETY: per the contract.
         let host = unsafe { WkhHost::from_mut_ptr(host)? };
-        host.host.reset().map_err(|e| format!("resetting the host: {e}"))?;
+        host.host
+            .reset()
+            .map_err(|e| Failure::reworded(e, |e| format!("resetting the host: {e}")))?;
         Ok(0)
     })
 }
@@ -203,7 +207,7 @@ pub unsafe extern "C" fn wkh_restart_host(host: *mut WkhHost) -> i32 {
         let host = unsafe { WkhHost::from_mut_ptr(host)? };
         host.host
             .restart_host()
-            .map_err(|e| format!("restarting the host: {e}"))?;
+            .map_err(|e| Failure::reworded(e, |e| format!("restarting the host: {e}")))?;
         Ok(0)
     })
 }

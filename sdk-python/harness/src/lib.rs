@@ -25,16 +25,29 @@ pyo3::create_exception!(
     "The host refused or failed an operation (no such app or class, a class closed to requests, a closed host, ...)."
 );
 
+pub mod verbs;
+
 fn err(e: impl std::fmt::Display) -> PyErr {
     HostError::new_err(e.to_string())
 }
 
-/// A bad argument is Python's `ValueError`; anything else the host refused is `HostError`.
+/// A bad argument is Python's `ValueError`; anything else the host refused is
+/// `HostError`. Either carries the failure's kind as `kind` (`"no-such-node"`,
+/// `"needs-cluster"`, `"bad-argument"`, ...), for tests to match on rather
+/// than the message's words.
 fn host_err(e: TestHostError) -> PyErr {
-    match e {
-        TestHostError::UnknownFault(_) | TestHostError::UnknownAccess { .. } => PyValueError::new_err(e.to_string()),
-        other => err(other),
-    }
+    let kind = e.kind();
+    let raised = if kind.is_bad_argument() {
+        PyValueError::new_err(e.to_string())
+    } else {
+        HostError::new_err(e.to_string())
+    };
+    Python::attach(|py| {
+        // Setting an attribute on a fresh exception instance does not fail
+        // short of memory; the message still says what happened if it does.
+        let _ = raised.value(py).setattr("kind", kind.as_str());
+    });
+    raised
 }
 
 fn key(app: String, class: String, name: String) -> ActorKey {

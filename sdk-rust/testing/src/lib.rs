@@ -20,6 +20,7 @@
 mod build;
 mod chaos;
 mod harness;
+pub mod verbs;
 
 pub use build::{component_of, component_with_features};
 pub use chaos::{ChaosFailure, ChaosRecord, ChaosStep, run_chaos};

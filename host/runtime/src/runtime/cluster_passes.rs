@@ -65,11 +65,11 @@ impl ClusterPasses<'_> {
     /// Sets (or with `None` removes) a class's `expire-after-idle`.
     ///
     /// # Errors
-    /// [`RuntimeError::Host`] for a limit below one hour.
+    /// [`RuntimeError::BadArgument`] for a limit below one hour.
     pub fn set_expire_after_idle(&self, app: &str, class: &str, limit: Option<Duration>) -> Result<(), RuntimeError> {
         let k = (app.to_owned(), class.to_owned());
         match limit {
-            Some(d) if d < crate::manifest::MIN_EXPIRE_AFTER_IDLE => Err(RuntimeError::Host(format!(
+            Some(d) if d < crate::manifest::MIN_EXPIRE_AFTER_IDLE => Err(RuntimeError::BadArgument(format!(
                 "expire-after-idle for {app} {class}: {d:?} is below the minimum of one hour: give at least 3600 s (3600000 ms); no limit (0 in C) removes it"
             ))),
             Some(d) => {

@@ -33,10 +33,7 @@ impl<'a> DevControls<'a> {
     /// # Errors
     /// This runtime is a single node.
     pub fn cut_off(&self) -> Result<(), RuntimeError> {
-        let c = self
-            .host
-            .cluster()
-            .ok_or_else(|| RuntimeError::Host("cut_off needs a cluster node (Runtime::new_node)".into()))?;
+        let c = self.host.cluster().ok_or(RuntimeError::NeedsCluster("cut_off"))?;
         c.cluster.cut_off(&c.node);
         Ok(())
     }

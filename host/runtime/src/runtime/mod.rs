@@ -147,7 +147,7 @@ impl Runtime {
         node: &str,
     ) -> Result<Self, RuntimeError> {
         if node.is_empty() || node.contains('/') {
-            return Err(RuntimeError::Host(format!(
+            return Err(RuntimeError::BadArgument(format!(
                 "node id {node:?} must be non-empty and have no '/'"
             )));
         }

@@ -7,11 +7,13 @@
 mod chaos_applied;
 mod clock;
 mod cluster;
+mod error;
 mod events;
 mod failure_explanation;
 mod inspect;
 
 pub use chaos_applied::LOST_ANSWER_HEADER;
+pub use error::{TestHostError, TestHostErrorKind, UnknownTestHostErrorKind};
 pub use events::TestAnswer;
 pub use failure_explanation::QUIET_VAR;
 pub use inspect::sql_value_json;
@@ -26,7 +28,7 @@ use std::time::Duration;
 use wasmkeep_host::clock::VirtualClock;
 use wasmkeep_host::{
     Access, ActorInfo, ActorKey, CallFailure, ClassSpec, Cluster, FaultKind, HttpRequest, HttpResponse, LogLine,
-    Outbound, QueryResult, Runtime, RuntimeConfig, RuntimeError, SocketHandle, SocketMessage, SqlValue,
+    Outbound, QueryResult, Runtime, RuntimeConfig, SocketHandle, SocketMessage, SqlValue,
 };
 
 /// The most nodes a test host runs: each is a whole runtime with its threads.
@@ -50,51 +52,6 @@ pub struct TestHostOptions {
     /// passes (operator deletes, app tombstones, idle expiry) run as the
     /// clock moves, at a real clock's cadence.
     pub nodes: Option<usize>,
-}
-
-/// Why a harness operation failed.
-#[derive(Debug, thiserror::Error)]
-pub enum TestHostError {
-    /// The host was closed.
-    #[error("the host is closed: make a new one")]
-    Closed,
-    /// The runtime refused or failed.
-    #[error(transparent)]
-    Runtime(#[from] RuntimeError),
-    /// A fault name that is not one.
-    #[error("unknown fault {0:?} (known: {known})", known = FaultKind::ALL.map(FaultKind::name).join(", "))]
-    UnknownFault(String),
-    /// An access that is not one.
-    #[error("class {class}: access {access:?} is not open, existing or internal")]
-    UnknownAccess {
-        /// The class.
-        class: String,
-        /// What was given.
-        access: String,
-    },
-    /// A socket this host did not open.
-    #[error("no socket {0} was opened by this host")]
-    NoSuchSocket(u64),
-    /// A node the host does not run.
-    #[error("no node {node}: the host runs {nodes} (nodes are numbered from 1)")]
-    NoSuchNode {
-        /// The node asked for.
-        node: usize,
-        /// How many there are.
-        nodes: usize,
-    },
-    /// A node count a test host does not run.
-    #[error("nodes = {0}: a test host runs 1 to {MOST_NODES} nodes (1 is a single node, 2 or more a local cluster)")]
-    BadNodes(usize),
-    /// A cluster verb on a single node.
-    #[error("this needs a cluster: start the host with nodes = 2 or more")]
-    NeedsCluster,
-    /// The cluster's bucket refused or failed.
-    #[error("{0}")]
-    Cluster(String),
-    /// The temporary data directory could not be made.
-    #[error("creating a temporary data directory: {0}")]
-    TempDir(#[source] std::io::Error),
 }
 
 /// A test's host. Closing it (or dropping it) hibernates its actors and

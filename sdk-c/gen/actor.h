@@ -176,6 +176,16 @@ typedef struct wasmkeep_actor_context_deletion_t {
   wasmkeep_actor_context_deletion_cause_t   cause;
 } wasmkeep_actor_context_deletion_t;
 
+// Why the current event is failing, as the guest's language tells it.
+typedef struct wasmkeep_actor_context_failure_report_t {
+  // One line: what failed (`TypeError: x is not a function`,
+  // `ValueError: no such plan`, the text a Rust panic carries).
+  actor_string_t   message;
+  // Where, as the language prints it (a stack, a traceback, a
+  // panic's location), or empty.
+  actor_string_t   detail;
+} wasmkeep_actor_context_failure_report_t;
+
 typedef struct {
   bool is_some;
   wasmkeep_actor_context_deletion_t val;
@@ -291,7 +301,7 @@ typedef struct {
   } val;
 } exports_wasmkeep_actor_events_result_list_u8_string_t;
 
-// Imported Functions from `wasmkeep:actor/storage@0.2.2`
+// Imported Functions from `wasmkeep:actor/storage@0.2.3`
 // Runs SQL and returns the number of rows it changed.
 // 
 // With parameters the text must be one statement (`?1`, `?2`, ... or `?`
@@ -362,7 +372,7 @@ extern void wasmkeep_actor_storage_delete_self(void);
 //   the bucket holds. Calling it again is safe.
 extern bool wasmkeep_actor_storage_delete_self_durable(wasmkeep_actor_storage_sql_error_t *err);
 
-// Imported Functions from `wasmkeep:actor/alarms@0.2.2`
+// Imported Functions from `wasmkeep:actor/alarms@0.2.3`
 // The pending alarm, in milliseconds since the Unix epoch, or none.
 // None after `delete-self-durable` answered `ok` in this event.
 extern bool wasmkeep_actor_alarms_get_alarm(uint64_t *ret);
@@ -374,7 +384,7 @@ extern void wasmkeep_actor_alarms_set_alarm(uint64_t at);
 // `delete-self-durable` answered `ok` in this event.
 extern void wasmkeep_actor_alarms_clear_alarm(void);
 
-// Imported Functions from `wasmkeep:actor/context@0.2.2`
+// Imported Functions from `wasmkeep:actor/context@0.2.3`
 // This actor's address.
 extern void wasmkeep_actor_context_self_address(wasmkeep_actor_context_address_t *ret);
 // The app this actor belongs to, as `tenant/app`.
@@ -393,8 +403,16 @@ extern void wasmkeep_actor_context_log(wasmkeep_actor_context_log_level_t level,
 // event that deletes the actor it still answers the earlier deletion, if
 // any.
 extern bool wasmkeep_actor_context_previous_deletion(wasmkeep_actor_context_deletion_t *ret);
+// Tells the host why the current event is about to fail: the SDKs
+// call it from their event wrappers when a handler throws, raises or
+// panics, just before the event traps. The host answers the failed
+// event with it (a request's 500 body, a caller's `failed`) instead of
+// what the guest printed, so it needs no knowledge of each language's
+// panic format. The last report of an event counts; an event that does
+// not fail after all ignores it. It does not end the event.
+extern void wasmkeep_actor_context_report_failure(wasmkeep_actor_context_failure_report_t *report);
 
-// Imported Functions from `wasmkeep:actor/sockets@0.2.2`
+// Imported Functions from `wasmkeep:actor/sockets@0.2.3`
 // Sends a message to one of the actor's sockets.
 extern bool wasmkeep_actor_sockets_send(wasmkeep_actor_sockets_socket_id_t socket, wasmkeep_actor_sockets_message_t *message, wasmkeep_actor_sockets_socket_error_t *err);
 // Closes a socket with a WebSocket close code (1000 normal, 4000-4999
@@ -403,17 +421,17 @@ extern bool wasmkeep_actor_sockets_close(wasmkeep_actor_sockets_socket_id_t sock
 // The actor's open sockets.
 extern void wasmkeep_actor_sockets_open_sockets(wasmkeep_actor_sockets_list_socket_id_t *ret);
 
-// Imported Functions from `wasmkeep:actor/calls@0.2.2`
+// Imported Functions from `wasmkeep:actor/calls@0.2.3`
 // Runs `on-call` on the target actor (creating it if its class allows)
 // and returns its answer. The caller waits; the callee runs its event in
 // its own mailbox, after the events queued there.
 extern bool wasmkeep_actor_calls_call(wasmkeep_actor_calls_address_t *target, actor_list_u8_t *payload, actor_list_u8_t *ret, wasmkeep_actor_calls_call_error_t *err);
 
-// Imported Functions from `wasmkeep:actor/http@0.2.2`
+// Imported Functions from `wasmkeep:actor/http@0.2.3`
 // Sends the answer. An event that never sets it is answered 500.
 extern void wasmkeep_actor_http_static_response_outparam_set(wasmkeep_actor_http_own_response_outparam_t out, wasmkeep_actor_http_response_t *response);
 
-// Exported Functions from `wasmkeep:actor/events@0.2.2`
+// Exported Functions from `wasmkeep:actor/events@0.2.3`
 void exports_wasmkeep_actor_events_on_init(void);
 void exports_wasmkeep_actor_events_on_request(exports_wasmkeep_actor_events_request_t *request, exports_wasmkeep_actor_events_own_response_outparam_t out);
 void exports_wasmkeep_actor_events_on_alarm(void);
@@ -461,6 +479,8 @@ void wasmkeep_actor_storage_result_void_sql_error_free(wasmkeep_actor_storage_re
 void actor_option_u64_free(actor_option_u64_t *ptr);
 
 void wasmkeep_actor_context_address_free(wasmkeep_actor_context_address_t *ptr);
+
+void wasmkeep_actor_context_failure_report_free(wasmkeep_actor_context_failure_report_t *ptr);
 
 void wasmkeep_actor_context_option_deletion_free(wasmkeep_actor_context_option_deletion_t *ptr);
 

@@ -1,4 +1,4 @@
-/* wasmkeep.h: the C SDK for wasmkeep actors (WIT package wasmkeep:actor@0.2.2).
+/* wasmkeep.h: the C SDK for wasmkeep actors (WIT package wasmkeep:actor@0.2.3).
  *
  * An actor is a C file that includes this header and defines the events it
  * answers (wk_on_request, wk_on_init, ...; see "Events" below). Build it into a
@@ -36,7 +36,7 @@ extern "C" {
 /** The SDK's version, also returned by wk_version(). */
 #define WASMKEEP_VERSION "0.2.0"
 /** The WIT package the SDK is built on. */
-#define WASMKEEP_WIT_PACKAGE "wasmkeep:actor@0.2.2"
+#define WASMKEEP_WIT_PACKAGE "wasmkeep:actor@0.2.3"
 
 /** WASMKEEP_VERSION, as a static string (never freed). */
 const char *wk_version(void);
@@ -303,6 +303,14 @@ typedef enum wk_log_level { WK_LOG_DEBUG = 0, WK_LOG_INFO = 1, WK_LOG_WARN = 2, 
 /** Writes a printf-formatted line to the host's log, tagged with the actor's
  * address. */
 void wk_log(wk_log_level level, const char *format, ...) __attribute__((format(printf, 2, 3)));
+
+/** Fails the current event: the printf-formatted message is reported to the
+ * host (`context.report-failure`), which answers the event with it (a
+ * request's 500 body, a caller's `failed` error), then the event traps. Does
+ * not return. What the event wrote outside an open transaction is kept; an
+ * open transaction is rolled back. The SDK's own fatal errors (out of memory)
+ * are reported the same way. */
+_Noreturn void wk_fail(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 /** How an earlier incarnation of this address was deleted. */
 typedef enum wk_deletion_cause {

@@ -1,6 +1,7 @@
 /* Alarms, the actor's context (address, app, clock, log) and its previous deletion. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 #include "internal.h"
@@ -81,6 +82,41 @@ void wk_log(wk_log_level level, const char *format, ...) {
     actor_string_t text = {(uint8_t *)line, (size_t)n};
     wasmkeep_actor_context_log((wasmkeep_actor_context_log_level_t)level, &text);
     free(line);
+}
+
+void wk__report_failure(const char *message) {
+    /* A string passed to the host is read in place: reporting allocates
+     * nothing, so it works when memory ran out. */
+    wasmkeep_actor_context_failure_report_t report = {
+        .message = {(uint8_t *)message, strlen(message)},
+        .detail = {(uint8_t *)"", 0},
+    };
+    wasmkeep_actor_context_report_failure(&report);
+}
+
+void wk_fail(const char *format, ...) {
+    char fixed[1024];
+    va_list args;
+    va_start(args, format);
+    int n = vsnprintf(fixed, sizeof fixed, format, args);
+    va_end(args);
+    char *message = fixed;
+    if (n >= (int)sizeof fixed) {
+        /* Longer than the buffer: format it again whole, if memory allows. */
+        char *whole = malloc((size_t)n + 1);
+        if (whole) {
+            va_start(args, format);
+            vsnprintf(whole, (size_t)n + 1, format, args);
+            va_end(args);
+            message = whole;
+        }
+    } else if (n < 0) {
+        message = "wk_fail: the message's format is not valid";
+    }
+    wk__report_failure(message);
+    /* Also on stderr, which `wasmkeep-shim serve` shows in its log. */
+    fprintf(stderr, "wasmkeep: the event failed: %s\n", message);
+    abort();
 }
 
 const char *wk_deletion_cause_name(wk_deletion_cause cause) {

@@ -7,6 +7,9 @@
 
 /* A borrowed C string as the bindings' string (no copy). */
 actor_string_t wk__str(const char *s);
+/* Tells the host why the event is failing (context.report-failure), before
+ * the SDK traps it; allocates nothing. */
+void wk__report_failure(const char *message);
 
 /* Takes a string the bindings allocated and returns it NUL-terminated,
  * reusing its buffer (the bindings allocate with realloc); the source is left

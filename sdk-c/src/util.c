@@ -53,7 +53,10 @@ int wk__sql_outside_event(const char *what, wk_sql_error *err) {
 
 void wk__enter_event(void) {
     if (outside_call) {
-        fprintf(stderr, "wasmkeep: every event of this actor fails: " OUTSIDE_EVENT_MESSAGE "\n", outside_call);
+        char message[512];
+        snprintf(message, sizeof message, "every event of this actor fails: " OUTSIDE_EVENT_MESSAGE, outside_call);
+        wk__report_failure(message);
+        fprintf(stderr, "wasmkeep: %s\n", message);
         abort();
     }
     wk__in_event = true;
@@ -65,7 +68,10 @@ void *wk__alloc(size_t n) {
     void *p = malloc(n ? n : 1);
     if (!p) {
         /* The event traps; the host shows this line with the trap. */
-        fprintf(stderr, "wasmkeep: out of memory: allocating %zu bytes failed\n", n);
+        char message[96];
+        snprintf(message, sizeof message, "out of memory: allocating %zu bytes failed", n);
+        wk__report_failure(message);
+        fprintf(stderr, "wasmkeep: %s\n", message);
         abort();
     }
     return p;

@@ -18,7 +18,7 @@ import traceback
 from types import ModuleType
 from typing import Any, Callable, TypeVar
 
-from ._wit import Err, during_event
+from ._wit import Err, context, during_event
 from ._wit import http as _h
 from ._wit import types as _t
 from .actor import Actor
@@ -68,28 +68,40 @@ def headline(err: BaseException) -> str:
     return f"{name}: {message}" if message else name
 
 
-def describe(err: BaseException) -> str:
-    """`ExceptionType: message` first, then the traceback (from the actor's
-    code: this module's frames are left out), as Python prints it."""
+def _trace(err: BaseException) -> str:
+    """The traceback as Python prints it, from the actor's code (this
+    module's frames are left out), or empty."""
     tb = err.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
         tb = tb.tb_next
     try:
-        trace = "".join(traceback.format_exception(type(err), err, tb)).rstrip()
+        return "".join(traceback.format_exception(type(err), err, tb)).rstrip()
     except BaseException:  # noqa: BLE001
-        trace = ""
+        return ""
+
+
+def describe(err: BaseException) -> str:
+    """`ExceptionType: message` first, then the traceback (from the actor's
+    code: this module's frames are left out), as Python prints it."""
+    trace = _trace(err)
     return f"{headline(err)}\n{trace}" if trace else headline(err)
 
 
-def _report(what: str, err: BaseException, outcome: str = "the event failed") -> str:
-    """Writes an exception that escapes a handler to stderr (a failed
-    event's answer is the guest's output, so this comes first in it), then to
-    the host's log. Never raises: reporting must not hide the failure."""
+def _report(what: str, err: BaseException, outcome: str = "the event failed", failing: bool = True) -> str:
+    """Tells the host why the event fails (`context.report-failure`, which
+    the failed event's answer carries), then writes it to the host's log.
+    An event that is not failing (`failing=False`: an exception that answers
+    a call `rejected`) is only logged. Never raises: reporting must not hide
+    the failure."""
     text = describe(err)
-    try:
-        print(text, file=sys.stderr, flush=True)
-    except BaseException:  # noqa: BLE001 (reporting must never hide the original failure)
-        pass
+    if failing:
+        try:
+            context.report_failure(context.FailureReport(headline(err), _trace(err)))
+        except BaseException:  # noqa: BLE001 (outside a component, or the call failed: stderr instead)
+            try:
+                print(text, file=sys.stderr, flush=True)
+            except BaseException:  # noqa: BLE001
+                pass
     try:
         log.error(f"{what} raised ({outcome}): {text}")
     except BaseException:  # noqa: BLE001
@@ -207,7 +219,7 @@ def events_for(module: ModuleType) -> type:
             try:
                 answer = a.on_call(bytes(payload), who)
             except Exception as err:  # noqa: BLE001 (every exception answers the caller `rejected`)
-                _report("on_call", err, 'the caller gets CallRejected')
+                _report("on_call", err, "the caller gets CallRejected", failing=False)
                 raise Err(str(err) or type(err).__name__) from None
             # The caller hears the answer only once what this call wrote is kept.
             try:

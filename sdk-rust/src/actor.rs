@@ -111,6 +111,7 @@ pub trait Actor {
     /// # struct A;
     /// impl wasmkeep_actor::Actor for A {
     ///     fn on_alarm() {
+        crate::failure_report::report_panics();
     ///         wasmkeep_actor::context::info("tick");
     ///         wasmkeep_actor::alarms::set_in(std::time::Duration::from_secs(60));
     ///     }
@@ -154,6 +155,7 @@ pub trait Actor {
     /// # struct A;
     /// impl Actor for A {
     ///     fn on_socket_open(socket: SocketId, path: String) {
+        crate::failure_report::report_panics();
     ///         let _ = sockets::send_text(socket, &format!("welcome to {path}"));
     ///     }
     /// }
@@ -189,6 +191,7 @@ pub trait Actor {
     /// # struct A;
     /// impl Actor for A {
     ///     fn on_socket_close(socket: SocketId, code: u16, reason: String) {
+        crate::failure_report::report_panics();
     ///         context::info(format_args!("socket {socket} closed: {code} {reason}"));
     ///     }
     /// }
@@ -205,10 +208,12 @@ pub struct Adapter<A: ?Sized>(PhantomData<A>);
 
 impl<A: Actor + ?Sized> wit_events::Guest for Adapter<A> {
     fn on_init() {
+        crate::failure_report::report_panics();
         A::on_init();
     }
 
     fn on_request(request: wit_http::Request, out: wit_http::ResponseOutparam) {
+        crate::failure_report::report_panics();
         A::on_request_with(Request::from_wit(request), Responder::new(out));
     }
 
@@ -217,6 +222,7 @@ impl<A: Actor + ?Sized> wit_events::Guest for Adapter<A> {
     }
 
     fn on_call(caller: Option<wit_types::Address>, payload: Vec<u8>) -> Result<Vec<u8>, String> {
+        crate::failure_report::report_panics();
         let answer = A::on_call(caller.map(Address::from_wit), payload)?;
         // The caller hears Ok only once what this call wrote is kept.
         crate::storage::flush().map_err(|e| format!("the call's writes are not known to be kept ({e}); try again"))?;
@@ -228,6 +234,7 @@ impl<A: Actor + ?Sized> wit_events::Guest for Adapter<A> {
     }
 
     fn on_socket_message(socket: SocketId, message: wit_types::Message) {
+        crate::failure_report::report_panics();
         A::on_socket_message(socket, Message::from_wit(message));
     }
 

@@ -7,7 +7,7 @@
 //! answer them by implementing [`Actor`] and exporting the type with
 //! [`export!`].
 //!
-//! The crate wraps the WIT package `wasmkeep:actor@0.2.2`; the generated
+//! The crate wraps the WIT package `wasmkeep:actor@0.2.3`; the generated
 //! bindings are private.
 //!
 //! # Quick start
@@ -52,6 +52,7 @@ mod actor;
 pub mod alarms;
 pub mod calls;
 pub mod context;
+mod failure_report;
 pub mod http;
 #[cfg(feature = "serde")]
 mod serde_support;
@@ -77,9 +78,9 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The version of the WIT package this SDK is built on.
 ///
 /// ```
-/// assert_eq!(wasmkeep_actor::WIT_PACKAGE, "wasmkeep:actor@0.2.2");
+/// assert_eq!(wasmkeep_actor::WIT_PACKAGE, "wasmkeep:actor@0.2.3");
 /// ```
-pub const WIT_PACKAGE: &str = "wasmkeep:actor@0.2.2";
+pub const WIT_PACKAGE: &str = "wasmkeep:actor@0.2.3";
 
 /// Not public API: what [`export!`] expands to. May change in any release.
 #[doc(hidden)]

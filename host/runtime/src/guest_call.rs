@@ -43,8 +43,9 @@ pub(crate) fn deadline_ticks(host: &Host) -> u64 {
     (host.config().event_timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
 }
 
-/// What a failed guest call says to whoever waits for the event: what the
-/// guest printed last (a panic's message), then the trap's own reason. The
+/// What a failed guest call says to whoever waits for the event: the
+/// guest's failure report (or, from an older component, what it printed
+/// last), then the trap's own reason. The
 /// wasm backtrace is for the host's log, not for an HTTP client (ADR 012).
 pub(crate) fn describe_trap(host: &Host, store: &Store<HostState>, e: &wasmtime::Error) -> String {
     let key = &store.data().key;
@@ -60,7 +61,7 @@ pub(crate) fn describe_trap(host: &Host, store: &Store<HostState>, e: &wasmtime:
         let reason = trap.map_or_else(|| e.root_cause().to_string(), ToString::to_string);
         format!("the event trapped ({reason}; the host's log has its backtrace)")
     };
-    let output = store.data().event_output();
+    let output = store.data().failure_text();
     if !output.is_empty() {
         msg = format!("{output}\n{msg}");
     }

@@ -78,6 +78,10 @@ pub(crate) struct EventState {
     pub chain: Vec<ActorKey>,
     /// When the event's time is up (calls wait no longer than that).
     pub deadline: Option<std::time::Instant>,
+    /// Why the guest says the event is failing (`report-failure`, 0.2.3):
+    /// a failed event is answered with it rather than with what the guest
+    /// printed.
+    pub failure_report: Option<String>,
 }
 
 /// The data of one actor's store.
@@ -150,10 +154,19 @@ impl HostState {
         self.stderr.contents().len() > OUTPUT_BUFFER / 2
     }
 
-    /// The last lines the guest wrote to stderr/stdout during this event (panic messages), for error reports.
     /// What the guest printed in the current event, for a failure's answer:
     /// the engines' own noise left out, and when it is long its first 30
     /// lines (where the SDKs put the message) and its last 10.
+    /// Why the current event failed, in the guest's words: its
+    /// `report-failure` if it made one (SDKs built against 0.2.3 do), else
+    /// what it printed (components built against 0.2.0 to 0.2.2).
+    pub(crate) fn failure_text(&self) -> String {
+        match &self.ev.failure_report {
+            Some(report) => crate::guest_output::for_answer(report),
+            None => self.event_output(),
+        }
+    }
+
     pub(crate) fn event_output(&self) -> String {
         let bytes = self.stderr.contents();
         crate::guest_output::for_answer(&String::from_utf8_lossy(
@@ -426,16 +439,19 @@ impl context::Host for HostState {
         Ok(Some(context::Deletion { at, cause }))
     }
 
-    fn log(&mut self, level: context::LogLevel, mut message: String) -> R<()> {
-        const MAX_LINE: usize = 8 << 10;
-        if message.len() > MAX_LINE {
-            let mut cut = MAX_LINE;
-            while !message.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            message.truncate(cut);
-            message.push_str(" … (cut at 8 KiB)");
+    fn report_failure(&mut self, report: context::FailureReport) -> R<()> {
+        let mut text = report.message;
+        if !report.detail.trim().is_empty() {
+            text.push('\n');
+            text.push_str(&report.detail);
         }
+        cut_at(&mut text, MAX_REPORT);
+        self.ev.failure_report = Some(text);
+        Ok(())
+    }
+
+    fn log(&mut self, level: context::LogLevel, mut message: String) -> R<()> {
+        cut_at(&mut message, MAX_LOG_LINE);
         let actor = &self.key;
         match level {
             context::LogLevel::Debug => tracing::debug!(target: "actor", %actor, "{message}"),
@@ -521,5 +537,23 @@ impl http::HostResponseOutparam for HostState {
         // Dropped without an answer: the sender goes, and the event's end answers 500.
         self.table.delete(rep)?;
         Ok(())
+    }
+}
+
+/// The longest log line kept whole.
+const MAX_LOG_LINE: usize = 8 << 10;
+/// The longest failure report kept whole (a deep stack fits; the answer
+/// keeps its head and tail lines anyway).
+const MAX_REPORT: usize = 64 << 10;
+
+/// Cuts `text` to at most `max` bytes (on a character boundary), saying so.
+fn cut_at(text: &mut String, max: usize) {
+    if text.len() > max {
+        let mut cut = max;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str(&format!(" … (cut at {} KiB)", max >> 10));
     }
 }

@@ -51,3 +51,29 @@ fn the_parity_table_describes_exactly_the_verbs_the_harnesses_bind_by_type() {
         .collect();
     assert_eq!(named, typed, "conformance/harness-parity/verbs.toml against Verb::ALL");
 }
+
+#[test]
+fn every_sdk_reports_the_wit_package_of_wit_actor_wit() {
+    let wit = repo_file("wit/actor.wit");
+    let package = wit
+        .lines()
+        .find_map(|l| l.strip_prefix("package ").and_then(|p| p.strip_suffix(';')))
+        .expect("wit/actor.wit has a package line");
+    let quoted = format!("\"{package}\"");
+    for (sdk, file) in [
+        ("Rust", "sdk-rust/src/lib.rs"),
+        ("TypeScript", "sdk-ts/src/index.ts"),
+        ("Python", "sdk-python/wasmkeep_actor/__init__.py"),
+        ("C", "sdk-c/include/wasmkeep.h"),
+    ] {
+        let text = repo_file(file);
+        let line = text
+            .lines()
+            .find(|l| l.contains("WIT_PACKAGE") && l.contains("\"wasmkeep:actor@"))
+            .unwrap_or_else(|| panic!("{file} declares no WIT_PACKAGE"));
+        assert!(
+            line.contains(&quoted),
+            "the {sdk} SDK reports {line:?}, wit/ is {package}"
+        );
+    }
+}

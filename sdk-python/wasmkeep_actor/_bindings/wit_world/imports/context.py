@@ -39,6 +39,14 @@ class Deletion:
     at: int
     cause: DeletionCause
 
+@dataclass
+class FailureReport:
+    """
+    Why the current event is failing, as the guest's language tells it.
+    """
+    message: str
+    detail: str
+
 
 def self_address() -> types.Address:
     """
@@ -71,5 +79,16 @@ def previous_deletion() -> Optional[Deletion]:
     webhook for a deleted account) can refuse to recreate state. Inside the
     event that deletes the actor it still answers the earlier deletion, if
     any.
+    """
+    raise NotImplementedError
+def report_failure(report: FailureReport) -> None:
+    """
+    Tells the host why the current event is about to fail: the SDKs
+    call it from their event wrappers when a handler throws, raises or
+    panics, just before the event traps. The host answers the failed
+    event with it (a request's 500 body, a caller's `failed`) instead of
+    what the guest printed, so it needs no knowledge of each language's
+    panic format. The last report of an event counts; an event that does
+    not fail after all ignores it. It does not end the event.
     """
     raise NotImplementedError

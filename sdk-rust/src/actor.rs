@@ -111,7 +111,6 @@ pub trait Actor {
     /// # struct A;
     /// impl wasmkeep_actor::Actor for A {
     ///     fn on_alarm() {
-        crate::failure_report::report_panics();
     ///         wasmkeep_actor::context::info("tick");
     ///         wasmkeep_actor::alarms::set_in(std::time::Duration::from_secs(60));
     ///     }
@@ -155,7 +154,6 @@ pub trait Actor {
     /// # struct A;
     /// impl Actor for A {
     ///     fn on_socket_open(socket: SocketId, path: String) {
-        crate::failure_report::report_panics();
     ///         let _ = sockets::send_text(socket, &format!("welcome to {path}"));
     ///     }
     /// }
@@ -191,7 +189,6 @@ pub trait Actor {
     /// # struct A;
     /// impl Actor for A {
     ///     fn on_socket_close(socket: SocketId, code: u16, reason: String) {
-        crate::failure_report::report_panics();
     ///         context::info(format_args!("socket {socket} closed: {code} {reason}"));
     ///     }
     /// }
@@ -218,6 +215,7 @@ impl<A: Actor + ?Sized> wit_events::Guest for Adapter<A> {
     }
 
     fn on_alarm() {
+        crate::failure_report::report_panics();
         A::on_alarm();
     }
 
@@ -230,6 +228,7 @@ impl<A: Actor + ?Sized> wit_events::Guest for Adapter<A> {
     }
 
     fn on_socket_open(socket: SocketId, path: String) {
+        crate::failure_report::report_panics();
         A::on_socket_open(socket, path);
     }
 
@@ -239,6 +238,7 @@ impl<A: Actor + ?Sized> wit_events::Guest for Adapter<A> {
     }
 
     fn on_socket_close(socket: SocketId, code: u16, reason: String) {
+        crate::failure_report::report_panics();
         A::on_socket_close(socket, code, reason);
     }
 }

@@ -9,7 +9,7 @@ import { join } from "node:path";
 
 const PARTS = ["quickjs-storage.wasm", "wasmkeep-ts-compose"];
 /** What the parts are built from, relative to the repository root. */
-const INPUTS = ["sdk-ts/quickjs-storage", "sdk-ts/compose", "wit"];
+const INPUTS = ["sdk-ts/native/quickjs-storage", "sdk-ts/native/compose", "wit"];
 
 /** The newest modification time of any file under `dir` (target/ and node_modules/ left out). */
 export function newestUnder(dir) {

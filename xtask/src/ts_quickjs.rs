@@ -3,10 +3,11 @@
 //! `sdk-ts/bin/native/`, where `wasmkeep-build` looks for them and
 //! `sdk-ts/scripts/pack.js` ships them:
 //!
-//! - `quickjs-storage.wasm`: the storage adapter (`sdk-ts/quickjs-storage`,
-//!   a wasm32 component built with the guest toolchain);
+//! - `quickjs-storage.wasm`: the storage adapter
+//!   (`sdk-ts/native/quickjs-storage`, a wasm32 component built with the
+//!   guest toolchain);
 //! - `wasmkeep-ts-compose`: the composer that plugs it into each actor
-//!   (`sdk-ts/compose`, a native binary).
+//!   (`sdk-ts/native/compose`, a native binary).
 //!
 //! Unchanged files are not rewritten, so their modification times hold; the
 //! stamp `.parts-built` beside them is, and says the composer's profile.
@@ -21,7 +22,7 @@ pub(crate) fn build(root: &Path, release: bool) -> Result<()> {
     fs::create_dir_all(&native).with_context(|| format!("creating {}", native.display()))?;
 
     let adapter = native.join("quickjs-storage.wasm");
-    wasmkeep_guest_build::build_rust_component(&root.join("sdk-ts/quickjs-storage"), Some(&adapter))?;
+    wasmkeep_guest_build::build_rust_component(&root.join("sdk-ts/native/quickjs-storage"), Some(&adapter))?;
 
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = std::process::Command::new(cargo);

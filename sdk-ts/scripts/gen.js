@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Regenerates the package's copy of the WIT (wit/actor.wit, from the
 // repository's wit/), its QuickJS dialect (wit-quickjs/, see
-// scripts/quickjs-wit.js) and the guest types made from them (types/, by
+// build/quickjs/dialect.js) and the guest types made from them (types/, by
 // `jco guest-types`: the world's, plus the dialect's storage module). With --check, changes nothing and fails naming every
 // file that differs from what would be generated. `cargo xtask gen [--check]`
 // runs this with the other SDKs' generators.
@@ -12,7 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, w
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { quickjsWit } from "./quickjs-wit.js";
+import { quickjsWit } from "../build/quickjs/dialect.js";
 
 const pkg = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const source = resolve(pkg, "..", "wit", "actor.wit");
@@ -62,7 +62,7 @@ function gen(tmp) {
   try {
     dialect = quickjsWit(text);
   } catch (e) {
-    console.error(`sdk-ts: cannot derive the QuickJS dialect: ${e.message} (update scripts/quickjs-wit.js with it)`);
+    console.error(`sdk-ts: cannot derive the QuickJS dialect: ${e.message} (update build/quickjs/dialect.js with it)`);
     return 3;
   }
   mkdirSync(join(tmp, "wit-quickjs", "deps", "actor"), { recursive: true });

@@ -8,7 +8,7 @@
 // cached by content hash (bundle, WIT, backend, toolchain versions), so an
 // unchanged actor is not componentized again. What is particular to an
 // engine is beside this file: quickjs/backend.js (the default) and
-// starlingmonkey/componentize.mjs.
+// starlingmonkey/componentize.mjs, each run against its WIT in generated/.
 import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { copyFileSync, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
@@ -223,7 +223,7 @@ async function bundle(entry, backend) {
       external: ["wasmkeep:*"],
       // How 64-bit integers cross the boundary differs by engine (sdk-ts/src/abi.ts).
       define: { __WASMKEEP_BACKEND__: JSON.stringify(backend) },
-      // QuickJS imports storage from the dialect (wit-quickjs/actor-js.wit),
+      // QuickJS imports storage from the dialect (generated/wit-quickjs/actor-js.wit),
       // whose adapter is composed in after componentizing.
       plugins: backend === "quickjs" ? [qjs.storagePlugin] : [],
       legalComments: "none",
@@ -321,7 +321,7 @@ async function main() {
   const js = await bundle(entry, a.backend);
   if (a.keepBundle) writeFileSync(a.keepBundle, js);
   const quickjs = a.backend === "quickjs";
-  const witDir = quickjs ? qjs.witDir : join(sdkDir, "wit");
+  const witDir = quickjs ? qjs.witDir : join(sdkDir, "generated", "wit");
   const wit = readFileSync(quickjs ? qjs.witFile : join(witDir, "actor.wit"), "utf8");
   const jcoVersion = versionOf("@bytecodealliance/jco");
   const cjsVersion = versionOf("@bytecodealliance/componentize-js");

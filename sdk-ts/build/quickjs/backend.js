@@ -1,6 +1,6 @@
 // The QuickJS backend of wasmkeep-build (the default; ADR 018): what differs
 // from StarlingMonkey, in one place. The actor is bundled with its storage
-// import pointed at the QuickJS dialect (wit-quickjs/, which
+// import pointed at the QuickJS dialect (generated/wit-quickjs/, which
 // scripts/gen.js writes), componentized by jco's QuickJS backend against that
 // dialect, and then composed with the storage adapter, so that the component
 // imports only wasmkeep:actor. The adapter and the composer are the two
@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 const here = dirname(fileURLToPath(import.meta.url));
 
 /** The WIT the actor is componentized against, and the file of it that keys the build cache. */
-export const witDir = join(resolve(here, "..", ".."), "wit-quickjs");
+export const witDir = join(resolve(here, "..", ".."), "generated", "wit-quickjs");
 export const witFile = join(witDir, "actor-js.wit");
 
 /** Sends the SDK's `wasmkeep:actor/storage` import to the QuickJS dialect's storage (an esbuild plugin). */

@@ -1,5 +1,5 @@
-// Derives the QuickJS dialect of the WIT (wit-quickjs/actor-js.wit) from
-// wit/actor.wit; scripts/gen.js writes it (`cargo xtask gen`). QuickJS's
+// Derives the QuickJS dialect of the WIT (generated/wit-quickjs/actor-js.wit)
+// from wit/actor.wit; scripts/gen.js writes it (`cargo xtask gen`). QuickJS's
 // bindings (componentize-qjs) pass WIT `s64` as a JavaScript number, exact
 // only within ±2^53, so an SQL INTEGER beyond that cannot cross
 // `wasmkeep:actor/storage` intact. The dialect's storage interface is the real

@@ -562,7 +562,7 @@ pub fn build_rust_guest_with_features(manifest_path: &Path, out: Option<&Path>, 
 }
 
 /// Builds a `cdylib` crate that is a component but not an actor, such as the
-/// TypeScript SDK's QuickJS storage adapter (`sdk-ts/quickjs-storage`), as
+/// TypeScript SDK's QuickJS storage adapter (`sdk-ts/native/quickjs-storage`), as
 /// [`build_rust_guest`] does, but checking only that the output is a
 /// component.
 ///

@@ -7,14 +7,14 @@
 //
 // Components are cached by content hash in target/wasmkeep-ts-cache/, so an
 // unchanged guest is not componentized again. The QuickJS backend (the
-// default) needs the storage adapter and its composer in sdk-ts/bin/native/,
+// default) needs the storage adapter and its composer in sdk-ts/build/quickjs/parts/,
 // which `cargo xtask ts-quickjs` builds (scripts/setup.sh and `cargo xtask
 // guests --all` run it first): this script only checks that they are current.
 import { spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { newestUnder, quickjsPartsProblem } from "./quickjs-parts.js";
+import { newestUnder, quickjsPartsProblem } from "../build/quickjs/parts.js";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const sdk = join(root, "sdk-ts");

@@ -1,10 +1,12 @@
 #!/usr/bin/env node
-// Regenerates the package's copy of the WIT (wit/actor.wit, from the
-// repository's wit/), its QuickJS dialect (wit-quickjs/, see
-// scripts/quickjs-wit.js) and the guest types made from them (types/, by
-// `jco guest-types`: the world's, plus the dialect's storage module). With --check, changes nothing and fails naming every
-// file that differs from what would be generated. `cargo xtask gen [--check]`
-// runs this with the other SDKs' generators.
+// Regenerates generated/, everything of the package made from the
+// repository's wit/ and nothing else: the copy of the WIT (generated/wit/),
+// its QuickJS dialect (generated/wit-quickjs/, see build/quickjs/dialect.js)
+// and the guest types made from them (generated/types/, by `jco guest-types`:
+// the world's, plus the dialect's storage module). With --check, changes
+// nothing and fails naming every file that differs from what would be
+// generated, a file in generated/ that gen does not write included.
+// `cargo xtask gen [--check]` runs this with the other SDKs' generators.
 // Exit status: 0 current (or written), 1 files differ (--check), 2 bad
 // arguments, 3 a tool is missing or failed.
 import { spawnSync } from "node:child_process";
@@ -12,7 +14,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, w
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { quickjsWit } from "./quickjs-wit.js";
+import { quickjsWit } from "../build/quickjs/dialect.js";
 
 const pkg = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const source = resolve(pkg, "..", "wit", "actor.wit");
@@ -40,14 +42,15 @@ function files(dir, base = dir) {
   });
 }
 
-// Generates into a temporary directory, compares with the package, and (unless
-// --check) replaces wit/ and types/; returns the exit status.
-const DIRS = ["wit", "types", "wit-quickjs"];
+// Generates into a temporary directory, compares with the package's
+// generated/, and (unless --check) replaces it; returns the exit status.
+const GENERATED = "generated";
+const out = join(pkg, GENERATED);
 /** The one module of the dialect's guest types that the world's do not already declare. */
 const DIALECT_TYPES = join("interfaces", "wasmkeep-actor-js-storage.d.ts");
 
-function guestTypes(tmp, wit, out) {
-  const r = spawnSync(process.execPath, [jco, "guest-types", join(tmp, wit), "-n", "actor", "-o", join(tmp, out), "-q"], { encoding: "utf8" });
+function guestTypes(tmp, wit, types) {
+  const r = spawnSync(process.execPath, [jco, "guest-types", join(tmp, wit), "-n", "actor", "-o", join(tmp, types), "-q"], { encoding: "utf8" });
   if (r.status === 0) return true;
   process.stderr.write((r.stdout ?? "") + (r.stderr ?? "") + (r.error ? `${r.error}\n` : ""));
   console.error(`sdk-ts: jco guest-types failed on ${wit}/ (made from ../wit/actor.wit)`);
@@ -56,45 +59,43 @@ function guestTypes(tmp, wit, out) {
 
 function gen(tmp) {
   const text = readFileSync(source, "utf8");
-  mkdirSync(join(tmp, "wit"));
-  writeFileSync(join(tmp, "wit", "actor.wit"), text);
+  const gen = join(tmp, GENERATED);
+  mkdirSync(join(gen, "wit"), { recursive: true });
+  writeFileSync(join(gen, "wit", "actor.wit"), text);
   let dialect;
   try {
     dialect = quickjsWit(text);
   } catch (e) {
-    console.error(`sdk-ts: cannot derive the QuickJS dialect: ${e.message} (update scripts/quickjs-wit.js with it)`);
+    console.error(`sdk-ts: cannot derive the QuickJS dialect: ${e.message} (update build/quickjs/dialect.js with it)`);
     return 3;
   }
-  mkdirSync(join(tmp, "wit-quickjs", "deps", "actor"), { recursive: true });
-  writeFileSync(join(tmp, "wit-quickjs", "actor-js.wit"), dialect);
-  writeFileSync(join(tmp, "wit-quickjs", "deps", "actor", "actor.wit"), text);
-  if (!guestTypes(tmp, "wit", "types") || !guestTypes(tmp, "wit-quickjs", "dialect-types")) return 3;
+  mkdirSync(join(gen, "wit-quickjs", "deps", "actor"), { recursive: true });
+  writeFileSync(join(gen, "wit-quickjs", "actor-js.wit"), dialect);
+  writeFileSync(join(gen, "wit-quickjs", "deps", "actor", "actor.wit"), text);
+  const types = join(GENERATED, "types");
+  if (!guestTypes(tmp, join(GENERATED, "wit"), types) || !guestTypes(tmp, join(GENERATED, "wit-quickjs"), "dialect-types")) return 3;
   // The dialect's other modules are the world's own, generated again; only its
   // storage is new. It references ./wasmkeep-actor-types.d.ts, which types/ has.
-  writeFileSync(join(tmp, "types", DIALECT_TYPES), readFileSync(join(tmp, "dialect-types", DIALECT_TYPES)));
+  writeFileSync(join(tmp, types, DIALECT_TYPES), readFileSync(join(tmp, "dialect-types", DIALECT_TYPES)));
+  // The whole of generated/ is compared: a file there that gen does not write differs too.
   const differ = [];
-  for (const dir of DIRS) {
-    const want = files(join(tmp, dir));
-    const have = files(join(pkg, dir));
-    for (const f of new Set([...want, ...have])) {
-      const a = join(tmp, dir, f);
-      const b = join(pkg, dir, f);
-      if (!existsSync(a) || !existsSync(b) || !readFileSync(a).equals(readFileSync(b))) differ.push(join(dir, f));
-    }
+  for (const f of new Set([...files(gen), ...files(out)])) {
+    const a = join(gen, f);
+    const b = join(out, f);
+    if (!existsSync(a) || !existsSync(b) || !readFileSync(a).equals(readFileSync(b))) differ.push(join(GENERATED, f));
   }
+  differ.sort();
   if (check) {
     if (differ.length) {
       const listed = differ.map((f) => `  sdk-ts/${f}\n`).join("");
-      console.error(`sdk-ts: these TypeScript files differ from what ../wit/actor.wit makes:\n${listed}sdk-ts: run ${regen} and commit the result`);
+      console.error(`sdk-ts: these files of generated/ differ from what ../wit/actor.wit makes:\n${listed}sdk-ts: run ${regen} and commit the result`);
       return 1;
     }
-    console.log(`sdk-ts: ${DIRS.join("/, ")}/ match ../wit/actor.wit`);
+    console.log(`sdk-ts: ${GENERATED}/ matches ../wit/actor.wit`);
     return 0;
   }
-  for (const dir of DIRS) {
-    rmSync(join(pkg, dir), { recursive: true, force: true });
-    cpSync(join(tmp, dir), join(pkg, dir), { recursive: true });
-  }
+  rmSync(out, { recursive: true, force: true });
+  cpSync(gen, out, { recursive: true });
   console.log(differ.length ? `sdk-ts: regenerated ${differ.join(", ")}` : "sdk-ts: generated files were up to date");
   return 0;
 }

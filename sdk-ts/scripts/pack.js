@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 // Makes the npm tarball of @wasmkeep/actor with its native parts, so that a
 // project installs it without building anything from this repository:
-//   testing/wasmkeep-harness.node  the test harness addon (napi-rs, sdk-ts/testing/native)
-//   bin/native/wasmkeep-shim       the local host, run by `npx wasmkeep-shim`
-//   bin/native/wasmkeep-ts-compose the QuickJS build's composer, and
-//   bin/native/quickjs-storage.wasm the storage adapter it plugs in (ADR 017;
-//                                  `cargo xtask ts-quickjs` builds both)
+//   testing/wasmkeep-harness.node   the test harness addon (napi-rs, sdk-ts/native/harness)
+//   bin/native/wasmkeep-shim        the local host, run by `npx wasmkeep-shim`
+//   build/quickjs/parts/wasmkeep-ts-compose  the QuickJS build's composer, and
+//   build/quickjs/parts/quickjs-storage.wasm the storage adapter it plugs in
+//                                   (ADR 017; `cargo xtask ts-quickjs` builds both)
 // The native ones are built for this machine's platform with cargo (the
 // profile given; release by default) and stripped of debug info.
 //
@@ -14,7 +14,7 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { quickjsPartsProblem } from "./quickjs-parts.js";
+import { quickjsPartsProblem } from "../build/quickjs/parts.js";
 
 const pkg = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const root = resolve(pkg, "..");

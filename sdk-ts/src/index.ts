@@ -8,7 +8,7 @@
  * {@link defineActor}. Build the entry module into a WebAssembly component with
  * `npx wasmkeep-build src/actor.ts -o actor.wasm`.
  *
- * The package wraps the WIT package `wasmkeep:actor@0.2.2` (shipped in `wit/`).
+ * The package wraps the WIT package `wasmkeep:actor@0.2.2` (shipped in `generated/wit/`).
  * @module
  */
 export * as storage from "./storage.js";

@@ -79,7 +79,7 @@ type DialectValue = import("wasmkeep:actor-js/storage@0.2.2").SqlValue;
  * An SQL INTEGER as the engine's bindings take it. StarlingMonkey: a
  * `bigint`. QuickJS passes WIT `s64` as a `number`, so an integer beyond
  * ±2^53 goes as its decimal text in the dialect's `big-integer` case
- * (wit-quickjs/actor-js.wit); the storage adapter composed with the actor
+ * (generated/wit-quickjs/actor-js.wit); the storage adapter composed with the actor
  * turns it back into an `integer` (ADR 018).
  */
 function witInteger(v: number | bigint): WitValue {

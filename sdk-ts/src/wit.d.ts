@@ -1,4 +1,4 @@
-// The generated guest types (../types, made by `npm run gen`) describe the WIT
+// The generated guest types (../generated/types, made by `npm run gen`) describe the WIT
 // imports; this file only pulls them in for the SDK's own compilation.
-/// <reference path="../types/actor.d.ts" />
+/// <reference path="../generated/types/actor.d.ts" />
 export {};

@@ -1,5 +1,5 @@
 // The QuickJS build's own parts: the storage dialect derived from the WIT
-// (scripts/quickjs-wit.js) and what wasmkeep-build says when the composer or
+// (build/quickjs/dialect.js) and what wasmkeep-build says when the composer or
 // the adapter is missing. The round trip of every SQL value through the
 // composed adapter is the conformance case params-round-trip-every-sql-value
 // (the `ts` column runs on QuickJS).
@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { quickjsWit } from "../scripts/quickjs-wit.js";
+import { quickjsWit } from "../build/quickjs/dialect.js";
 
 const sdk = fileURLToPath(new URL("..", import.meta.url));
 const wit = readFileSync(join(sdk, "..", "wit", "actor.wit"), "utf8");
@@ -24,7 +24,7 @@ test("the dialect is the real storage with big-integer, and the real world with 
     assert.match(d, new RegExp(`^    ${f}: func\\(`, "m"), f);
   }
   assert.match(d, /world actor \{\n    import storage;\n(    import wasmkeep:actor\/[a-z]+@[0-9.]+;\n)+    export wasmkeep:actor\/events@[0-9.]+;\n\}/);
-  assert.equal(d, readFileSync(join(sdk, "wit-quickjs", "actor-js.wit"), "utf8"), "the committed copy is current (cargo xtask gen)");
+  assert.equal(d, readFileSync(join(sdk, "generated", "wit-quickjs", "actor-js.wit"), "utf8"), "the committed copy is current (cargo xtask gen)");
 });
 
 test("a WIT the derivation does not recognise stops it, naming what changed", () => {

@@ -1,9 +1,9 @@
-// The build command's spinner (bin/spinner.js), on a fake stream: silent
+// The build command's spinner (build/spinner.js), on a fake stream: silent
 // off a terminal (pipes and CI logs keep exactly the plain lines), frames with
 // the elapsed time on one, and its line cleared when it stops.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { startSpinner } from "../bin/spinner.js";
+import { startSpinner } from "../build/spinner.js";
 
 /** A stand-in for process.stderr that records what is written. */
 function fakeStream(columns = 80) {

@@ -15,7 +15,7 @@ function addonPath() {
   const candidates = [
     // Shipped in the package (scripts/pack.js puts it there).
     join(here, "wasmkeep-harness.node"),
-    // Inside the repository: the workspace's build of sdk-ts/testing/native.
+    // Inside the repository: the workspace's build of sdk-ts/native/harness.
     join(here, "..", "..", "target", "debug", LIB),
     join(here, "..", "..", "target", "release", LIB),
   ].filter(Boolean);

@@ -116,7 +116,7 @@ enum Command {
         out: PathBuf,
     },
     /// Build what the TypeScript SDK's QuickJS backend needs into
-    /// sdk-ts/bin/native/: the storage adapter component and the composer
+    /// sdk-ts/build/quickjs/parts/: the storage adapter component and the composer
     /// (scripts/setup.sh and `guests --all` run this; the SDK's scripts only
     /// check the stamp it writes; ADR 017).
     TsQuickjs {

@@ -1,12 +1,13 @@
 //! `cargo xtask ts-quickjs [--release]`: the two parts the TypeScript SDK's
 //! QuickJS build needs besides npm packages (ADR 017), into
-//! `sdk-ts/bin/native/`, where `wasmkeep-build` looks for them and
+//! `sdk-ts/build/quickjs/parts/`, where `wasmkeep-build` looks for them and
 //! `sdk-ts/scripts/pack.js` ships them:
 //!
-//! - `quickjs-storage.wasm`: the storage adapter (`sdk-ts/quickjs-storage`,
-//!   a wasm32 component built with the guest toolchain);
+//! - `quickjs-storage.wasm`: the storage adapter
+//!   (`sdk-ts/native/quickjs-storage`, a wasm32 component built with the
+//!   guest toolchain);
 //! - `wasmkeep-ts-compose`: the composer that plugs it into each actor
-//!   (`sdk-ts/compose`, a native binary).
+//!   (`sdk-ts/native/compose`, a native binary).
 //!
 //! Unchanged files are not rewritten, so their modification times hold; the
 //! stamp `.parts-built` beside them is, and says the composer's profile.
@@ -17,11 +18,11 @@ use std::path::Path;
 use anyhow::{Context, Result, ensure};
 
 pub(crate) fn build(root: &Path, release: bool) -> Result<()> {
-    let native = root.join("sdk-ts/bin/native");
-    fs::create_dir_all(&native).with_context(|| format!("creating {}", native.display()))?;
+    let parts = root.join("sdk-ts/build/quickjs/parts");
+    fs::create_dir_all(&parts).with_context(|| format!("creating {}", parts.display()))?;
 
-    let adapter = native.join("quickjs-storage.wasm");
-    wasmkeep_guest_build::build_rust_component(&root.join("sdk-ts/quickjs-storage"), Some(&adapter))?;
+    let adapter = parts.join("quickjs-storage.wasm");
+    wasmkeep_guest_build::build_rust_component(&root.join("sdk-ts/native/quickjs-storage"), Some(&adapter))?;
 
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = std::process::Command::new(cargo);
@@ -34,11 +35,11 @@ pub(crate) fn build(root: &Path, release: bool) -> Result<()> {
     ensure!(status.success(), "cargo build -p wasmkeep-ts-compose failed ({status})");
     let profile = if release { "release" } else { "debug" };
     let built = target_dir(root).join(profile).join("wasmkeep-ts-compose");
-    let dest = native.join("wasmkeep-ts-compose");
+    let dest = parts.join("wasmkeep-ts-compose");
     let bytes = fs::read(&built).with_context(|| format!("reading {}", built.display()))?;
     if fs::read(&dest).ok().as_deref() != Some(&bytes[..]) {
         // Written beside and renamed, so a running build never sees half a binary.
-        let tmp = native.join(".wasmkeep-ts-compose.tmp");
+        let tmp = parts.join(".wasmkeep-ts-compose.tmp");
         fs::write(&tmp, &bytes).with_context(|| format!("writing {}", tmp.display()))?;
         #[cfg(unix)]
         {
@@ -49,14 +50,14 @@ pub(crate) fn build(root: &Path, release: bool) -> Result<()> {
     }
     // The SDK's scripts (leaves: they never run xtask) read this to tell a
     // current build from a stale one, and which profile it was.
-    let stamp = native.join(STAMP);
+    let stamp = parts.join(STAMP);
     fs::write(&stamp, profile).with_context(|| format!("writing {}", stamp.display()))?;
     println!("{}\n{}", shown(root, &adapter), shown(root, &dest));
     Ok(())
 }
 
 /// Written after every build, with the composer's profile: newer than every
-/// input means the parts are current (sdk-ts/scripts/quickjs-parts.js).
+/// input means the parts are current (sdk-ts/build/quickjs/parts.js).
 const STAMP: &str = ".parts-built";
 
 fn target_dir(root: &Path) -> std::path::PathBuf {

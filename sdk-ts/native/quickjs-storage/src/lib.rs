@@ -22,7 +22,7 @@
 mod bindings {
     wit_bindgen::generate!({
         world: "wasmkeep:actor-js/storage-adapter",
-        path: "../wit-quickjs",
+        path: "../../generated/wit-quickjs",
         generate_all,
     });
 }

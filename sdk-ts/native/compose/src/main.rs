@@ -5,7 +5,7 @@
 //!
 //! `wasmkeep-build` runs it for every QuickJS actor: the socket is the actor
 //! componentized against `wasmkeep:actor-js`, the plug the storage adapter
-//! (sdk-ts/quickjs-storage). It is `wac plug` (the same library, wac-graph)
+//! (sdk-ts/native/quickjs-storage). It is `wac plug` (the same library, wac-graph)
 //! without the rest of wac-cli, which would add a registry client and an
 //! async runtime to what every TypeScript project has to build or ship.
 //!

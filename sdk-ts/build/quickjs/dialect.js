@@ -1,12 +1,12 @@
-// Derives the QuickJS dialect of the WIT (wit-quickjs/actor-js.wit) from
-// wit/actor.wit. QuickJS's bindings (componentize-qjs) pass WIT `s64` as a
-// JavaScript number, exact only within ±2^53, so an SQL INTEGER beyond that
-// cannot cross `wasmkeep:actor/storage` intact. The dialect's storage
-// interface is the real one with one more `sql-value` case, `big-integer`
-// (the decimal text of an integer beyond ±2^53); a small Rust component
-// (sdk-ts/quickjs-storage) sits between it and the real storage, and
-// wasmkeep-build composes it with every QuickJS actor, so the result imports
-// only `wasmkeep:actor` (ADR 017).
+// Derives the QuickJS dialect of the WIT (generated/wit-quickjs/actor-js.wit)
+// from wit/actor.wit; scripts/gen.js writes it (`cargo xtask gen`). QuickJS's
+// bindings (componentize-qjs) pass WIT `s64` as a JavaScript number, exact
+// only within ±2^53, so an SQL INTEGER beyond that cannot cross
+// `wasmkeep:actor/storage` intact. The dialect's storage interface is the real
+// one with one more `sql-value` case, `big-integer` (the decimal text of an
+// integer beyond ±2^53); a small Rust component (sdk-ts/native/quickjs-storage)
+// sits between it and the real storage, and wasmkeep-build composes it with
+// every QuickJS actor, so the result imports only `wasmkeep:actor` (ADR 017).
 //
 // The derivation is textual and strict: every piece of actor.wit it relies on
 // must be found exactly once, else it throws naming what changed, so that an
@@ -96,7 +96,7 @@ export function quickjsWit(source) {
     "// The QuickJS dialect of wasmkeep:actor: QuickJS passes WIT s64 as a JavaScript",
     "// number, exact only within ±2^53, so storage gets a `big-integer` case for",
     "// the rest. wasmkeep-build composes every QuickJS actor with the adapter",
-    "// (sdk-ts/quickjs-storage), which implements this storage over the real one:",
+    "// (sdk-ts/native/quickjs-storage), which implements this storage over the real one:",
     "// the component it writes imports only wasmkeep:actor. See ADR 017.",
     "",
     `package wasmkeep:actor-js@${version};`,

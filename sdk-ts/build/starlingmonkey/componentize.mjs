@@ -1,5 +1,5 @@
 // The StarlingMonkey step of wasmkeep-build, run in its own node process:
-//   node componentize-starlingmonkey.mjs <bundle.js> <wit dir> <out.wasm> [<splice cache dir>]
+//   node build/starlingmonkey/componentize.mjs <bundle.js> <wit dir> <out.wasm> [<splice cache dir>]
 // ComponentizeJS 0.23 directly, not through `jco componentize` (jco 1.35
 // brings ComponentizeJS 0.22, whose spliced bindings run jco's async task
 // machinery around every call and leak: docs/adr/017-typescript-engine.md).
@@ -12,7 +12,7 @@ import { cacheSplices } from "./splice-cache.mjs";
 
 const [bundle, witPath, out, spliceCache] = process.argv.slice(2);
 if (!bundle || !witPath || !out) {
-  process.stderr.write("usage: componentize-starlingmonkey.mjs <bundle.js> <wit dir> <out.wasm> [<splice cache dir>]\n");
+  process.stderr.write("usage: build/starlingmonkey/componentize.mjs <bundle.js> <wit dir> <out.wasm> [<splice cache dir>]\n");
   process.exit(2);
 }
 if (spliceCache && !(await cacheSplices(spliceCache))) {

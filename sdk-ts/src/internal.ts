@@ -3,11 +3,12 @@
  * `events` export). May change in any release.
  * @module
  */
-import { ResponseOutparam, type Request as WitRequest } from "wasmkeep:actor/http@0.2.2";
-import type { Address as WitAddress, Message as WitMessage } from "wasmkeep:actor/types@0.2.2";
+import { ResponseOutparam, type Request as WitRequest } from "wasmkeep:actor/http@0.2.3";
+import type { Address as WitAddress, Message as WitMessage } from "wasmkeep:actor/types@0.2.3";
+import { reportFailure } from "wasmkeep:actor/context@0.2.3";
 import { isActorDefinition, type ActorDefinition, type ActorHandlers } from "./actor.js";
 import { log } from "./context.js";
-import { article, describeThrown, duringEvent, hasOwnConsole, headline, printError, repr } from "./event.js";
+import { article, describeThrown, duringEvent, headline, printError, repr } from "./event.js";
 import { Request, headerPairs, text, type Responder, type Response } from "./http.js";
 import { flush } from "./storage.js";
 import { encodeUtf8 } from "./utf8.js";
@@ -63,22 +64,39 @@ function notPromise(what: string, r: unknown): void {
 /** At most this much of the headline goes into the value the event traps with. */
 const MAX_TRAP_TEXT = 300;
 
-/** At most this much of the report is the trap value where nothing was printed (QuickJS). */
-const MAX_REPORT_TEXT = 8000;
+/**
+ * Tells the host why the event fails: the first line of `text` is the
+ * message, the rest (the stack) the detail. False if the call itself failed,
+ * so that the caller prints the report instead.
+ */
+function reportedToHost(text: string): boolean {
+  const newline = text.indexOf("\n");
+  try {
+    reportFailure({
+      message: newline < 0 ? text : text.slice(0, newline),
+      detail: newline < 0 ? "" : text.slice(newline + 1),
+    });
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /**
- * Reports what escaped a handler: first to the guest's output (a failed
- * event's answer starts with it: `TypeError: message`, then the stack), then
- * to the host's log. Never throws: reporting must not hide the failure.
+ * Reports what escaped a handler. A failing event (`failing`) tells the host
+ * through the WIT (`context.report-failure`, 0.2.3), whose answer for the
+ * event then starts with it (`TypeError: message`, then the stack); an
+ * exception that only answers a call `rejected` goes to the guest's output.
+ * Then to the host's log. Never throws: reporting must not hide the failure.
  */
-function report(what: string, err: unknown, outcome: string, base?: string): string {
+function report(what: string, err: unknown, outcome: string, base?: string, failing = false): string {
   let text: string;
   try {
     text = describeThrown(err, base);
   } catch {
     text = "(a value that cannot be described was thrown)";
   }
-  printError(text);
+  if (!(failing && reportedToHost(text))) printError(text);
   try {
     log("error", `${what} threw (${outcome}): ${text}`);
   } catch {
@@ -98,10 +116,7 @@ function guard<T>(what: string, f: () => T): T {
     try {
       return f();
     } catch (err) {
-      const text = report(what, err, "the event failed", new Error().stack);
-      // Without a console of its own (QuickJS) nothing was printed: the whole
-      // report is the value, which the engine prints and the host unwraps.
-      if (!hasOwnConsole()) throw text.length > MAX_REPORT_TEXT ? `${text.slice(0, MAX_REPORT_TEXT)}…` : text;
+      const text = report(what, err, "the event failed", new Error().stack, true);
       let head = text.split("\n")[0]!;
       if (head.length > MAX_TRAP_TEXT) head = `${head.slice(0, MAX_TRAP_TEXT)}…`;
       throw `${what} failed: ${head}`;

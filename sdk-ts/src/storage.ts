@@ -15,8 +15,8 @@
  * ```
  * @module
  */
-import * as wit from "wasmkeep:actor/storage@0.2.2";
-import type { SqlValue as WitValue, QueryResult } from "wasmkeep:actor/types@0.2.2";
+import * as wit from "wasmkeep:actor/storage@0.2.3";
+import type { SqlValue as WitValue, QueryResult } from "wasmkeep:actor/types@0.2.3";
 import { SqlError, toSqlError } from "./errors.js";
 import { INT64_AS_NUMBER } from "./abi.js";
 import { requireEvent } from "./event.js";
@@ -73,7 +73,7 @@ const I64_MAX = (1n << 63n) - 1n;
  * the import there), whose values these are. Its generated types say `bigint`
  * for `integer`, as for every WIT s64, but QuickJS passes a `number`.
  */
-type DialectValue = import("wasmkeep:actor-js/storage@0.2.2").SqlValue;
+type DialectValue = import("wasmkeep:actor-js/storage@0.2.3").SqlValue;
 
 /**
  * An SQL INTEGER as the engine's bindings take it. StarlingMonkey: a

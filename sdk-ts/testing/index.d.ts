@@ -96,6 +96,17 @@ export declare class TestResponse {
   json<T = unknown>(): T;
 }
 
+/**
+ * A verb of the test host that the host refuses or fails throws an `Error`
+ * whose `code` names what happened, for a test to compare rather than the
+ * message's words: the host's failure kinds (`"no-such-app"`,
+ * `"no-such-class"`, `"needs-cluster"`, `"no-such-socket"`, `"bad-argument"`,
+ * ...) or the harness's own (`"closed"`, `"no-such-node"`, `"unknown-fault"`,
+ * `"bad-nodes"`); `"InvalidArg"` for an argument the native layer refuses
+ * itself. E.g. `assert.throws(() => host.deleteApp(), { code: "needs-cluster" })`.
+ */
+export type HostErrorCode = string;
+
 /** A host call failed: `code` is `"refused"`, `"rejected"` or `"failed"`. */
 export declare class CallFailure extends Error {
   readonly code: "refused" | "rejected" | "failed";

@@ -1,5 +1,5 @@
 /// <reference path="./wasmkeep-actor-types.d.ts" />
-declare module 'wasmkeep:actor/context@0.2.2' {
+declare module 'wasmkeep:actor/context@0.2.3' {
   /**
    * This actor's address.
    */
@@ -28,7 +28,17 @@ declare module 'wasmkeep:actor/context@0.2.2' {
    * any.
    */
   export function previousDeletion(): Deletion | undefined;
-  export type Address = import('wasmkeep:actor/types@0.2.2').Address;
+  /**
+   * Tells the host why the current event is about to fail: the SDKs
+   * call it from their event wrappers when a handler throws, raises or
+   * panics, just before the event traps. The host answers the failed
+   * event with it (a request's 500 body, a caller's `failed`) instead of
+   * what the guest printed, so it needs no knowledge of each language's
+   * panic format. The last report of an event counts; an event that does
+   * not fail after all ignores it. It does not end the event.
+   */
+  export function reportFailure(report: FailureReport): void;
+  export type Address = import('wasmkeep:actor/types@0.2.3').Address;
   /**
    * Severity of a log line.
    * # Variants
@@ -72,5 +82,20 @@ declare module 'wasmkeep:actor/context@0.2.2' {
      * Who or what deleted it.
      */
     cause: DeletionCause,
+  }
+  /**
+   * Why the current event is failing, as the guest's language tells it.
+   */
+  export interface FailureReport {
+    /**
+     * One line: what failed (`TypeError: x is not a function`,
+     * `ValueError: no such plan`, the text a Rust panic carries).
+     */
+    message: string,
+    /**
+     * Where, as the language prints it (a stack, a traceback, a
+     * panic's location), or empty.
+     */
+    detail: string,
   }
 }

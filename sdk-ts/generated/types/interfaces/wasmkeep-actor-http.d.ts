@@ -1,4 +1,4 @@
-declare module 'wasmkeep:actor/http@0.2.2' {
+declare module 'wasmkeep:actor/http@0.2.3' {
   /**
    * A request for `/<class>/<name>/<path>`.
    */

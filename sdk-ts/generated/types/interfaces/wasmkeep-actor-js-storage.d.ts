@@ -1,5 +1,5 @@
 /// <reference path="./wasmkeep-actor-types.d.ts" />
-declare module 'wasmkeep:actor-js/storage@0.2.2' {
+declare module 'wasmkeep:actor-js/storage@0.2.3' {
   /**
    * Runs SQL and returns the number of rows it changed.
    * 
@@ -87,7 +87,7 @@ declare module 'wasmkeep:actor-js/storage@0.2.2' {
    *   the bucket holds. Calling it again is safe.
    */
   export function deleteSelfDurable(): void;
-  export type SqlError = import('wasmkeep:actor/types@0.2.2').SqlError;
+  export type SqlError = import('wasmkeep:actor/types@0.2.3').SqlError;
   /**
    * One SQLite value, bound as a parameter or read from a row.
    */

@@ -1,4 +1,4 @@
-declare module 'wasmkeep:actor/types@0.2.2' {
+declare module 'wasmkeep:actor/types@0.2.3' {
   /**
    * One SQLite value, bound as a parameter or read from a row.
    */

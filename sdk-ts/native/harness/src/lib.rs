@@ -15,11 +15,37 @@ use std::time::Duration;
 use wasmkeep_host::deletion::DeletionStatus;
 use wasmkeep_host::{ActorKey, AdminDeleted, ClassSpec, HttpRequest, Outbound, SocketMessage};
 use wasmkeep_host_testing::{
-    ChaosRecord, ChaosStep, TestAnswer, TestHost, TestHostOptions, chaos_seed_from_env, parse_access,
+    ChaosRecord, ChaosStep, TestAnswer, TestHost, TestHostError, TestHostOptions, chaos_seed_from_env, parse_access,
 };
 
-fn err(e: impl std::fmt::Display) -> napi::Error {
-    napi::Error::from_reason(e.to_string())
+pub mod verbs;
+
+/// The `code` of the error a harness call throws: the kind of the host's
+/// failure (`no-such-class`, `needs-cluster`, `no-such-node`, ...), for a test
+/// to compare rather than the message's words, or `InvalidArg` for an
+/// argument this layer refuses itself.
+pub struct ErrorCode(&'static str);
+
+impl AsRef<str> for ErrorCode {
+    fn as_ref(&self) -> &str {
+        self.0
+    }
+}
+
+/// A failure of the test host, with its kind as the JavaScript error's `code`.
+fn host_err(e: TestHostError) -> napi::Error<ErrorCode> {
+    napi::Error::new(ErrorCode(e.kind().as_str()), e.to_string())
+}
+
+/// What should not fail did (a listing that does not serialise): `host`,
+/// as the host names its own failures.
+fn internal(e: impl std::fmt::Display) -> napi::Error<ErrorCode> {
+    napi::Error::new(ErrorCode("host"), e.to_string())
+}
+
+/// An argument this layer refuses before the host sees it.
+fn err(e: impl std::fmt::Display) -> napi::Error<ErrorCode> {
+    napi::Error::new(ErrorCode("InvalidArg"), e.to_string())
 }
 
 /// Options of a new host.
@@ -74,7 +100,7 @@ fn key(app: String, class: String, name: String) -> ActorKey {
 impl NativeHost {
     /// Starts a host (virtual clock, in-memory alarm index).
     #[napi(constructor)]
-    pub fn new(options: Option<HostOptions>) -> napi::Result<Self> {
+    pub fn new(options: Option<HostOptions>) -> napi::Result<Self, ErrorCode> {
         let options = options.unwrap_or(HostOptions {
             data_dir: None,
             cache_dir: None,
@@ -91,37 +117,37 @@ impl NativeHost {
             idle_timeout: options.idle_timeout_ms.map(|ms| Duration::from_millis(u64::from(ms))),
             nodes,
         })
-        .map_err(err)?;
+        .map_err(host_err)?;
         Ok(Self { host })
     }
 
     /// The data directory.
     #[napi(getter)]
-    pub fn data_dir(&self) -> napi::Result<String> {
-        Ok(self.host.data_dir().map_err(err)?.display().to_string())
+    pub fn data_dir(&self) -> napi::Result<String, ErrorCode> {
+        Ok(self.host.data_dir().map_err(host_err)?.display().to_string())
     }
 
     /// Adds (or replaces) an app with its classes, compiling their components.
     #[napi]
-    pub fn add_app(&self, app: String, classes: Vec<ClassOptions>) -> napi::Result<()> {
+    pub fn add_app(&self, app: String, classes: Vec<ClassOptions>) -> napi::Result<(), ErrorCode> {
         let specs = classes
             .into_iter()
             .map(|c| {
-                let access = parse_access(&c.name, c.access.as_deref().unwrap_or("open")).map_err(err)?;
+                let access = parse_access(&c.name, c.access.as_deref().unwrap_or("open")).map_err(host_err)?;
                 Ok(ClassSpec {
                     name: c.name,
                     component: PathBuf::from(c.component),
                     access,
                 })
             })
-            .collect::<napi::Result<Vec<_>>>()?;
-        self.host.add_app(&app, &specs).map_err(err)
+            .collect::<napi::Result<Vec<_>, ErrorCode>>()?;
+        self.host.add_app(&app, &specs).map_err(host_err)
     }
 
     /// Loads an app manifest (`wasmkeep.toml`); returns the app's name.
     #[napi]
-    pub fn load_manifest(&self, path: String) -> napi::Result<String> {
-        self.host.load_manifest(path.as_ref()).map_err(err)
+    pub fn load_manifest(&self, path: String) -> napi::Result<String, ErrorCode> {
+        self.host.load_manifest(path.as_ref()).map_err(host_err)
     }
 
     /// Sends a request event and waits for the answer; with `node` (1-based),
@@ -139,11 +165,11 @@ impl NativeHost {
         headers: Vec<Vec<String>>,
         body: Buffer,
         node: Option<u32>,
-    ) -> napi::Result<NativeResponse> {
+    ) -> napi::Result<NativeResponse, ErrorCode> {
         let mut req = HttpRequest::new(&method, &path, body.to_vec());
         req.headers = header_pairs(headers);
         let node = node.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
-        let answered = self.host.request(&key(app, class, name), req, node).map_err(err)?;
+        let answered = self.host.request(&key(app, class, name), req, node).map_err(host_err)?;
         Ok(response(answered))
     }
 
@@ -156,27 +182,27 @@ impl NativeHost {
     /// Cuts node `node` off: it holds nothing from now on, and the others
     /// take its actors over from the bucket.
     #[napi]
-    pub fn cut_off(&self, node: u32) -> napi::Result<()> {
-        self.host.cut_off(node as usize).map_err(err)
+    pub fn cut_off(&self, node: u32) -> napi::Result<(), ErrorCode> {
+        self.host.cut_off(node as usize).map_err(host_err)
     }
 
     /// Cluster: an operator delete of the actor, carried out before this
     /// returns; the request's id.
     #[napi]
-    pub fn request_operator_delete(&self, app: String, class: String, name: String) -> napi::Result<String> {
-        self.host.request_operator_delete(&key(app, class, name)).map_err(err)
+    pub fn request_operator_delete(&self, app: String, class: String, name: String) -> napi::Result<String, ErrorCode> {
+        self.host.request_operator_delete(&key(app, class, name)).map_err(host_err)
     }
 
     /// Runs each node's control pass once (app tombstones, heartbeats,
     /// operator delete requests).
     #[napi]
-    pub fn run_control_passes(&self) -> napi::Result<()> {
-        self.host.run_control_passes().map_err(err)
+    pub fn run_control_passes(&self) -> napi::Result<(), ErrorCode> {
+        self.host.run_control_passes().map_err(host_err)
     }
 
     /// Sets (or, with `null`, removes) a class's `expire-after-idle`, in ms.
     #[napi]
-    pub fn set_expire_after_idle(&self, app: String, class: String, limit_ms: Option<f64>) -> napi::Result<()> {
+    pub fn set_expire_after_idle(&self, app: String, class: String, limit_ms: Option<f64>) -> napi::Result<(), ErrorCode> {
         let limit = limit_ms
             .map(|ms| {
                 if ms.is_finite() && ms >= 0.0 {
@@ -188,46 +214,46 @@ impl NativeHost {
                 }
             })
             .transpose()?;
-        self.host.set_expire_after_idle(&app, &class, limit).map_err(err)
+        self.host.set_expire_after_idle(&app, &class, limit).map_err(host_err)
     }
 
     /// Runs each node's idle-expiry pass once; how many actors were expired.
     #[napi]
-    pub fn run_expiry_passes(&self) -> napi::Result<u32> {
-        Ok(u32::try_from(self.host.run_expiry_passes().map_err(err)?).unwrap_or(u32::MAX))
+    pub fn run_expiry_passes(&self) -> napi::Result<u32, ErrorCode> {
+        Ok(u32::try_from(self.host.run_expiry_passes().map_err(host_err)?).unwrap_or(u32::MAX))
     }
 
     /// Cluster: deletes the app as `wasmkeep-shim app delete` does.
     #[napi]
-    pub fn delete_app(&self, app: String) -> napi::Result<()> {
-        self.host.delete_app(&app).map_err(err)
+    pub fn delete_app(&self, app: String) -> napi::Result<(), ErrorCode> {
+        self.host.delete_app(&app).map_err(host_err)
     }
 
     /// Starts over: no actor, socket, alarm, fault or log line is left, the
     /// clock is back at its start, the same apps are loaded again.
     #[napi]
-    pub fn reset(&mut self) -> napi::Result<()> {
-        self.host.reset().map_err(err)
+    pub fn reset(&mut self) -> napi::Result<(), ErrorCode> {
+        self.host.reset().map_err(host_err)
     }
 
     /// Restarts the whole host as its process would stop and start again
     /// on the same data (TestHost::restart_host).
     #[napi]
-    pub fn restart_host(&mut self) -> napi::Result<()> {
-        self.host.restart_host().map_err(err)
+    pub fn restart_host(&mut self) -> napi::Result<(), ErrorCode> {
+        self.host.restart_host().map_err(host_err)
     }
 
     /// Restarts one actor as a crash and recovery would.
     #[napi]
-    pub fn restart(&self, app: String, class: String, name: String) -> napi::Result<()> {
-        self.host.restart(&key(app, class, name)).map_err(err)
+    pub fn restart(&self, app: String, class: String, name: String) -> napi::Result<(), ErrorCode> {
+        self.host.restart(&key(app, class, name)).map_err(host_err)
     }
 
     /// Deletes an actor as an operator would (no guest code runs):
     /// `"deleted"`, `"removed-unopenable"` or `"absent"`.
     #[napi]
-    pub fn delete_actor(&self, app: String, class: String, name: String) -> napi::Result<String> {
-        let done = self.host.delete_actor(&key(app, class, name)).map_err(err)?;
+    pub fn delete_actor(&self, app: String, class: String, name: String) -> napi::Result<String, ErrorCode> {
+        let done = self.host.delete_actor(&key(app, class, name)).map_err(host_err)?;
         Ok(match done {
             AdminDeleted::Deleted => "deleted",
             AdminDeleted::RemovedUnopenable => "removed-unopenable",
@@ -240,15 +266,15 @@ impl NativeHost {
     /// `{status: "deleted", at_ms, how}`, `{status: "not-deleted"}` or
     /// `{status: "unknown", reason}`.
     #[napi]
-    pub fn deletion_status(&self, app: String, class: String, name: String) -> napi::Result<Json> {
-        let status: DeletionStatus = self.host.deletion_status(&key(app, class, name)).map_err(err)?;
-        serde_json::to_value(status).map_err(err)
+    pub fn deletion_status(&self, app: String, class: String, name: String) -> napi::Result<Json, ErrorCode> {
+        let status: DeletionStatus = self.host.deletion_status(&key(app, class, name)).map_err(host_err)?;
+        serde_json::to_value(status).map_err(internal)
     }
 
     /// Starts seeded chaos: the seed's schedule runs before each request,
     /// call and socket opening until `end_chaos`.
     #[napi]
-    pub fn start_chaos(&self, seed: f64) -> napi::Result<()> {
+    pub fn start_chaos(&self, seed: f64) -> napi::Result<(), ErrorCode> {
         self.host.start_chaos(seed_of(seed)?);
         Ok(())
     }
@@ -277,8 +303,8 @@ impl NativeHost {
 
     /// Runs `on-call` as the host: `{ok: Buffer}` or `{error: {kind, message}}`.
     #[napi]
-    pub fn call(&self, app: String, class: String, name: String, payload: Buffer) -> napi::Result<Json> {
-        let r = self.host.call(&key(app, class, name), payload.to_vec()).map_err(err)?;
+    pub fn call(&self, app: String, class: String, name: String, payload: Buffer) -> napi::Result<Json, ErrorCode> {
+        let r = self.host.call(&key(app, class, name), payload.to_vec()).map_err(host_err)?;
         Ok(match r {
             Ok(bytes) => json!({ "ok": bytes }),
             Err(f) => json!({ "error": { "kind": f.variant(), "message": f.message() } }),
@@ -287,8 +313,8 @@ impl NativeHost {
 
     /// Opens a WebSocket to an actor (its `on-socket-open` runs); returns the socket id.
     #[napi]
-    pub fn open_socket(&self, app: String, class: String, name: String, path: String) -> napi::Result<f64> {
-        let id = self.host.open_socket(&key(app, class, name), &path).map_err(err)?;
+    pub fn open_socket(&self, app: String, class: String, name: String, path: String) -> napi::Result<f64, ErrorCode> {
+        let id = self.host.open_socket(&key(app, class, name), &path).map_err(host_err)?;
         #[allow(
             clippy::cast_precision_loss,
             reason = "socket ids count up from 1 and stay far below 2^53"
@@ -298,26 +324,26 @@ impl NativeHost {
 
     /// Sends a client message to the actor (its `on-socket-message` runs).
     #[napi]
-    pub fn socket_send(&self, id: f64, message: Either<String, Buffer>) -> napi::Result<()> {
+    pub fn socket_send(&self, id: f64, message: Either<String, Buffer>) -> napi::Result<(), ErrorCode> {
         let msg = match message {
             Either::A(t) => SocketMessage::Text(t),
             Either::B(b) => SocketMessage::Binary(b.to_vec()),
         };
-        self.host.socket_send(socket_id(id)?, msg).map_err(err)
+        self.host.socket_send(socket_id(id)?, msg).map_err(host_err)
     }
 
     /// The client closes the socket (the actor's `on-socket-close` runs).
     #[napi]
-    pub fn socket_close(&self, id: f64, code: u32, reason: String) -> napi::Result<()> {
+    pub fn socket_close(&self, id: f64, code: u32, reason: String) -> napi::Result<(), ErrorCode> {
         let code = u16::try_from(code).map_err(|_| err("a close code is 0..=65535"))?;
-        self.host.socket_close(socket_id(id)?, code, &reason).map_err(err)
+        self.host.socket_close(socket_id(id)?, code, &reason).map_err(host_err)
     }
 
     /// What the actor sent the socket's client since the last look, in order:
     /// `{text}`, `{binary}` or `{close: {code, reason}}`.
     #[napi]
-    pub fn socket_take(&self, id: f64) -> napi::Result<Vec<Json>> {
-        let taken = self.host.socket_take(socket_id(id)?).map_err(err)?;
+    pub fn socket_take(&self, id: f64) -> napi::Result<Vec<Json>, ErrorCode> {
+        let taken = self.host.socket_take(socket_id(id)?).map_err(host_err)?;
         Ok(taken
             .into_iter()
             .map(|o| match o {
@@ -330,20 +356,20 @@ impl NativeHost {
 
     /// Waits until the actor's queued events have run.
     #[napi]
-    pub fn settle(&self, app: String, class: String, name: String) -> napi::Result<()> {
-        self.host.settle(&key(app, class, name)).map_err(err)
+    pub fn settle(&self, app: String, class: String, name: String) -> napi::Result<(), ErrorCode> {
+        self.host.settle(&key(app, class, name)).map_err(host_err)
     }
 
     /// The host's clock (ms since the epoch).
     #[napi]
-    pub fn now(&self) -> napi::Result<f64> {
+    pub fn now(&self) -> napi::Result<f64, ErrorCode> {
         #[allow(clippy::cast_precision_loss, reason = "milliseconds since the epoch fit in 2^53")]
-        Ok(self.host.now_ms().map_err(err)? as f64)
+        Ok(self.host.now_ms().map_err(host_err)? as f64)
     }
 
     /// Moves the virtual clock forward; returns the new time.
     #[napi]
-    pub fn advance_clock(&self, ms: f64) -> napi::Result<f64> {
+    pub fn advance_clock(&self, ms: f64) -> napi::Result<f64, ErrorCode> {
         if !(ms.is_finite() && ms >= 0.0) {
             return Err(err("advance by a finite number of milliseconds >= 0"));
         }
@@ -352,86 +378,86 @@ impl NativeHost {
             clippy::cast_sign_loss,
             reason = "checked finite and non-negative above"
         )]
-        let now = self.host.advance_clock(ms as u64).map_err(err)?;
+        let now = self.host.advance_clock(ms as u64).map_err(host_err)?;
         #[allow(clippy::cast_precision_loss, reason = "milliseconds since the epoch fit in 2^53")]
         Ok(now as f64)
     }
 
     /// Runs every due alarm; returns how many ran.
     #[napi]
-    pub fn run_due_alarms(&self) -> napi::Result<u32> {
-        Ok(u32::try_from(self.host.run_due_alarms().map_err(err)?).unwrap_or(u32::MAX))
+    pub fn run_due_alarms(&self) -> napi::Result<u32, ErrorCode> {
+        Ok(u32::try_from(self.host.run_due_alarms().map_err(host_err)?).unwrap_or(u32::MAX))
     }
 
     /// Runs this actor's alarm if it is due; tells whether one ran. In a
     /// cluster it goes through the lowest live node, which forwards it to the holder.
     #[napi]
-    pub fn run_alarm(&self, app: String, class: String, name: String) -> napi::Result<bool> {
-        self.host.run_alarm(&key(app, class, name)).map_err(err)
+    pub fn run_alarm(&self, app: String, class: String, name: String) -> napi::Result<bool, ErrorCode> {
+        self.host.run_alarm(&key(app, class, name)).map_err(host_err)
     }
 
     /// Runs this actor's alarm through node `node` (1-based) if it is due.
     #[napi]
-    pub fn run_alarm_on(&self, node: u32, app: String, class: String, name: String) -> napi::Result<bool> {
+    pub fn run_alarm_on(&self, node: u32, app: String, class: String, name: String) -> napi::Result<bool, ErrorCode> {
         self.host
             .run_alarm_on(node as usize, &key(app, class, name))
-            .map_err(err)
+            .map_err(host_err)
     }
 
     /// Arms a fault (`fail-removal`, ...) on node `node` (1-based) for its
     /// next `count` attempts.
     #[napi]
-    pub fn arm_fault(&self, node: u32, kind: String, count: u32) -> napi::Result<()> {
-        self.host.arm_fault_on(node as usize, &kind, count).map_err(err)
+    pub fn arm_fault(&self, node: u32, kind: String, count: u32) -> napi::Result<(), ErrorCode> {
+        self.host.arm_fault_on(node as usize, &kind, count).map_err(host_err)
     }
 
     /// Clears every armed fault.
     #[napi]
-    pub fn clear_faults(&self) -> napi::Result<()> {
-        self.host.clear_faults().map_err(err)
+    pub fn clear_faults(&self) -> napi::Result<(), ErrorCode> {
+        self.host.clear_faults().map_err(host_err)
     }
 
     /// Whether the actor has a database.
     #[napi]
-    pub fn exists(&self, app: String, class: String, name: String) -> napi::Result<bool> {
-        self.host.exists(&key(app, class, name)).map_err(err)
+    pub fn exists(&self, app: String, class: String, name: String) -> napi::Result<bool, ErrorCode> {
+        self.host.exists(&key(app, class, name)).map_err(host_err)
     }
 
     /// The actor's tables: `{table: {columns, rows}}`; integers as `{integer: "n"}`,
     /// reals as `{real: x}`, blobs as `{blob: hex}`, text and NULL as themselves.
     #[napi]
-    pub fn tables(&self, app: String, class: String, name: String) -> napi::Result<Json> {
-        self.host.tables_json(&key(app, class, name)).map_err(err)
+    pub fn tables(&self, app: String, class: String, name: String) -> napi::Result<Json, ErrorCode> {
+        self.host.tables_json(&key(app, class, name)).map_err(host_err)
     }
 
     /// Every actor the host knows and its status.
     #[napi]
-    pub fn actors(&self) -> napi::Result<Json> {
-        serde_json::to_value(self.host.actors().map_err(err)?).map_err(err)
+    pub fn actors(&self) -> napi::Result<Json, ErrorCode> {
+        serde_json::to_value(self.host.actors().map_err(host_err)?).map_err(internal)
     }
 
     /// The lines actors logged.
     #[napi]
-    pub fn logs(&self) -> napi::Result<Json> {
-        serde_json::to_value(self.host.logs().map_err(err)?).map_err(err)
+    pub fn logs(&self) -> napi::Result<Json, ErrorCode> {
+        serde_json::to_value(self.host.logs().map_err(host_err)?).map_err(internal)
     }
 
     /// What one actor logged.
     #[napi]
-    pub fn logs_of(&self, app: String, class: String, name: String) -> napi::Result<Json> {
-        serde_json::to_value(self.host.logs_of(&key(app, class, name)).map_err(err)?).map_err(err)
+    pub fn logs_of(&self, app: String, class: String, name: String) -> napi::Result<Json, ErrorCode> {
+        serde_json::to_value(self.host.logs_of(&key(app, class, name)).map_err(host_err)?).map_err(internal)
     }
 
     /// The metrics in Prometheus text.
     #[napi]
-    pub fn metrics(&self) -> napi::Result<String> {
-        self.host.metrics().map_err(err)
+    pub fn metrics(&self) -> napi::Result<String, ErrorCode> {
+        self.host.metrics().map_err(host_err)
     }
 
     /// Hibernates every resident actor.
     #[napi]
-    pub fn hibernate_all(&self) -> napi::Result<()> {
-        self.host.hibernate_all().map_err(err)
+    pub fn hibernate_all(&self) -> napi::Result<(), ErrorCode> {
+        self.host.hibernate_all().map_err(host_err)
     }
 
     /// Stops the host and removes its temporary data directory.
@@ -464,7 +490,7 @@ fn response(answered: TestAnswer) -> NativeResponse {
 /// The largest seed a JavaScript number holds exactly.
 const MAX_SEED: f64 = 9_007_199_254_740_991.0;
 
-fn seed_of(seed: f64) -> napi::Result<u64> {
+fn seed_of(seed: f64) -> napi::Result<u64, ErrorCode> {
     if seed.is_finite() && (0.0..=MAX_SEED).contains(&seed) && seed.fract() == 0.0 {
         #[allow(
             clippy::cast_possible_truncation,
@@ -498,7 +524,7 @@ fn record_json(r: &ChaosRecord) -> Json {
     out
 }
 
-fn socket_id(id: f64) -> napi::Result<u64> {
+fn socket_id(id: f64) -> napi::Result<u64, ErrorCode> {
     if id.is_finite() && id >= 1.0 && id.fract() == 0.0 {
         #[allow(
             clippy::cast_possible_truncation,
@@ -513,7 +539,7 @@ fn socket_id(id: f64) -> napi::Result<u64> {
 
 /// The seed `WASMKEEP_CHAOS_SEED` names, to replay alone; `null` when unset.
 #[napi]
-pub fn chaos_seed_from_environment() -> napi::Result<Option<f64>> {
+pub fn chaos_seed_from_environment() -> napi::Result<Option<f64>, ErrorCode> {
     match chaos_seed_from_env().map_err(err)? {
         None => Ok(None),
         #[allow(clippy::cast_precision_loss, reason = "checked within 2^53 first")]

@@ -115,6 +115,11 @@ impl<'a> Admin<'a> {
     pub fn resident_count(&self) -> usize {
         resident_count(self.host)
     }
+
+    /// The ids of the actor's open sockets (the dashboard's actor list).
+    pub fn sockets_of(&self, key: &ActorKey) -> Vec<u64> {
+        self.host.sockets_of(key)
+    }
 }
 
 /// Whether the actor has a database (a storage that cannot tell says no, and logs why).

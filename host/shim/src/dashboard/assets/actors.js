@@ -26,9 +26,10 @@ export class ActorList {
     if (update.reset) this.byId.clear();
     for (const a of update.upsert) this.byId.set(a.id, a);
     for (const id of update.gone) this.byId.delete(id);
+    const moved = this.now !== update.now; // alarms are shown relative to the clock
     this.now = update.now;
     if (update.reset || update.upsert.length || update.gone.length) this.refilter();
-    else this.schedule();
+    else if (moved) this.schedule();
   }
 
   /** Recomputes the filtered view and draws it now (the filter's latency is this call). */

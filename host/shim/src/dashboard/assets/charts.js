@@ -41,7 +41,7 @@ export function render(el) {
     const row = document.createElement("div");
     row.className = "chart";
     const label = document.createElement("span");
-    label.textContent = `${name.replace(/^wasmkeep_/, "")} ${values[values.length - 1]}`;
+    label.textContent = `${values[values.length - 1]}  ${name.replace(/^wasmkeep_/, "")}`;
     label.title = name;
     row.append(label, sparkline(values));
     el.append(row);

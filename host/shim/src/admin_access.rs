@@ -244,7 +244,11 @@ mod tests {
         };
         assert_eq!(fetched("same-origin"), Ok(()));
         assert_eq!(fetched("none"), Ok(()));
-        assert_eq!(fetched("same-site"), Err(StatusCode::FORBIDDEN), "another port of this machine");
+        assert_eq!(
+            fetched("same-site"),
+            Err(StatusCode::FORBIDDEN),
+            "another port of this machine"
+        );
         assert_eq!(fetched("cross-site"), Err(StatusCode::FORBIDDEN));
     }
 }

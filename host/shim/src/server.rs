@@ -304,7 +304,8 @@ async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
         return match WebSocketUpgrade::from_request_parts(&mut parts, &()).await {
             Ok(ws) => match ctx.rt.open_socket(&key, &rest) {
                 Ok(handle) => {
-                    ctx.activity.record(&key, ctx.rt.now_ms(), format!("socket {rest}"), "open");
+                    ctx.activity
+                        .record(&key, ctx.rt.now_ms(), format!("socket {rest}"), "open");
                     let rt = ctx.rt.clone();
                     // A message may be as large as a request body; a larger
                     // one ends the connection.

@@ -167,7 +167,10 @@ async fn events_send_the_whole_list_then_only_changes() {
         "the new actor came as a change: {later:?}"
     );
     assert!(
-        !new.iter().any(|a| a["name"] == "a1" && a["last"]["what"] == "POST /" && a["alarm"] == first["upsert"][0]["alarm"] && a["status"] == "resident"),
+        !new.iter().any(|a| a["name"] == "a1"
+            && a["last"]["what"] == "POST /"
+            && a["alarm"] == first["upsert"][0]["alarm"]
+            && a["status"] == "resident"),
         "an unchanged actor is not sent again"
     );
 }
@@ -194,7 +197,11 @@ async fn schema_rows_values_and_info_of_one_actor() {
     let (status, _, page) = call("GET", &format!("{a}/rows/t?offset=0&limit=2"), None).await;
     assert_eq!(status, 200);
     assert_eq!(page["rows"][0], json!([1, {"blob": "00ff"}, "short"]));
-    assert_eq!(page["rows"][1][1]["length"], 600, "a long blob is cut: {}", page["rows"][1]);
+    assert_eq!(
+        page["rows"][1][1]["length"], 600,
+        "a long blob is cut: {}",
+        page["rows"][1]
+    );
     assert_eq!(page["rows"][1][2]["length"], 1000, "a long text is cut");
     assert_eq!(page["rows"][1][2]["text"].as_str().map(str::len), Some(256));
     let (_, _, second) = call("GET", &format!("{a}/rows/t?offset=100&limit=50"), None).await;
@@ -212,7 +219,11 @@ async fn schema_rows_values_and_info_of_one_actor() {
     let (status, kind, _) = call("GET", &format!("{a}/rows/nope"), None).await;
     assert_eq!((status, kind.as_deref()), (404, Some("sql")));
     let (status, kind, _) = call("GET", &format!("{a}/rows/_wasmkeep_meta"), None).await;
-    assert_eq!((status, kind.as_deref()), (404, Some("sql")), "the host's table is not the actor's");
+    assert_eq!(
+        (status, kind.as_deref()),
+        (404, Some("sql")),
+        "the host's table is not the actor's"
+    );
 
     let (status, _, info) = call("GET", &format!("{a}/info"), None).await;
     assert_eq!(status, 200);
@@ -239,7 +250,10 @@ async fn the_query_box_reads_and_never_writes() {
     let q = format!("{}/_shim/actors/testee/a1/query", s.base);
     let (status, _, r) = call("POST", &q, Some(json!({"sql": "SELECT count(*) AS n FROM t"}))).await;
     assert_eq!(status, 200);
-    assert_eq!((r["columns"].clone(), r["rows"].clone()), (json!(["n"]), json!([[120]])));
+    assert_eq!(
+        (r["columns"].clone(), r["rows"].clone()),
+        (json!(["n"]), json!([[120]]))
+    );
     for sql in [
         "DELETE FROM t",
         "UPDATE t SET n = 0",
@@ -262,7 +276,11 @@ async fn the_query_box_reads_and_never_writes() {
         Some(json!({"sql": "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c) SELECT count(*) FROM c"})),
     )
     .await;
-    assert_eq!((status, kind.as_deref()), (503, Some("tables-too-slow")), "an endless query is stopped");
+    assert_eq!(
+        (status, kind.as_deref()),
+        (503, Some("tables-too-slow")),
+        "an endless query is stopped"
+    );
     let (status, _, _) = call("POST", &q, Some(json!({"nosql": 1}))).await;
     assert_eq!(status, 400);
     let (_, _, r) = call("POST", &q, Some(json!({"sql": "SELECT count(*) FROM t"}))).await;
@@ -276,12 +294,20 @@ async fn run_its_alarm_and_hibernate_it() {
     let a = format!("{}/_shim/actors/testee/a1", s.base);
     let (status, _, r) = call("POST", &format!("{a}/alarm/run"), Some(json!({}))).await;
     assert_eq!((status, &r["ran"]), (200, &json!(false)), "not due yet");
-    let (status, _, _) = call("POST", &format!("{}/_shim/clock/advance", s.base), Some(json!({"ms": 60_000}))).await;
+    let (status, _, _) = call(
+        "POST",
+        &format!("{}/_shim/clock/advance", s.base),
+        Some(json!({"ms": 60_000})),
+    )
+    .await;
     assert_eq!(status, 200);
     let (status, _, r) = call("POST", &format!("{a}/alarm/run"), Some(json!({}))).await;
     assert_eq!((status, &r["ran"]), (200, &json!(true)));
     let (_, _, info) = call("GET", &format!("{a}/info"), None).await;
-    assert_eq!(info["last"], json!({"at": info["now"], "what": "alarm", "outcome": "ran"}));
+    assert_eq!(
+        info["last"],
+        json!({"at": info["now"], "what": "alarm", "outcome": "ran"})
+    );
     assert_eq!(info["alarm"], Value::Null, "the alarm ran and was not set again");
 
     let (status, _, _) = call("POST", &format!("{a}/hibernate"), Some(json!({}))).await;
@@ -324,7 +350,11 @@ async fn the_page_and_its_api_refuse_other_origins() {
         .send()
         .await
         .expect("page");
-    assert_eq!(r.status().as_u16(), 403, "a page addressed to another name (DNS rebinding)");
+    assert_eq!(
+        r.status().as_u16(),
+        403,
+        "a page addressed to another name (DNS rebinding)"
+    );
 
     // A page of another origin, or another port of this machine, drives nothing.
     let faults = format!("{}/_shim/faults", s.base);

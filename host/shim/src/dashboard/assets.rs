@@ -55,12 +55,30 @@ pub(crate) fn routes<S: Clone + Send + Sync + 'static>(access: AdminAccess) -> R
     Router::new()
         .route("/_shim/ui", get(|| async { asset(INDEX, "text/html; charset=utf-8") }))
         .route("/_shim/ui/", get(|| async { asset(INDEX, "text/html; charset=utf-8") }))
-        .route("/_shim/ui/style.css", get(|| async { asset(STYLE, "text/css; charset=utf-8") }))
-        .route("/_shim/ui/app.js", get(|| async { asset(APP, "text/javascript; charset=utf-8") }))
-        .route("/_shim/ui/actors.js", get(|| async { asset(ACTORS, "text/javascript; charset=utf-8") }))
-        .route("/_shim/ui/actor.js", get(|| async { asset(ACTOR, "text/javascript; charset=utf-8") }))
-        .route("/_shim/ui/api.js", get(|| async { asset(API, "text/javascript; charset=utf-8") }))
-        .route("/_shim/ui/charts.js", get(|| async { asset(CHARTS, "text/javascript; charset=utf-8") }))
+        .route(
+            "/_shim/ui/style.css",
+            get(|| async { asset(STYLE, "text/css; charset=utf-8") }),
+        )
+        .route(
+            "/_shim/ui/app.js",
+            get(|| async { asset(APP, "text/javascript; charset=utf-8") }),
+        )
+        .route(
+            "/_shim/ui/actors.js",
+            get(|| async { asset(ACTORS, "text/javascript; charset=utf-8") }),
+        )
+        .route(
+            "/_shim/ui/actor.js",
+            get(|| async { asset(ACTOR, "text/javascript; charset=utf-8") }),
+        )
+        .route(
+            "/_shim/ui/api.js",
+            get(|| async { asset(API, "text/javascript; charset=utf-8") }),
+        )
+        .route(
+            "/_shim/ui/charts.js",
+            get(|| async { asset(CHARTS, "text/javascript; charset=utf-8") }),
+        )
         .route("/_shim/ui/{*rest}", get(|| async { StatusCode::NOT_FOUND }))
         .route_layer(axum::middleware::from_fn_with_state(Arc::new(access), guard))
 }

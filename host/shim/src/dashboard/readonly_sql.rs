@@ -135,8 +135,7 @@ impl ReadOnlyDb {
         let mut out = Vec::new();
         for name in names.into_iter().filter(|n| n != HOST_TABLE) {
             let q = quote(&name);
-            let rows: i64 = self
-                .guarded(|c| c.query_row(&format!("SELECT count(*) FROM {q}"), [], |r| r.get(0)))?;
+            let rows: i64 = self.guarded(|c| c.query_row(&format!("SELECT count(*) FROM {q}"), [], |r| r.get(0)))?;
             let columns = self
                 .conn
                 .prepare(&format!("SELECT * FROM {q} LIMIT 0"))?
@@ -265,7 +264,10 @@ fn value_json(v: ValueRef<'_>, cut: Cut) -> (Value, usize) {
         }
         ValueRef::Blob(b) => {
             if b.len() > limit {
-                (json!({ "blob": hex::encode(&b[..limit]), "length": b.len() }), limit * 2)
+                (
+                    json!({ "blob": hex::encode(&b[..limit]), "length": b.len() }),
+                    limit * 2,
+                )
             } else {
                 (json!({ "blob": hex::encode(b) }), b.len() * 2)
             }
@@ -310,14 +312,27 @@ mod tests {
             "SELECT 1; DELETE FROM t",
         ] {
             assert!(
-                matches!(ro.query(sql, 10, Cut::Whole), Err(ReadError::NotReadOnly(_) | ReadError::Sql(_))),
+                matches!(
+                    ro.query(sql, 10, Cut::Whole),
+                    Err(ReadError::NotReadOnly(_) | ReadError::Sql(_))
+                ),
                 "{sql} must be refused"
             );
         }
-        assert_eq!(ro.query("SELECT count(*) FROM t", 10, Cut::Whole).expect("count").rows[0][0], json!(2));
-        assert!(matches!(ro.page("nope", 0, 1, Cut::Whole), Err(ReadError::NoSuchTable(_))));
+        assert_eq!(
+            ro.query("SELECT count(*) FROM t", 10, Cut::Whole).expect("count").rows[0][0],
+            json!(2)
+        );
         assert!(matches!(
-            ro.query("WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c", 1, Cut::Whole),
+            ro.page("nope", 0, 1, Cut::Whole),
+            Err(ReadError::NoSuchTable(_))
+        ));
+        assert!(matches!(
+            ro.query(
+                "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x+1 FROM c) SELECT count(*) FROM c",
+                1,
+                Cut::Whole
+            ),
             Err(ReadError::TooSlow)
         ));
     }

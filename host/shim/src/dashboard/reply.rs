@@ -34,9 +34,5 @@ pub(crate) fn kind(kind: FailureKind, message: impl Into<String>) -> Response {
 
 /// A request the API cannot read (no kind: nothing failed in the host).
 pub(crate) fn bad_request(message: impl Into<String>) -> Response {
-    (
-        StatusCode::BAD_REQUEST,
-        axum::Json(json!({ "error": message.into() })),
-    )
-        .into_response()
+    (StatusCode::BAD_REQUEST, axum::Json(json!({ "error": message.into() }))).into_response()
 }

@@ -32,7 +32,7 @@ pub(crate) async fn overview(State(ctx): State<DashCtx>) -> Response {
     let c = ctx.clone();
     match blocking(move || actor_rows(&c.rt, &c.activity)).await {
         Ok(rows) => ok(json!({
-            "actors": rows.into_values().collect::<Vec<_>>(),
+            "actors": rows.values().collect::<Vec<_>>(),
             "now": ctx.rt.now_ms(),
             "virtual": ctx.rt.config().virtual_clock,
             "node": ctx.rt.node_id(),

@@ -5,11 +5,12 @@
 //! faults, the cluster's live nodes and the counters of `/metrics` too (the
 //! page draws the counters over the last minutes).
 
-use super::overview::{actor_rows, counters, diff};
+use super::overview::{ActorRow, actor_rows, counters, diff};
 use super::state::DashCtx;
 use axum::extract::State;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use futures_util::Stream;
+use serde::Serialize;
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::convert::Infallible;
@@ -19,7 +20,22 @@ use wasmkeep_host::{FaultKind, Runtime};
 /// How often the feed looks for changes.
 const TICK: Duration = Duration::from_millis(500);
 
-type Rows = BTreeMap<String, Value>;
+type Rows = BTreeMap<String, ActorRow>;
+
+/// One update of the feed.
+#[derive(Serialize)]
+struct Update<'a> {
+    reset: bool,
+    upsert: Vec<&'a ActorRow>,
+    gone: Vec<String>,
+    now: u64,
+    #[serde(rename = "virtual")]
+    virtual_clock: bool,
+    faults: Value,
+    node: Option<&'a str>,
+    live: Vec<String>,
+    counters: BTreeMap<String, u64>,
+}
 
 fn faults(rt: &Runtime) -> Value {
     FaultKind::ALL
@@ -29,24 +45,25 @@ fn faults(rt: &Runtime) -> Value {
         .into()
 }
 
-/// One update: the actors since `before` (all of them when there is no
-/// `before`), and the rest of the page's state now.
-fn update(ctx: &DashCtx, before: Option<&Rows>, after: &Rows) -> Value {
+/// One update as JSON: the actors since `before` (all of them when there is
+/// no `before`), and the rest of the page's state now.
+fn update(ctx: &DashCtx, before: Option<&Rows>, after: &Rows) -> String {
     let (upsert, gone) = match before {
-        None => (after.values().cloned().collect(), Vec::new()),
+        None => (after.values().collect(), Vec::new()),
         Some(b) => diff(b, after),
     };
-    json!({
-        "reset": before.is_none(),
-        "upsert": upsert,
-        "gone": gone,
-        "now": ctx.rt.now_ms(),
-        "virtual": ctx.rt.config().virtual_clock,
-        "faults": faults(&ctx.rt),
-        "node": ctx.rt.node_id(),
-        "live": ctx.rt.live_nodes(),
-        "counters": counters(&ctx.rt),
-    })
+    let u = Update {
+        reset: before.is_none(),
+        upsert,
+        gone,
+        now: ctx.rt.now_ms(),
+        virtual_clock: ctx.rt.config().virtual_clock,
+        faults: faults(&ctx.rt),
+        node: ctx.rt.node_id(),
+        live: ctx.rt.live_nodes(),
+        counters: counters(&ctx.rt),
+    };
+    serde_json::to_string(&u).unwrap_or_else(|e| json!({ "error": e.to_string() }).to_string())
 }
 
 /// The feed; it ends when the host begins to shut down.
@@ -65,7 +82,7 @@ pub(crate) async fn events(State(ctx): State<DashCtx>) -> Sse<impl Stream<Item =
             Err(_) => before.clone().unwrap_or_default(),
         };
         let data = update(&ctx, before.as_ref(), &after);
-        let event = Event::default().event("update").data(data.to_string());
+        let event = Event::default().event("update").data(data);
         Some((Ok(event), (ctx, Some(after))))
     });
     Sse::new(stream).keep_alive(KeepAlive::default())

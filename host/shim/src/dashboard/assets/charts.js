@@ -41,7 +41,9 @@ export function render(el) {
     const row = document.createElement("div");
     row.className = "chart";
     const label = document.createElement("span");
-    label.textContent = `${values[values.length - 1]}  ${name.replace(/^wasmkeep_/, "")}`;
+    // wasmkeep_actor_deletes_total{how="operator"} -> actor_deletes{operator}; the title has it whole.
+    const short = name.replace(/^wasmkeep_/, "").replace(/_total/, "").replace(/\w+="([^"]*)"/g, "$1");
+    label.textContent = `${values[values.length - 1]}  ${short}`;
     label.title = name;
     row.append(label, sparkline(values));
     el.append(row);

@@ -398,3 +398,58 @@ async fn the_page_and_its_api_refuse_other_origins() {
         .expect("post");
     assert_eq!(r.status().as_u16(), 200);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_token_the_page_is_served_and_its_calls_need_the_token() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = RuntimeConfig::for_tests(dir.path());
+    config.cache_dir = common::cache_dir();
+    let rt = Runtime::new(config).expect("runtime");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let access = wasmkeep_shim::server::AdminAccess {
+        token: Some("s3cret".into()),
+    };
+    let app = wasmkeep_shim::server::router_with(rt, "demo/app".into(), access)
+        .into_make_service_with_connect_info::<std::net::SocketAddr>();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let client = reqwest::Client::new();
+    let r = client
+        .get(format!("http://{addr}/_shim/ui"))
+        .header("host", "node.example")
+        .send()
+        .await
+        .expect("page");
+    assert_eq!(
+        r.status().as_u16(),
+        200,
+        "the page holds no data: served without the token"
+    );
+    for path in ["/_shim/overview", "/_shim/events", "/_shim/actors/testee/a1/info"] {
+        let r = client.get(format!("http://{addr}{path}")).send().await.expect("call");
+        assert_eq!(r.status().as_u16(), 401, "{path} needs the token");
+    }
+    let r = client
+        .get(format!("http://{addr}/_shim/overview"))
+        .header("authorization", "Bearer s3cret")
+        .send()
+        .await
+        .expect("call");
+    assert_eq!(r.status().as_u16(), 200);
+    let r = client
+        .post(format!("http://{addr}/_shim/faults"))
+        .header("authorization", "Bearer s3cret")
+        .header("content-type", "application/json")
+        .header("origin", "http://evil.example")
+        .body(json!({"kind": "fail-removal", "count": 1}).to_string())
+        .send()
+        .await
+        .expect("call");
+    assert_eq!(
+        r.status().as_u16(),
+        403,
+        "the token does not let another origin's page in"
+    );
+}

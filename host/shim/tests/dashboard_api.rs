@@ -355,6 +355,33 @@ async fn the_page_and_its_api_refuse_other_origins() {
         403,
         "a page addressed to another name (DNS rebinding)"
     );
+    let r = client
+        .get(format!("{}/_shim/ui", s.base))
+        .header("sec-fetch-site", "cross-site")
+        .header("sec-fetch-mode", "navigate")
+        .header("sec-fetch-dest", "document")
+        .send()
+        .await
+        .expect("page");
+    assert_eq!(r.status().as_u16(), 200, "a link from another site opens the page");
+    let r = client
+        .get(format!("{}/_shim/ui/app.js", s.base))
+        .header("sec-fetch-site", "cross-site")
+        .header("sec-fetch-mode", "no-cors")
+        .header("sec-fetch-dest", "script")
+        .send()
+        .await
+        .expect("script");
+    assert_eq!(r.status().as_u16(), 403, "another site cannot load its scripts");
+    let r = client
+        .get(format!("{}/_shim/overview", s.base))
+        .header("sec-fetch-site", "cross-site")
+        .header("sec-fetch-mode", "navigate")
+        .header("sec-fetch-dest", "document")
+        .send()
+        .await
+        .expect("data");
+    assert_eq!(r.status().as_u16(), 403, "nor open its data");
 
     // A page of another origin, or another port of this machine, drives nothing.
     let faults = format!("{}/_shim/faults", s.base);

@@ -7,7 +7,7 @@
 use crate::admin_access::{AdminAccess, check};
 use axum::Router;
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -40,10 +40,27 @@ fn asset(body: &'static str, content_type: &'static str) -> Response {
     r
 }
 
+/// Whether the browser is opening the page as a top-level document (a link
+/// followed, an address typed): a link from another site may open it, since
+/// the page itself holds no data and its calls are its own origin's.
+fn top_level_navigation(headers: &HeaderMap) -> bool {
+    let is = |name: &str, value: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.eq_ignore_ascii_case(value))
+    };
+    is("sec-fetch-mode", "navigate") && is("sec-fetch-dest", "document")
+}
+
 async fn guard(State(access): State<Arc<AdminAccess>>, req: Request, next: Next) -> Response {
     if access.token.is_none() {
         let peer = req.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0);
-        if let Err((status, message)) = check(&access, req.method(), req.headers(), peer) {
+        let mut headers = req.headers().clone();
+        if top_level_navigation(&headers) {
+            headers.remove("sec-fetch-site");
+        }
+        if let Err((status, message)) = check(&access, req.method(), &headers, peer) {
             return (status, axum::Json(json!({ "error": message }))).into_response();
         }
     }

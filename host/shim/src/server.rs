@@ -38,6 +38,13 @@ pub fn router(rt: Runtime, app: String) -> Router {
 /// Serve it with connection info (`into_make_service_with_connect_info::<SocketAddr>`)
 /// so that the admin API can tell loopback clients from others.
 pub fn router_with(rt: Runtime, app: String, access: AdminAccess) -> Router {
+    router_for_node(rt, app, access, Vec::new())
+}
+
+/// As [`router_with`], for one node of a local cluster whose nodes (`cluster`,
+/// this one among them) are served from this process: the dashboard then
+/// lists the actors of every node and which node holds each.
+pub fn router_for_node(rt: Runtime, app: String, access: AdminAccess, cluster: Vec<Runtime>) -> Router {
     let access_for_page = access.clone();
     let activity = crate::dashboard::Activity::default();
     let ctx = Ctx {
@@ -46,7 +53,7 @@ pub fn router_with(rt: Runtime, app: String, access: AdminAccess) -> Router {
         activity: activity.clone(),
     };
     let admin = Router::new()
-        .merge(crate::dashboard::api_routes(rt, app, activity))
+        .merge(crate::dashboard::api_routes(rt, app, activity, cluster))
         .route("/_shim/actors", get(actors))
         .route("/_shim/actors/{class}/{name}/tables", get(tables))
         .route("/_shim/actors/{class}/{name}", delete(delete_actor))

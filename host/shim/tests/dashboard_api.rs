@@ -480,3 +480,58 @@ async fn with_a_token_the_page_is_served_and_its_calls_need_the_token() {
         "the token does not let another origin's page in"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_cluster_the_overview_lists_every_node_and_who_holds_each_actor() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = RuntimeConfig::for_tests(dir.path());
+    config.virtual_clock = true;
+    config.cache_dir = common::cache_dir();
+    let nodes = wasmkeep_shim::Cluster::local(dir.path(), 2, &config)
+        .expect("cluster")
+        .nodes;
+    for rt in &nodes {
+        rt.add_app(
+            "demo/app",
+            &[ClassSpec {
+                name: "testee".into(),
+                component: common::component("conformance-testee-rust"),
+                access: Access::Open,
+            }],
+        )
+        .expect("app loads");
+    }
+    // An actor created through node 2: node 2 holds it.
+    let key = wasmkeep_shim::ActorKey::new("demo/app", "testee", "c1");
+    let body = json!({"ops": [{"op": "exec", "sql": "CREATE TABLE t(x)"}]}).to_string();
+    let (rt2, k) = (nodes[1].clone(), key.clone());
+    let answer = tokio::task::spawn_blocking(move || {
+        let r = rt2.request_blocking(&k, wasmkeep_shim::HttpRequest::new("POST", "/", body.into_bytes()));
+        rt2.settle(&k);
+        r
+    })
+    .await
+    .expect("task")
+    .expect("request");
+    assert_eq!(answer.status, 200);
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let app = wasmkeep_shim::server::router_for_node(
+        nodes[0].clone(),
+        "demo/app".into(),
+        wasmkeep_shim::server::AdminAccess::default(),
+        nodes.clone(),
+    )
+    .into_make_service_with_connect_info::<std::net::SocketAddr>();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let (status, _, body) = call("GET", &format!("http://{addr}/_shim/overview"), None).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["node"], "node-1");
+    let actors = body["actors"].as_array().expect("actors");
+    assert_eq!(actors.len(), 1, "node 1's page lists node 2's actor: {body}");
+    assert_eq!(actors[0]["holder"], "node-2");
+    assert_eq!(actors[0]["status"], "resident");
+}

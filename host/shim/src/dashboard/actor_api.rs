@@ -30,7 +30,7 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
 /// `GET /_shim/overview`: every actor, with the clock and the node.
 pub(crate) async fn overview(State(ctx): State<DashCtx>) -> Response {
     let c = ctx.clone();
-    match blocking(move || actor_rows(&c.rt, &c.activity)).await {
+    match blocking(move || actor_rows(&c.rt, &c.cluster, &c.activity)).await {
         Ok(rows) => ok(json!({
             "actors": rows.values().collect::<Vec<_>>(),
             "now": ctx.rt.now_ms(),

@@ -21,7 +21,14 @@ use wasmkeep_host::Runtime;
 
 /// The API the dashboard adds under `/_shim/` (behind the admin API's guard,
 /// which the caller puts in front).
-pub(crate) fn api_routes<S: Clone + Send + Sync + 'static>(rt: Runtime, app: String, activity: Activity) -> Router<S> {
+/// `cluster` names every node of `rt`'s cluster when they are served from
+/// one process (empty otherwise).
+pub(crate) fn api_routes<S: Clone + Send + Sync + 'static>(
+    rt: Runtime,
+    app: String,
+    activity: Activity,
+    cluster: Vec<Runtime>,
+) -> Router<S> {
     let a = "/_shim/actors/{class}/{name}";
     Router::new()
         .route("/_shim/overview", get(actor_api::overview))
@@ -33,7 +40,12 @@ pub(crate) fn api_routes<S: Clone + Send + Sync + 'static>(rt: Runtime, app: Str
         .route(&format!("{a}/query"), post(actor_api::query))
         .route(&format!("{a}/alarm/run"), post(actor_api::run_alarm))
         .route(&format!("{a}/hibernate"), post(actor_api::hibernate))
-        .with_state(DashCtx { rt, app, activity })
+        .with_state(DashCtx {
+            rt,
+            app,
+            activity,
+            cluster,
+        })
 }
 
 /// The page itself, under `/_shim/ui`, with its own guard.

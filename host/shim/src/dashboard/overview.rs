@@ -18,29 +18,53 @@ pub(crate) struct ActorRow {
     pub alarm: Option<u64>,
     pub sockets: usize,
     pub last: Option<LastEvent>,
+    /// In a cluster, the node that has it resident (holds it); none on a single node.
+    pub holder: Option<String>,
 }
 
-/// Every actor by its id (`tenant/app:class/name`).
-/// Blocking: it lists the data directory.
-pub(crate) fn actor_rows(rt: &Runtime, activity: &Activity) -> BTreeMap<String, ActorRow> {
+/// Every actor by its id (`tenant/app:class/name`): of this node, or of
+/// every node of its cluster when `cluster` names them (one process serves
+/// them all), with the node that holds each. Blocking: it lists the data
+/// directories.
+pub(crate) fn actor_rows(rt: &Runtime, cluster: &[Runtime], activity: &Activity) -> BTreeMap<String, ActorRow> {
     let mut last = activity.snapshot();
-    rt.actors()
-        .into_iter()
-        .map(|a| {
+    let nodes: Vec<&Runtime> = if cluster.is_empty() {
+        vec![rt]
+    } else {
+        cluster.iter().collect()
+    };
+    let mut rows: BTreeMap<String, ActorRow> = BTreeMap::new();
+    for node in nodes {
+        for a in node.actors() {
             let id = a.key.to_string();
+            let sockets = node.sockets_of(&a.key).len();
+            let held = a.status == ActorStatus::Resident;
+            if let Some(row) = rows.get_mut(&id) {
+                row.sockets += sockets;
+                row.alarm = row.alarm.or(a.alarm);
+                if held {
+                    row.status = ActorStatus::Resident;
+                    row.holder = node.node_id().map(str::to_owned);
+                } else if row.status != ActorStatus::Resident && a.status == ActorStatus::Deleted {
+                    row.status = ActorStatus::Deleted;
+                }
+                continue;
+            }
             let row = ActorRow {
                 id: id.clone(),
-                sockets: rt.sockets_of(&a.key).len(),
+                sockets,
                 last: last.remove(&a.key),
+                holder: if held { node.node_id().map(str::to_owned) } else { None },
                 app: a.key.app,
                 class: a.key.class,
                 name: a.key.name,
                 status: a.status,
                 alarm: a.alarm,
             };
-            (id, row)
-        })
-        .collect()
+            rows.insert(id, row);
+        }
+    }
+    rows
 }
 
 /// What changed from `before` to `after`: rows new or different, and ids gone.

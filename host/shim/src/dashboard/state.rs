@@ -10,6 +10,9 @@ pub(crate) struct DashCtx {
     pub rt: Runtime,
     pub app: String,
     pub activity: Activity,
+    /// Every node of this node's cluster when one process serves them all
+    /// (`serve --nodes N`), for who holds what; empty otherwise.
+    pub cluster: Vec<Runtime>,
 }
 
 impl DashCtx {

@@ -81,7 +81,7 @@ export class ActorList {
     const cells = [
       `${a.class}/${a.name}`,
       a.app,
-      a.status,
+      a.holder ? `${a.status} on ${a.holder}` : a.status,
       a.alarm == null ? "" : when(a.alarm, this.now),
       a.sockets ? String(a.sockets) : "",
       last,

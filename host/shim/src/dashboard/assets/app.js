@@ -98,8 +98,10 @@ $("hibernate-all").onclick = async () => {
 };
 
 let clusterShown = "";
-function showCluster(node, live) {
-  const key = JSON.stringify([node, live]);
+function showCluster(node, live, actors) {
+  const held = {};
+  for (const a of actors) if (a.holder) held[a.holder] = (held[a.holder] ?? 0) + 1;
+  const key = JSON.stringify([node, live, held]);
   if (key === clusterShown) return;
   clusterShown = key;
   const c = $("cluster");
@@ -108,17 +110,27 @@ function showCluster(node, live) {
     c.textContent = "a single node: every actor listed is held here";
     return;
   }
-  const p = document.createElement("div");
-  p.textContent = `this node: ${node}; live: ${live.join(", ") || "none"}. Actors listed as resident are held by ${node}.`;
+  const t = document.createElement("table");
+  for (const n of [...new Set([...live, node, ...Object.keys(held)])].sort()) {
+    const tr = document.createElement("tr");
+    tr.dataset.node = n;
+    for (const text of [n, live.includes(n) ? "live" : "not live", `holds ${held[n] ?? 0}`, n === node ? "(this page's node)" : ""]) {
+      const td = document.createElement("td");
+      td.textContent = text;
+      tr.append(td);
+    }
+    t.append(tr);
+  }
   const cut = document.createElement("button");
   cut.textContent = `cut ${node} off`;
   cut.className = "danger";
+  const said = document.createElement("div");
   cut.onclick = async () => {
     if (!(await confirmAction(`Cut ${node} off from its cluster? It will hold nothing from then on.`))) return;
     const r = await api("POST", "/_shim/cluster/cut-off");
-    p.textContent = r.ok ? `${node} is cut off` : `${r.status}: ${r.body?.error}`;
+    said.textContent = r.ok ? `${node} is cut off` : `${r.status}: ${r.body?.error}`;
   };
-  c.append(p, cut);
+  c.append(t, cut, said);
 }
 
 // The live feed: the first update is the whole list, then only changes.
@@ -130,7 +142,7 @@ function onUpdate(u) {
   if (u.reset && stats.firstListMs == null) stats.firstListMs = performance.now();
   showClock(u.now, u.virtual);
   showFaults(u.faults);
-  showCluster(u.node, u.live);
+  showCluster(u.node, u.live, list.byId.values());
   $("node").textContent = u.node ?? "single node";
   if (addSample(u.counters)) renderCharts($("charts"));
   // The open actor changed (or went): read it again.

@@ -7,7 +7,8 @@ virtual clock. It lists actors, opens one and reads its table, advances the
 clock and sees the alarm pay interest, runs a read-only query and sees a
 write refused, deletes an actor and sees it deleted, arms a fault and sees the
 durable delete fail with `internal`, checks that a page of another origin
-cannot drive the admin API, and loads and filters 10,000 actors, each in
+cannot drive the admin API, sees which node of a two-node cluster holds an
+actor, and loads and filters 10,000 actors, each in
 under a second as the browser measures it. Screenshots go to
 target/dashboard-screenshots/ on every run, passed or failed.
 
@@ -52,17 +53,20 @@ def say(*a):
 class Served:
     """`wasmkeep-shim serve` of the bank example; stopped by `stop()` (only this process)."""
 
-    def __init__(self, data_dir: Path):
+    def __init__(self, data_dir: Path, extra=(), nodes=1):
         self.proc = subprocess.Popen(
             [str(SHIM), "serve", "--manifest", str(MANIFEST), "--listen", "127.0.0.1:0",
-             "--data-dir", str(data_dir), "--virtual-clock"],
+             "--data-dir", str(data_dir), "--virtual-clock", *extra],
             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
         )
-        line = self.proc.stdout.readline()
-        if not line.startswith("listening on "):
-            self.stop()
-            raise SystemExit(f"serve did not start: {line!r}")
-        self.base = line.split()[2]
+        self.bases = []
+        for _ in range(nodes):
+            line = self.proc.stdout.readline()
+            if not line.startswith("listening on "):
+                self.stop()
+                raise SystemExit(f"serve did not start: {line!r}")
+            self.bases.append(line.split()[2])
+        self.base = self.bases[0]
 
     def stop(self):
         self.proc.terminate()
@@ -269,6 +273,23 @@ def foreign_origin(driver, base):
     say("a page of another origin could not arm a fault; a foreign Origin is refused (403)")
 
 
+def cluster(driver):
+    """Two nodes in one process: node 1's page lists the actor node 2 holds."""
+    data = Path(tempfile.mkdtemp(prefix="wasmkeep-dash-cluster-"))
+    served = Served(data, ["--mode", "cluster", "--nodes", "2"], nodes=2)
+    try:
+        status, _ = http("POST", f"{served.bases[1]}/bank/held-by-2/deposit?op=d1&amount=7")
+        assert status == 200, status
+        driver.get(f"{served.bases[0]}/_shim/ui")
+        wait_for(driver, "node 2's actor on node 1's page", lambda d: row_status(d, "held-by-2") == "resident on node-2")
+        wait_for(driver, "the cluster panel", lambda d: "holds 1" in text_of(d, "cluster"))
+        shot(driver, "08-cluster")
+        say("cluster: node 1's page lists the actor node 2 holds")
+    finally:
+        served.stop()
+        shutil.rmtree(data, ignore_errors=True)
+
+
 def ten_thousand(driver):
     """10,000 actors (their files, written beforehand): load and filter, timed in the browser."""
     data = Path(tempfile.mkdtemp(prefix="wasmkeep-dash-10k-"))
@@ -319,6 +340,7 @@ def main():
     try:
         functional(driver, served.base)
         foreign_origin(driver, served.base)
+        cluster(driver)
         ten_thousand(driver)
     finally:
         driver.quit()

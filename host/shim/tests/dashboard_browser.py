@@ -302,8 +302,8 @@ def ten_thousand(driver):
         driver.get(f"{served.base}/_shim/ui")
         wait_for(driver, "10,000 actors listed",
                  lambda d: d.execute_script("return window.__dashboard && window.__dashboard.firstListMs"), timeout=30)
-        load_ms, update_ms = driver.execute_script(
-            "return [window.__dashboard.firstListMs, window.__dashboard.firstUpdateMs]")
+        load_ms, update_ms, opened_ms = driver.execute_script(
+            "const s = window.__dashboard; return [s.firstListMs, s.firstUpdateMs, s.openedMs]")
         count = tid(driver, "count").text
         assert count == "10000 of 10000 actors", count
         shot(driver, "06-ten-thousand")
@@ -318,7 +318,7 @@ def ten_thousand(driver):
         """)
         assert shown == "10 of 10000 actors", shown
         shot(driver, "07-ten-thousand-filtered")
-        say(f"10,000 actors: listed {load_ms:.0f} ms after navigation (the list arrived at {update_ms:.0f} ms); filtered in {filter_ms:.1f} ms "
+        say(f"10,000 actors: listed {load_ms:.0f} ms after navigation (the feed opened at {opened_ms:.0f} ms, the list arrived at {update_ms:.0f} ms); filtered in {filter_ms:.1f} ms "
             f"({painted_ms:.0f} ms to the next frame)")
         assert load_ms < LIMIT_MS, f"10,000 actors took {load_ms:.0f} ms to load"
         assert painted_ms < LIMIT_MS, f"the filter took {painted_ms:.0f} ms"

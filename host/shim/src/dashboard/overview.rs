@@ -35,7 +35,7 @@ pub(crate) fn actor_rows(rt: &Runtime, cluster: &[Runtime], activity: &Activity)
     };
     let mut rows: BTreeMap<String, ActorRow> = BTreeMap::new();
     for node in nodes {
-        for a in node.actors() {
+        for a in node.actors_listing() {
             let id = a.key.to_string();
             let sockets = node.sockets_of(&a.key).len();
             let held = a.status == ActorStatus::Resident;

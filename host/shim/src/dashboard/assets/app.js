@@ -9,7 +9,7 @@ import { addSample, render as renderCharts } from "./charts.js";
 
 const $ = (id) => document.getElementById(id);
 // What the browser test reads: when the first full list was drawn.
-const stats = (window.__dashboard = { firstListMs: null, firstUpdateMs: null, updates: 0 });
+const stats = (window.__dashboard = { openedMs: null, firstListMs: null, firstUpdateMs: null, updates: 0 });
 
 const list = new ActorList({
   list: $("list"),
@@ -159,6 +159,7 @@ async function connect() {
   for (;;) {
     try {
       await readEvents("/_shim/events", (name, data) => name === "update" && onUpdate(data), () => {
+        stats.openedMs ??= performance.now();
         conn.textContent = "live";
         conn.className = "pill live";
       });

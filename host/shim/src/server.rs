@@ -312,7 +312,7 @@ async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
             Ok(ws) => match ctx.rt.open_socket(&key, &rest) {
                 Ok(handle) => {
                     ctx.activity
-                        .record(&key, ctx.rt.now_ms(), format!("socket {rest}"), "open");
+                        .record(&key, ctx.rt.dev().now_ms(), format!("socket {rest}"), "open");
                     let rt = ctx.rt.clone();
                     // A message may be as large as a request body; a larger
                     // one ends the connection.
@@ -322,7 +322,7 @@ async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
                 }
                 Err(e) => {
                     ctx.activity
-                        .record(&key, ctx.rt.now_ms(), format!("socket {rest}"), e.kind().as_str());
+                        .record(&key, ctx.rt.dev().now_ms(), format!("socket {rest}"), e.kind().as_str());
                     shim_error(&e)
                 }
             },
@@ -368,7 +368,8 @@ async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
     ) {
         Ok(p) => p,
         Err(e) => {
-            ctx.activity.record(&key, ctx.rt.now_ms(), what, e.kind().as_str());
+            ctx.activity
+                .record(&key, ctx.rt.dev().now_ms(), what, e.kind().as_str());
             return shim_error(&e);
         }
     };
@@ -377,7 +378,7 @@ async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
         Some(kind) => format!("{} {}", answer.status, kind.as_str()),
         None => answer.status.to_string(),
     };
-    ctx.activity.record(&key, ctx.rt.now_ms(), what, outcome);
+    ctx.activity.record(&key, ctx.rt.dev().now_ms(), what, outcome);
     guest_response(answer.status, &answer.headers, answer.body)
 }
 

@@ -116,10 +116,10 @@ impl<'a> Admin<'a> {
         resident_count(self.host)
     }
 
-    /// Every actor the host knows, as [`Runtime::actors`] says, with the
+    /// Every actor the host knows, as [`Admin::actors`] says, with the
     /// alarms read from the index in one query instead of one per actor: the
     /// dashboard lists 10,000 actors twice a second. If the index cannot be
-    /// listed, it is [`Runtime::actors`].
+    /// listed, it is [`Admin::actors`].
     pub fn actors_listing(&self) -> Vec<ActorInfo> {
         let Ok(alarms) = self.host.alarms().due(u64::MAX) else {
             return self.actors();

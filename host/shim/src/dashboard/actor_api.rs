@@ -33,7 +33,7 @@ pub(crate) async fn overview(State(ctx): State<DashCtx>) -> Response {
     match blocking(move || actor_rows(&c.rt, &c.cluster, &c.activity)).await {
         Ok(rows) => ok(json!({
             "actors": rows.values().collect::<Vec<_>>(),
-            "now": ctx.rt.now_ms(),
+            "now": ctx.rt.dev().now_ms(),
             "virtual": ctx.rt.config().virtual_clock,
             "node": ctx.rt.node_id(),
             "app": ctx.app,
@@ -48,8 +48,8 @@ pub(crate) async fn info(State(ctx): State<DashCtx>, Path((class, name)): Path<(
     let c = ctx.clone();
     let k = key.clone();
     let found = blocking(move || {
-        let row = c.rt.actors().into_iter().find(|a| a.key == k);
-        let deletion = c.rt.deletion_status(&k);
+        let row = c.rt.admin().actors().into_iter().find(|a| a.key == k);
+        let deletion = c.rt.passes().deletion_status(&k);
         (row, deletion)
     })
     .await;
@@ -58,7 +58,7 @@ pub(crate) async fn info(State(ctx): State<DashCtx>, Path((class, name)): Path<(
         Err(r) => return r,
     };
     let id = key.to_string();
-    let logs: Vec<_> = ctx.rt.logs().into_iter().filter(|l| l.actor == id).collect();
+    let logs: Vec<_> = ctx.rt.admin().logs().into_iter().filter(|l| l.actor == id).collect();
     ok(json!({
         "id": id,
         "app": key.app,
@@ -67,11 +67,11 @@ pub(crate) async fn info(State(ctx): State<DashCtx>, Path((class, name)): Path<(
         "exists": row.as_ref().is_some_and(|r| r.status != wasmkeep_host::ActorStatus::Deleted),
         "status": row.as_ref().map(|r| r.status),
         "alarm": row.as_ref().and_then(|r| r.alarm),
-        "sockets": ctx.rt.sockets_of(&key),
+        "sockets": ctx.rt.admin().sockets_of(&key),
         "last": ctx.activity.get(&key),
         "deletion": deletion,
         "logs": logs,
-        "now": ctx.rt.now_ms(),
+        "now": ctx.rt.dev().now_ms(),
     }))
 }
 
@@ -92,10 +92,10 @@ async fn read<T: Send + 'static>(
     key: &ActorKey,
     f: impl FnOnce(&ReadOnlyDb) -> Result<T, ReadError> + Send + 'static,
 ) -> Result<T, Response> {
-    if !rt.exists(key) {
+    if !rt.admin().exists(key) {
         return Err(kind(FailureKind::NoSuchActor, format!("no such actor: {key}")));
     }
-    let path = rt.db_path(key);
+    let path = rt.admin().db_path(key);
     blocking(move || ReadOnlyDb::open(&path).and_then(|db| f(&db)))
         .await?
         .map_err(|e| read_failure(&e))
@@ -192,10 +192,10 @@ pub(crate) async fn query(
 pub(crate) async fn run_alarm(State(ctx): State<DashCtx>, Path((class, name)): Path<(String, String)>) -> Response {
     let key = ctx.key(class, name);
     let (rt, k) = (ctx.rt.clone(), key.clone());
-    match blocking(move || rt.run_alarm(&k)).await {
+    match blocking(move || rt.dev().run_alarm(&k)).await {
         Ok(ran) => {
             let outcome = if ran { "ran" } else { "not due" };
-            ctx.activity.record(&key, ctx.rt.now_ms(), "alarm", outcome);
+            ctx.activity.record(&key, ctx.rt.dev().now_ms(), "alarm", outcome);
             ok(json!({ "ran": ran }))
         }
         Err(r) => r,
@@ -206,13 +206,13 @@ pub(crate) async fn run_alarm(State(ctx): State<DashCtx>, Path((class, name)): P
 /// (its sockets stay open); the next event wakes it from its files.
 pub(crate) async fn hibernate(State(ctx): State<DashCtx>, Path((class, name)): Path<(String, String)>) -> Response {
     let key = ctx.key(class, name);
-    if !ctx.rt.exists(&key) {
+    if !ctx.rt.admin().exists(&key) {
         return kind(FailureKind::NoSuchActor, format!("no such actor: {key}"));
     }
     let (rt, k) = (ctx.rt.clone(), key.clone());
-    match blocking(move || rt.restart_actor(&k)).await {
+    match blocking(move || rt.dev().restart_actor(&k)).await {
         Ok(()) => {
-            ctx.activity.record(&key, ctx.rt.now_ms(), "hibernate", "done");
+            ctx.activity.record(&key, ctx.rt.dev().now_ms(), "hibernate", "done");
             ok(json!({ "hibernated": key.to_string() }))
         }
         Err(r) => r,

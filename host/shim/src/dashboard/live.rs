@@ -40,7 +40,7 @@ struct Update<'a> {
 fn faults(rt: &Runtime) -> Value {
     FaultKind::ALL
         .iter()
-        .map(|k| (k.name().to_owned(), json!(rt.faults().remaining(*k))))
+        .map(|k| (k.name().to_owned(), json!(rt.dev().faults().remaining(*k))))
         .collect::<serde_json::Map<_, _>>()
         .into()
 }
@@ -56,11 +56,11 @@ fn update(ctx: &DashCtx, before: Option<&Rows>, after: &Rows) -> String {
         reset: before.is_none(),
         upsert,
         gone,
-        now: ctx.rt.now_ms(),
+        now: ctx.rt.dev().now_ms(),
         virtual_clock: ctx.rt.config().virtual_clock,
         faults: faults(&ctx.rt),
         node: ctx.rt.node_id(),
-        live: ctx.rt.live_nodes(),
+        live: ctx.rt.passes().live_nodes(),
         counters: counters(&ctx.rt),
     };
     serde_json::to_string(&u).unwrap_or_else(|e| json!({ "error": e.to_string() }).to_string())

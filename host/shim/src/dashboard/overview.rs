@@ -35,9 +35,9 @@ pub(crate) fn actor_rows(rt: &Runtime, cluster: &[Runtime], activity: &Activity)
     };
     let mut rows: BTreeMap<String, ActorRow> = BTreeMap::new();
     for node in nodes {
-        for a in node.actors_listing() {
+        for a in node.admin().actors_listing() {
             let id = a.key.to_string();
-            let sockets = node.sockets_of(&a.key).len();
+            let sockets = node.admin().sockets_of(&a.key).len();
             let held = a.status == ActorStatus::Resident;
             if let Some(row) = rows.get_mut(&id) {
                 row.sockets += sockets;
@@ -83,7 +83,8 @@ pub(crate) fn diff<'a, T: PartialEq>(
 
 /// The counters of `/metrics` as `{"name{labels}": value}`.
 pub(crate) fn counters(rt: &Runtime) -> BTreeMap<String, u64> {
-    rt.metrics()
+    rt.admin()
+        .metrics()
         .render()
         .lines()
         .filter(|l| !l.starts_with('#'))

@@ -239,6 +239,12 @@ async fn schema_rows_values_and_info_of_one_actor() {
         let (status, kind, _) = call("GET", &format!("{none}/{path}"), None).await;
         assert_eq!((status, kind.as_deref()), (404, Some("no-such-actor")), "{path}");
     }
+    let (status, _, h) = call("GET", &format!("{a}/history"), None).await;
+    assert_eq!(
+        (status, &h["cluster"]),
+        (200, &json!(false)),
+        "a single node has no bucket"
+    );
     let (status, _, info) = call("GET", &format!("{none}/info"), None).await;
     assert_eq!((status, &info["exists"]), (200, &json!(false)));
 }
@@ -534,4 +540,20 @@ async fn in_a_cluster_the_overview_lists_every_node_and_who_holds_each_actor() {
     assert_eq!(actors.len(), 1, "node 1's page lists node 2's actor: {body}");
     assert_eq!(actors[0]["holder"], "node-2");
     assert_eq!(actors[0]["status"], "resident");
+    let (status, _, history) = call("GET", &format!("http://{addr}/_shim/actors/testee/c1/history"), None).await;
+    assert_eq!(status, 200);
+    assert_eq!(history["cluster"], true);
+    let records = history["records"].as_array().expect("records");
+    assert!(
+        records
+            .iter()
+            .any(|r| r["key"].as_str().is_some_and(|k| k.contains("/owners/"))),
+        "its ownership record: {history}"
+    );
+    assert!(
+        records
+            .iter()
+            .any(|r| r["key"].as_str().is_some_and(|k| k.contains("/history/"))),
+        "its history: {history}"
+    );
 }

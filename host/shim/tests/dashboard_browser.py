@@ -284,7 +284,10 @@ def cluster(driver):
         wait_for(driver, "node 2's actor on node 1's page", lambda d: row_status(d, "held-by-2") == "resident on node-2")
         wait_for(driver, "the cluster panel", lambda d: "holds 1" in text_of(d, "cluster"))
         shot(driver, "08-cluster")
-        say("cluster: node 1's page lists the actor node 2 holds")
+        click_first_row(driver)
+        wait_for(driver, "its records in the bucket", lambda d: "/owners/" in text_of(d, "history") and "/history/" in text_of(d, "history"))
+        shot(driver, "09-cluster-history")
+        say("cluster: node 1's page lists the actor node 2 holds, and its records in the bucket")
     finally:
         served.stop()
         shutil.rmtree(data, ignore_errors=True)

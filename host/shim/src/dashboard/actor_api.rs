@@ -75,6 +75,27 @@ pub(crate) async fn info(State(ctx): State<DashCtx>, Path((class, name)): Path<(
     }))
 }
 
+/// `GET …/history`: in a cluster, the actor's ownership record and its
+/// history in the bucket (segments, resets, snapshots, the fence): key,
+/// version, when written. On a single node `{"cluster": false}`.
+pub(crate) async fn history(State(ctx): State<DashCtx>, Path((class, name)): Path<(String, String)>) -> Response {
+    let key = ctx.key(class, name);
+    let rt = ctx.rt.clone();
+    let k = key.clone();
+    match blocking(move || rt.passes().bucket_records(&k)).await {
+        Ok(None) => ok(json!({ "cluster": false, "records": [] })),
+        Ok(Some(Ok(records))) => ok(json!({
+            "cluster": true,
+            "records": records
+                .into_iter()
+                .map(|m| json!({ "key": m.key, "etag": m.etag, "at": m.last_modified }))
+                .collect::<Vec<_>>(),
+        })),
+        Ok(Some(Err(e))) => kind(FailureKind::Bucket, format!("the bucket could not be listed: {e}")),
+        Err(r) => r,
+    }
+}
+
 /// A read's failure by its kind.
 fn read_failure(e: &ReadError) -> Response {
     match e {

@@ -35,6 +35,7 @@ pub(crate) fn api_routes<S: Clone + Send + Sync + 'static>(
         .route("/_shim/events", get(live::events))
         .route(&format!("{a}/info"), get(actor_api::info))
         .route(&format!("{a}/schema"), get(actor_api::schema))
+        .route(&format!("{a}/history"), get(actor_api::history))
         .route(&format!("{a}/rows/{{table}}"), get(actor_api::rows))
         .route(&format!("{a}/value/{{table}}"), get(actor_api::value))
         .route(&format!("{a}/query"), post(actor_api::query))

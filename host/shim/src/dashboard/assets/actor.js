@@ -101,6 +101,7 @@ export class ActorView {
     if (info.ok) this.facts(info.body);
     const schema = await api("GET", `/_shim/actors/${this.path()}/schema`);
     this.tables(schema);
+    this.history(await api("GET", `/_shim/actors/${this.path()}/history`));
     if (info.ok) {
       const logs = info.body.logs.map((l) => `${new Date(l.at).toISOString()} ${l.level} ${l.message}`);
       $("logs").textContent = logs.length ? logs.join("\n") : "(none)";
@@ -124,6 +125,17 @@ export class ActorView {
       dd.dataset.testid = `fact-${id}`;
       d.append(el("dt", k), dd);
     }
+  }
+
+  history(h) {
+    $("history-section").hidden = !(h.ok && h.body.cluster) && h.ok;
+    const box = $("history");
+    if (!h.ok) {
+      box.replaceChildren(el("div", `${h.kind ?? h.status}: ${h.body?.error ?? ""}`, "error"));
+      return;
+    }
+    const rows = h.body.records.map((r) => [r.key, r.etag, new Date(r.at).toISOString()]);
+    box.replaceChildren(rows.length ? this.grid(["key", "version", "written"], rows, null) : el("div", "none", "muted"));
   }
 
   tables(schema) {

@@ -540,6 +540,16 @@ async fn in_a_cluster_the_overview_lists_every_node_and_who_holds_each_actor() {
     assert_eq!(actors.len(), 1, "node 1's page lists node 2's actor: {body}");
     assert_eq!(actors[0]["holder"], "node-2");
     assert_eq!(actors[0]["status"], "resident");
+    let c1 = format!("http://{addr}/_shim/actors/testee/c1");
+    let (status, _, schema) = call("GET", &format!("{c1}/schema?node=node-2"), None).await;
+    assert_eq!(status, 200, "asked of the node that holds it: {schema}");
+    assert!(
+        schema["tables"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["name"] == "t"))
+    );
+    let (_, _, info) = call("GET", &format!("{c1}/info?node=node-2"), None).await;
+    assert_eq!(info["status"], "resident");
     let (status, _, history) = call("GET", &format!("http://{addr}/_shim/actors/testee/c1/history"), None).await;
     assert_eq!(status, 200);
     assert_eq!(history["cluster"], true);

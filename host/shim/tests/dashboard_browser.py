@@ -285,6 +285,7 @@ def cluster(driver):
         wait_for(driver, "the cluster panel", lambda d: "holds 1" in text_of(d, "cluster"))
         shot(driver, "08-cluster")
         click_first_row(driver)
+        wait_for(driver, "its table, read on node 2", lambda d: "7" in text_of(d, "table-rows"))
         wait_for(driver, "its records in the bucket", lambda d: "/owners/" in text_of(d, "history") and "/history/" in text_of(d, "history"))
         shot(driver, "09-cluster-history")
         say("cluster: node 1's page lists the actor node 2 holds, and its records in the bucket")

@@ -15,6 +15,13 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use wasmkeep_host::{ActorKey, FailureKind, Runtime};
 
+/// Which node of a local cluster to ask about the actor (`?node=node-2`,
+/// the one holding it, as the actors list says); this node when absent.
+#[derive(Deserialize)]
+pub(crate) struct NodeQuery {
+    node: Option<String>,
+}
+
 /// Values longer than this are cut in a page of rows (the page asks for the whole one).
 const CUT_AT: usize = 256;
 /// The most rows one page or one query answers.
@@ -43,7 +50,12 @@ pub(crate) async fn overview(State(ctx): State<DashCtx>) -> Response {
 }
 
 /// `GET …/info`: status, alarm, sockets, last event, deletion record, log lines.
-pub(crate) async fn info(State(ctx): State<DashCtx>, Path((class, name)): Path<(String, String)>) -> Response {
+pub(crate) async fn info(
+    State(ctx): State<DashCtx>,
+    Query(at): Query<NodeQuery>,
+    Path((class, name)): Path<(String, String)>,
+) -> Response {
+    let ctx = ctx.on(at.node.as_deref());
     let key = ctx.key(class, name);
     let c = ctx.clone();
     let k = key.clone();
@@ -78,7 +90,12 @@ pub(crate) async fn info(State(ctx): State<DashCtx>, Path((class, name)): Path<(
 /// `GET …/history`: in a cluster, the actor's ownership record and its
 /// history in the bucket (segments, resets, snapshots, the fence): key,
 /// version, when written. On a single node `{"cluster": false}`.
-pub(crate) async fn history(State(ctx): State<DashCtx>, Path((class, name)): Path<(String, String)>) -> Response {
+pub(crate) async fn history(
+    State(ctx): State<DashCtx>,
+    Query(at): Query<NodeQuery>,
+    Path((class, name)): Path<(String, String)>,
+) -> Response {
+    let ctx = ctx.on(at.node.as_deref());
     let key = ctx.key(class, name);
     let rt = ctx.rt.clone();
     let k = key.clone();
@@ -127,7 +144,12 @@ fn rows_json(r: Rows) -> Value {
 }
 
 /// `GET …/schema`: the actor's tables, their columns and row counts.
-pub(crate) async fn schema(State(ctx): State<DashCtx>, Path((class, name)): Path<(String, String)>) -> Response {
+pub(crate) async fn schema(
+    State(ctx): State<DashCtx>,
+    Query(at): Query<NodeQuery>,
+    Path((class, name)): Path<(String, String)>,
+) -> Response {
+    let ctx = ctx.on(at.node.as_deref());
     let key = ctx.key(class, name);
     match read(&ctx.rt, &key, |db| db.tables()).await {
         Ok(tables) => ok(json!({
@@ -152,9 +174,11 @@ pub(crate) struct PageQuery {
 /// (`{"text"|"blob": prefix, "length": n}`), blobs as hex.
 pub(crate) async fn rows(
     State(ctx): State<DashCtx>,
+    Query(at): Query<NodeQuery>,
     Path((class, name, table)): Path<(String, String, String)>,
     Query(q): Query<PageQuery>,
 ) -> Response {
+    let ctx = ctx.on(at.node.as_deref());
     let key = ctx.key(class, name);
     let limit = q.limit.unwrap_or(50).min(MAX_ROWS);
     let offset = q.offset;
@@ -178,9 +202,11 @@ pub(crate) struct ValueQuery {
 /// `GET …/value/<table>?offset=&column=`: one value whole.
 pub(crate) async fn value(
     State(ctx): State<DashCtx>,
+    Query(at): Query<NodeQuery>,
     Path((class, name, table)): Path<(String, String, String)>,
     Query(q): Query<ValueQuery>,
 ) -> Response {
+    let ctx = ctx.on(at.node.as_deref());
     let key = ctx.key(class, name);
     match read(&ctx.rt, &key, move |db| db.value(&table, &q.column, q.offset)).await {
         Ok(Some(v)) => ok(json!({ "value": v })),
@@ -192,9 +218,11 @@ pub(crate) async fn value(
 /// `POST …/query {"sql": "SELECT …"}`: the page's SQL, read-only whatever it says.
 pub(crate) async fn query(
     State(ctx): State<DashCtx>,
+    Query(at): Query<NodeQuery>,
     Path((class, name)): Path<(String, String)>,
     body: axum::body::Bytes,
 ) -> Response {
+    let ctx = ctx.on(at.node.as_deref());
     let Some(sql) = serde_json::from_slice::<Value>(&body)
         .ok()
         .and_then(|v| v.get("sql").and_then(Value::as_str).map(str::to_owned))
@@ -210,7 +238,12 @@ pub(crate) async fn query(
 }
 
 /// `POST …/alarm/run`: runs the actor's alarm if it is due: `{"ran": bool}`.
-pub(crate) async fn run_alarm(State(ctx): State<DashCtx>, Path((class, name)): Path<(String, String)>) -> Response {
+pub(crate) async fn run_alarm(
+    State(ctx): State<DashCtx>,
+    Query(at): Query<NodeQuery>,
+    Path((class, name)): Path<(String, String)>,
+) -> Response {
+    let ctx = ctx.on(at.node.as_deref());
     let key = ctx.key(class, name);
     let (rt, k) = (ctx.rt.clone(), key.clone());
     match blocking(move || rt.dev().run_alarm(&k)).await {
@@ -225,7 +258,12 @@ pub(crate) async fn run_alarm(State(ctx): State<DashCtx>, Path((class, name)): P
 
 /// `POST …/hibernate`: drops the actor's instance once its queued events ran
 /// (its sockets stay open); the next event wakes it from its files.
-pub(crate) async fn hibernate(State(ctx): State<DashCtx>, Path((class, name)): Path<(String, String)>) -> Response {
+pub(crate) async fn hibernate(
+    State(ctx): State<DashCtx>,
+    Query(at): Query<NodeQuery>,
+    Path((class, name)): Path<(String, String)>,
+) -> Response {
+    let ctx = ctx.on(at.node.as_deref());
     let key = ctx.key(class, name);
     if !ctx.rt.admin().exists(&key) {
         return kind(FailureKind::NoSuchActor, format!("no such actor: {key}"));

@@ -16,6 +16,16 @@ pub(crate) struct DashCtx {
 }
 
 impl DashCtx {
+    /// This state aimed at `node` of the local cluster (the page asks the
+    /// node that holds the actor it shows), or at this node when `node` is
+    /// none or not one of the cluster's.
+    pub(crate) fn on(mut self, node: Option<&str>) -> Self {
+        if let Some(rt) = node.and_then(|n| self.cluster.iter().find(|r| r.node_id() == Some(n))) {
+            self.rt = rt.clone();
+        }
+        self
+    }
+
     /// The actor `class`/`name` of this server's app.
     pub(crate) fn key(&self, class: String, name: String) -> ActorKey {
         ActorKey::new(self.app.clone(), class, name)

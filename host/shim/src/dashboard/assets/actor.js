@@ -32,7 +32,9 @@ function showWhole(text) {
 }
 
 export class ActorView {
-  constructor() {
+  /** `holderOf(class, name)`: the node holding the actor in a local cluster (the list knows). */
+  constructor(holderOf) {
+    this.holderOf = holderOf;
     this.actor = null; // {class, name}
     this.table = null;
     this.offset = 0;
@@ -72,6 +74,13 @@ export class ActorView {
     return actorPath(this.actor.class, this.actor.name);
   }
 
+  /** An API call about this actor, asked of the node that holds it. */
+  url(what, query = "") {
+    const node = this.holderOf(this.actor.class, this.actor.name);
+    const params = [query, node ? `node=${encodeURIComponent(node)}` : ""].filter(Boolean).join("&");
+    return `/_shim/actors/${this.path()}/${what}${params ? "?" + params : ""}`;
+  }
+
   open(a) {
     this.actor = { class: a.class, name: a.name };
     this.table = null;
@@ -89,7 +98,7 @@ export class ActorView {
   }
 
   async act(method, what, body, label) {
-    const r = await api(method, `/_shim/actors/${this.path()}/${what}`, body);
+    const r = await api(method, this.url(what), body);
     this.result(r.ok ? `${label}: ${JSON.stringify(r.body)}` : `${label} failed: ${r.status} ${r.kind ?? ""} ${r.body?.error ?? ""}`, !r.ok);
     await this.refresh();
   }
@@ -97,11 +106,11 @@ export class ActorView {
   /** Reads the actor's facts, tables and logs again. */
   async refresh() {
     if (!this.actor) return;
-    const info = await api("GET", `/_shim/actors/${this.path()}/info`);
+    const info = await api("GET", this.url("info"));
     if (info.ok) this.facts(info.body);
-    const schema = await api("GET", `/_shim/actors/${this.path()}/schema`);
+    const schema = await api("GET", this.url("schema"));
     this.tables(schema);
-    this.history(await api("GET", `/_shim/actors/${this.path()}/history`));
+    this.history(await api("GET", this.url("history")));
     if (info.ok) {
       const logs = info.body.logs.map((l) => `${new Date(l.at).toISOString()} ${l.level} ${l.message}`);
       $("logs").textContent = logs.length ? logs.join("\n") : "(none)";
@@ -170,13 +179,13 @@ export class ActorView {
       return;
     }
     const table = this.table;
-    const r = await api("GET", `/_shim/actors/${this.path()}/rows/${encodeURIComponent(table)}?offset=${this.offset}&limit=${PAGE}`);
+    const r = await api("GET", this.url(`rows/${encodeURIComponent(table)}`, `offset=${this.offset}&limit=${PAGE}`));
     if (!r.ok) {
       view.replaceChildren(el("div", `${r.kind ?? r.status}: ${r.body?.error ?? ""}`, "error"));
       return;
     }
     const t = this.grid(r.body.columns, r.body.rows, (col, i) => {
-      api("GET", `/_shim/actors/${this.path()}/value/${encodeURIComponent(table)}?offset=${this.offset + i}&column=${encodeURIComponent(col)}`).then((v) =>
+      api("GET", this.url(`value/${encodeURIComponent(table)}`, `offset=${this.offset + i}&column=${encodeURIComponent(col)}`)).then((v) =>
         showWhole(v.ok ? display(v.body.value, true) : `${v.kind}: ${v.body?.error}`),
       );
     });
@@ -225,7 +234,7 @@ export class ActorView {
 
   async runSql() {
     const out = $("sql-result");
-    const r = await api("POST", `/_shim/actors/${this.path()}/query`, { sql: $("sql").value });
+    const r = await api("POST", this.url("query"), { sql: $("sql").value });
     if (!r.ok) {
       const e = el("div", `${r.status} ${r.kind ?? ""}: ${r.body?.error ?? ""}`, "error");
       e.dataset.kind = r.kind ?? "";

@@ -21,7 +21,10 @@ const list = new ActorList({
     location.hash = `#/actor/${encodeURIComponent(a.class)}/${encodeURIComponent(a.name)}`;
   },
 });
-const view = new ActorView();
+const view = new ActorView((cls, name) => {
+  for (const a of list.byId.values()) if (a.class === cls && a.name === name) return a.holder;
+  return null;
+});
 $("back").onclick = () => {
   location.hash = "";
 };

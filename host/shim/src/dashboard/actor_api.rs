@@ -60,7 +60,7 @@ pub(crate) async fn info(
     let c = ctx.clone();
     let k = key.clone();
     let found = blocking(move || {
-        let row = c.rt.admin().actors().into_iter().find(|a| a.key == k);
+        let row = c.rt.admin().actors_listing().into_iter().find(|a| a.key == k);
         let deletion = c.rt.passes().deletion_status(&k);
         (row, deletion)
     })

@@ -74,6 +74,25 @@ for sdk in sdk-c sdk-python; do
   if [ -f "$sdk/scripts/setup.sh" ]; then bash "$sdk/scripts/setup.sh"; fi
 done
 
+# The dashboard's browser test (test only; docs/adr/025-dashboard.md):
+# Debian's chromium and chromium-driver, and Selenium in the venv the Python
+# SDK's setup made (made here when it is missing).
+if ! $for_serve; then
+  missing=()
+  for p in chromium chromium-driver; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  if ((${#missing[@]})); then
+    say "dashboard: installing ${missing[*]} (Debian)"
+    if [ "$(id -u)" = 0 ]; then sudo=(); else sudo=(sudo); fi
+    "${sudo[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+  [ -x target/py-venv/bin/python ] || python3 -m venv target/py-venv
+  if [ "$(target/py-venv/bin/python -c 'import selenium; print(selenium.__version__)' 2>/dev/null)" != "4.51.0" ]; then
+    say "dashboard: pip install selenium==4.51.0"
+    target/py-venv/bin/python -m pip install -q --disable-pip-version-check selenium==4.51.0
+  fi
+fi
+
 # The test command checks that host/workspace-hack is current (one feature set
 # of wasmtime across the workspace: ADR 014); serving needs no cargo-hakari.
 if ! $for_serve && [ "$(cargo hakari --version 2>/dev/null | awk '{print $2}')" != "0.9.39" ]; then

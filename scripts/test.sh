@@ -46,6 +46,9 @@ for sdk in sdk-c sdk-python; do
 done
 step "wasmkeep-shim new: a project per language, from new through its build and its test to a first response (scripts/new-project-trial.sh)"
 bash scripts/new-project-trial.sh
+step "the dashboard in headless chromium over WebDriver: list, open, alarm, deletes, a fault, another origin, 10,000 actors (screenshots in target/dashboard-screenshots/)"
+cargo build --quiet -p wasmkeep-shim
+target/py-venv/bin/python host/shim/tests/dashboard_browser.py
 step "cluster simulation (seeds and steps run, broken variants caught)"
 cargo test --quiet -p wasmkeep-host --test simulation -- --nocapture 2>&1 | grep -E "simulation:|broken variant|test result"
 step "hostile load against serve (wasmkeep-load: 20,000 names over 32 connections, the same under 256 descriptors, a 1 GiB WebSocket flood)"

@@ -6,7 +6,8 @@
 //!   loopback host (`Host: 127.0.0.1`, `localhost`, `[::1]`), so a page that
 //!   rebinds its own name to 127.0.0.1 cannot read actors' tables.
 //! - With `serve --admin-token T`: any client that sends `Authorization: Bearer T`.
-//! - Always: a request from a web page of another origin is refused, and every
+//! - Always: a request from a web page of another origin (`Origin`, or the
+//!   browser's `Sec-Fetch-Site` other than `same-origin`/`none`) is refused, and every
 //!   POST and DELETE must say `Content-Type: application/json`, which a page's
 //!   form or `text/plain` post cannot send without the browser asking first.
 
@@ -91,6 +92,16 @@ pub(crate) fn check(
                 "the admin API refuses requests from web pages of another origin",
             ));
         }
+    }
+    // A browser names where a request comes from: only the dashboard's own
+    // page (same origin) or the user typing the address (none) may use the
+    // API; a page of another port of this machine is `same-site`, refused too.
+    let site = headers.get("sec-fetch-site").and_then(|v| v.to_str().ok());
+    if site.is_some_and(|s| !s.eq_ignore_ascii_case("same-origin") && !s.eq_ignore_ascii_case("none")) {
+        return Err((
+            StatusCode::FORBIDDEN,
+            "the admin API refuses requests from web pages of another origin",
+        ));
     }
     if method != Method::GET && method != Method::HEAD {
         let json = headers
@@ -225,5 +236,19 @@ mod tests {
             ]),
             Ok(())
         );
+        let fetched = |site: &str| {
+            post(&[
+                (header::CONTENT_TYPE, "application/json"),
+                (header::HeaderName::from_static("sec-fetch-site"), site),
+            ])
+        };
+        assert_eq!(fetched("same-origin"), Ok(()));
+        assert_eq!(fetched("none"), Ok(()));
+        assert_eq!(
+            fetched("same-site"),
+            Err(StatusCode::FORBIDDEN),
+            "another port of this machine"
+        );
+        assert_eq!(fetched("cross-site"), Err(StatusCode::FORBIDDEN));
     }
 }

@@ -7,5 +7,6 @@
 pub use wasmkeep_host::*;
 
 mod admin_access;
+mod dashboard;
 pub mod route;
 pub mod server;

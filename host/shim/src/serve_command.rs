@@ -240,12 +240,14 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
             }
             use std::io::Write as _;
             let _ = std::io::stdout().flush();
-            let app = wasmkeep_shim::server::router_with(
+            let cluster = if rt.node_id().is_some() { nodes.clone() } else { Vec::new() };
+            let app = wasmkeep_shim::server::router_for_node(
                 rt,
                 manifest.app.clone(),
                 wasmkeep_shim::server::AdminAccess {
                     token: args.admin_token.clone(),
                 },
+                cluster,
             );
             servers.push(tokio::spawn(crate::http_listener::serve_until(
                 listener,

@@ -25,6 +25,8 @@ pub const MAX_BODY: usize = 16 << 20;
 struct Ctx {
     rt: Runtime,
     app: String,
+    /// Each actor's last event, for the dashboard's actors list.
+    activity: crate::dashboard::Activity,
 }
 
 /// The router for one app served by `rt`, its admin API for loopback only.
@@ -36,8 +38,22 @@ pub fn router(rt: Runtime, app: String) -> Router {
 /// Serve it with connection info (`into_make_service_with_connect_info::<SocketAddr>`)
 /// so that the admin API can tell loopback clients from others.
 pub fn router_with(rt: Runtime, app: String, access: AdminAccess) -> Router {
-    let ctx = Ctx { rt, app };
+    router_for_node(rt, app, access, Vec::new())
+}
+
+/// As [`router_with`], for one node of a local cluster whose nodes (`cluster`,
+/// this one among them) are served from this process: the dashboard then
+/// lists the actors of every node and which node holds each.
+pub fn router_for_node(rt: Runtime, app: String, access: AdminAccess, cluster: Vec<Runtime>) -> Router {
+    let access_for_page = access.clone();
+    let activity = crate::dashboard::Activity::default();
+    let ctx = Ctx {
+        rt: rt.clone(),
+        app: app.clone(),
+        activity: activity.clone(),
+    };
     let admin = Router::new()
+        .merge(crate::dashboard::api_routes(rt, app, activity, cluster))
         .route("/_shim/actors", get(actors))
         .route("/_shim/actors/{class}/{name}/tables", get(tables))
         .route("/_shim/actors/{class}/{name}", delete(delete_actor))
@@ -57,6 +73,7 @@ pub fn router_with(rt: Runtime, app: String, access: AdminAccess) -> Router {
     Router::new()
         .route("/metrics", get(metrics))
         .merge(admin)
+        .merge(crate::dashboard::page_routes(access_for_page))
         .route("/{class}/{name}", any(actor_route))
         .route("/{class}/{name}/", any(actor_route))
         .route("/{class}/{name}/{*rest}", any(actor_route))
@@ -294,6 +311,8 @@ async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
         return match WebSocketUpgrade::from_request_parts(&mut parts, &()).await {
             Ok(ws) => match ctx.rt.open_socket(&key, &rest) {
                 Ok(handle) => {
+                    ctx.activity
+                        .record(&key, ctx.rt.dev().now_ms(), format!("socket {rest}"), "open");
                     let rt = ctx.rt.clone();
                     // A message may be as large as a request body; a larger
                     // one ends the connection.
@@ -301,7 +320,11 @@ async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
                         .max_frame_size(MAX_BODY)
                         .on_upgrade(move |socket| pump_socket(rt, handle, socket))
                 }
-                Err(e) => shim_error(&e),
+                Err(e) => {
+                    ctx.activity
+                        .record(&key, ctx.rt.dev().now_ms(), format!("socket {rest}"), e.kind().as_str());
+                    shim_error(&e)
+                }
             },
             Err(e) => e.into_response(),
         };
@@ -333,6 +356,7 @@ async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
             );
         }
     };
+    let what = format!("{method} {}", rest.split('?').next().unwrap_or_default());
     let pending = match ctx.rt.request(
         &key,
         HttpRequest {
@@ -343,9 +367,18 @@ async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
         },
     ) {
         Ok(p) => p,
-        Err(e) => return shim_error(&e),
+        Err(e) => {
+            ctx.activity
+                .record(&key, ctx.rt.dev().now_ms(), what, e.kind().as_str());
+            return shim_error(&e);
+        }
     };
     let answer = pending.recv().await;
+    let outcome = match answer.failure {
+        Some(kind) => format!("{} {}", answer.status, kind.as_str()),
+        None => answer.status.to_string(),
+    };
+    ctx.activity.record(&key, ctx.rt.dev().now_ms(), what, outcome);
     guest_response(answer.status, &answer.headers, answer.body)
 }
 

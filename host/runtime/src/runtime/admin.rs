@@ -115,6 +115,47 @@ impl<'a> Admin<'a> {
     pub fn resident_count(&self) -> usize {
         resident_count(self.host)
     }
+
+    /// Every actor the host knows, as [`Admin::actors`] says, with the
+    /// alarms read from the index in one query instead of one per actor: the
+    /// dashboard lists 10,000 actors twice a second. If the index cannot be
+    /// listed, it is [`Admin::actors`].
+    pub fn actors_listing(&self) -> Vec<ActorInfo> {
+        let Ok(alarms) = self.host.alarms().due(u64::MAX) else {
+            return self.actors();
+        };
+        let alarms: HashMap<ActorKey, u64> = alarms.into_iter().collect();
+        let mut seen: HashMap<ActorKey, ActorStatus> = HashMap::new();
+        for k in self.host.storage().local_actors() {
+            seen.insert(k, ActorStatus::Hibernated);
+        }
+        for (k, slot) in lock(self.host.actors()).iter() {
+            let inner = slot.lock();
+            let status = if inner.sender.is_some() && inner.status != ActorStatus::Deleted {
+                ActorStatus::Resident
+            } else {
+                inner.status
+            };
+            if status != ActorStatus::Hibernated || seen.contains_key(k) {
+                seen.insert(k.clone(), status);
+            }
+        }
+        let mut v: Vec<ActorInfo> = seen
+            .into_iter()
+            .map(|(key, status)| ActorInfo {
+                alarm: alarms.get(&key).copied(),
+                key,
+                status,
+            })
+            .collect();
+        v.sort_by(|a, b| a.key.cmp(&b.key));
+        v
+    }
+
+    /// The ids of the actor's open sockets (the dashboard's actor list).
+    pub fn sockets_of(&self, key: &ActorKey) -> Vec<u64> {
+        self.host.sockets_of(key)
+    }
 }
 
 /// Whether the actor has a database (a storage that cannot tell says no, and logs why).

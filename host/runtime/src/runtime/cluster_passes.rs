@@ -39,6 +39,29 @@ impl ClusterPasses<'_> {
         self.host.cluster().map(|c| c.cluster.live_nodes()).unwrap_or_default()
     }
 
+    /// The actor's records in the cluster's bucket, for the dashboard: its
+    /// ownership record and its history (segments, resets, snapshots, the
+    /// fence), each with its version and when it was written. `None` on a
+    /// single node, which has no bucket.
+    ///
+    /// # Errors
+    /// The bucket could not be listed.
+    pub fn bucket_records(
+        &self,
+        key: &ActorKey,
+    ) -> Option<Result<Vec<crate::bucket::ObjectMeta>, crate::bucket::BucketError>> {
+        let c = self.host.cluster()?;
+        let bucket = c.cluster.bucket();
+        let owner = crate::keys::owner(key);
+        let records = bucket.list(&owner).and_then(|mut v| {
+            // A listing is by prefix: another name may begin with this one's.
+            v.retain(|m| m.key == owner);
+            v.extend(bucket.list(&crate::keys::history_prefix(key))?);
+            Ok(v)
+        });
+        Some(records)
+    }
+
     /// Cluster: one control pass over the apps' operator delete requests
     /// (ADR 0028 §3): expired requests and outcomes are removed, and up to 16
     /// requests at a time are queued, each in its actor's mailbox, run by the

@@ -1,0 +1,33 @@
+//! What the dashboard's routes share: the host, the app this server serves,
+//! and the last events the server saw.
+
+use super::activity::Activity;
+use wasmkeep_host::{ActorKey, Runtime};
+
+/// The dashboard routes' state.
+#[derive(Clone)]
+pub(crate) struct DashCtx {
+    pub rt: Runtime,
+    pub app: String,
+    pub activity: Activity,
+    /// Every node of this node's cluster when one process serves them all
+    /// (`serve --nodes N`), for who holds what; empty otherwise.
+    pub cluster: Vec<Runtime>,
+}
+
+impl DashCtx {
+    /// This state aimed at `node` of the local cluster (the page asks the
+    /// node that holds the actor it shows), or at this node when `node` is
+    /// none or not one of the cluster's.
+    pub(crate) fn on(mut self, node: Option<&str>) -> Self {
+        if let Some(rt) = node.and_then(|n| self.cluster.iter().find(|r| r.node_id() == Some(n))) {
+            self.rt = rt.clone();
+        }
+        self
+    }
+
+    /// The actor `class`/`name` of this server's app.
+    pub(crate) fn key(&self, class: String, name: String) -> ActorKey {
+        ActorKey::new(self.app.clone(), class, name)
+    }
+}

@@ -1,0 +1,569 @@
+//! The API the dashboard added under `/_shim/` (issue 26): the actors
+//! overview and its live feed, one actor's info, schema, rows, whole values,
+//! the read-only query, its alarm and hibernation, and the page's own
+//! access rules. Failures are matched on their status and kind
+//! (`wasmkeep-failure`), never on words.
+
+mod common;
+
+use serde_json::{Value, json};
+use wasmkeep_shim::{Access, ClassSpec, Runtime, RuntimeConfig};
+
+struct Server {
+    base: String,
+    _dir: tempfile::TempDir,
+}
+
+async fn start() -> Server {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = RuntimeConfig::for_tests(dir.path());
+    config.virtual_clock = true;
+    config.cache_dir = common::cache_dir();
+    let rt = Runtime::new(config).expect("runtime");
+    rt.add_app(
+        "demo/app",
+        &[ClassSpec {
+            name: "testee".into(),
+            component: common::component("conformance-testee-rust"),
+            access: Access::Open,
+        }],
+    )
+    .expect("app loads");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let app = wasmkeep_shim::server::router(rt, "demo/app".into())
+        .into_make_service_with_connect_info::<std::net::SocketAddr>();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    Server {
+        base: format!("http://{addr}"),
+        _dir: dir,
+    }
+}
+
+/// Status, the failure's kind (header), and the body as JSON (or a string).
+async fn call(method: &str, url: &str, body: Option<Value>) -> (u16, Option<String>, Value) {
+    let mut req = reqwest::Client::new().request(method.parse().expect("method"), url);
+    if method != "GET" {
+        req = req.header("content-type", "application/json");
+    }
+    if let Some(b) = body {
+        req = req.body(b.to_string());
+    }
+    let r = req.send().await.expect("request");
+    let status = r.status().as_u16();
+    let kind = r
+        .headers()
+        .get(wasmkeep_shim::FAILURE_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let text = r.text().await.expect("body");
+    let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+    (status, kind, body)
+}
+
+/// Runs the testee's ops (conformance/PROTOCOL.md) on actor `name` over HTTP.
+async fn ops(s: &Server, name: &str, ops: Value) {
+    let r = reqwest::Client::new()
+        .post(format!("{}/testee/{name}", s.base))
+        .body(json!({ "ops": ops }).to_string())
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(r.status().as_u16(), 200, "{}", r.text().await.unwrap_or_default());
+}
+
+fn long_text() -> String {
+    "x".repeat(1000)
+}
+
+async fn fill(s: &Server, name: &str) {
+    ops(
+        s,
+        name,
+        json!([
+            {"op": "exec", "sql": "CREATE TABLE t(n INTEGER, b BLOB, s TEXT)"},
+            {"op": "exec", "sql": "INSERT INTO t VALUES (1, x'00ff', 'short')"},
+            {"op": "exec", "sql": "INSERT INTO t VALUES (2, zeroblob(600), ?1)", "params": [{"text": long_text()}]},
+            {"op": "exec", "sql": "WITH RECURSIVE c(i) AS (SELECT 3 UNION ALL SELECT i + 1 FROM c WHERE i < 120) INSERT INTO t(n) SELECT i FROM c"},
+            {"op": "set-alarm", "in": "60000"},
+        ]),
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn overview_lists_every_actor_with_status_alarm_sockets_and_last_event() {
+    let s = start().await;
+    fill(&s, "a1").await;
+    let (status, kind, body) = call("GET", &format!("{}/_shim/overview", s.base), None).await;
+    assert_eq!((status, kind), (200, None));
+    let actors = body["actors"].as_array().expect("actors");
+    assert_eq!(actors.len(), 1, "{body}");
+    let a = &actors[0];
+    assert_eq!(a["id"], "demo/app:testee/a1");
+    assert_eq!(a["class"], "testee");
+    assert_eq!(a["status"], "resident");
+    assert_eq!(a["sockets"], 0);
+    assert_eq!(a["alarm"].as_u64(), Some(body["now"].as_u64().expect("now") + 60_000));
+    assert_eq!(a["last"]["what"], "POST /");
+    assert_eq!(a["last"]["outcome"], "200");
+    assert_eq!(body["virtual"], true);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_send_the_whole_list_then_only_changes() {
+    let s = start().await;
+    fill(&s, "a1").await;
+    let r = reqwest::Client::new()
+        .get(format!("{}/_shim/events", s.base))
+        .send()
+        .await
+        .expect("events");
+    assert_eq!(r.status().as_u16(), 200);
+    assert!(
+        r.headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.starts_with("text/event-stream"))
+    );
+    let mut r = r;
+    let mut buf = String::new();
+    let mut updates: Vec<Value> = Vec::new();
+    let mut created = false;
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    while updates.len() < 6 && tokio::time::Instant::now() < deadline {
+        let chunk = tokio::time::timeout_at(deadline, r.chunk())
+            .await
+            .expect("an update in time")
+            .expect("bytes")
+            .expect("the stream goes on");
+        buf.push_str(&String::from_utf8_lossy(&chunk));
+        while let Some(end) = buf.find("\n\n") {
+            let block: String = buf.drain(..end + 2).collect();
+            if let Some(data) = block.lines().find_map(|l| l.strip_prefix("data: ")) {
+                updates.push(serde_json::from_str(data).expect("json"));
+            }
+        }
+        if !updates.is_empty() && !created {
+            created = true;
+            fill(&s, "a2").await;
+        }
+    }
+    let first = &updates[0];
+    assert_eq!(first["reset"], true);
+    assert_eq!(first["upsert"].as_array().map(Vec::len), Some(1), "{first}");
+    assert!(first["faults"]["fail-removal"].is_number());
+    assert!(first["counters"].is_object());
+    let later: Vec<&Value> = updates[1..].iter().collect();
+    assert!(later.iter().all(|u| u["reset"] == false));
+    let new: Vec<&Value> = later
+        .iter()
+        .flat_map(|u| u["upsert"].as_array().into_iter().flatten())
+        .collect();
+    assert!(
+        new.iter().any(|a| a["name"] == "a2"),
+        "the new actor came as a change: {later:?}"
+    );
+    assert!(
+        !new.iter().any(|a| a["name"] == "a1"
+            && a["last"]["what"] == "POST /"
+            && a["alarm"] == first["upsert"][0]["alarm"]
+            && a["status"] == "resident"),
+        "an unchanged actor is not sent again"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schema_rows_values_and_info_of_one_actor() {
+    let s = start().await;
+    fill(&s, "a1").await;
+    ops(&s, "a1", json!([{"op": "log", "message": "hello"}])).await;
+    let a = format!("{}/_shim/actors/testee/a1", s.base);
+
+    let (status, _, schema) = call("GET", &format!("{a}/schema"), None).await;
+    assert_eq!(status, 200);
+    let tables = schema["tables"].as_array().expect("tables");
+    assert!(
+        tables.contains(&json!({"name": "t", "columns": ["n", "b", "s"], "rows": 120})),
+        "{schema}"
+    );
+    assert!(
+        !tables.iter().any(|t| t["name"] == "_wasmkeep_meta"),
+        "the host's own table is not listed"
+    );
+
+    let (status, _, page) = call("GET", &format!("{a}/rows/t?offset=0&limit=2"), None).await;
+    assert_eq!(status, 200);
+    assert_eq!(page["rows"][0], json!([1, {"blob": "00ff"}, "short"]));
+    assert_eq!(
+        page["rows"][1][1]["length"], 600,
+        "a long blob is cut: {}",
+        page["rows"][1]
+    );
+    assert_eq!(page["rows"][1][2]["length"], 1000, "a long text is cut");
+    assert_eq!(page["rows"][1][2]["text"].as_str().map(str::len), Some(256));
+    let (_, _, second) = call("GET", &format!("{a}/rows/t?offset=100&limit=50"), None).await;
+    assert_eq!(second["rows"].as_array().map(Vec::len), Some(20), "the last page");
+    assert_eq!(second["rows"][0][0], 101);
+    let (_, _, capped) = call("GET", &format!("{a}/rows/t?limit=100000"), None).await;
+    assert_eq!(capped["rows"].as_array().map(Vec::len), Some(120));
+
+    let (status, _, whole) = call("GET", &format!("{a}/value/t?offset=1&column=s"), None).await;
+    assert_eq!(status, 200);
+    assert_eq!(whole["value"], json!(long_text()));
+    let (_, _, blob) = call("GET", &format!("{a}/value/t?offset=1&column=b"), None).await;
+    assert_eq!(blob["value"]["blob"].as_str().map(str::len), Some(1200));
+
+    let (status, kind, _) = call("GET", &format!("{a}/rows/nope"), None).await;
+    assert_eq!((status, kind.as_deref()), (404, Some("sql")));
+    let (status, kind, _) = call("GET", &format!("{a}/rows/_wasmkeep_meta"), None).await;
+    assert_eq!(
+        (status, kind.as_deref()),
+        (404, Some("sql")),
+        "the host's table is not the actor's"
+    );
+
+    let (status, _, info) = call("GET", &format!("{a}/info"), None).await;
+    assert_eq!(status, 200);
+    assert_eq!(info["status"], "resident");
+    assert_eq!(info["exists"], true);
+    assert_eq!(info["sockets"], json!([]));
+    assert_eq!(info["deletion"]["status"], "not-deleted");
+    assert_eq!(info["logs"][0]["message"], "hello");
+    assert_eq!(info["last"]["outcome"], "200");
+
+    let none = format!("{}/_shim/actors/testee/nobody", s.base);
+    for path in ["schema", "rows/t", "value/t?offset=0&column=n"] {
+        let (status, kind, _) = call("GET", &format!("{none}/{path}"), None).await;
+        assert_eq!((status, kind.as_deref()), (404, Some("no-such-actor")), "{path}");
+    }
+    let (status, _, h) = call("GET", &format!("{a}/history"), None).await;
+    assert_eq!(
+        (status, &h["cluster"]),
+        (200, &json!(false)),
+        "a single node has no bucket"
+    );
+    let (status, _, info) = call("GET", &format!("{none}/info"), None).await;
+    assert_eq!((status, &info["exists"]), (200, &json!(false)));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_query_box_reads_and_never_writes() {
+    let s = start().await;
+    fill(&s, "a1").await;
+    let q = format!("{}/_shim/actors/testee/a1/query", s.base);
+    let (status, _, r) = call("POST", &q, Some(json!({"sql": "SELECT count(*) AS n FROM t"}))).await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        (r["columns"].clone(), r["rows"].clone()),
+        (json!(["n"]), json!([[120]]))
+    );
+    for sql in [
+        "DELETE FROM t",
+        "UPDATE t SET n = 0",
+        "INSERT INTO t(n) VALUES (0)",
+        "DROP TABLE t",
+        "CREATE TABLE u(x)",
+        "PRAGMA query_only = 0",
+        "ATTACH 'elsewhere.db' AS e",
+        "BEGIN IMMEDIATE",
+        "VACUUM",
+    ] {
+        let (status, kind, _) = call("POST", &q, Some(json!({ "sql": sql }))).await;
+        assert_eq!((status, kind.as_deref()), (403, Some("sql")), "{sql} is refused");
+    }
+    let (status, kind, _) = call("POST", &q, Some(json!({"sql": "SELEC nonsense"}))).await;
+    assert_eq!((status, kind.as_deref()), (400, Some("sql")));
+    let (status, kind, _) = call(
+        "POST",
+        &q,
+        Some(json!({"sql": "WITH RECURSIVE c(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM c) SELECT count(*) FROM c"})),
+    )
+    .await;
+    assert_eq!(
+        (status, kind.as_deref()),
+        (503, Some("tables-too-slow")),
+        "an endless query is stopped"
+    );
+    let (status, _, _) = call("POST", &q, Some(json!({"nosql": 1}))).await;
+    assert_eq!(status, 400);
+    let (_, _, r) = call("POST", &q, Some(json!({"sql": "SELECT count(*) FROM t"}))).await;
+    assert_eq!(r["rows"], json!([[120]]), "nothing was written");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_its_alarm_and_hibernate_it() {
+    let s = start().await;
+    fill(&s, "a1").await;
+    let a = format!("{}/_shim/actors/testee/a1", s.base);
+    let (status, _, r) = call("POST", &format!("{a}/alarm/run"), Some(json!({}))).await;
+    assert_eq!((status, &r["ran"]), (200, &json!(false)), "not due yet");
+    let (status, _, _) = call(
+        "POST",
+        &format!("{}/_shim/clock/advance", s.base),
+        Some(json!({"ms": 60_000})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (status, _, r) = call("POST", &format!("{a}/alarm/run"), Some(json!({}))).await;
+    assert_eq!((status, &r["ran"]), (200, &json!(true)));
+    let (_, _, info) = call("GET", &format!("{a}/info"), None).await;
+    assert_eq!(
+        info["last"],
+        json!({"at": info["now"], "what": "alarm", "outcome": "ran"})
+    );
+    assert_eq!(info["alarm"], Value::Null, "the alarm ran and was not set again");
+
+    let (status, _, _) = call("POST", &format!("{a}/hibernate"), Some(json!({}))).await;
+    assert_eq!(status, 200);
+    let (_, _, info) = call("GET", &format!("{a}/info"), None).await;
+    assert_eq!(info["status"], "hibernated");
+    let (status, kind, _) = call(
+        "POST",
+        &format!("{}/_shim/actors/testee/nobody/hibernate", s.base),
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!((status, kind.as_deref()), (404, Some("no-such-actor")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_and_its_api_refuse_other_origins() {
+    let s = start().await;
+    let client = reqwest::Client::new();
+    let r = client.get(format!("{}/_shim/ui", s.base)).send().await.expect("page");
+    assert_eq!(r.status().as_u16(), 200);
+    let csp = r
+        .headers()
+        .get("content-security-policy")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(csp.contains("frame-ancestors 'none'"), "no other site frames it: {csp}");
+    for asset in ["app.js", "actors.js", "actor.js", "api.js", "charts.js", "style.css"] {
+        let r = client
+            .get(format!("{}/_shim/ui/{asset}", s.base))
+            .send()
+            .await
+            .expect("asset");
+        assert_eq!(r.status().as_u16(), 200, "{asset}");
+    }
+    let r = client
+        .get(format!("{}/_shim/ui", s.base))
+        .header("host", "evil.example")
+        .send()
+        .await
+        .expect("page");
+    assert_eq!(
+        r.status().as_u16(),
+        403,
+        "a page addressed to another name (DNS rebinding)"
+    );
+    let r = client
+        .get(format!("{}/_shim/ui", s.base))
+        .header("sec-fetch-site", "cross-site")
+        .header("sec-fetch-mode", "navigate")
+        .header("sec-fetch-dest", "document")
+        .send()
+        .await
+        .expect("page");
+    assert_eq!(r.status().as_u16(), 200, "a link from another site opens the page");
+    let r = client
+        .get(format!("{}/_shim/ui/app.js", s.base))
+        .header("sec-fetch-site", "cross-site")
+        .header("sec-fetch-mode", "no-cors")
+        .header("sec-fetch-dest", "script")
+        .send()
+        .await
+        .expect("script");
+    assert_eq!(r.status().as_u16(), 403, "another site cannot load its scripts");
+    let r = client
+        .get(format!("{}/_shim/overview", s.base))
+        .header("sec-fetch-site", "cross-site")
+        .header("sec-fetch-mode", "navigate")
+        .header("sec-fetch-dest", "document")
+        .send()
+        .await
+        .expect("data");
+    assert_eq!(r.status().as_u16(), 403, "nor open its data");
+
+    // A page of another origin, or another port of this machine, drives nothing.
+    let faults = format!("{}/_shim/faults", s.base);
+    let arm = json!({"kind": "fail-removal", "count": 3}).to_string();
+    for (name, value) in [
+        ("origin", "http://evil.example"),
+        ("origin", "null"),
+        ("sec-fetch-site", "cross-site"),
+        ("sec-fetch-site", "same-site"),
+    ] {
+        let r = client
+            .post(&faults)
+            .header("content-type", "application/json")
+            .header(name, value)
+            .body(arm.clone())
+            .send()
+            .await
+            .expect("post");
+        assert_eq!(r.status().as_u16(), 403, "{name}: {value}");
+        let r = client
+            .post(format!("{}/_shim/actors/testee/a1/hibernate", s.base))
+            .header("content-type", "application/json")
+            .header(name, value)
+            .body("{}")
+            .send()
+            .await
+            .expect("post");
+        assert_eq!(r.status().as_u16(), 403, "{name}: {value}");
+    }
+    let (_, _, f) = call("GET", &faults, None).await;
+    assert_eq!(f["faults"]["fail-removal"], 0, "nothing was armed");
+    // The page's own requests pass.
+    let r = client
+        .post(&faults)
+        .header("content-type", "application/json")
+        .header("origin", s.base.clone())
+        .header("sec-fetch-site", "same-origin")
+        .body(arm)
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(r.status().as_u16(), 200);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_token_the_page_is_served_and_its_calls_need_the_token() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = RuntimeConfig::for_tests(dir.path());
+    config.cache_dir = common::cache_dir();
+    let rt = Runtime::new(config).expect("runtime");
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let access = wasmkeep_shim::server::AdminAccess {
+        token: Some("s3cret".into()),
+    };
+    let app = wasmkeep_shim::server::router_with(rt, "demo/app".into(), access)
+        .into_make_service_with_connect_info::<std::net::SocketAddr>();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let client = reqwest::Client::new();
+    let r = client
+        .get(format!("http://{addr}/_shim/ui"))
+        .header("host", "node.example")
+        .send()
+        .await
+        .expect("page");
+    assert_eq!(
+        r.status().as_u16(),
+        200,
+        "the page holds no data: served without the token"
+    );
+    for path in ["/_shim/overview", "/_shim/events", "/_shim/actors/testee/a1/info"] {
+        let r = client.get(format!("http://{addr}{path}")).send().await.expect("call");
+        assert_eq!(r.status().as_u16(), 401, "{path} needs the token");
+    }
+    let r = client
+        .get(format!("http://{addr}/_shim/overview"))
+        .header("authorization", "Bearer s3cret")
+        .send()
+        .await
+        .expect("call");
+    assert_eq!(r.status().as_u16(), 200);
+    let r = client
+        .post(format!("http://{addr}/_shim/faults"))
+        .header("authorization", "Bearer s3cret")
+        .header("content-type", "application/json")
+        .header("origin", "http://evil.example")
+        .body(json!({"kind": "fail-removal", "count": 1}).to_string())
+        .send()
+        .await
+        .expect("call");
+    assert_eq!(
+        r.status().as_u16(),
+        403,
+        "the token does not let another origin's page in"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_cluster_the_overview_lists_every_node_and_who_holds_each_actor() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = RuntimeConfig::for_tests(dir.path());
+    config.virtual_clock = true;
+    config.cache_dir = common::cache_dir();
+    let nodes = wasmkeep_shim::Cluster::local(dir.path(), 2, &config)
+        .expect("cluster")
+        .nodes;
+    for rt in &nodes {
+        rt.add_app(
+            "demo/app",
+            &[ClassSpec {
+                name: "testee".into(),
+                component: common::component("conformance-testee-rust"),
+                access: Access::Open,
+            }],
+        )
+        .expect("app loads");
+    }
+    // An actor created through node 2: node 2 holds it.
+    let key = wasmkeep_shim::ActorKey::new("demo/app", "testee", "c1");
+    let body = json!({"ops": [{"op": "exec", "sql": "CREATE TABLE t(x)"}]}).to_string();
+    let (rt2, k) = (nodes[1].clone(), key.clone());
+    let answer = tokio::task::spawn_blocking(move || {
+        let r = rt2.request_blocking(&k, wasmkeep_shim::HttpRequest::new("POST", "/", body.into_bytes()));
+        rt2.settle(&k);
+        r
+    })
+    .await
+    .expect("task")
+    .expect("request");
+    assert_eq!(answer.status, 200);
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let app = wasmkeep_shim::server::router_for_node(
+        nodes[0].clone(),
+        "demo/app".into(),
+        wasmkeep_shim::server::AdminAccess::default(),
+        nodes.clone(),
+    )
+    .into_make_service_with_connect_info::<std::net::SocketAddr>();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let (status, _, body) = call("GET", &format!("http://{addr}/_shim/overview"), None).await;
+    assert_eq!(status, 200);
+    assert_eq!(body["node"], "node-1");
+    let actors = body["actors"].as_array().expect("actors");
+    assert_eq!(actors.len(), 1, "node 1's page lists node 2's actor: {body}");
+    assert_eq!(actors[0]["holder"], "node-2");
+    assert_eq!(actors[0]["status"], "resident");
+    let c1 = format!("http://{addr}/_shim/actors/testee/c1");
+    let (status, _, schema) = call("GET", &format!("{c1}/schema?node=node-2"), None).await;
+    assert_eq!(status, 200, "asked of the node that holds it: {schema}");
+    assert!(
+        schema["tables"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["name"] == "t"))
+    );
+    let (_, _, info) = call("GET", &format!("{c1}/info?node=node-2"), None).await;
+    assert_eq!(info["status"], "resident");
+    let (status, _, history) = call("GET", &format!("http://{addr}/_shim/actors/testee/c1/history"), None).await;
+    assert_eq!(status, 200);
+    assert_eq!(history["cluster"], true);
+    let records = history["records"].as_array().expect("records");
+    assert!(
+        records
+            .iter()
+            .any(|r| r["key"].as_str().is_some_and(|k| k.contains("/owners/"))),
+        "its ownership record: {history}"
+    );
+    assert!(
+        records
+            .iter()
+            .any(|r| r["key"].as_str().is_some_and(|k| k.contains("/history/"))),
+        "its history: {history}"
+    );
+}

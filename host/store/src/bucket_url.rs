@@ -192,6 +192,8 @@ mod tests {
     fn s3_server_meets_the_contract_when_one_is_named() {
         with_test_server("WASMKEEP_TEST_S3", |b| {
             contract::check_with(b.as_ref(), &contract::Expect::server_clock());
+            let report = crate::bucket_probe::probe(b.as_ref());
+            assert!(report.passed(), "bucket check over the server:\n{report}");
             contract::check_racing_creates(b);
         });
     }
@@ -201,6 +203,8 @@ mod tests {
     fn azure_server_meets_the_contract_when_one_is_named() {
         with_test_server("WASMKEEP_TEST_AZURE", |b| {
             contract::check_with(b.as_ref(), &contract::Expect::server_clock());
+            let report = crate::bucket_probe::probe(b.as_ref());
+            assert!(report.passed(), "bucket check over the server:\n{report}");
             contract::check_racing_creates(b);
         });
     }
@@ -224,5 +228,50 @@ mod tests {
             .expect("the test server answers a write");
         b.delete("probe").expect("delete");
         f(b);
+    }
+
+    /// Latency of single requests over the servers the variables name
+    /// (ignored: a figure, not a check). `cargo test -p wasmkeep-store
+    /// server_latency -- --ignored --nocapture` with the servers' exports.
+    #[test]
+    #[ignore = "prints figures; run by hand"]
+    fn server_latency() {
+        for var in ["WASMKEEP_TEST_S3", "WASMKEEP_TEST_AZURE"] {
+            with_test_server(var, |b| {
+                let body = vec![7u8; 4096];
+                let mut etag = b.put("lat/k", &body, &PutCondition::IfAbsent).expect("create");
+                let time = |f: &mut dyn FnMut()| {
+                    let mut ms: Vec<f64> = (0..200)
+                        .map(|_| {
+                            let t = std::time::Instant::now();
+                            f();
+                            t.elapsed().as_secs_f64() * 1000.0
+                        })
+                        .collect();
+                    ms.sort_by(f64::total_cmp);
+                    (ms[100], ms[190])
+                };
+                let mut n = 0u32;
+                let put = time(&mut || {
+                    n += 1;
+                    let mut body = body.clone();
+                    body[..4].copy_from_slice(&n.to_le_bytes());
+                    etag = b
+                        .put("lat/k", &body, &PutCondition::IfMatch(etag.clone()))
+                        .expect("update");
+                });
+                let get = time(&mut || {
+                    b.get("lat/k").expect("get");
+                });
+                let list = time(&mut || {
+                    b.list("lat/").expect("list");
+                });
+                eprintln!(
+                    "{var}: 4 KiB update-if-ETag median {:.2} ms (p95 {:.2}), get {:.2} ms ({:.2}), \
+                     list of one {:.2} ms ({:.2})",
+                    put.0, put.1, get.0, get.1, list.0, list.1
+                );
+            });
+        }
     }
 }

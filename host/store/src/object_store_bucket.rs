@@ -103,7 +103,7 @@ impl ObjectStoreBucket {
 
     fn version_of(&self, e_tag: Option<String>, version: Option<String>) -> ETag {
         match self.versioning {
-            Versioning::ETag => e_tag,
+            Versioning::ETag => e_tag.map(quoted),
             Versioning::Generation => version,
         }
         .unwrap_or_default()
@@ -129,6 +129,17 @@ impl Drop for ObjectStoreBucket {
         if let Some(rt) = self.runtime.take() {
             rt.shutdown_background();
         }
+    }
+}
+
+/// An ETag in its header form, quoted. Azure (and Azurite) quote it in
+/// headers but not in listings; one form makes a listed ETag equal to the
+/// one a write returned, and is what `If-Match` takes.
+fn quoted(e_tag: String) -> String {
+    if e_tag.starts_with('"') || e_tag.starts_with("W/") {
+        e_tag
+    } else {
+        format!("\"{e_tag}\"")
     }
 }
 

@@ -57,7 +57,7 @@ impl std::fmt::Display for ProbeReport {
         if !self.cleaned_up {
             writeln!(
                 f,
-                "note  the probe's objects under wasmkeep-bucket-check/ could not be removed"
+                "note  removing what the probes wrote under wasmkeep-bucket-check/ failed"
             )?;
         }
         Ok(())

@@ -40,6 +40,7 @@ $(bash scripts/azurite-server.sh start)"
   eval "$bucket_env"
   cargo test --quiet -p wasmkeep-store --features contract-tests -- _server_meets_the_contract --nocapture 2>&1 |
     grep -E "test result|panicked|skipped"
+  cargo test --quiet -p wasmkeep-shim --test bucket_check 2>&1 | grep -E "test result|panicked|skipped"
   cargo build --quiet -p wasmkeep-shim
   target/debug/wasmkeep-shim bucket check "$WASMKEEP_TEST_S3"
   target/debug/wasmkeep-shim bucket check "$WASMKEEP_TEST_AZURE"

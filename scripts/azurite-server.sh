@@ -37,7 +37,8 @@ running() {
   [ -f "$dir/pid" ] && [ -f "$dir/port" ] || return 1
   local pid port
   pid=$(cat "$dir/pid") port=$(cat "$dir/port")
-  kill -0 "$pid" 2>/dev/null && answers "$port" && echo "$port"
+  kill -0 "$pid" 2>/dev/null && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q azurite-blob &&
+    answers "$port" && echo "$port"
 }
 
 install() {
@@ -102,8 +103,9 @@ start() {
 stop() {
   if [ -f "$dir/pid" ]; then
     pid=$(cat "$dir/pid")
-    # Only the process this script started, by its PID.
-    if kill -0 "$pid" 2>/dev/null; then
+    # Only the process this script started, by its PID (and only while that
+    # PID is still azurite-blob: a PID is reused once its process is gone).
+    if kill -0 "$pid" 2>/dev/null && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q azurite-blob; then
       kill "$pid"
       for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
       say "stopped (pid $pid)"

@@ -39,7 +39,8 @@ running() {
   [ -f "$dir/pid" ] && [ -f "$dir/port" ] || return 1
   local pid port
   pid=$(cat "$dir/pid") port=$(cat "$dir/port")
-  kill -0 "$pid" 2>/dev/null && answers "$port" && echo "$port"
+  kill -0 "$pid" 2>/dev/null && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q moto_server &&
+    answers "$port" && echo "$port"
 }
 
 install() {
@@ -89,8 +90,9 @@ start() {
 stop() {
   if [ -f "$dir/pid" ]; then
     pid=$(cat "$dir/pid")
-    # Only the process this script started, by its PID.
-    if kill -0 "$pid" 2>/dev/null; then
+    # Only the process this script started, by its PID (and only while that
+    # PID is still moto_server: a PID is reused once its process is gone).
+    if kill -0 "$pid" 2>/dev/null && tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q moto_server; then
       kill "$pid"
       for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
       say "stopped (pid $pid)"

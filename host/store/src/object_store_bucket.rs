@@ -356,6 +356,82 @@ mod tests {
         );
     }
 
+    /// An S3 client of a server on 127.0.0.1 that `serve` plays, with no
+    /// retries and a short timeout.
+    fn s3_against(serve: fn(std::net::TcpStream)) -> ObjectStoreBucket {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        std::thread::spawn(move || {
+            for conn in listener.incoming().flatten() {
+                std::thread::spawn(move || serve(conn));
+            }
+        });
+        let s3 = object_store::aws::AmazonS3Builder::new()
+            .with_bucket_name("b")
+            .with_endpoint(format!("http://127.0.0.1:{port}"))
+            .with_access_key_id("test")
+            .with_secret_access_key("test")
+            .with_region("us-east-1")
+            .with_retry(object_store::RetryConfig {
+                max_retries: 0,
+                ..Default::default()
+            })
+            // Replaces every client option, so allow_http again.
+            .with_client_options(
+                object_store::ClientOptions::new()
+                    .with_allow_http(true)
+                    .with_timeout(std::time::Duration::from_millis(300)),
+            )
+            .build()
+            .expect("s3");
+        ObjectStoreBucket::new(Arc::new(s3), Versioning::ETag).expect("bucket")
+    }
+
+    /// Reads one request's headers (enough to answer it).
+    fn read_head(conn: &mut std::net::TcpStream) {
+        use std::io::Read;
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        while !seen.windows(4).any(|w| w == b"\r\n\r\n") {
+            match conn.read(&mut buf) {
+                Ok(0) | Err(_) => return,
+                Ok(n) => seen.extend_from_slice(&buf[..n]),
+            }
+        }
+    }
+
+    #[test]
+    fn a_write_the_server_took_but_never_answered_is_ambiguous() {
+        let b = s3_against(|mut conn| {
+            read_head(&mut conn);
+            std::thread::sleep(std::time::Duration::from_secs(5));
+        });
+        assert!(
+            matches!(
+                b.put("k", b"x", &PutCondition::IfAbsent),
+                Err(BucketError::Ambiguous(_))
+            ),
+            "a timeout after the request went out: the write may have landed"
+        );
+        assert!(matches!(b.get("k"), Err(BucketError::Unavailable(_))));
+    }
+
+    #[test]
+    fn a_server_error_fails_a_write_as_ambiguous_and_a_read_as_unavailable() {
+        let b = s3_against(|mut conn| {
+            use std::io::Write;
+            read_head(&mut conn);
+            let _ =
+                conn.write_all(b"HTTP/1.1 503 Service Unavailable\r\ncontent-length: 0\r\nconnection: close\r\n\r\n");
+        });
+        assert!(matches!(
+            b.put("k", b"x", &PutCondition::IfMatch("\"e\"".into())),
+            Err(BucketError::Ambiguous(_))
+        ));
+        assert!(matches!(b.get("k"), Err(BucketError::Unavailable(_))));
+        assert!(matches!(b.delete("k"), Err(BucketError::Unavailable(_))));
+    }
+
     #[test]
     fn the_backend_can_be_used_and_dropped_inside_an_async_context() {
         let rt = tokio::runtime::Builder::new_current_thread().build().expect("rt");

@@ -220,7 +220,7 @@ mod tests {
         for k in FailureKind::ALL {
             assert_eq!(k.as_str().parse::<FailureKind>(), Ok(k));
             assert_eq!(serde_json::to_value(k).expect("json"), serde_json::json!(k.as_str()));
-            assert!([404, 409, 413, 500, 503].contains(&k.status()));
+            assert!([400, 404, 409, 413, 500, 503].contains(&k.status()));
         }
         assert!("nap".parse::<FailureKind>().is_err());
     }

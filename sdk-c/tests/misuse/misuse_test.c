@@ -27,7 +27,7 @@ int main(int argc, char **argv) {
         const char *body = (const char *)r->body;
         CHECK(r->status == 500, "status %u: %s", r->status, body);
         static const char want[] =
-            "wasmkeep: every event of this actor fails: wk_storage_exec() was called outside an event, from a constructor";
+            "every event of this actor fails: wk_storage_exec() was called outside an event, from a constructor";
         const char *at = strstr(body, want);
         CHECK(at != NULL, "the SDK's message: %s", body);
         CHECK(strstr(body, "Move it into wk_on_init") && strstr(body, "or into an event handler"), "%s", body);

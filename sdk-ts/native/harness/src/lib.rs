@@ -190,7 +190,9 @@ impl NativeHost {
     /// returns; the request's id.
     #[napi]
     pub fn request_operator_delete(&self, app: String, class: String, name: String) -> napi::Result<String, ErrorCode> {
-        self.host.request_operator_delete(&key(app, class, name)).map_err(host_err)
+        self.host
+            .request_operator_delete(&key(app, class, name))
+            .map_err(host_err)
     }
 
     /// Runs each node's control pass once (app tombstones, heartbeats,
@@ -202,7 +204,12 @@ impl NativeHost {
 
     /// Sets (or, with `null`, removes) a class's `expire-after-idle`, in ms.
     #[napi]
-    pub fn set_expire_after_idle(&self, app: String, class: String, limit_ms: Option<f64>) -> napi::Result<(), ErrorCode> {
+    pub fn set_expire_after_idle(
+        &self,
+        app: String,
+        class: String,
+        limit_ms: Option<f64>,
+    ) -> napi::Result<(), ErrorCode> {
         let limit = limit_ms
             .map(|ms| {
                 if ms.is_finite() && ms >= 0.0 {
@@ -304,7 +311,10 @@ impl NativeHost {
     /// Runs `on-call` as the host: `{ok: Buffer}` or `{error: {kind, message}}`.
     #[napi]
     pub fn call(&self, app: String, class: String, name: String, payload: Buffer) -> napi::Result<Json, ErrorCode> {
-        let r = self.host.call(&key(app, class, name), payload.to_vec()).map_err(host_err)?;
+        let r = self
+            .host
+            .call(&key(app, class, name), payload.to_vec())
+            .map_err(host_err)?;
         Ok(match r {
             Ok(bytes) => json!({ "ok": bytes }),
             Err(f) => json!({ "error": { "kind": f.variant(), "message": f.message() } }),

@@ -25,7 +25,8 @@
 #![deny(missing_docs)]
 
 pub use wasmkeep_store::{
-    address, alarm_index, app_delete, bucket, clock, deletion, faults, keys, operator, replica, state_store, verify,
+    address, alarm_index, app_delete, bucket, bucket_probe, bucket_url, clock, deletion, faults, keys,
+    object_store_bucket, operator, replica, state_store, verify,
 };
 
 mod actor_cell;

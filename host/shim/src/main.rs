@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
+mod bucket_command;
 mod http_listener;
 mod new_command;
 mod operator_commands;
@@ -10,6 +11,7 @@ mod progress;
 mod serve_command;
 mod watch;
 
+use bucket_command::{BucketCheckArgs, bucket_check};
 use new_command::{NewArgs, new_project};
 use operator_commands::{
     AppDeleteArgs, DeleteArgs, StatusArgs, VerifyArgs, app_delete, operator_delete, status, verify,
@@ -48,6 +50,9 @@ enum Command {
     /// tests in its language's own runner and serves (a manifest, a README of
     /// three commands, a .gitignore). Uses the SDKs of the wasmkeep repository.
     New(NewArgs),
+    /// Commands on a bucket named by a URL.
+    #[command(subcommand)]
+    Bucket(BucketCommand),
     /// Build a Rust guest crate into a component (wasm32-wasip2; falls back to
     /// Debian's rustc-web with build-std when no wasm32 target is installed).
     Build(BuildArgs),
@@ -81,6 +86,16 @@ enum AppCommand {
     Delete(AppDeleteArgs),
 }
 
+#[derive(Subcommand)]
+enum BucketCommand {
+    /// Probes that a store refuses what a cluster relies on it refusing: a
+    /// second create of a key, an update with a stale ETag, an update of a
+    /// missing key (docs/adr/027). Writes and removes a few objects under
+    /// `wasmkeep-bucket-check/`. Prints each probe; exit 0 all refused, 1 the
+    /// store accepted one, 2 the store failed or the URL did not open.
+    Check(BucketCheckArgs),
+}
+
 #[derive(clap::Args)]
 struct BuildArgs {
     /// The guest crate's Cargo.toml (or its directory).
@@ -110,6 +125,7 @@ fn main() -> std::process::ExitCode {
         Command::Verify(args) => return verify(&args),
         Command::App(AppCommand::Delete(args)) => return app_delete(&args),
         Command::New(args) => new_project(&args),
+        Command::Bucket(BucketCommand::Check(args)) => return bucket_check(&args),
         Command::Build(args) => {
             wasmkeep_guest_build::build_rust_guest(&args.manifest_path, args.out.as_deref()).map(|p| {
                 println!("{}", p.display());

@@ -2,10 +2,12 @@
 //! conditional writes ADR 0028 relies on: create-if-absent and
 //! replace-if-ETag-matches, and listings with ETags and last-modified times.
 //!
-//! Two implementations: a local directory (the default, keyed as in ADR 0028:
-//! `state/<tenant>/<app>/…`, `apps/<tenant>/<app>/…`) and memory (for the
-//! simulation). [`FaultyBucket`] wraps either and fails on purpose. The
-//! contract test at the bottom is run by every implementation.
+//! Two implementations here: a local directory (the default and `file://`,
+//! keyed as in ADR 0028: `state/<tenant>/<app>/…`, `apps/<tenant>/<app>/…`)
+//! and memory (for the simulation); S3, Azure, GCS and object_store's memory
+//! are `object_store_bucket` (ADR 027). [`FaultyBucket`] wraps any of them and
+//! fails on purpose. The contract test at the bottom is run by every
+//! implementation.
 
 use crate::clock::Clock;
 use crate::faults::{FaultKind, Faults};
@@ -368,11 +370,71 @@ pub mod contract {
     #[cfg(test)]
     use crate::clock::VirtualClock;
 
-    /// Checks `b` against the contract: conditional writes, listings with ETags and times, deletes.
+    /// What a backend's clock and ETags promise beyond the contract's core.
+    #[derive(Debug, Clone)]
+    pub struct Expect {
+        /// Where listings' last-modified times come from.
+        pub times: Times,
+        /// Whether rewriting the same bytes changes the ETag. Ours do (the
+        /// ETag hashes a write counter); S3's and moto's ETag is the body's
+        /// MD5, so there it does not (ADR 027), and callers must not rely on it.
+        pub identical_rewrite_changes_etag: bool,
+    }
+
+    /// Where a backend's last-modified times come from.
+    #[derive(Debug, Clone, Copy)]
+    pub enum Times {
+        /// The bucket clock it was given: exactly this time.
+        Exactly(u64),
+        /// The server's own clock: the wall clock, give or take this many ms.
+        WallClock {
+            /// How far the server's clock may be from ours.
+            slack_ms: u64,
+        },
+    }
+
+    impl Expect {
+        /// Our own backends on the virtual clock: times are the bucket
+        /// clock's, and every write changes the ETag.
+        pub fn ours() -> Self {
+            Self {
+                times: Times::Exactly(crate::clock::VIRTUAL_EPOCH_MS),
+                identical_rewrite_changes_etag: true,
+            }
+        }
+
+        /// A store with its own clock and content-derived ETags
+        /// (object_store's backends, a real server).
+        pub fn server_clock() -> Self {
+            Self {
+                times: Times::WallClock { slack_ms: 300_000 },
+                identical_rewrite_changes_etag: false,
+            }
+        }
+    }
+
+    /// Checks `b` against the contract: conditional writes, listings with
+    /// ETags and times, deletes; with [`Expect::ours`].
     ///
     /// # Panics
     /// Where the implementation breaks the contract.
     pub fn check(b: &dyn ObjectStore) {
+        check_with(b, &Expect::ours());
+    }
+
+    fn wall_ms() -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+    }
+
+    /// Checks `b` against the contract, with `expect` saying what its clock
+    /// and ETags promise; everything else is demanded of every backend.
+    ///
+    /// # Panics
+    /// Where the implementation breaks the contract.
+    pub fn check_with(b: &dyn ObjectStore, expect: &Expect) {
+        let started = wall_ms();
         assert_eq!(b.get("state/t/a/x").expect("get"), None, "a new bucket holds nothing");
         let e1 = b.put("state/t/a/x", b"one", &PutCondition::IfAbsent).expect("create");
         assert_eq!(
@@ -396,10 +458,23 @@ pub mod contract {
             ),
             "replace-if-match fails on an old ETag"
         );
+        assert!(
+            matches!(
+                b.put("state/t/a/missing", b"four", &PutCondition::IfMatch(e2.clone())),
+                Err(BucketError::PreconditionFailed(_))
+            ),
+            "replace-if-match fails on a missing key"
+        );
+        assert_eq!(b.get("state/t/a/missing").expect("get"), None, "and writes nothing");
+        let rewrite: &[u8] = if expect.identical_rewrite_changes_etag {
+            b"two"
+        } else {
+            b"two, again"
+        };
         let e3 = b
-            .put("state/t/a/x", b"two", &PutCondition::None)
+            .put("state/t/a/x", rewrite, &PutCondition::None)
             .expect("unconditional");
-        assert_ne!(e2, e3, "rewriting the same bytes still changes the ETag");
+        assert_ne!(e2, e3, "an unconditional write changes the ETag");
         b.put("state/t/a/y/z", b"z", &PutCondition::None).expect("nested");
         b.put("state/t/b/q", b"q", &PutCondition::None).expect("other app");
         let keys: Vec<String> = b.list("state/t/a/").expect("list").into_iter().map(|m| m.key).collect();
@@ -410,14 +485,63 @@ pub mod contract {
         );
         let m = &b.list("state/t/a/x").expect("list")[0];
         assert_eq!(m.etag, e3, "listings carry the current ETag");
-        assert_eq!(
-            m.last_modified,
-            crate::clock::VIRTUAL_EPOCH_MS,
-            "listings carry the bucket clock's time"
-        );
+        match expect.times {
+            Times::Exactly(ms) => assert_eq!(m.last_modified, ms, "listings carry the bucket clock's time"),
+            Times::WallClock { slack_ms } => assert!(
+                m.last_modified + slack_ms >= started && m.last_modified <= wall_ms() + slack_ms,
+                "listings carry the server's time ({} against {started})",
+                m.last_modified
+            ),
+        }
         b.delete("state/t/a/x").expect("delete");
         b.delete("state/t/a/x").expect("deleting an absent key is not an error");
         assert_eq!(b.get("state/t/a/x").expect("get"), None, "a deleted object is gone");
+    }
+
+    /// Sixteen writers race to create one key: exactly one wins, every other
+    /// is told the precondition failed, and the object is the winner's.
+    /// Each writes its own bytes (a store may answer a failed condition over
+    /// identical bytes as ambiguous: the retry of a write that landed).
+    ///
+    /// # Panics
+    /// Where the implementation lets two writers create the key, or fails one
+    /// for another reason.
+    pub fn check_racing_creates(b: Arc<dyn ObjectStore>) {
+        const WRITERS: usize = 16;
+        let key = "state/t/race/owner";
+        let start = Arc::new(std::sync::Barrier::new(WRITERS));
+        let writers: Vec<_> = (0..WRITERS)
+            .map(|i| {
+                let (b, start) = (b.clone(), start.clone());
+                std::thread::spawn(move || {
+                    let body = format!("writer {i}").into_bytes();
+                    start.wait();
+                    (body.clone(), b.put(key, &body, &PutCondition::IfAbsent))
+                })
+            })
+            .collect();
+        let results: Vec<_> = writers.into_iter().map(|w| w.join().expect("writer")).collect();
+        let winners: Vec<_> = results
+            .iter()
+            .filter_map(|(body, r)| r.as_ref().ok().map(|e| (body.clone(), e.clone())))
+            .collect();
+        assert_eq!(
+            winners.len(),
+            1,
+            "exactly one of {WRITERS} racing creates wins: {results:?}"
+        );
+        assert!(
+            results
+                .iter()
+                .filter_map(|(_, r)| r.as_ref().err())
+                .all(|e| matches!(e, BucketError::PreconditionFailed(_))),
+            "every other create fails its precondition: {results:?}"
+        );
+        assert_eq!(
+            b.get(key).expect("get"),
+            Some(winners[0].clone()),
+            "the object is the winner's, with the ETag it was told"
+        );
     }
 
     #[test]
@@ -459,6 +583,16 @@ pub mod contract {
     fn local_dir_bucket_meets_the_contract() {
         let dir = tempfile::tempdir().expect("tempdir");
         check(&LocalDirBucket::new(dir.path(), Arc::new(VirtualClock::default())));
+    }
+
+    #[test]
+    fn our_buckets_have_one_winner_among_racing_creates() {
+        check_racing_creates(Arc::new(MemoryBucket::new(Arc::new(VirtualClock::default()))));
+        let dir = tempfile::tempdir().expect("tempdir");
+        check_racing_creates(Arc::new(LocalDirBucket::new(
+            dir.path(),
+            Arc::new(VirtualClock::default()),
+        )));
     }
 
     #[test]

@@ -3,7 +3,10 @@
 //! the local files of actors on one node.
 //!
 //! - [`bucket`]: the object-store trait, its backends (memory, a local
-//!   directory) and a fault-injecting wrapper; [`keys`]: the key layout.
+//!   directory) and a fault-injecting wrapper; [`object_store_bucket`]: the
+//!   trait over S3, Azure, GCS and object_store's memory; [`bucket_url`]: a
+//!   bucket from a URL; [`bucket_probe`]: `bucket check`; [`keys`]: the key
+//!   layout.
 //! - [`replica`]: one actor's history as its holder sees it (holds,
 //!   segments, resets, snapshots, the fence); [`deletion`]: what a deletion
 //!   leaves and how its status is read back.
@@ -21,10 +24,13 @@ pub mod address;
 pub mod alarm_index;
 pub mod app_delete;
 pub mod bucket;
+pub mod bucket_probe;
+pub mod bucket_url;
 pub mod clock;
 pub mod deletion;
 pub mod faults;
 pub mod keys;
+pub mod object_store_bucket;
 pub mod operator;
 pub mod replica;
 pub mod state_store;

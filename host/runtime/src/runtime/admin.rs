@@ -47,6 +47,12 @@ impl<'a> Admin<'a> {
 
     /// Every actor the host knows (in memory or on disk) and its state.
     pub fn actors(&self) -> Vec<ActorInfo> {
+        self.listing(|key| self.host.alarms().get(key).ok().flatten())
+    }
+
+    /// Every actor the host knows with its status, sorted by key, each with
+    /// the alarm `alarm_of` reads for it.
+    fn listing(&self, alarm_of: impl Fn(&ActorKey) -> Option<u64>) -> Vec<ActorInfo> {
         let mut seen: HashMap<ActorKey, ActorStatus> = HashMap::new();
         for k in self.host.storage().local_actors() {
             seen.insert(k, ActorStatus::Hibernated);
@@ -65,7 +71,7 @@ impl<'a> Admin<'a> {
         let mut v: Vec<ActorInfo> = seen
             .into_iter()
             .map(|(key, status)| ActorInfo {
-                alarm: self.host.alarms().get(&key).ok().flatten(),
+                alarm: alarm_of(&key),
                 key,
                 status,
             })
@@ -125,31 +131,7 @@ impl<'a> Admin<'a> {
             return self.actors();
         };
         let alarms: HashMap<ActorKey, u64> = alarms.into_iter().collect();
-        let mut seen: HashMap<ActorKey, ActorStatus> = HashMap::new();
-        for k in self.host.storage().local_actors() {
-            seen.insert(k, ActorStatus::Hibernated);
-        }
-        for (k, slot) in lock(self.host.actors()).iter() {
-            let inner = slot.lock();
-            let status = if inner.sender.is_some() && inner.status != ActorStatus::Deleted {
-                ActorStatus::Resident
-            } else {
-                inner.status
-            };
-            if status != ActorStatus::Hibernated || seen.contains_key(k) {
-                seen.insert(k.clone(), status);
-            }
-        }
-        let mut v: Vec<ActorInfo> = seen
-            .into_iter()
-            .map(|(key, status)| ActorInfo {
-                alarm: alarms.get(&key).copied(),
-                key,
-                status,
-            })
-            .collect();
-        v.sort_by(|a, b| a.key.cmp(&b.key));
-        v
+        self.listing(|key| alarms.get(key).copied())
     }
 
     /// The ids of the actor's open sockets (the dashboard's actor list).

@@ -151,10 +151,11 @@ export function describeThrown(err: unknown, base?: string): string {
 }
 
 /**
- * Writes to the guest's stderr (what a failed event's answer shows), never
- * throwing. Does nothing on an engine without a console of its own (QuickJS:
- * the SDK's stand-in writes to the host's log, which has the report already);
- * there the report goes in the value the event traps with instead.
+ * Writes to the guest's stderr (which `wasmkeep-shim serve` logs), never
+ * throwing. A failed event's answer does not read it: the SDK reports the
+ * failure through `context.report-failure` (0.2.3). Does nothing on an engine
+ * without a console of its own (QuickJS: the SDK's stand-in writes to the
+ * host's log, which has the report already).
  */
 export function printError(text: string): void {
   if (!hasOwnConsole()) return;

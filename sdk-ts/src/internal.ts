@@ -107,9 +107,10 @@ function report(what: string, err: unknown, outcome: string, base?: string, fail
 
 /**
  * Runs a handler as an event. What it throws fails the event: it is reported
- * ({@link report}), then the event traps with a short string, which the
- * engine prints after the report (a string has no second stack to print, and
- * unlike `undefined` or `null` it passes through the bindings).
+ * ({@link report}: the host answers with that report), then the event traps
+ * with a short string, which the engine prints to stderr for `serve`'s log (a
+ * string has no second stack to print, and unlike `undefined` or `null` it
+ * passes through the bindings).
  */
 function guard<T>(what: string, f: () => T): T {
   return duringEvent(() => {

@@ -1,6 +1,9 @@
 //! What the guest printed during an event, cleaned for a failure's answer:
 //! the engines' own lines that say nothing about the failure are left out,
-//! and QuickJS's panic line is unwrapped to the text the SDK threw.
+//! and QuickJS's panic line is unwrapped to the text the SDK threw. Only a
+//! component built against 0.2.0 to 0.2.2 is answered this way; a newer SDK
+//! reports its failure through `context.report-failure` (ADR 026), whose
+//! text goes through [`for_answer`] only for its length.
 
 /// Lines the engines print on every failure, which say nothing about it.
 const OUTPUT_NOISE: &[&str] = &[

@@ -93,10 +93,25 @@ async fn fill(s: &Server, name: &str) {
     .await;
 }
 
+/// Waits until `name`'s last event is of `kind`: the answer to an event
+/// comes before its end, which records it, in the actor's worker.
+async fn await_last_event(s: &Server, name: &str, kind: &str) {
+    let url = format!("{}/_shim/actors/testee/{name}/info", s.base);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let (_, _, info) = call("GET", &url, None).await;
+        if info["last"]["kind"] == kind || std::time::Instant::now() > deadline {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn overview_lists_every_actor_with_status_alarm_sockets_and_last_event() {
     let s = start().await;
     fill(&s, "a1").await;
+    await_last_event(&s, "a1", "request").await;
     let (status, kind, body) = call("GET", &format!("{}/_shim/overview", s.base), None).await;
     assert_eq!((status, kind), (200, None));
     let actors = body["actors"].as_array().expect("actors");
@@ -107,8 +122,8 @@ async fn overview_lists_every_actor_with_status_alarm_sockets_and_last_event() {
     assert_eq!(a["status"], "resident");
     assert_eq!(a["sockets"], 0);
     assert_eq!(a["alarm"].as_u64(), Some(body["now"].as_u64().expect("now") + 60_000));
-    assert_eq!(a["last"]["what"], "POST /");
-    assert_eq!(a["last"]["outcome"], "200");
+    assert_eq!(a["last"]["kind"], "request");
+    assert_eq!(a["last"]["outcome"], "ok");
     assert_eq!(body["virtual"], true);
 }
 
@@ -116,6 +131,7 @@ async fn overview_lists_every_actor_with_status_alarm_sockets_and_last_event() {
 async fn events_send_the_whole_list_then_only_changes() {
     let s = start().await;
     fill(&s, "a1").await;
+    await_last_event(&s, "a1", "request").await;
     let r = reqwest::Client::new()
         .get(format!("{}/_shim/events", s.base))
         .send()
@@ -168,7 +184,7 @@ async fn events_send_the_whole_list_then_only_changes() {
     );
     assert!(
         !new.iter().any(|a| a["name"] == "a1"
-            && a["last"]["what"] == "POST /"
+            && a["last"]["kind"] == "request"
             && a["alarm"] == first["upsert"][0]["alarm"]
             && a["status"] == "resident"),
         "an unchanged actor is not sent again"
@@ -232,7 +248,9 @@ async fn schema_rows_values_and_info_of_one_actor() {
     assert_eq!(info["sockets"], json!([]));
     assert_eq!(info["deletion"]["status"], "not-deleted");
     assert_eq!(info["logs"][0]["message"], "hello");
-    assert_eq!(info["last"]["outcome"], "200");
+    await_last_event(&s, "a1", "request").await;
+    let (_, _, info) = call("GET", &format!("{a}/info"), None).await;
+    assert_eq!(info["last"]["outcome"], "ok");
 
     let none = format!("{}/_shim/actors/testee/nobody", s.base);
     for path in ["schema", "rows/t", "value/t?offset=0&column=n"] {
@@ -312,7 +330,7 @@ async fn run_its_alarm_and_hibernate_it() {
     let (_, _, info) = call("GET", &format!("{a}/info"), None).await;
     assert_eq!(
         info["last"],
-        json!({"at": info["now"], "what": "alarm", "outcome": "ran"})
+        json!({"at": info["now"], "kind": "alarm", "outcome": "ok"})
     );
     assert_eq!(info["alarm"], Value::Null, "the alarm ran and was not set again");
 
@@ -327,6 +345,61 @@ async fn run_its_alarm_and_hibernate_it() {
     )
     .await;
     assert_eq!((status, kind.as_deref()), (404, Some("no-such-actor")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_alarm_run_by_the_clock_is_the_last_event_with_its_outcome() {
+    let s = start().await;
+    fill(&s, "ok1").await;
+    // on-alarm inserts into alarm_log: a CHECK that refuses every row makes it trap.
+    ops(
+        &s,
+        "bad1",
+        json!([
+            {"op": "exec", "sql": "CREATE TABLE alarm_log(at TEXT CHECK (0))"},
+            {"op": "set-alarm", "in": "60000"},
+        ]),
+    )
+    .await;
+    let (status, _, _) = call(
+        "POST",
+        &format!("{}/_shim/clock/advance", s.base),
+        Some(json!({"ms": 60_000})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (status, _, ran) = call("POST", &format!("{}/_shim/alarms/run", s.base), Some(json!({}))).await;
+    assert_eq!(status, 200, "{ran}");
+    // `alarms/run` answers once each on-alarm returned; the event's end (and
+    // its record) follows in the actor's worker a moment later.
+    let last_of = |body: &Value, name: &str| {
+        body["actors"]
+            .as_array()
+            .and_then(|v| v.iter().find(|a| a["name"] == name))
+            .map(|a| a["last"].clone())
+            .unwrap_or_default()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let body = loop {
+        let (_, _, body) = call("GET", &format!("{}/_shim/overview", s.base), None).await;
+        let done = ["ok1", "bad1"].iter().all(|n| last_of(&body, n)["kind"] == "alarm");
+        if done || std::time::Instant::now() > deadline {
+            break body;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert_eq!(
+        last_of(&body, "ok1"),
+        json!({"at": body["now"], "kind": "alarm", "outcome": "ok"}),
+        "{body}"
+    );
+    assert_eq!(
+        last_of(&body, "bad1"),
+        json!({"at": body["now"], "kind": "alarm", "outcome": "guest"}),
+        "the failing alarm's kind: {body}"
+    );
+    let (_, _, info) = call("GET", &format!("{}/_shim/actors/testee/bad1/info", s.base), None).await;
+    assert_eq!(info["last"]["outcome"], "guest");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -37,7 +37,7 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
 /// `GET /_shim/overview`: every actor, with the clock and the node.
 pub(crate) async fn overview(State(ctx): State<DashCtx>) -> Response {
     let c = ctx.clone();
-    match blocking(move || actor_rows(&c.rt, &c.cluster, &c.activity)).await {
+    match blocking(move || actor_rows(&c.rt, &c.cluster)).await {
         Ok(rows) => ok(json!({
             "actors": rows.values().collect::<Vec<_>>(),
             "now": ctx.rt.dev().now_ms(),
@@ -80,7 +80,7 @@ pub(crate) async fn info(
         "status": row.as_ref().map(|r| r.status),
         "alarm": row.as_ref().and_then(|r| r.alarm),
         "sockets": ctx.rt.admin().sockets_of(&key),
-        "last": ctx.activity.get(&key),
+        "last": ctx.last_event(&key),
         "deletion": deletion,
         "logs": logs,
         "now": ctx.rt.dev().now_ms(),
@@ -246,12 +246,16 @@ pub(crate) async fn run_alarm(
     let ctx = ctx.on(at.node.as_deref());
     let key = ctx.key(class, name);
     let (rt, k) = (ctx.rt.clone(), key.clone());
-    match blocking(move || rt.dev().run_alarm(&k)).await {
-        Ok(ran) => {
-            let outcome = if ran { "ran" } else { "not due" };
-            ctx.activity.record(&key, ctx.rt.dev().now_ms(), "alarm", outcome);
-            ok(json!({ "ran": ran }))
-        }
+    let ran = move || {
+        let ran = rt.dev().run_alarm(&k);
+        // The answer comes once on-alarm returned; the event's end (its writes
+        // kept, its last event recorded) follows: wait for it, so the page's
+        // next read shows it.
+        rt.settle(&k);
+        ran
+    };
+    match blocking(ran).await {
+        Ok(ran) => ok(json!({ "ran": ran })),
         Err(r) => r,
     }
 }
@@ -270,10 +274,7 @@ pub(crate) async fn hibernate(
     }
     let (rt, k) = (ctx.rt.clone(), key.clone());
     match blocking(move || rt.dev().restart_actor(&k)).await {
-        Ok(()) => {
-            ctx.activity.record(&key, ctx.rt.dev().now_ms(), "hibernate", "done");
-            ok(json!({ "hibernated": key.to_string() }))
-        }
+        Ok(()) => ok(json!({ "hibernated": key.to_string() })),
         Err(r) => r,
     }
 }

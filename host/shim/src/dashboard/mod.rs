@@ -2,7 +2,6 @@
 //! admin API, and the calls the API gained for it. The page does nothing the
 //! API cannot; its assets are embedded in the binary. docs/adr/025-dashboard.md.
 
-mod activity;
 mod actor_api;
 mod assets;
 mod live;
@@ -10,8 +9,6 @@ mod overview;
 mod readonly_sql;
 mod reply;
 mod state;
-
-pub use activity::Activity;
 
 use crate::admin_access::AdminAccess;
 use axum::Router;
@@ -26,7 +23,6 @@ use wasmkeep_host::Runtime;
 pub(crate) fn api_routes<S: Clone + Send + Sync + 'static>(
     rt: Runtime,
     app: String,
-    activity: Activity,
     cluster: Vec<Runtime>,
 ) -> Router<S> {
     let a = "/_shim/actors/{class}/{name}";
@@ -41,12 +37,7 @@ pub(crate) fn api_routes<S: Clone + Send + Sync + 'static>(
         .route(&format!("{a}/query"), post(actor_api::query))
         .route(&format!("{a}/alarm/run"), post(actor_api::run_alarm))
         .route(&format!("{a}/hibernate"), post(actor_api::hibernate))
-        .with_state(DashCtx {
-            rt,
-            app,
-            activity,
-            cluster,
-        })
+        .with_state(DashCtx { rt, app, cluster })
 }
 
 /// The page itself, under `/_shim/ui`, with its own guard.

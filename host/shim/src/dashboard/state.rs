@@ -1,15 +1,13 @@
 //! What the dashboard's routes share: the host, the app this server serves,
-//! and the last events the server saw.
+//! and the other nodes of its local cluster.
 
-use super::activity::Activity;
-use wasmkeep_host::{ActorKey, Runtime};
+use wasmkeep_host::{ActorKey, LastEvent, Runtime};
 
 /// The dashboard routes' state.
 #[derive(Clone)]
 pub(crate) struct DashCtx {
     pub rt: Runtime,
     pub app: String,
-    pub activity: Activity,
     /// Every node of this node's cluster when one process serves them all
     /// (`serve --nodes N`), for who holds what; empty otherwise.
     pub cluster: Vec<Runtime>,
@@ -24,6 +22,20 @@ impl DashCtx {
             self.rt = rt.clone();
         }
         self
+    }
+
+    /// The actor's last event: the newest any node of the local cluster ran
+    /// (each node records the events it ran), or this node's.
+    pub(crate) fn last_event(&self, key: &ActorKey) -> Option<LastEvent> {
+        let nodes = if self.cluster.is_empty() {
+            std::slice::from_ref(&self.rt)
+        } else {
+            &self.cluster[..]
+        };
+        nodes
+            .iter()
+            .filter_map(|rt| rt.admin().last_event(key))
+            .max_by_key(|e| e.at)
     }
 
     /// The actor `class`/`name` of this server's app.

@@ -125,7 +125,7 @@ export class ActorView {
       ["status", i.status ?? "no data here", "status"],
       ["alarm", i.alarm == null ? "none" : `${new Date(i.alarm).toISOString()} (${when(i.alarm, i.now)})`, "alarm"],
       ["sockets", i.sockets.length ? i.sockets.join(", ") : "none", "sockets"],
-      ["last event", i.last ? `${i.last.what} → ${i.last.outcome} at ${new Date(i.last.at).toISOString()}` : "none seen", "last"],
+      ["last event", i.last ? `${i.last.kind} → ${i.last.outcome} at ${new Date(i.last.at).toISOString()}` : "none seen", "last"],
       ["deletion record", del, "deletion"],
       ["clock", new Date(i.now).toISOString(), "now"],
     ];

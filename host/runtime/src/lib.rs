@@ -25,7 +25,7 @@
 #![deny(missing_docs)]
 
 pub use wasmkeep_store::{
-    address, alarm_index, app_delete, bucket, bucket_probe, bucket_url, clock, deletion, faults, keys,
+    actor_records, address, alarm_index, app_delete, bucket, bucket_probe, bucket_url, clock, deletion, faults, keys,
     object_store_bucket, operator, replica, state_store, verify,
 };
 

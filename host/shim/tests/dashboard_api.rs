@@ -627,16 +627,137 @@ async fn in_a_cluster_the_overview_lists_every_node_and_who_holds_each_actor() {
     assert_eq!(status, 200);
     assert_eq!(history["cluster"], true);
     let records = history["records"].as_array().expect("records");
-    assert!(
-        records
-            .iter()
-            .any(|r| r["key"].as_str().is_some_and(|k| k.contains("/owners/"))),
-        "its ownership record: {history}"
-    );
+    assert_eq!(history["owner"]["node"], "node-2", "its ownership record: {history}");
     assert!(
         records
             .iter()
             .any(|r| r["key"].as_str().is_some_and(|k| k.contains("/history/"))),
         "its history: {history}"
+    );
+}
+
+/// Runs the testee's `ops` on `key` through `rt` (blocking) and waits for the event's end.
+async fn ops_on(rt: &Runtime, key: &wasmkeep_shim::ActorKey, ops: Value) -> u16 {
+    let (rt, k) = (rt.clone(), key.clone());
+    let body = json!({ "ops": ops }).to_string();
+    tokio::task::spawn_blocking(move || {
+        let r = rt.request_blocking(&k, wasmkeep_shim::HttpRequest::new("POST", "/", body.into_bytes()));
+        rt.settle(&k);
+        r
+    })
+    .await
+    .expect("task")
+    .expect("request")
+    .status
+}
+
+/// `(kind, generation, seq, head)` of each record of a history answer.
+fn timeline(h: &Value) -> Vec<(String, u64, u64, bool)> {
+    h["records"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            (
+                r["kind"].as_str().unwrap_or_default().to_owned(),
+                r["generation"].as_u64().unwrap_or_default(),
+                r["seq"].as_u64().unwrap_or_default(),
+                r["head"] == true,
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_cluster_an_actors_history_reads_as_uploads_a_reset_and_the_fence() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = RuntimeConfig::for_tests(dir.path());
+    config.virtual_clock = true;
+    config.cache_dir = common::cache_dir();
+    let nodes = wasmkeep_shim::Cluster::local(dir.path(), 2, &config)
+        .expect("cluster")
+        .nodes;
+    for rt in &nodes {
+        rt.add_app(
+            "demo/app",
+            &[ClassSpec {
+                name: "testee".into(),
+                component: common::component("conformance-testee-rust"),
+                access: Access::Open,
+            }],
+        )
+        .expect("app loads");
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let app = wasmkeep_shim::server::router_for_node(
+        nodes[0].clone(),
+        "demo/app".into(),
+        wasmkeep_shim::server::AdminAccess::default(),
+        nodes.clone(),
+    )
+    .into_make_service_with_connect_info::<std::net::SocketAddr>();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let history = format!("http://{addr}/_shim/actors/testee/h1/history");
+    let key = wasmkeep_shim::ActorKey::new("demo/app", "testee", "h1");
+
+    // Written through node 2: one upload at its generation, the head.
+    let write = json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}]);
+    assert_eq!(ops_on(&nodes[1], &key, write).await, 200);
+    let (status, _, h) = call("GET", &history, None).await;
+    assert_eq!(status, 200, "{h}");
+    assert_eq!(h["cluster"], true);
+    assert_eq!(timeline(&h), vec![("upload".into(), 1, 0, true)], "{h}");
+    assert_eq!(
+        (&h["owner"]["node"], &h["owner"]["generation"], &h["owner"]["held"]),
+        (&json!("node-2"), &json!(1), &json!(true)),
+        "{h}"
+    );
+
+    // A durable delete: the reset with its marker and the snapshot at it; what was before is erased.
+    assert_eq!(
+        ops_on(&nodes[1], &key, json!([{"op": "delete-self-durable"}])).await,
+        200
+    );
+    let (_, _, h) = call("GET", &history, None).await;
+    assert_eq!(
+        timeline(&h),
+        vec![("reset".into(), 1, 1, true), ("snapshot".into(), 1, 1, false)],
+        "{h}"
+    );
+    assert_eq!(h["records"][0]["how"], "self_durable");
+    assert!(h["records"][0]["deleted_at"].is_u64(), "{h}");
+
+    // Node 2 cut off, node 1 takes the actor over: a new generation, the
+    // fence of what it restored (the reset's image), then its own upload.
+    let rt2 = nodes[1].clone();
+    tokio::task::spawn_blocking(move || rt2.dev().cut_off())
+        .await
+        .expect("task")
+        .expect("cut off");
+    let write = json!([{"op": "exec", "sql": "CREATE TABLE u(x)"}]);
+    assert_eq!(ops_on(&nodes[0], &key, write).await, 200);
+    let (_, _, h) = call("GET", &history, None).await;
+    assert_eq!(
+        timeline(&h),
+        vec![
+            ("reset".into(), 1, 1, false),
+            ("snapshot".into(), 1, 1, false),
+            ("fence".into(), 2, 0, false),
+            ("upload".into(), 2, 1, true),
+        ],
+        "{h}"
+    );
+    assert_eq!(
+        (
+            &h["owner"]["node"],
+            &h["owner"]["generation"],
+            &h["owner"]["released"],
+            &h["owner"]["held"]
+        ),
+        (&json!("node-1"), &json!(2), &json!(false), &json!(true)),
+        "{h}"
     );
 }

@@ -87,9 +87,12 @@ pub(crate) async fn info(
     }))
 }
 
-/// `GET …/history`: in a cluster, the actor's ownership record and its
-/// history in the bucket (segments, resets, snapshots, the fence): key,
-/// version, when written. On a single node `{"cluster": false}`.
+/// `GET …/history`: in a cluster, the actor's ownership record (which
+/// node, which generation, released or held, and whether that node is live)
+/// and its history in the bucket, each object as what it is: `upload`,
+/// `fence`, `reset` (with `deleted_at` and `how` from its marker),
+/// `snapshot`, at its generation and seq, oldest first, the head marked. On
+/// a single node `{"cluster": false}`.
 pub(crate) async fn history(
     State(ctx): State<DashCtx>,
     Query(at): Query<NodeQuery>,
@@ -99,16 +102,26 @@ pub(crate) async fn history(
     let key = ctx.key(class, name);
     let rt = ctx.rt.clone();
     let k = key.clone();
-    match blocking(move || rt.passes().bucket_records(&k)).await {
-        Ok(None) => ok(json!({ "cluster": false, "records": [] })),
-        Ok(Some(Ok(records))) => ok(json!({
-            "cluster": true,
-            "records": records
-                .into_iter()
-                .map(|m| json!({ "key": m.key, "etag": m.etag, "at": m.last_modified }))
-                .collect::<Vec<_>>(),
-        })),
-        Ok(Some(Err(e))) => kind(FailureKind::Bucket, format!("the bucket could not be listed: {e}")),
+    match blocking(move || rt.passes().actor_records(&k)).await {
+        Ok(None) => ok(json!({ "cluster": false, "owner": null, "records": [] })),
+        Ok(Some(Ok(records))) => {
+            let live = ctx.rt.passes().live_nodes();
+            let owner = records.owner.map(|o| {
+                let node_live = live.contains(&o.node);
+                let mut v = json!(o);
+                v["live"] = json!(node_live);
+                // Held: named, not released, and its node live (ADR 006).
+                v["held"] = json!(node_live && !o.released);
+                v
+            });
+            ok(json!({
+                "cluster": true,
+                "owner": owner,
+                "owner_unreadable": records.owner_unreadable,
+                "records": records.history,
+            }))
+        }
+        Ok(Some(Err(e))) => kind(FailureKind::Bucket, format!("the bucket could not be read: {e}")),
         Err(r) => r,
     }
 }

@@ -761,3 +761,28 @@ async fn in_a_cluster_an_actors_history_reads_as_uploads_a_reset_and_the_fence()
         "{h}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_keeps_the_counters_of_the_last_minutes_for_the_charts() {
+    let s = start().await;
+    fill(&s, "m1").await;
+    let (status, kind, h) = call("GET", &format!("{}/_shim/metrics/history", s.base), None).await;
+    assert_eq!((status, kind), (200, None), "{h}");
+    assert_eq!(
+        (h["every_ms"].as_u64(), h["keep_ms"].as_u64()),
+        (Some(5_000), Some(600_000))
+    );
+    let samples = h["samples"].as_array().expect("samples");
+    assert!(
+        samples.len() >= 2,
+        "the sample taken when the server started, and now: {h}"
+    );
+    let events = |s: &Value| s["counters"]["wasmkeep_events_total{kind=\"request\"}"].as_u64();
+    assert_eq!(events(&samples[0]).unwrap_or(0), 0, "sampled before any event: {h}");
+    assert_eq!(events(&samples[samples.len() - 1]), Some(1), "{h}");
+    let at: Vec<u64> = samples.iter().filter_map(|s| s["at"].as_u64()).collect();
+    assert!(
+        at.len() == samples.len() && at.windows(2).all(|w| w[0] <= w[1]),
+        "oldest first: {at:?}"
+    );
+}

@@ -49,6 +49,18 @@ pub(crate) async fn overview(State(ctx): State<DashCtx>) -> Response {
     }
 }
 
+/// `GET /_shim/metrics/history`: the counters of `/metrics` sampled every
+/// 5 s over the last 10 minutes, oldest first, and a sample of now last.
+pub(crate) async fn metrics_history(State(ctx): State<DashCtx>) -> Response {
+    let mut samples = ctx.metrics.samples();
+    samples.push(super::metrics_history::sample(&ctx.rt));
+    ok(json!({
+        "every_ms": super::metrics_history::EVERY.as_millis(),
+        "keep_ms": super::metrics_history::KEEP.as_millis(),
+        "samples": samples,
+    }))
+}
+
 /// `GET …/info`: status, alarm, sockets, last event, deletion record, log lines.
 pub(crate) async fn info(
     State(ctx): State<DashCtx>,

@@ -5,6 +5,7 @@
 mod actor_api;
 mod assets;
 mod live;
+mod metrics_history;
 mod overview;
 mod readonly_sql;
 mod reply;
@@ -29,6 +30,7 @@ pub(crate) fn api_routes<S: Clone + Send + Sync + 'static>(
     Router::new()
         .route("/_shim/overview", get(actor_api::overview))
         .route("/_shim/events", get(live::events))
+        .route("/_shim/metrics/history", get(actor_api::metrics_history))
         .route(&format!("{a}/info"), get(actor_api::info))
         .route(&format!("{a}/schema"), get(actor_api::schema))
         .route(&format!("{a}/history"), get(actor_api::history))
@@ -37,7 +39,12 @@ pub(crate) fn api_routes<S: Clone + Send + Sync + 'static>(
         .route(&format!("{a}/query"), post(actor_api::query))
         .route(&format!("{a}/alarm/run"), post(actor_api::run_alarm))
         .route(&format!("{a}/hibernate"), post(actor_api::hibernate))
-        .with_state(DashCtx { rt, app, cluster })
+        .with_state(DashCtx {
+            metrics: metrics_history::MetricsHistory::start(&rt),
+            rt,
+            app,
+            cluster,
+        })
 }
 
 /// The page itself, under `/_shim/ui`, with its own guard.

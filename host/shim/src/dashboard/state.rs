@@ -8,6 +8,8 @@ use wasmkeep_host::{ActorKey, LastEvent, Runtime};
 pub(crate) struct DashCtx {
     pub rt: Runtime,
     pub app: String,
+    /// The counters over the last minutes.
+    pub metrics: super::metrics_history::MetricsHistory,
     /// Every node of this node's cluster when one process serves them all
     /// (`serve --nodes N`), for who holds what; empty otherwise.
     pub cluster: Vec<Runtime>,

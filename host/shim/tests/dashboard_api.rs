@@ -403,6 +403,47 @@ async fn an_alarm_run_by_the_clock_is_the_last_event_with_its_outcome() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_from_another_actor_is_the_callees_last_event() {
+    let s = start().await;
+    let payload = json!({"ops": [{"op": "exec", "sql": "CREATE TABLE c(x)"}]}).to_string();
+    ops(
+        &s,
+        "caller",
+        json!([{"op": "call", "class": "testee", "name": "callee", "payload": payload}]),
+    )
+    .await;
+    await_last_event(&s, "callee", "call").await;
+    let (_, _, info) = call("GET", &format!("{}/_shim/actors/testee/callee/info", s.base), None).await;
+    assert_eq!(
+        (&info["last"]["kind"], &info["last"]["outcome"]),
+        (&json!("call"), &json!("ok")),
+        "{info}"
+    );
+    // A call whose on-call traps: the callee's last event says how it failed.
+    let bad = json!({"ops": [{"op": "trap"}]}).to_string();
+    ops(
+        &s,
+        "caller",
+        json!([{"op": "call", "class": "testee", "name": "callee", "payload": bad}]),
+    )
+    .await;
+    let url = format!("{}/_shim/actors/testee/callee/info", s.base);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let info = loop {
+        let (_, _, info) = call("GET", &url, None).await;
+        if info["last"]["outcome"] != "ok" || std::time::Instant::now() > deadline {
+            break info;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    assert_eq!(
+        (&info["last"]["kind"], &info["last"]["outcome"]),
+        (&json!("call"), &json!("guest")),
+        "{info}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_page_and_its_api_refuse_other_origins() {
     let s = start().await;
     let client = reqwest::Client::new();

@@ -164,7 +164,9 @@ export class ActorView {
     const owner = el("div", null, "owner");
     owner.dataset.testid = "owner";
     owner.textContent = o
-      ? `held by ${o.node} at generation ${o.generation}: ${o.released ? "released" : o.held ? "held" : "not live (free to take)"}`
+      ? o.held
+        ? `ownership: held by ${o.node} at generation ${o.generation}`
+        : `ownership: last held by ${o.node} at generation ${o.generation}, ${o.released ? "released" : "its node not live"}: free to take`
       : h.body.owner_unreadable
         ? "ownership record unreadable"
         : "no node has held it";

@@ -770,6 +770,13 @@ async fn in_a_cluster_an_actors_history_reads_as_uploads_a_reset_and_the_fence()
     );
     assert_eq!(h["records"][0]["how"], "self_durable");
     assert!(h["records"][0]["deleted_at"].is_u64(), "{h}");
+    // Held by nobody now: the page asks its own node, which finds it on node 2.
+    let (_, _, i) = call("GET", &format!("http://{addr}/_shim/actors/testee/h1/info"), None).await;
+    assert_eq!(
+        (&i["status"], &i["deletion"]["status"], &i["last"]["kind"]),
+        (&json!("deleted"), &json!("deleted"), &json!("request")),
+        "{i}"
+    );
 
     // Node 2 cut off, node 1 takes the actor over: a new generation, the
     // fence of what it restored (the reset's image), then its own upload.

@@ -72,7 +72,12 @@ pub(crate) async fn info(
     let c = ctx.clone();
     let k = key.clone();
     let found = blocking(move || {
-        let row = c.rt.admin().actors_listing().into_iter().find(|a| a.key == k);
+        // The node asked first; in a local cluster, then the others (an actor
+        // no node holds, deleted or hibernated, is listed by the node that had it).
+        let others = c.cluster.iter().filter(|rt| rt.node_id() != c.rt.node_id());
+        let row = std::iter::once(&c.rt)
+            .chain(others)
+            .find_map(|rt| rt.admin().actors_listing().into_iter().find(|a| a.key == k));
         let deletion = c.rt.passes().deletion_status(&k);
         (row, deletion)
     })

@@ -808,6 +808,18 @@ async fn in_a_cluster_an_actors_history_reads_as_uploads_a_reset_and_the_fence()
         (&json!("node-1"), &json!(2), &json!(false), &json!(true)),
         "{h}"
     );
+
+    // An upload that does not land: the request was answered, but its writes
+    // are not kept, and its last event says so by kind.
+    nodes[0].dev().faults().arm(wasmkeep_shim::FaultKind::FailUpload, 1);
+    let write = json!([{"op": "exec", "sql": "CREATE TABLE v(x)"}]);
+    assert_eq!(ops_on(&nodes[0], &key, write).await, 200);
+    let (_, _, i) = call("GET", &format!("http://{addr}/_shim/actors/testee/h1/info"), None).await;
+    assert_eq!(
+        (&i["last"]["kind"], &i["last"]["outcome"]),
+        (&json!("request"), &json!("not-acknowledged")),
+        "{i}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -41,8 +41,10 @@ pub(crate) fn actor_rows(rt: &Runtime, cluster: &[Runtime]) -> BTreeMap<String, 
                 row.sockets += sockets;
                 row.alarm = row.alarm.or(a.alarm);
                 // Each node knows the events it ran: the newest is the actor's last.
-                if a.last_event.map(|e| e.at) > row.last.map(|e| e.at) {
-                    row.last = a.last_event;
+                if let Some(e) = a.last_event
+                    && row.last.is_none_or(|r| e.is_newer_than(&r))
+                {
+                    row.last = Some(e);
                 }
                 if held {
                     row.status = ActorStatus::Resident;

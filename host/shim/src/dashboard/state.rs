@@ -37,7 +37,7 @@ impl DashCtx {
         nodes
             .iter()
             .filter_map(|rt| rt.admin().last_event(key))
-            .max_by_key(|e| e.at)
+            .reduce(|a, b| if b.is_newer_than(&a) { b } else { a })
     }
 
     /// The actor `class`/`name` of this server's app.

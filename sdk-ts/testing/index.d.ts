@@ -267,7 +267,15 @@ export declare class TestHost implements Disposable {
   runDueAlarms(): number;
   readonly faults: Faults;
   /** Every actor the host knows. */
-  actors(): { app: string; class: string; name: string; status: string; alarm: number | null }[];
+  actors(): {
+    app: string;
+    class: string;
+    name: string;
+    status: string;
+    alarm: number | null;
+    /** The actor's last guest event on this node: `kind` request, call, alarm, socket-*; `outcome` "ok" or the failure kind. */
+    last_event: { at: number; kind: string; outcome: string } | null;
+  }[];
   /** What actors logged (the last 1000 lines of each node; every node's in a cluster, in the order of their time). */
   logs(): LogLine[];
   /**

@@ -27,6 +27,8 @@ pub(crate) type AnswerFailure = Box<dyn FnOnce(String) + Send>;
 /// How an event ended.
 pub(crate) struct Outcome {
     pub(crate) trapped: Option<String>,
+    /// The failure's kind when it failed (a trap or timeout is `guest`).
+    pub(crate) failure: Option<FailureKind>,
 }
 
 /// Starts the clock of a guest call: wasm is interrupted by the epoch, SQL by the database's progress handler.
@@ -229,13 +231,19 @@ pub(crate) fn run_event(host: &Arc<Host>, res: &mut Resident, kind: EventKind, c
         | EventKind::Expire { .. } => Ok(()),
     };
     match result {
-        Ok(()) => Outcome { trapped: None },
+        Ok(()) => Outcome {
+            trapped: None,
+            failure: None,
+        },
         Err((e, answer)) => {
             let why = describe_trap(host, &res.store, &e);
             if let Some(answer) = answer {
                 answer(why.clone());
             }
-            Outcome { trapped: Some(why) }
+            Outcome {
+                trapped: Some(why),
+                failure: Some(FailureKind::Guest),
+            }
         }
     }
 }
@@ -246,12 +254,15 @@ pub(crate) fn fail_slot(slot: &ResponseSlot, why: &str) -> Outcome {
     }
     Outcome {
         trapped: Some(why.to_owned()),
+        failure: Some(FailureKind::Guest),
     }
 }
 
 pub(crate) fn fail_kind(kind: EventKind, why: EventError) -> Outcome {
+    let failure = Some(why.kind());
     fail_job(kind, &why);
     Outcome {
         trapped: Some(why.to_string()),
+        failure,
     }
 }

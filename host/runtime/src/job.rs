@@ -156,6 +156,20 @@ impl EventKind {
 }
 
 impl EventKind {
+    /// Its name as an actor's last event; `None` for the host's own jobs.
+    pub(crate) fn name(&self) -> Option<crate::last_event::EventKindName> {
+        use crate::last_event::EventKindName as N;
+        match self {
+            EventKind::Request { .. } => Some(N::Request),
+            EventKind::Call { .. } => Some(N::Call),
+            EventKind::Alarm { .. } => Some(N::Alarm),
+            EventKind::SocketOpen { .. } => Some(N::SocketOpen),
+            EventKind::SocketMessage { .. } => Some(N::SocketMessage),
+            EventKind::SocketClose { .. } => Some(N::SocketClose),
+            _ => None,
+        }
+    }
+
     /// The bytes an event from outside brings (requests, calls, socket
     /// opens and messages), for its mailbox's bound; `None` for the host's
     /// own jobs, which are never refused.

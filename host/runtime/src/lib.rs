@@ -25,7 +25,7 @@
 #![deny(missing_docs)]
 
 pub use wasmkeep_store::{
-    address, alarm_index, app_delete, bucket, bucket_probe, bucket_url, clock, deletion, faults, keys,
+    actor_records, address, alarm_index, app_delete, bucket, bucket_probe, bucket_url, clock, deletion, faults, keys,
     object_store_bucket, operator, replica, state_store, verify,
 };
 
@@ -46,6 +46,7 @@ mod guest_output;
 mod http_types;
 mod imports;
 mod job;
+mod last_event;
 mod local_cluster;
 mod manifest;
 mod metrics;
@@ -72,6 +73,7 @@ pub use failure_kind::{FAILURE_HEADER, FailureKind, UnknownFailureKind};
 pub use faults::FaultKind;
 pub use http_types::{HttpRequest, HttpResponse, Outbound, SocketMessage};
 pub use job::{AdminDeleted, CallFailure};
+pub use last_event::{EventKindName, EventOutcome, LastEvent};
 pub use local_cluster::LocalCluster;
 pub use manifest::{Access, ClassBuild, ClassSpec, Manifest, ManifestError, Mode, UnknownAccess, parse_idle_limit};
 pub use metrics::Metrics;

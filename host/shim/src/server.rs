@@ -25,8 +25,6 @@ pub const MAX_BODY: usize = 16 << 20;
 struct Ctx {
     rt: Runtime,
     app: String,
-    /// Each actor's last event, for the dashboard's actors list.
-    activity: crate::dashboard::Activity,
 }
 
 /// The router for one app served by `rt`, its admin API for loopback only.
@@ -46,14 +44,12 @@ pub fn router_with(rt: Runtime, app: String, access: AdminAccess) -> Router {
 /// lists the actors of every node and which node holds each.
 pub fn router_for_node(rt: Runtime, app: String, access: AdminAccess, cluster: Vec<Runtime>) -> Router {
     let access_for_page = access.clone();
-    let activity = crate::dashboard::Activity::default();
     let ctx = Ctx {
         rt: rt.clone(),
         app: app.clone(),
-        activity: activity.clone(),
     };
     let admin = Router::new()
-        .merge(crate::dashboard::api_routes(rt, app, activity, cluster))
+        .merge(crate::dashboard::api_routes(rt, app, cluster))
         .route("/_shim/actors", get(actors))
         .route("/_shim/actors/{class}/{name}/tables", get(tables))
         .route("/_shim/actors/{class}/{name}", delete(delete_actor))
@@ -311,8 +307,6 @@ async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
         return match WebSocketUpgrade::from_request_parts(&mut parts, &()).await {
             Ok(ws) => match ctx.rt.open_socket(&key, &rest) {
                 Ok(handle) => {
-                    ctx.activity
-                        .record(&key, ctx.rt.dev().now_ms(), format!("socket {rest}"), "open");
                     let rt = ctx.rt.clone();
                     // A message may be as large as a request body; a larger
                     // one ends the connection.
@@ -320,11 +314,7 @@ async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
                         .max_frame_size(MAX_BODY)
                         .on_upgrade(move |socket| pump_socket(rt, handle, socket))
                 }
-                Err(e) => {
-                    ctx.activity
-                        .record(&key, ctx.rt.dev().now_ms(), format!("socket {rest}"), e.kind().as_str());
-                    shim_error(&e)
-                }
+                Err(e) => shim_error(&e),
             },
             Err(e) => e.into_response(),
         };
@@ -356,7 +346,6 @@ async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
             );
         }
     };
-    let what = format!("{method} {}", rest.split('?').next().unwrap_or_default());
     let pending = match ctx.rt.request(
         &key,
         HttpRequest {
@@ -367,18 +356,9 @@ async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
         },
     ) {
         Ok(p) => p,
-        Err(e) => {
-            ctx.activity
-                .record(&key, ctx.rt.dev().now_ms(), what, e.kind().as_str());
-            return shim_error(&e);
-        }
+        Err(e) => return shim_error(&e),
     };
     let answer = pending.recv().await;
-    let outcome = match answer.failure {
-        Some(kind) => format!("{} {}", answer.status, kind.as_str()),
-        None => answer.status.to_string(),
-    };
-    ctx.activity.record(&key, ctx.rt.dev().now_ms(), what, outcome);
     guest_response(answer.status, &answer.headers, answer.body)
 }
 

@@ -93,10 +93,25 @@ async fn fill(s: &Server, name: &str) {
     .await;
 }
 
+/// Waits until `name`'s last event is of `kind`: the answer to an event
+/// comes before its end, which records it, in the actor's worker.
+async fn await_last_event(s: &Server, name: &str, kind: &str) {
+    let url = format!("{}/_shim/actors/testee/{name}/info", s.base);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let (_, _, info) = call("GET", &url, None).await;
+        if info["last"]["kind"] == kind || std::time::Instant::now() > deadline {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn overview_lists_every_actor_with_status_alarm_sockets_and_last_event() {
     let s = start().await;
     fill(&s, "a1").await;
+    await_last_event(&s, "a1", "request").await;
     let (status, kind, body) = call("GET", &format!("{}/_shim/overview", s.base), None).await;
     assert_eq!((status, kind), (200, None));
     let actors = body["actors"].as_array().expect("actors");
@@ -107,8 +122,8 @@ async fn overview_lists_every_actor_with_status_alarm_sockets_and_last_event() {
     assert_eq!(a["status"], "resident");
     assert_eq!(a["sockets"], 0);
     assert_eq!(a["alarm"].as_u64(), Some(body["now"].as_u64().expect("now") + 60_000));
-    assert_eq!(a["last"]["what"], "POST /");
-    assert_eq!(a["last"]["outcome"], "200");
+    assert_eq!(a["last"]["kind"], "request");
+    assert_eq!(a["last"]["outcome"], "ok");
     assert_eq!(body["virtual"], true);
 }
 
@@ -116,6 +131,7 @@ async fn overview_lists_every_actor_with_status_alarm_sockets_and_last_event() {
 async fn events_send_the_whole_list_then_only_changes() {
     let s = start().await;
     fill(&s, "a1").await;
+    await_last_event(&s, "a1", "request").await;
     let r = reqwest::Client::new()
         .get(format!("{}/_shim/events", s.base))
         .send()
@@ -168,7 +184,7 @@ async fn events_send_the_whole_list_then_only_changes() {
     );
     assert!(
         !new.iter().any(|a| a["name"] == "a1"
-            && a["last"]["what"] == "POST /"
+            && a["last"]["kind"] == "request"
             && a["alarm"] == first["upsert"][0]["alarm"]
             && a["status"] == "resident"),
         "an unchanged actor is not sent again"
@@ -232,7 +248,9 @@ async fn schema_rows_values_and_info_of_one_actor() {
     assert_eq!(info["sockets"], json!([]));
     assert_eq!(info["deletion"]["status"], "not-deleted");
     assert_eq!(info["logs"][0]["message"], "hello");
-    assert_eq!(info["last"]["outcome"], "200");
+    await_last_event(&s, "a1", "request").await;
+    let (_, _, info) = call("GET", &format!("{a}/info"), None).await;
+    assert_eq!(info["last"]["outcome"], "ok");
 
     let none = format!("{}/_shim/actors/testee/nobody", s.base);
     for path in ["schema", "rows/t", "value/t?offset=0&column=n"] {
@@ -312,7 +330,7 @@ async fn run_its_alarm_and_hibernate_it() {
     let (_, _, info) = call("GET", &format!("{a}/info"), None).await;
     assert_eq!(
         info["last"],
-        json!({"at": info["now"], "what": "alarm", "outcome": "ran"})
+        json!({"at": info["now"], "kind": "alarm", "outcome": "ok"})
     );
     assert_eq!(info["alarm"], Value::Null, "the alarm ran and was not set again");
 
@@ -327,6 +345,102 @@ async fn run_its_alarm_and_hibernate_it() {
     )
     .await;
     assert_eq!((status, kind.as_deref()), (404, Some("no-such-actor")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_alarm_run_by_the_clock_is_the_last_event_with_its_outcome() {
+    let s = start().await;
+    fill(&s, "ok1").await;
+    // on-alarm inserts into alarm_log: a CHECK that refuses every row makes it trap.
+    ops(
+        &s,
+        "bad1",
+        json!([
+            {"op": "exec", "sql": "CREATE TABLE alarm_log(at TEXT CHECK (0))"},
+            {"op": "set-alarm", "in": "60000"},
+        ]),
+    )
+    .await;
+    let (status, _, _) = call(
+        "POST",
+        &format!("{}/_shim/clock/advance", s.base),
+        Some(json!({"ms": 60_000})),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (status, _, ran) = call("POST", &format!("{}/_shim/alarms/run", s.base), Some(json!({}))).await;
+    assert_eq!(status, 200, "{ran}");
+    // `alarms/run` answers once each on-alarm returned; the event's end (and
+    // its record) follows in the actor's worker a moment later.
+    let last_of = |body: &Value, name: &str| {
+        body["actors"]
+            .as_array()
+            .and_then(|v| v.iter().find(|a| a["name"] == name))
+            .map(|a| a["last"].clone())
+            .unwrap_or_default()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let body = loop {
+        let (_, _, body) = call("GET", &format!("{}/_shim/overview", s.base), None).await;
+        let done = ["ok1", "bad1"].iter().all(|n| last_of(&body, n)["kind"] == "alarm");
+        if done || std::time::Instant::now() > deadline {
+            break body;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    };
+    assert_eq!(
+        last_of(&body, "ok1"),
+        json!({"at": body["now"], "kind": "alarm", "outcome": "ok"}),
+        "{body}"
+    );
+    assert_eq!(
+        last_of(&body, "bad1"),
+        json!({"at": body["now"], "kind": "alarm", "outcome": "guest"}),
+        "the failing alarm's kind: {body}"
+    );
+    let (_, _, info) = call("GET", &format!("{}/_shim/actors/testee/bad1/info", s.base), None).await;
+    assert_eq!(info["last"]["outcome"], "guest");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_from_another_actor_is_the_callees_last_event() {
+    let s = start().await;
+    let payload = json!({"ops": [{"op": "exec", "sql": "CREATE TABLE c(x)"}]}).to_string();
+    ops(
+        &s,
+        "caller",
+        json!([{"op": "call", "class": "testee", "name": "callee", "payload": payload}]),
+    )
+    .await;
+    await_last_event(&s, "callee", "call").await;
+    let (_, _, info) = call("GET", &format!("{}/_shim/actors/testee/callee/info", s.base), None).await;
+    assert_eq!(
+        (&info["last"]["kind"], &info["last"]["outcome"]),
+        (&json!("call"), &json!("ok")),
+        "{info}"
+    );
+    // A call whose on-call traps: the callee's last event says how it failed.
+    let bad = json!({"ops": [{"op": "trap"}]}).to_string();
+    ops(
+        &s,
+        "caller",
+        json!([{"op": "call", "class": "testee", "name": "callee", "payload": bad}]),
+    )
+    .await;
+    let url = format!("{}/_shim/actors/testee/callee/info", s.base);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let info = loop {
+        let (_, _, info) = call("GET", &url, None).await;
+        if info["last"]["outcome"] != "ok" || std::time::Instant::now() > deadline {
+            break info;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    };
+    assert_eq!(
+        (&info["last"]["kind"], &info["last"]["outcome"]),
+        (&json!("call"), &json!("guest")),
+        "{info}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -554,16 +668,181 @@ async fn in_a_cluster_the_overview_lists_every_node_and_who_holds_each_actor() {
     assert_eq!(status, 200);
     assert_eq!(history["cluster"], true);
     let records = history["records"].as_array().expect("records");
-    assert!(
-        records
-            .iter()
-            .any(|r| r["key"].as_str().is_some_and(|k| k.contains("/owners/"))),
-        "its ownership record: {history}"
-    );
+    assert_eq!(history["owner"]["node"], "node-2", "its ownership record: {history}");
     assert!(
         records
             .iter()
             .any(|r| r["key"].as_str().is_some_and(|k| k.contains("/history/"))),
         "its history: {history}"
+    );
+}
+
+/// Runs the testee's `ops` on `key` through `rt` (blocking) and waits for the event's end.
+async fn ops_on(rt: &Runtime, key: &wasmkeep_shim::ActorKey, ops: Value) -> u16 {
+    let (rt, k) = (rt.clone(), key.clone());
+    let body = json!({ "ops": ops }).to_string();
+    tokio::task::spawn_blocking(move || {
+        let r = rt.request_blocking(&k, wasmkeep_shim::HttpRequest::new("POST", "/", body.into_bytes()));
+        rt.settle(&k);
+        r
+    })
+    .await
+    .expect("task")
+    .expect("request")
+    .status
+}
+
+/// `(kind, generation, seq, head)` of each record of a history answer.
+fn timeline(h: &Value) -> Vec<(String, u64, u64, bool)> {
+    h["records"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|r| {
+            (
+                r["kind"].as_str().unwrap_or_default().to_owned(),
+                r["generation"].as_u64().unwrap_or_default(),
+                r["seq"].as_u64().unwrap_or_default(),
+                r["head"] == true,
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_cluster_an_actors_history_reads_as_uploads_a_reset_and_the_fence() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = RuntimeConfig::for_tests(dir.path());
+    config.virtual_clock = true;
+    config.cache_dir = common::cache_dir();
+    let nodes = wasmkeep_shim::Cluster::local(dir.path(), 2, &config)
+        .expect("cluster")
+        .nodes;
+    for rt in &nodes {
+        rt.add_app(
+            "demo/app",
+            &[ClassSpec {
+                name: "testee".into(),
+                component: common::component("conformance-testee-rust"),
+                access: Access::Open,
+            }],
+        )
+        .expect("app loads");
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let app = wasmkeep_shim::server::router_for_node(
+        nodes[0].clone(),
+        "demo/app".into(),
+        wasmkeep_shim::server::AdminAccess::default(),
+        nodes.clone(),
+    )
+    .into_make_service_with_connect_info::<std::net::SocketAddr>();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let history = format!("http://{addr}/_shim/actors/testee/h1/history");
+    let key = wasmkeep_shim::ActorKey::new("demo/app", "testee", "h1");
+
+    // Written through node 2: one upload at its generation, the head.
+    let write = json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}]);
+    assert_eq!(ops_on(&nodes[1], &key, write).await, 200);
+    let (status, _, h) = call("GET", &history, None).await;
+    assert_eq!(status, 200, "{h}");
+    assert_eq!(h["cluster"], true);
+    assert_eq!(timeline(&h), vec![("upload".into(), 1, 0, true)], "{h}");
+    assert_eq!(
+        (&h["owner"]["node"], &h["owner"]["generation"], &h["owner"]["held"]),
+        (&json!("node-2"), &json!(1), &json!(true)),
+        "{h}"
+    );
+
+    // A durable delete: the reset with its marker and the snapshot at it; what was before is erased.
+    assert_eq!(
+        ops_on(&nodes[1], &key, json!([{"op": "delete-self-durable"}])).await,
+        200
+    );
+    let (_, _, h) = call("GET", &history, None).await;
+    assert_eq!(
+        timeline(&h),
+        vec![("reset".into(), 1, 1, true), ("snapshot".into(), 1, 1, false)],
+        "{h}"
+    );
+    assert_eq!(h["records"][0]["how"], "self_durable");
+    assert!(h["records"][0]["deleted_at"].is_u64(), "{h}");
+    // Held by nobody now: the page asks its own node, which finds it on node 2.
+    let (_, _, i) = call("GET", &format!("http://{addr}/_shim/actors/testee/h1/info"), None).await;
+    assert_eq!(
+        (&i["status"], &i["deletion"]["status"], &i["last"]["kind"]),
+        (&json!("deleted"), &json!("deleted"), &json!("request")),
+        "{i}"
+    );
+
+    // Node 2 cut off, node 1 takes the actor over: a new generation, the
+    // fence of what it restored (the reset's image), then its own upload.
+    let rt2 = nodes[1].clone();
+    tokio::task::spawn_blocking(move || rt2.dev().cut_off())
+        .await
+        .expect("task")
+        .expect("cut off");
+    let write = json!([{"op": "exec", "sql": "CREATE TABLE u(x)"}]);
+    assert_eq!(ops_on(&nodes[0], &key, write).await, 200);
+    let (_, _, h) = call("GET", &history, None).await;
+    assert_eq!(
+        timeline(&h),
+        vec![
+            ("reset".into(), 1, 1, false),
+            ("snapshot".into(), 1, 1, false),
+            ("fence".into(), 2, 0, false),
+            ("upload".into(), 2, 1, true),
+        ],
+        "{h}"
+    );
+    assert_eq!(
+        (
+            &h["owner"]["node"],
+            &h["owner"]["generation"],
+            &h["owner"]["released"],
+            &h["owner"]["held"]
+        ),
+        (&json!("node-1"), &json!(2), &json!(false), &json!(true)),
+        "{h}"
+    );
+
+    // An upload that does not land: the request was answered, but its writes
+    // are not kept, and its last event says so by kind.
+    nodes[0].dev().faults().arm(wasmkeep_shim::FaultKind::FailUpload, 1);
+    let write = json!([{"op": "exec", "sql": "CREATE TABLE v(x)"}]);
+    assert_eq!(ops_on(&nodes[0], &key, write).await, 200);
+    let (_, _, i) = call("GET", &format!("http://{addr}/_shim/actors/testee/h1/info"), None).await;
+    assert_eq!(
+        (&i["last"]["kind"], &i["last"]["outcome"]),
+        (&json!("request"), &json!("not-acknowledged")),
+        "{i}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_keeps_the_counters_of_the_last_minutes_for_the_charts() {
+    let s = start().await;
+    fill(&s, "m1").await;
+    let (status, kind, h) = call("GET", &format!("{}/_shim/metrics/history", s.base), None).await;
+    assert_eq!((status, kind), (200, None), "{h}");
+    assert_eq!(
+        (h["every_ms"].as_u64(), h["keep_ms"].as_u64()),
+        (Some(5_000), Some(600_000))
+    );
+    let samples = h["samples"].as_array().expect("samples");
+    assert!(
+        samples.len() >= 2,
+        "the sample taken when the server started, and now: {h}"
+    );
+    let events = |s: &Value| s["counters"]["wasmkeep_events_total{kind=\"request\"}"].as_u64();
+    assert_eq!(events(&samples[0]).unwrap_or(0), 0, "sampled before any event: {h}");
+    assert_eq!(events(&samples[samples.len() - 1]), Some(1), "{h}");
+    let at: Vec<u64> = samples.iter().filter_map(|s| s["at"].as_u64()).collect();
+    assert!(
+        at.len() == samples.len() && at.windows(2).all(|w| w[0] <= w[1]),
+        "oldest first: {at:?}"
     );
 }

@@ -8,7 +8,9 @@ clock and sees the alarm pay interest, runs a read-only query and sees a
 write refused, deletes an actor and sees it deleted, arms a fault and sees the
 durable delete fail with `internal`, checks that a page of another origin
 cannot drive the admin API, sees which node of a two-node cluster holds an
-actor, and loads and filters 10,000 actors, each in
+actor with its history in the bucket as a timeline (a reset after a durable
+delete), sees the alarm as the actor's last event and the charts start from
+the server's history, and loads and filters 10,000 actors, each in
 under a second as the browser measures it. Screenshots go to
 target/dashboard-screenshots/ on every run, passed or failed.
 
@@ -166,8 +168,12 @@ def functional(driver, base):
     wait_for(driver, "the live feed", lambda d: d.find_element(By.ID, "conn").text == "live")
     wait_for(driver, "both actors listed", lambda d: row_status(d, "acct-1") and row_status(d, "acct-2"))
     assert row_status(driver, "acct-1") == "resident", row_status(driver, "acct-1")
+    # The charts start from the server's history of the counters, not from the page's opening.
+    wait_for(driver, "the charts' history", lambda d: d.execute_script("return window.__dashboard.chartSamplesAtLoad"))
+    wait_for(driver, "the charts", lambda d: "events{request}" in text_of(d, "charts"))
     shot(driver, "01-actors")
-    say("listed the actors")
+    say("listed the actors; the charts started from",
+        driver.execute_script("return window.__dashboard.chartSamplesAtLoad"), "sample(s) the server kept")
 
     filter_to(driver, "acct-1")
     wait_for(driver, "the filter", lambda d: tid(d, "count").text.startswith("1 of"))
@@ -189,6 +195,8 @@ def functional(driver, base):
     assert not text_of(driver, "time-result").startswith("0 "), text_of(driver, "time-result")
     wait_for(driver, "interest paid", lambda d: "1010" in text_of(d, "table-rows"))
     wait_for(driver, "the alarm set again", lambda d: text_of(d, "fact-alarm") not in ("", alarm_before))
+    # The host records the alarm the timer's pass ran as the actor's last event.
+    wait_for(driver, "the alarm as its last event", lambda d: text_of(d, "fact-last").startswith("alarm → ok"))
     shot(driver, "03-alarm-fired")
     say("advanced the clock a day; the alarm paid interest:", text_of(driver, "fact-alarm"))
 
@@ -286,9 +294,17 @@ def cluster(driver):
         shot(driver, "08-cluster")
         click_first_row(driver)
         wait_for(driver, "its table, read on node 2", lambda d: "7" in text_of(d, "table-rows"))
-        wait_for(driver, "its records in the bucket", lambda d: "/owners/" in text_of(d, "history") and "/history/" in text_of(d, "history"))
+        wait_for(driver, "its history in the bucket", lambda d: "held by node-2" in text_of(d, "owner") and "upload" in text_of(d, "timeline"))
         shot(driver, "09-cluster-history")
-        say("cluster: node 1's page lists the actor node 2 holds, and its records in the bucket")
+        # A durable delete from the page: the timeline shows the reset, with how it was deleted.
+        tid(driver, "durable-delete").click()
+        confirm(driver)
+        wait_for(driver, "the delete's answer", lambda d: text_of(d, "action-result").startswith("200"))
+        wait_for(driver, "the reset in the timeline", lambda d: "deleted (self_durable)" in text_of(d, "timeline"))
+        kinds = [li.get_attribute("data-kind") for li in driver.find_elements(By.CSS_SELECTOR, '[data-testid="timeline"] li')]
+        assert kinds == ["reset", "snapshot"], kinds
+        shot(driver, "10-cluster-history-reset")
+        say("cluster: node 1's page lists the actor node 2 holds, its history as a timeline, and the reset of a durable delete")
     finally:
         served.stop()
         shutil.rmtree(data, ignore_errors=True)

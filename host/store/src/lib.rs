@@ -9,7 +9,8 @@
 //!   layout.
 //! - [`replica`]: one actor's history as its holder sees it (holds,
 //!   segments, resets, snapshots, the fence); [`deletion`]: what a deletion
-//!   leaves and how its status is read back.
+//!   leaves and how its status is read back; [`actor_records`]: an actor's
+//!   records read back as what each is, for people.
 //! - [`operator`], [`app_delete`], [`verify`]: the operator delete, the app
 //!   delete and the orphan sweep.
 //! - [`state_store`]: actors' database files on one node; [`alarm_index`]:
@@ -20,6 +21,7 @@
 
 #![deny(missing_docs)]
 
+pub mod actor_records;
 pub mod address;
 pub mod alarm_index;
 pub mod app_delete;

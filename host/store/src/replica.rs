@@ -484,7 +484,7 @@ impl Replica {
 }
 
 /// Reads the marker `deleted = "<ms> <how>"` from a reset's empty database.
-fn read_marker(image: &[u8]) -> Option<(u64, String)> {
+pub(crate) fn read_marker(image: &[u8]) -> Option<(u64, String)> {
     let mut conn = rusqlite::Connection::open_in_memory().ok()?;
     conn.deserialize_read_exact(rusqlite::MAIN_DB, image, image.len(), true)
         .ok()?;

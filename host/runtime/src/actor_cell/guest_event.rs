@@ -1,6 +1,7 @@
 //! Events that run guest code in the cell (requests, calls, sockets,
 //! alarms), the read of its tables, and how an event ends (ADR 0028 §1–2).
 
+use super::delete::DeleteError;
 use super::{ActorCell, Prepared};
 use crate::actor_db::META_ALARM;
 use crate::actor_db::sqlite_code::{INTERRUPT, TOOBIG};
@@ -8,9 +9,11 @@ use crate::address::ActorKey;
 use crate::deletion::DeleteHow;
 use crate::error::RuntimeError;
 use crate::event_error::{EventError, fail_job};
+use crate::failure_kind::FailureKind;
 use crate::faults::FaultKind;
 use crate::guest_call::{Outcome, run_event};
 use crate::job::{EventKind, Job};
+use crate::last_event::{EventKindName, EventOutcome, LastEvent};
 use crate::metrics::{EVENT_FAILURES_TOTAL, EVENTS_TOTAL};
 use crate::sql_types::SqlError;
 use crate::storage::OpenMode;
@@ -40,11 +43,14 @@ impl ActorCell {
     /// A request, call or socket event: opened (created if need be) and run.
     pub(super) fn run_guest_event(&mut self, kind: EventKind, chain: Vec<ActorKey>) {
         let label = kind.label();
+        let name = kind.name();
         self.host.metrics().inc(EVENTS_TOTAL, label);
         let ready = match self.prepare(OpenMode::Create) {
             Ok(Prepared::Ready(ready)) => ready,
             Ok(Prepared::Absent) => {
-                fail_job(kind, &EventError::Host("the database was not created".into()));
+                let why = EventError::Host("the database was not created".into());
+                self.record_last(name, EventOutcome::Failed(why.kind()));
+                fail_job(kind, &why);
                 return;
             }
             Ok(Prepared::Elsewhere(node)) => {
@@ -53,6 +59,7 @@ impl ActorCell {
             }
             Err(why) => {
                 self.host.metrics().inc(EVENT_FAILURES_TOTAL, label);
+                self.record_last(name, EventOutcome::Failed(why.kind()));
                 fail_job(kind, &why);
                 return;
             }
@@ -62,7 +69,17 @@ impl ActorCell {
         let cut_off_after_answer =
             matches!(kind, EventKind::Request { .. }) && ready.host.faults().take(FaultKind::CutOffAfterAnswer);
         let outcome = run_event(ready.host, ready.resident, kind, chain);
-        self.finish(&outcome, label, cut_off_after_answer);
+        let ended = self.finish(&outcome, label, cut_off_after_answer);
+        self.record_last(name, ended);
+    }
+
+    /// Records the actor's last event in its mailbox state (locked by the
+    /// event anyway; no map shared by every actor is touched).
+    fn record_last(&self, kind: Option<EventKindName>, outcome: EventOutcome) {
+        if let Some(kind) = kind {
+            let at = self.host.clock().now_ms();
+            self.mailbox.lock().last_event = Some(LastEvent::new(at, kind, outcome));
+        }
     }
 
     /// An alarm runs guest code only if the actor exists and its own alarm
@@ -83,6 +100,7 @@ impl ActorCell {
             }
             Err(why) => {
                 tracing::warn!(actor = %key, "alarm not run: {why}");
+                self.record_last(Some(EventKindName::Alarm), EventOutcome::Failed(why.kind()));
                 let _ = ran.send(false);
                 return;
             }
@@ -104,7 +122,8 @@ impl ActorCell {
                 let _ = host.alarms().remove(&key);
                 host.metrics().inc(EVENTS_TOTAL, "alarm");
                 let outcome = run_event(host, ready.resident, EventKind::Alarm { ran }, chain);
-                self.finish(&outcome, "alarm", false);
+                let ended = self.finish(&outcome, "alarm", false);
+                self.record_last(Some(EventKindName::Alarm), ended);
             }
             Some(_) => {
                 // The index was early; reload_alarm pointed it at the real time.
@@ -144,10 +163,13 @@ impl ActorCell {
     }
 
     /// The end of an event: traps, transactions left open, then [`EventEnd`].
-    fn finish(&mut self, outcome: &Outcome, label: &str, cut_off_after_answer: bool) {
+    /// Returns how the event ended: its own failure, else the end's (writes
+    /// not kept, a delete not recorded), else ok.
+    fn finish(&mut self, outcome: &Outcome, label: &str, cut_off_after_answer: bool) -> EventOutcome {
         let host = &self.host;
         let key = &self.mailbox.key;
-        let Some(res) = self.resident.as_mut() else { return };
+        let ran = outcome.failure.map_or(EventOutcome::Ok, EventOutcome::Failed);
+        let Some(res) = self.resident.as_mut() else { return ran };
         if let Some(why) = &outcome.trapped {
             host.metrics().inc(EVENT_FAILURES_TOTAL, label);
             tracing::warn!(actor = %key, "{why}");
@@ -175,11 +197,21 @@ impl ActorCell {
         } else {
             EventEnd::Kept
         };
-        match end {
-            EventEnd::GivenUp => self.give_up(),
+        let end_failure = match end {
+            EventEnd::GivenUp => {
+                self.give_up();
+                Some(if cut_off {
+                    FailureKind::CutOff
+                } else {
+                    FailureKind::NotAcknowledged
+                })
+            }
             EventEnd::Deleted(how) => {
                 // A delete that was not recorded said why in the log; the data stays.
-                let _ = self.delete(how);
+                self.delete(how).err().map(|e| match e {
+                    DeleteError::NotResident => FailureKind::Host,
+                    DeleteError::NotRecorded(e) => EventError::Storage(e).kind(),
+                })
             }
             EventEnd::Kept | EventEnd::KeptFreshInstance => {
                 if let Err(e) = data.actor.end_event() {
@@ -189,10 +221,18 @@ impl ActorCell {
                          restores what the bucket holds"
                     );
                     self.give_up();
-                } else if end == EventEnd::KeptFreshInstance {
-                    self.hibernate();
+                    Some(EventError::Storage(e).kind())
+                } else {
+                    if end == EventEnd::KeptFreshInstance {
+                        self.hibernate();
+                    }
+                    None
                 }
             }
+        };
+        match (ran, end_failure) {
+            (EventOutcome::Ok, Some(kind)) => EventOutcome::Failed(kind),
+            (ran, _) => ran,
         }
     }
 }

@@ -68,6 +68,8 @@ pub struct ActorInfo {
     pub status: ActorStatus,
     /// Its pending alarm, per the host's index (ms).
     pub alarm: Option<u64>,
+    /// Its last guest event on this node since the host started, and how it ended.
+    pub last_event: Option<crate::last_event::LastEvent>,
 }
 
 pub(crate) struct MailboxState {
@@ -75,6 +77,8 @@ pub(crate) struct MailboxState {
     pub(crate) status: ActorStatus,
     /// Moves on at each delete: socket events queued before it are dropped.
     pub(crate) generation: u64,
+    /// Its last guest event here (set by its cell as each one ends).
+    pub(crate) last_event: Option<crate::last_event::LastEvent>,
 }
 
 /// One actor's mailbox and status.
@@ -209,6 +213,7 @@ impl Host {
                         sender: None,
                         status: ActorStatus::Hibernated,
                         generation: 0,
+                        last_event: None,
                     }),
                     last_used: std::sync::atomic::AtomicU64::new(0),
                     bound: Arc::default(),

@@ -2,6 +2,7 @@
 //! logs, counters, an operator's delete of one actor).
 
 use super::*;
+use crate::last_event::LastEvent;
 
 /// What an administrator of one node reads and does: [`Runtime::admin`].
 /// Borrowed from its runtime; cheap to make for each call.
@@ -53,9 +54,9 @@ impl<'a> Admin<'a> {
     /// Every actor the host knows with its status, sorted by key, each with
     /// the alarm `alarm_of` reads for it.
     fn listing(&self, alarm_of: impl Fn(&ActorKey) -> Option<u64>) -> Vec<ActorInfo> {
-        let mut seen: HashMap<ActorKey, ActorStatus> = HashMap::new();
+        let mut seen: HashMap<ActorKey, (ActorStatus, Option<LastEvent>)> = HashMap::new();
         for k in self.host.storage().local_actors() {
-            seen.insert(k, ActorStatus::Hibernated);
+            seen.insert(k, (ActorStatus::Hibernated, None));
         }
         for (k, slot) in lock(self.host.actors()).iter() {
             let inner = slot.lock();
@@ -65,19 +66,27 @@ impl<'a> Admin<'a> {
                 inner.status
             };
             if status != ActorStatus::Hibernated || seen.contains_key(k) {
-                seen.insert(k.clone(), status);
+                seen.insert(k.clone(), (status, inner.last_event));
             }
         }
         let mut v: Vec<ActorInfo> = seen
             .into_iter()
-            .map(|(key, status)| ActorInfo {
+            .map(|(key, (status, last_event))| ActorInfo {
                 alarm: alarm_of(&key),
                 key,
                 status,
+                last_event,
             })
             .collect();
         v.sort_by(|a, b| a.key.cmp(&b.key));
         v
+    }
+
+    /// The actor's last guest event on this node and how it ended (`None`
+    /// if none ran here since the host started).
+    pub fn last_event(&self, key: &ActorKey) -> Option<LastEvent> {
+        let slot = lock(self.host.actors()).get(key).cloned();
+        slot.and_then(|s| s.lock().last_event)
     }
 
     /// The actor's tables and rows (the host's own table left out), read in

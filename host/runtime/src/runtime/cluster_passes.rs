@@ -40,26 +40,19 @@ impl ClusterPasses<'_> {
     }
 
     /// The actor's records in the cluster's bucket, for the dashboard: its
-    /// ownership record and its history (segments, resets, snapshots, the
-    /// fence), each with its version and when it was written. `None` on a
-    /// single node, which has no bucket.
+    /// ownership record and its history, each object read back as what it
+    /// is (an upload, a fence, a reset with its marker, a snapshot), with its
+    /// version and when it was written. `None` on a single node, which has
+    /// no bucket.
     ///
     /// # Errors
-    /// The bucket could not be listed.
-    pub fn bucket_records(
+    /// The bucket could not be listed or read.
+    pub fn actor_records(
         &self,
         key: &ActorKey,
-    ) -> Option<Result<Vec<crate::bucket::ObjectMeta>, crate::bucket::BucketError>> {
+    ) -> Option<Result<crate::actor_records::ActorRecords, crate::bucket::BucketError>> {
         let c = self.host.cluster()?;
-        let bucket = c.cluster.bucket();
-        let owner = crate::keys::owner(key);
-        let records = bucket.list(&owner).and_then(|mut v| {
-            // A listing is by prefix: another name may begin with this one's.
-            v.retain(|m| m.key == owner);
-            v.extend(bucket.list(&crate::keys::history_prefix(key))?);
-            Ok(v)
-        });
-        Some(records)
+        Some(crate::actor_records::actor_records(c.cluster.bucket().as_ref(), key))
     }
 
     /// Cluster: one control pass over the apps' operator delete requests

@@ -37,7 +37,7 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> 
 /// `GET /_shim/overview`: every actor, with the clock and the node.
 pub(crate) async fn overview(State(ctx): State<DashCtx>) -> Response {
     let c = ctx.clone();
-    match blocking(move || actor_rows(&c.rt, &c.cluster, &c.activity)).await {
+    match blocking(move || actor_rows(&c.rt, &c.cluster)).await {
         Ok(rows) => ok(json!({
             "actors": rows.values().collect::<Vec<_>>(),
             "now": ctx.rt.dev().now_ms(),
@@ -47,6 +47,18 @@ pub(crate) async fn overview(State(ctx): State<DashCtx>) -> Response {
         })),
         Err(r) => r,
     }
+}
+
+/// `GET /_shim/metrics/history`: the counters of `/metrics` sampled every
+/// 5 s over the last 10 minutes, oldest first, and a sample of now last.
+pub(crate) async fn metrics_history(State(ctx): State<DashCtx>) -> Response {
+    let mut samples = ctx.metrics.samples();
+    samples.push(super::metrics_history::sample(&ctx.rt));
+    ok(json!({
+        "every_ms": super::metrics_history::EVERY.as_millis(),
+        "keep_ms": super::metrics_history::KEEP.as_millis(),
+        "samples": samples,
+    }))
 }
 
 /// `GET …/info`: status, alarm, sockets, last event, deletion record, log lines.
@@ -60,7 +72,12 @@ pub(crate) async fn info(
     let c = ctx.clone();
     let k = key.clone();
     let found = blocking(move || {
-        let row = c.rt.admin().actors_listing().into_iter().find(|a| a.key == k);
+        // The node asked first; in a local cluster, then the others (an actor
+        // no node holds, deleted or hibernated, is listed by the node that had it).
+        let others = c.cluster.iter().filter(|rt| rt.node_id() != c.rt.node_id());
+        let row = std::iter::once(&c.rt)
+            .chain(others)
+            .find_map(|rt| rt.admin().actors_listing().into_iter().find(|a| a.key == k));
         let deletion = c.rt.passes().deletion_status(&k);
         (row, deletion)
     })
@@ -80,16 +97,19 @@ pub(crate) async fn info(
         "status": row.as_ref().map(|r| r.status),
         "alarm": row.as_ref().and_then(|r| r.alarm),
         "sockets": ctx.rt.admin().sockets_of(&key),
-        "last": ctx.activity.get(&key),
+        "last": ctx.last_event(&key),
         "deletion": deletion,
         "logs": logs,
         "now": ctx.rt.dev().now_ms(),
     }))
 }
 
-/// `GET …/history`: in a cluster, the actor's ownership record and its
-/// history in the bucket (segments, resets, snapshots, the fence): key,
-/// version, when written. On a single node `{"cluster": false}`.
+/// `GET …/history`: in a cluster, the actor's ownership record (which
+/// node, which generation, released or held, and whether that node is live)
+/// and its history in the bucket, each object as what it is: `upload`,
+/// `fence`, `reset` (with `deleted_at` and `how` from its marker),
+/// `snapshot`, at its generation and seq, oldest first, the head marked. On
+/// a single node `{"cluster": false}`.
 pub(crate) async fn history(
     State(ctx): State<DashCtx>,
     Query(at): Query<NodeQuery>,
@@ -99,16 +119,26 @@ pub(crate) async fn history(
     let key = ctx.key(class, name);
     let rt = ctx.rt.clone();
     let k = key.clone();
-    match blocking(move || rt.passes().bucket_records(&k)).await {
-        Ok(None) => ok(json!({ "cluster": false, "records": [] })),
-        Ok(Some(Ok(records))) => ok(json!({
-            "cluster": true,
-            "records": records
-                .into_iter()
-                .map(|m| json!({ "key": m.key, "etag": m.etag, "at": m.last_modified }))
-                .collect::<Vec<_>>(),
-        })),
-        Ok(Some(Err(e))) => kind(FailureKind::Bucket, format!("the bucket could not be listed: {e}")),
+    match blocking(move || rt.passes().actor_records(&k)).await {
+        Ok(None) => ok(json!({ "cluster": false, "owner": null, "records": [] })),
+        Ok(Some(Ok(records))) => {
+            let live = ctx.rt.passes().live_nodes();
+            let owner = records.owner.map(|o| {
+                let node_live = live.contains(&o.node);
+                let mut v = json!(o);
+                v["live"] = json!(node_live);
+                // Held: named, not released, and its node live (ADR 006).
+                v["held"] = json!(node_live && !o.released);
+                v
+            });
+            ok(json!({
+                "cluster": true,
+                "owner": owner,
+                "owner_unreadable": records.owner_unreadable,
+                "records": records.history,
+            }))
+        }
+        Ok(Some(Err(e))) => kind(FailureKind::Bucket, format!("the bucket could not be read: {e}")),
         Err(r) => r,
     }
 }
@@ -246,12 +276,16 @@ pub(crate) async fn run_alarm(
     let ctx = ctx.on(at.node.as_deref());
     let key = ctx.key(class, name);
     let (rt, k) = (ctx.rt.clone(), key.clone());
-    match blocking(move || rt.dev().run_alarm(&k)).await {
-        Ok(ran) => {
-            let outcome = if ran { "ran" } else { "not due" };
-            ctx.activity.record(&key, ctx.rt.dev().now_ms(), "alarm", outcome);
-            ok(json!({ "ran": ran }))
-        }
+    let ran = move || {
+        let ran = rt.dev().run_alarm(&k);
+        // The answer comes once on-alarm returned; the event's end (its writes
+        // kept, its last event recorded) follows: wait for it, so the page's
+        // next read shows it.
+        rt.settle(&k);
+        ran
+    };
+    match blocking(ran).await {
+        Ok(ran) => ok(json!({ "ran": ran })),
         Err(r) => r,
     }
 }
@@ -270,10 +304,7 @@ pub(crate) async fn hibernate(
     }
     let (rt, k) = (ctx.rt.clone(), key.clone());
     match blocking(move || rt.dev().restart_actor(&k)).await {
-        Ok(()) => {
-            ctx.activity.record(&key, ctx.rt.dev().now_ms(), "hibernate", "done");
-            ok(json!({ "hibernated": key.to_string() }))
-        }
+        Ok(()) => ok(json!({ "hibernated": key.to_string() })),
         Err(r) => r,
     }
 }

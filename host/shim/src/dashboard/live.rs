@@ -77,7 +77,7 @@ pub(crate) async fn events(State(ctx): State<DashCtx>) -> Sse<impl Stream<Item =
         }
         let c = ctx.clone();
         // A listing that failed to run keeps the last one: never "all gone".
-        let after = match tokio::task::spawn_blocking(move || actor_rows(&c.rt, &c.cluster, &c.activity)).await {
+        let after = match tokio::task::spawn_blocking(move || actor_rows(&c.rt, &c.cluster)).await {
             Ok(rows) => rows,
             Err(_) => before.clone().unwrap_or_default(),
         };

@@ -2,16 +2,14 @@
 //! admin API, and the calls the API gained for it. The page does nothing the
 //! API cannot; its assets are embedded in the binary. docs/adr/025-dashboard.md.
 
-mod activity;
 mod actor_api;
 mod assets;
 mod live;
+mod metrics_history;
 mod overview;
 mod readonly_sql;
 mod reply;
 mod state;
-
-pub use activity::Activity;
 
 use crate::admin_access::AdminAccess;
 use axum::Router;
@@ -26,13 +24,13 @@ use wasmkeep_host::Runtime;
 pub(crate) fn api_routes<S: Clone + Send + Sync + 'static>(
     rt: Runtime,
     app: String,
-    activity: Activity,
     cluster: Vec<Runtime>,
 ) -> Router<S> {
     let a = "/_shim/actors/{class}/{name}";
     Router::new()
         .route("/_shim/overview", get(actor_api::overview))
         .route("/_shim/events", get(live::events))
+        .route("/_shim/metrics/history", get(actor_api::metrics_history))
         .route(&format!("{a}/info"), get(actor_api::info))
         .route(&format!("{a}/schema"), get(actor_api::schema))
         .route(&format!("{a}/history"), get(actor_api::history))
@@ -42,9 +40,9 @@ pub(crate) fn api_routes<S: Clone + Send + Sync + 'static>(
         .route(&format!("{a}/alarm/run"), post(actor_api::run_alarm))
         .route(&format!("{a}/hibernate"), post(actor_api::hibernate))
         .with_state(DashCtx {
+            metrics: metrics_history::MetricsHistory::start(&rt),
             rt,
             app,
-            activity,
             cluster,
         })
 }

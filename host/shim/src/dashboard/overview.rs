@@ -1,10 +1,9 @@
 //! The actors list as the page shows it: every actor the host knows, of
 //! every app, with its status, alarm, open sockets and last event.
 
-use super::activity::{Activity, LastEvent};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use wasmkeep_host::{ActorStatus, Runtime};
+use wasmkeep_host::{ActorStatus, LastEvent, Runtime};
 
 /// One actor as the list shows it. A struct rather than a JSON map: 10,000
 /// of them are built, compared and written twice a second.
@@ -26,8 +25,7 @@ pub(crate) struct ActorRow {
 /// every node of its cluster when `cluster` names them (one process serves
 /// them all), with the node that holds each. Blocking: it lists the data
 /// directories.
-pub(crate) fn actor_rows(rt: &Runtime, cluster: &[Runtime], activity: &Activity) -> BTreeMap<String, ActorRow> {
-    let mut last = activity.snapshot();
+pub(crate) fn actor_rows(rt: &Runtime, cluster: &[Runtime]) -> BTreeMap<String, ActorRow> {
     let nodes: Vec<&Runtime> = if cluster.is_empty() {
         vec![rt]
     } else {
@@ -42,6 +40,12 @@ pub(crate) fn actor_rows(rt: &Runtime, cluster: &[Runtime], activity: &Activity)
             if let Some(row) = rows.get_mut(&id) {
                 row.sockets += sockets;
                 row.alarm = row.alarm.or(a.alarm);
+                // Each node knows the events it ran: the newest is the actor's last.
+                if let Some(e) = a.last_event
+                    && row.last.is_none_or(|r| e.is_newer_than(&r))
+                {
+                    row.last = Some(e);
+                }
                 if held {
                     row.status = ActorStatus::Resident;
                     row.holder = node.node_id().map(str::to_owned);
@@ -53,7 +57,7 @@ pub(crate) fn actor_rows(rt: &Runtime, cluster: &[Runtime], activity: &Activity)
             let row = ActorRow {
                 id: id.clone(),
                 sockets,
-                last: last.remove(&a.key),
+                last: a.last_event,
                 holder: if held { node.node_id().map(str::to_owned) } else { None },
                 app: a.key.app,
                 class: a.key.class,

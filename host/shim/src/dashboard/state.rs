@@ -1,15 +1,15 @@
 //! What the dashboard's routes share: the host, the app this server serves,
-//! and the last events the server saw.
+//! and the other nodes of its local cluster.
 
-use super::activity::Activity;
-use wasmkeep_host::{ActorKey, Runtime};
+use wasmkeep_host::{ActorKey, LastEvent, Runtime};
 
 /// The dashboard routes' state.
 #[derive(Clone)]
 pub(crate) struct DashCtx {
     pub rt: Runtime,
     pub app: String,
-    pub activity: Activity,
+    /// The counters over the last minutes.
+    pub metrics: super::metrics_history::MetricsHistory,
     /// Every node of this node's cluster when one process serves them all
     /// (`serve --nodes N`), for who holds what; empty otherwise.
     pub cluster: Vec<Runtime>,
@@ -24,6 +24,20 @@ impl DashCtx {
             self.rt = rt.clone();
         }
         self
+    }
+
+    /// The actor's last event: the newest any node of the local cluster ran
+    /// (each node records the events it ran), or this node's.
+    pub(crate) fn last_event(&self, key: &ActorKey) -> Option<LastEvent> {
+        let nodes = if self.cluster.is_empty() {
+            std::slice::from_ref(&self.rt)
+        } else {
+            &self.cluster[..]
+        };
+        nodes
+            .iter()
+            .filter_map(|rt| rt.admin().last_event(key))
+            .reduce(|a, b| if b.is_newer_than(&a) { b } else { a })
     }
 
     /// The actor `class`/`name` of this server's app.

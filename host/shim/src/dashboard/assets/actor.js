@@ -26,6 +26,23 @@ export function confirmAction(text) {
   });
 }
 
+/** What a record of the history means, in words. */
+function describe(r) {
+  const head = r.head ? " (the head: what the next holder restores)" : "";
+  switch (r.kind) {
+    case "upload":
+      return `the database after an event${head}`;
+    case "fence":
+      return `a new holder's copy of what it restored, at its own generation${head}`;
+    case "reset":
+      return `deleted${r.how ? ` (${r.how})` : ""}${r.deleted_at != null ? ` at ${new Date(r.deleted_at).toISOString()}` : ""}${head}`;
+    case "snapshot":
+      return "the empty database at the reset; what came before is erased";
+    default:
+      return "";
+  }
+}
+
 function showWhole(text) {
   $("whole-value").textContent = text;
   $("whole").showModal();
@@ -125,7 +142,7 @@ export class ActorView {
       ["status", i.status ?? "no data here", "status"],
       ["alarm", i.alarm == null ? "none" : `${new Date(i.alarm).toISOString()} (${when(i.alarm, i.now)})`, "alarm"],
       ["sockets", i.sockets.length ? i.sockets.join(", ") : "none", "sockets"],
-      ["last event", i.last ? `${i.last.what} → ${i.last.outcome} at ${new Date(i.last.at).toISOString()}` : "none seen", "last"],
+      ["last event", i.last ? `${i.last.kind} → ${i.last.outcome} at ${new Date(i.last.at).toISOString()}` : "none seen", "last"],
       ["deletion record", del, "deletion"],
       ["clock", new Date(i.now).toISOString(), "now"],
     ];
@@ -143,8 +160,26 @@ export class ActorView {
       box.replaceChildren(el("div", `${h.kind ?? h.status}: ${h.body?.error ?? ""}`, "error"));
       return;
     }
-    const rows = h.body.records.map((r) => [r.key, r.etag, new Date(r.at).toISOString()]);
-    box.replaceChildren(rows.length ? this.grid(["key", "version", "written"], rows, null) : el("div", "none", "muted"));
+    const o = h.body.owner;
+    const owner = el("div", null, "owner");
+    owner.dataset.testid = "owner";
+    owner.textContent = o
+      ? o.held
+        ? `ownership: held by ${o.node} at generation ${o.generation}`
+        : `ownership: last held by ${o.node} at generation ${o.generation}, ${o.released ? "released" : "its node not live"}: free to take`
+      : h.body.owner_unreadable
+        ? "ownership record unreadable"
+        : "no node has held it";
+    const list = el("ol", null, "timeline");
+    list.dataset.testid = "timeline";
+    for (const r of h.body.records) {
+      const li = el("li", null, `entry ${r.kind}${r.head ? " head" : ""}`);
+      li.dataset.kind = r.kind;
+      li.append(el("span", r.kind, "kind"), el("span", `generation ${r.generation} · seq ${r.seq}`, "pos"), el("span", describe(r)), el("span", new Date(r.at).toISOString(), "muted"));
+      li.title = `${r.key}\nversion ${r.etag}`;
+      list.append(li);
+    }
+    box.replaceChildren(owner, h.body.records.length ? list : el("div", "no history", "muted"));
   }
 
   tables(schema) {

@@ -77,7 +77,7 @@ export class ActorList {
     row.className = "row";
     row.dataset.id = a.id;
     row.dataset.testid = "actor-row";
-    const last = a.last ? `${a.last.what} → ${a.last.outcome}` : "";
+    const last = a.last ? `${a.last.kind} → ${a.last.outcome}` : "";
     const cells = [
       `${a.class}/${a.name}`,
       a.app,

@@ -5,11 +5,11 @@
 import { api, readEvents, setToken } from "./api.js";
 import { ActorList } from "./actors.js";
 import { ActorView, confirmAction } from "./actor.js";
-import { addSample, render as renderCharts } from "./charts.js";
+import { addSample, render as renderCharts, seed as seedCharts } from "./charts.js";
 
 const $ = (id) => document.getElementById(id);
 // What the browser test reads: when the first full list was drawn.
-const stats = (window.__dashboard = { openedMs: null, firstListMs: null, firstUpdateMs: null, updates: 0 });
+const stats = (window.__dashboard = { openedMs: null, firstListMs: null, firstUpdateMs: null, updates: 0, chartSamplesAtLoad: null });
 
 const list = new ActorList({
   list: $("list"),
@@ -157,7 +157,16 @@ function onUpdate(u) {
   }
 }
 
+// The charts start from the server's history of the counters, not from empty.
+async function loadChartHistory() {
+  const r = await api("GET", "/_shim/metrics/history");
+  if (!r.ok) return;
+  stats.chartSamplesAtLoad = seedCharts(r.body.samples);
+  renderCharts($("charts"));
+}
+
 async function connect() {
+  loadChartHistory().catch(() => {});
   const conn = $("conn");
   for (;;) {
     try {

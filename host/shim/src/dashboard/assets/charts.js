@@ -1,10 +1,20 @@
 // The counters of /metrics over the last minutes, as small inline SVG lines.
-// Samples come with each live update; one is kept every 2 s, for 5 minutes.
+// The server's history (a sample every 5 s for 10 minutes) seeds them when
+// the page opens; then each live update adds one, kept every 2 s.
 
-const KEEP_MS = 5 * 60 * 1000;
+const KEEP_MS = 10 * 60 * 1000;
 const EVERY_MS = 2000;
 const samples = []; // {t, counters}
 const NS = "http://www.w3.org/2000/svg";
+
+/** Starts from the server's samples (`GET /_shim/metrics/history`), oldest first. */
+export function seed(history) {
+  const newer = samples.splice(0);
+  for (const s of history) samples.push({ t: s.at, counters: s.counters });
+  const last = samples.length ? samples[samples.length - 1].t : 0;
+  for (const s of newer) if (s.t > last) samples.push(s);
+  return samples.length;
+}
 
 export function addSample(counters) {
   const t = Date.now();

@@ -16,6 +16,7 @@ mod miniflare;
 mod report;
 mod setup;
 mod ts_memory;
+mod wake;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -41,6 +42,8 @@ enum Figure {
     Memory,
     /// RSS of 100 and 1,000 resident TypeScript counters, and their wake.
     TsMemory,
+    /// Wake from hibernation of each language's counter.
+    Wake,
 }
 
 #[derive(Debug, Parser)]
@@ -151,6 +154,27 @@ fn run(args: &Args) -> Result<Report> {
         micro::delete(&guest, &mut report)?;
     }
     let ts_counters = ts_counters(args, &paths)?;
+    if args.wants(Figure::Wake) {
+        eprintln!("== wake from hibernation, per language");
+        let mut wake_counters = vec![wake::WakeCounter {
+            label: "counter-rust".into(),
+            wasm: paths.component("counter-rust", "examples/counter-rust")?,
+        }];
+        for label in ["counter-c", "counter-py"] {
+            let wasm = paths.components.join(format!("{label}.wasm"));
+            if wasm.exists() {
+                wake_counters.push(wake::WakeCounter {
+                    label: label.into(),
+                    wasm,
+                });
+            }
+        }
+        wake_counters.extend(ts_counters.iter().map(|c| wake::WakeCounter {
+            label: c.label.clone(),
+            wasm: c.wasm.clone(),
+        }));
+        wake::run(&wake_counters, &mut report)?;
+    }
     if args.wants(Figure::TsMemory) && !ts_counters.is_empty() {
         ts_memory::run(&ts_counters, &mut report)?;
     }

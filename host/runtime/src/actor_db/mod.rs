@@ -16,6 +16,7 @@
 mod dump;
 mod guard;
 mod host_table;
+mod persist_wal;
 mod rows;
 pub(crate) mod sqlite_code;
 mod sqlite_error;
@@ -108,9 +109,14 @@ impl ActorDb {
         // synchronous=NORMAL: an ordinary write is kept when the process dies and
         // is synced at the next checkpoint, as a node keeps an event's writes at its
         // end; exec-durable switches to FULL for its own commit.
+        if let Err(code) = persist_wal::keep_wal_on_close(&conn) {
+            tracing::debug!("SQLite would not keep the WAL on close (code {code}): each wake creates it again");
+        }
         conn.execute_batch(&format!(
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;
-             CREATE TABLE IF NOT EXISTS main.{META_TABLE}{META_COLUMNS};"
+             PRAGMA journal_size_limit={};
+             CREATE TABLE IF NOT EXISTS main.{META_TABLE}{META_COLUMNS};",
+            persist_wal::JOURNAL_SIZE_LIMIT
         ))?;
         migrate_meta_without_rowid(&conn)?;
         conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;

@@ -74,6 +74,10 @@ pub struct ActorDb {
     quota_bytes: std::cell::Cell<Option<u64>>,
     /// Rows the host's own writes changed, left out of the guest's `total_changes()`.
     host_changes: HostChanges,
+    /// Set once the host table was seen to mark `on-init` as run: nothing
+    /// removes the mark from an open database, so later events need not
+    /// read it again (one statement less per event).
+    initialized: std::cell::Cell<bool>,
 }
 
 /// How an `exec` runs its text.
@@ -137,6 +141,7 @@ impl ActorDb {
             tx: std::cell::Cell::new(TxMode::Plain),
             quota_bytes: std::cell::Cell::new(None),
             host_changes,
+            initialized: std::cell::Cell::new(false),
         })
     }
 

@@ -35,7 +35,7 @@ pub(crate) struct HostParts {
 }
 
 /// How many threads of ended workers a node keeps for the next wakes.
-const IDLE_WORKER_THREADS: usize = 64;
+const IDLE_WORKER_THREADS: usize = 16;
 /// How long such a thread waits for a worker before it ends.
 const IDLE_WORKER_THREAD_LINGER: std::time::Duration = std::time::Duration::from_secs(10);
 

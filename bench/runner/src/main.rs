@@ -14,8 +14,10 @@ mod memory;
 mod micro;
 mod miniflare;
 mod report;
+mod resident;
 mod setup;
 mod ts_memory;
+mod wake;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -41,6 +43,10 @@ enum Figure {
     Memory,
     /// RSS of 100 and 1,000 resident TypeScript counters, and their wake.
     TsMemory,
+    /// Wake from hibernation of each language's counter.
+    Wake,
+    /// RSS, threads and p99 with 1,000 and 10,000 resident counters.
+    Resident,
 }
 
 #[derive(Debug, Parser)]
@@ -55,9 +61,10 @@ struct Args {
     /// Seconds of warm-up before each HTTP run (not counted).
     #[arg(long, default_value_t = 1.0)]
     warmup: f64,
-    /// How many counter actors the memory figure touches and hibernates.
-    #[arg(long, default_value_t = 10_000)]
-    actors: usize,
+    /// How many counter actors the memory figure touches and hibernates
+    /// (comma-separated: one row each).
+    #[arg(long, value_delimiter = ',', default_values_t = [10_000, 100_000])]
+    actors: Vec<usize>,
     /// Measure only these figures (comma-separated); all by default.
     #[arg(long, value_enum, value_delimiter = ',')]
     only: Vec<Figure>,
@@ -85,6 +92,9 @@ struct Args {
     /// setup step builds them).
     #[arg(long)]
     no_other_counters: bool,
+    /// Internal: measure one resident count in this process (`label|wasm|count`).
+    #[arg(long, hide = true)]
+    resident_child: Option<String>,
     /// The bench guest component [default: <target>/components/bench-guest.wasm, built if missing].
     #[arg(long)]
     bench_guest: Option<PathBuf>,
@@ -98,6 +108,15 @@ impl Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(spec) = &args.resident_child {
+        return match resident::child(spec) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("wasmkeep-bench --resident-child failed: {e:#}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     match run(&args) {
         Ok(report) => {
             report.print();
@@ -135,8 +154,10 @@ fn run(args: &Args) -> Result<Report> {
     // Memory first: a process that has not yet run the other figures, so
     // their freed memory does not hide what the actors cost.
     if args.wants(Figure::Memory) {
-        eprintln!("== memory of {} hibernated actors", args.actors);
-        memory::run(&counter, args.actors, &mut report)?;
+        for &actors in &args.actors {
+            eprintln!("== memory of {actors} hibernated actors");
+            memory::run(&counter, actors, &mut report)?;
+        }
     }
     if args.wants(Figure::Exec) {
         eprintln!("== exec: guest against native rusqlite");
@@ -151,6 +172,50 @@ fn run(args: &Args) -> Result<Report> {
         micro::delete(&guest, &mut report)?;
     }
     let ts_counters = ts_counters(args, &paths)?;
+    if args.wants(Figure::Wake) {
+        eprintln!("== wake from hibernation, per language");
+        let mut wake_counters = vec![wake::WakeCounter {
+            label: "counter-rust".into(),
+            wasm: paths.component("counter-rust", "examples/counter-rust")?,
+        }];
+        for label in ["counter-c", "counter-py"] {
+            let wasm = paths.components.join(format!("{label}.wasm"));
+            if wasm.exists() {
+                wake_counters.push(wake::WakeCounter {
+                    label: label.into(),
+                    wasm,
+                });
+            }
+        }
+        wake_counters.extend(ts_counters.iter().map(|c| wake::WakeCounter {
+            label: c.label.clone(),
+            wasm: c.wasm.clone(),
+        }));
+        wake::run(&wake_counters, &mut report)?;
+    }
+    if args.wants(Figure::Resident) {
+        eprintln!("== many actors resident");
+        let mut counters = vec![resident::ResidentCounter {
+            label: "counter-rust".into(),
+            wasm: paths.component("counter-rust", "examples/counter-rust")?,
+            counts: vec![1_000, 10_000],
+        }];
+        for (label, counts) in [
+            ("counter-c", vec![1_000, 10_000]),
+            ("counter-ts", vec![1_000]),
+            ("counter-py", vec![1_000]),
+        ] {
+            let wasm = paths.components.join(format!("{label}.wasm"));
+            if wasm.exists() && !(label == "counter-ts" && args.no_ts_counter) {
+                counters.push(resident::ResidentCounter {
+                    label: label.into(),
+                    wasm,
+                    counts,
+                });
+            }
+        }
+        resident::run(&counters, &mut report)?;
+    }
     if args.wants(Figure::TsMemory) && !ts_counters.is_empty() {
         ts_memory::run(&ts_counters, &mut report)?;
     }

@@ -1,7 +1,6 @@
 //! TypeScript actors kept resident: this process's RSS growth for 100 and
-//! 1,000 resident TS counters, and how much longer an event on a hibernated
-//! one takes than on a resident one (the wake). A JS engine's instance is
-//! large, so per-actor memory matters as much as speed here.
+//! 1,000 resident TS counters (their wake is the `wake` figure). A JS
+//! engine's instance is large, so per-actor memory matters as much as speed here.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -15,8 +14,6 @@ use crate::setup;
 
 /// The issue's aim for 1,000 resident TS counters.
 const AIM_1000_MIB: f64 = 2048.0;
-/// The wake target.
-const WAKE_TARGET_MS: f64 = 2.0;
 /// Above this projection for 1,000 actors the 1,000 run is skipped, so a
 /// heavy engine cannot exhaust the machine's memory.
 const MOST_PROJECTED_MIB: f64 = 12.0 * 1024.0;
@@ -78,31 +75,15 @@ fn touch(rt: &Runtime, from: usize, to: usize) -> Result<()> {
     Ok(())
 }
 
-/// The median wake: an event on a hibernated actor less one on a resident one.
-fn wake_ms(rt: &Runtime) -> Result<(f64, f64)> {
-    let mut resident = Vec::new();
-    let mut woken = Vec::new();
-    get(rt, "wake")?;
-    for _ in 0..21 {
-        resident.push(get(rt, "wake")?.as_secs_f64() * 1000.0);
-        rt.dev().hibernate_all();
-        woken.push(get(rt, "wake")?.as_secs_f64() * 1000.0);
-    }
-    let r = setup::median(&mut resident);
-    Ok((setup::median(&mut woken) - r, r))
-}
-
 pub fn run(components: &[OtherCounter], report: &mut Report) -> Result<()> {
     let cache = tempfile::Builder::new()
         .prefix("wasmkeep-bench-ts-cache-")
         .tempdir()
         .context("creating a temporary directory")?;
     for c in components {
-        eprintln!("== TS memory and wake: {}", c.label);
+        eprintln!("== TS memory: {}", c.label);
         let (rt, _dir) = runtime(&c.wasm, cache.path(), 1000)?;
         get(&rt, "warm-up")?;
-        rt.dev().hibernate_all();
-        let (wake, resident_ms) = wake_ms(&rt)?;
         rt.dev().hibernate_all();
         // The RSS growth over `n` resident counters, as a row.
         let rss_row = |n: usize, grown: f64, target: String, met: Met| Row {
@@ -137,19 +118,11 @@ pub fn run(components: &[OtherCounter], report: &mut Report) -> Result<()> {
                 c.label
             ));
         }
-        report.row(Row {
-            figure: format!("wake from hibernation, {}", c.label),
-            shim: format!("{wake:.2} ms"),
-            baseline: format!("a resident GET {resident_ms:.2} ms"),
-            ratio: "-".into(),
-            target: format!("≤ {WAKE_TARGET_MS:.0} ms"),
-            met: met(wake <= WAKE_TARGET_MS),
-        });
         rt.dev().hibernate_all();
     }
     report.note(
         "TS memory: RSS growth of this process after a GET to each of 100, then 1,000 TS counters, all kept resident; \
-         wake: median of 21 GETs to a hibernated counter less the median of 21 to a resident one, in-process"
+         their wake is the `wake` figure"
             .to_owned(),
     );
     Ok(())

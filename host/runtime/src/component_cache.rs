@@ -122,17 +122,29 @@ impl ComponentCache {
         if let Some(f) = &self.functions {
             f.flush();
         }
-        if std::fs::create_dir_all(&self.dir).is_ok() {
+        let written = std::fs::create_dir_all(&self.dir).is_ok()
             // The digest first, then the file, each written then renamed, so a
             // reader sees either a whole matching pair or a mismatch.
-            let _ = write_then_rename(&digest_path(&path), hex::encode(Sha256::digest(&bytes)).as_bytes());
-            let _ = write_then_rename(&path, &bytes);
-        }
-        #[allow(
-            unsafe_code,
-            reason = "the bytes were produced by this engine's precompile_component just now"
-        )]
-        let component = unsafe { Component::deserialize(engine, &bytes)? };
+            && write_then_rename(&digest_path(&path), hex::encode(Sha256::digest(&bytes)).as_bytes()).is_ok()
+            && write_then_rename(&path, &bytes).is_ok();
+        // Mapped from the file just written, as a cache hit is: its code is
+        // then file pages the kernel can share and reclaim, not a private copy
+        // of the bytes (which held a Python class's compiled code in anonymous
+        // memory for the life of the host; issue 25).
+        let mapped = if written { deserialize(engine, &path).ok() } else { None };
+        let component = match mapped {
+            Some(c) => c,
+            None => {
+                #[allow(
+                    unsafe_code,
+                    reason = "the bytes were produced by this engine's precompile_component just now"
+                )]
+                let c = unsafe { Component::deserialize(engine, &bytes)? };
+                c
+            }
+        };
+        drop(bytes);
+        crate::freed_memory::give_back();
         Ok((component, CacheOutcome::Compiled, path))
     }
 }
@@ -289,5 +301,32 @@ mod tests {
             second.load_seen(&engine, &source).is_none(),
             "another cache directory has not compiled it (deleting a cache must not leave it served)"
         );
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_component_compiled_just_now_runs_from_its_cached_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let source = dir.path().join("counter.wasm");
+        let wasm = std::fs::read(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/counter-rust-0.2.0.wasm"
+        ))
+        .expect("the test component");
+        std::fs::write(&source, &wasm).expect("write");
+        let engine = engine();
+        let cache = ComponentCache::new(dir.path().join("cache"));
+        let (component, outcome) = cache.load_file(&engine, &source, &wasm).expect("load");
+        assert_eq!(outcome, CacheOutcome::Compiled);
+        // Its code is the file's pages (shared, reclaimable), not a private
+        // copy of the compiled bytes kept for the life of the host.
+        let cwasm = cache.path_for(&engine, &wasm);
+        let maps = std::fs::read_to_string("/proc/self/maps").expect("maps");
+        assert!(
+            maps.lines().any(|l| l.ends_with(&*cwasm.to_string_lossy())),
+            "{} is mapped",
+            cwasm.display()
+        );
+        drop(component);
     }
 }

@@ -2,7 +2,6 @@
 //! wasm, a deadline for SQL), on-init once per new database, the export call,
 //! and answering the caller when it fails.
 
-use crate::actor_db::META_INITIALIZED;
 use crate::address::ActorKey;
 use crate::bindings::{http as wit_http, types as wit};
 use crate::event_error::{EventError, fail_job};
@@ -107,7 +106,7 @@ pub(crate) fn run_event(host: &Arc<Host>, res: &mut Resident, kind: EventKind, c
 
     // on-init, once per new database, in the same event.
     let initialized = match res.store.data().actor.open_db() {
-        Some(db) => db.meta_get(META_INITIALIZED).map(|v| v.is_some()),
+        Some(db) => db.is_initialized(),
         None => Ok(true),
     };
     match initialized {

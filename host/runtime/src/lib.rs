@@ -39,6 +39,7 @@ mod config;
 mod error;
 mod event_error;
 mod failure_kind;
+mod freed_memory;
 mod function_cache;
 mod guest_call;
 mod guest_counters;

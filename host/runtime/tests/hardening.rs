@@ -315,3 +315,29 @@ fn a_trap_answers_with_the_guest_message_first_and_no_backtrace() {
         "{body}"
     );
 }
+
+#[test]
+fn a_hibernated_actor_keeps_its_wal_and_a_delete_removes_every_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rt = runtime(dir.path());
+    let k = ActorKey::new("t/app", "testee", "files");
+    let (status, _) = ops(
+        &rt,
+        &k,
+        json!([{"op": "exec", "sql": "CREATE TABLE t(x); INSERT INTO t VALUES(1)"}]),
+    );
+    assert_eq!(status, 200);
+    rt.dev().hibernate_all();
+    let db = rt.admin().db_path(&k);
+    let file = |suffix: &str| std::path::PathBuf::from(format!("{}{suffix}", db.display()));
+    // Kept so the next wake does not create them again (issue 25).
+    assert_eq!(std::fs::metadata(file("-wal")).expect("the WAL stays").len(), 0);
+    assert!(file("-shm").exists());
+    let (status, body) = ops(&rt, &k, json!([{"op": "delete-self-durable"}]));
+    assert_eq!(status, 200, "{body}");
+    rt.settle(&k);
+    rt.dev().hibernate_all();
+    for suffix in ["", "-wal", "-shm"] {
+        assert!(!file(suffix).exists(), "{suffix:?} is gone after the delete");
+    }
+}

@@ -56,6 +56,18 @@ impl ActorDb {
             .map_err(|e| SqlError::Internal(format!("reading host metadata: {e}")))
     }
 
+    /// Whether `on-init` has run on this database (its mark is in the host
+    /// table); read from the file until it is, then remembered.
+    ///
+    /// # Errors
+    /// `internal` if SQLite failed.
+    pub fn is_initialized(&self) -> Result<bool, SqlError> {
+        if !self.initialized.get() && self.meta_get(super::META_INITIALIZED)?.is_some() {
+            self.initialized.set(true);
+        }
+        Ok(self.initialized.get())
+    }
+
     /// Writes (or with `None` removes) a host meta value.
     ///
     /// # Errors

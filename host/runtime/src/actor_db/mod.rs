@@ -16,6 +16,7 @@
 mod dump;
 mod guard;
 mod host_table;
+mod persist_wal;
 mod rows;
 pub(crate) mod sqlite_code;
 mod sqlite_error;
@@ -73,6 +74,10 @@ pub struct ActorDb {
     quota_bytes: std::cell::Cell<Option<u64>>,
     /// Rows the host's own writes changed, left out of the guest's `total_changes()`.
     host_changes: HostChanges,
+    /// Set once the host table was seen to mark `on-init` as run: nothing
+    /// removes the mark from an open database, so later events need not
+    /// read it again (one statement less per event).
+    initialized: std::cell::Cell<bool>,
 }
 
 /// How an `exec` runs its text.
@@ -108,9 +113,14 @@ impl ActorDb {
         // synchronous=NORMAL: an ordinary write is kept when the process dies and
         // is synced at the next checkpoint, as a node keeps an event's writes at its
         // end; exec-durable switches to FULL for its own commit.
+        if let Err(code) = persist_wal::keep_wal_on_close(&conn) {
+            tracing::debug!("SQLite would not keep the WAL on close (code {code}): each wake creates it again");
+        }
         conn.execute_batch(&format!(
             "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;
-             CREATE TABLE IF NOT EXISTS main.{META_TABLE}{META_COLUMNS};"
+             PRAGMA journal_size_limit={};
+             CREATE TABLE IF NOT EXISTS main.{META_TABLE}{META_COLUMNS};",
+            persist_wal::JOURNAL_SIZE_LIMIT
         ))?;
         migrate_meta_without_rowid(&conn)?;
         conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
@@ -131,6 +141,7 @@ impl ActorDb {
             tx: std::cell::Cell::new(TxMode::Plain),
             quota_bytes: std::cell::Cell::new(None),
             host_changes,
+            initialized: std::cell::Cell::new(false),
         })
     }
 

@@ -172,3 +172,23 @@ fn meta_is_invisible_to_dump() {
         "meta reads back"
     );
 }
+
+#[test]
+fn a_closed_database_keeps_an_empty_wal_for_the_next_open() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("a.db");
+    let db = ActorDb::open(&path).expect("open");
+    db.conn
+        .execute_batch("CREATE TABLE t(x); INSERT INTO t VALUES (zeroblob(100000));")
+        .expect("write");
+    db.close().expect("close");
+    let wal = std::fs::metadata(dir.path().join("a.db-wal")).expect("the WAL is kept");
+    assert_eq!(wal.len(), 0, "the close checkpointed and truncated it");
+    assert!(dir.path().join("a.db-shm").exists(), "the shm is kept");
+    let db = ActorDb::open(&path).expect("open again");
+    let n: i64 = db
+        .conn
+        .query_row("SELECT count(*) FROM t", [], |r| r.get(0))
+        .expect("read");
+    assert_eq!(n, 1, "what was written before the close is read after it");
+}

@@ -4,6 +4,7 @@
 
 mod parts;
 mod stops;
+mod worker_threads;
 
 use crate::address::ActorKey;
 use crate::alarm_index::AlarmIndex;
@@ -30,6 +31,7 @@ use std::time::Duration;
 use stops::Stops;
 use wasmtime::Engine;
 use wasmtime::component::Linker;
+use worker_threads::WorkerThreads;
 
 /// How a node starts an actor's worker: the runtime passes the worker loop in,
 /// so that this module does not depend on the worker that depends on it.
@@ -148,6 +150,8 @@ pub struct Host {
     stops: Stops,
     /// What the passes keep between runs.
     pass_book: crate::pass_book::PassBook,
+    /// Threads kept from workers that ended, for the next to start.
+    worker_threads: Arc<WorkerThreads>,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -331,22 +335,19 @@ impl Host {
         crate::event_error::fail_job(job.kind, &why);
     }
 
-    /// Starts worker `id` for `slot` on a thread of its own; when it ends,
-    /// the next mailbox waiting for a worker gets one.
+    /// Starts worker `id` for `slot` on a thread of its own (one that
+    /// waits from an earlier worker, or a new one); when it ends, the next
+    /// mailbox waiting for a worker gets one.
     fn start_worker(self: &Arc<Self>, id: u64, slot: Arc<Mailbox>, rx: mpsc::Receiver<Job>) -> Result<(), ()> {
         let host = self.clone();
         let spawn = self.spawn_worker;
-        let name = format!("actor {}", slot.key).replace('\0', "\\0");
-        let spawned = std::thread::Builder::new()
-            // A thread name may not hold a NUL; an actor's name may.
-            .name(name)
-            .spawn(move || {
-                spawn(&host, &slot, &rx);
-                drop(rx);
-                host.worker_left(id);
-            });
-        match spawned {
-            Ok(_) => Ok(()),
+        let started = self.worker_threads.run(Box::new(move || {
+            spawn(&host, &slot, &rx);
+            drop(rx);
+            host.worker_left(id);
+        }));
+        match started {
+            Ok(()) => Ok(()),
             Err(e) => {
                 tracing::error!("cannot start a worker thread: {e}");
                 self.worker_left(id);

@@ -34,6 +34,11 @@ pub(crate) struct HostParts {
     pub(crate) cluster: Option<crate::cluster::ClusterNode>,
 }
 
+/// How many threads of ended workers a node keeps for the next wakes.
+const IDLE_WORKER_THREADS: usize = 16;
+/// How long such a thread waits for a worker before it ends.
+const IDLE_WORKER_THREAD_LINGER: std::time::Duration = std::time::Duration::from_secs(10);
+
 impl Host {
     /// A node's host from its parts, with nothing loaded, queued or stopped.
     pub(crate) fn new(parts: HostParts) -> Arc<Self> {
@@ -59,6 +64,7 @@ impl Host {
             cluster: parts.cluster,
             stops: super::Stops::default(),
             pass_book: crate::pass_book::PassBook::default(),
+            worker_threads: super::WorkerThreads::new(IDLE_WORKER_THREADS, IDLE_WORKER_THREAD_LINGER),
         })
     }
 

@@ -1,0 +1,167 @@
+//! Threads for actors' workers, kept for a while after a worker ends so the
+//! next wake does not start one (issue 25: starting a thread, with its
+//! stack, signal stack, `rseq` and robust list, was a tenth of a Rust
+//! actor's wake). A worker still has a thread to itself while it runs; only
+//! an idle thread is shared, by the next worker to start.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
+
+/// A worker's whole run, given to a thread.
+pub(crate) type WorkerRun = Box<dyn FnOnce() + Send + 'static>;
+
+/// The threads of one node's workers that are waiting for a worker to run.
+pub(crate) struct WorkerThreads {
+    /// One entry per waiting thread: its id and where to send it a run.
+    idle: Mutex<Vec<(u64, mpsc::SyncSender<WorkerRun>)>>,
+    next_id: AtomicU64,
+    /// At most this many threads wait; one more ends at once.
+    max_idle: usize,
+    /// How long a thread waits for another run before it ends.
+    linger: Duration,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+impl WorkerThreads {
+    /// Keeps up to `max_idle` threads for `linger` each.
+    pub(crate) fn new(max_idle: usize, linger: Duration) -> Arc<Self> {
+        Arc::new(Self {
+            idle: Mutex::new(Vec::new()),
+            next_id: AtomicU64::new(0),
+            max_idle,
+            linger,
+        })
+    }
+
+    /// Runs `run` on a waiting thread, or on a new one when none waits.
+    ///
+    /// # Errors
+    /// No thread waits and the system would not start one.
+    pub(crate) fn run(self: &Arc<Self>, run: WorkerRun) -> std::io::Result<()> {
+        let mut run = run;
+        loop {
+            let Some((_, waiting)) = lock(&self.idle).pop() else {
+                break;
+            };
+            // A thread that ended meanwhile no longer receives: try the next.
+            match waiting.send(run) {
+                Ok(()) => return Ok(()),
+                Err(mpsc::SendError(back)) => run = back,
+            }
+        }
+        let me = self.clone();
+        std::thread::Builder::new()
+            .name("actor worker".into())
+            .spawn(move || me.serve(run))
+            .map(drop)
+    }
+
+    /// A thread's life: its first run, then each run it is given while it
+    /// waits, until none comes within the linger time.
+    fn serve(self: Arc<Self>, first: WorkerRun) {
+        let mut run = first;
+        loop {
+            run();
+            let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+            let (tx, rx) = mpsc::sync_channel(1);
+            {
+                let mut idle = lock(&self.idle);
+                if idle.len() >= self.max_idle {
+                    return;
+                }
+                idle.push((id, tx));
+            }
+            run = match rx.recv_timeout(self.linger) {
+                Ok(next) => next,
+                Err(mpsc::RecvTimeoutError::Disconnected) => return,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    let mut idle = lock(&self.idle);
+                    if let Some(at) = idle.iter().position(|(i, _)| *i == id) {
+                        idle.remove(at);
+                        return;
+                    }
+                    drop(idle);
+                    // Taken off the list by a starter just now: its run is on the way.
+                    match rx.recv() {
+                        Ok(next) => next,
+                        Err(_) => return,
+                    }
+                }
+            };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Waits until a thread is back on the idle list.
+    fn until_one_waits(threads: &WorkerThreads) {
+        for _ in 0..500 {
+            if !lock(&threads.idle).is_empty() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    #[test]
+    fn a_waiting_thread_takes_the_next_run() {
+        let threads = WorkerThreads::new(4, Duration::from_secs(5));
+        let (tx, rx) = mpsc::channel();
+        let mut ids = std::collections::HashSet::new();
+        for _ in 0..3 {
+            let tx = tx.clone();
+            threads
+                .run(Box::new(move || tx.send(std::thread::current().id()).expect("send")))
+                .expect("run");
+            ids.insert(rx.recv().expect("ran"));
+            until_one_waits(&threads);
+        }
+        assert_eq!(ids.len(), 1, "runs one after another reuse one thread");
+    }
+
+    #[test]
+    fn every_run_runs_when_threads_linger_briefly() {
+        // Threads end while runs are handed out: none may be lost.
+        let threads = WorkerThreads::new(2, Duration::from_micros(50));
+        let (tx, rx) = mpsc::channel();
+        for i in 0..2_000 {
+            let tx = tx.clone();
+            threads.run(Box::new(move || tx.send(i).expect("send"))).expect("run");
+            if i % 7 == 0 {
+                std::thread::sleep(Duration::from_micros(60));
+            }
+        }
+        drop(tx);
+        let mut got: Vec<i32> = rx.iter().collect();
+        got.sort_unstable();
+        assert_eq!(got, (0..2_000).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn no_more_than_max_idle_threads_wait() {
+        let threads = WorkerThreads::new(2, Duration::from_secs(5));
+        let (tx, rx) = mpsc::channel();
+        let gate = Arc::new(std::sync::Barrier::new(5));
+        for _ in 0..5 {
+            let (tx, gate) = (tx.clone(), gate.clone());
+            threads
+                .run(Box::new(move || {
+                    gate.wait();
+                    tx.send(()).expect("send");
+                }))
+                .expect("run");
+        }
+        for _ in 0..5 {
+            rx.recv().expect("ran");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        assert!(lock(&threads.idle).len() <= 2);
+    }
+}

@@ -4,6 +4,7 @@ mod c_adapter;
 mod c_bindings;
 mod parity;
 mod ts_quickjs;
+mod versions;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -124,6 +125,17 @@ enum Command {
         #[arg(long)]
         release: bool,
     },
+    /// One version for every package (ADR 029): the workspace's `version`
+    /// against the npm and Python packages, the C SDK's header and
+    /// pkg-config file, what each SDK reports, and the CHANGELOG.
+    Versions {
+        /// Fail (exit non-zero) naming every place that differs.
+        #[arg(long)]
+        check: bool,
+        /// Write this version into the workspace and every place.
+        #[arg(long, conflicts_with = "check", value_name = "X.Y.Z")]
+        set: Option<String>,
+    },
     /// The benchmark report (not a test): builds the guests, then runs
     /// `wasmkeep-bench` in release mode and prints figures and ratios.
     Bench {
@@ -162,6 +174,7 @@ fn main() -> ExitCode {
         Command::Parity { check } => parity::parity(&root, check),
         Command::CAdapter { out } => c_adapter::write(&out),
         Command::TsQuickjs { release } => ts_quickjs::build(&root, release),
+        Command::Versions { check, set } => versions::versions(&root, check, set.as_deref()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

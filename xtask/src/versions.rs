@@ -75,6 +75,12 @@ const PLACES: &[Place] = &[
         "__version__ = \"",
         "\"",
     ),
+    place(
+        "examples/counter-py/pyproject.toml",
+        "dependencies = [\"wasmkeep-actor==",
+        "==",
+        "\"",
+    ),
     // C: the header (wk_version()) and the pkg-config file (the Makefile's VERSION).
     place(
         "sdk-c/include/wasmkeep.h",
@@ -135,6 +141,11 @@ fn locate(root: &Path, p: &Place) -> Result<(String, std::ops::Range<usize>)> {
         offset += line.len();
     }
     bail!("{}: no line starting with {:?}", p.file, p.starts)
+}
+
+/// The workspace's version (`[workspace.package] version`).
+pub(crate) fn workspace_version(root: &Path) -> Result<String> {
+    version_at(root, &SOURCE)
 }
 
 fn version_at(root: &Path, p: &Place) -> Result<String> {

@@ -3,6 +3,7 @@
 mod c_adapter;
 mod c_bindings;
 mod parity;
+mod release;
 mod ts_quickjs;
 mod versions;
 
@@ -136,6 +137,10 @@ enum Command {
         #[arg(long, conflicts_with = "check", value_name = "X.Y.Z")]
         set: Option<String>,
     },
+    /// Every package into target/release-packages/<version>/ with a
+    /// SHA256SUMS: the crates, the npm tarball, the Python wheels and the C
+    /// SDK's archive (ADR 029).
+    Release(release::ReleaseArgs),
     /// The benchmark report (not a test): builds the guests, then runs
     /// `wasmkeep-bench` in release mode and prints figures and ratios.
     Bench {
@@ -174,6 +179,7 @@ fn main() -> ExitCode {
         Command::Parity { check } => parity::parity(&root, check),
         Command::CAdapter { out } => c_adapter::write(&out),
         Command::TsQuickjs { release } => ts_quickjs::build(&root, release),
+        Command::Release(args) => release::release(&root, &args),
         Command::Versions { check, set } => versions::versions(&root, check, set.as_deref()),
     };
     match result {

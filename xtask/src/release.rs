@@ -5,8 +5,9 @@
 //! - `crates/`: the published crates' `.crate` files, the workspace-hack as
 //!   its empty stub (cargo-hakari's publishing method: `cargo hakari
 //!   disable`, package, `cargo hakari generate`);
-//! - `npm/`: `@wasmkeep/actor`'s tarball (`sdk-ts/scripts/pack.js`, with the
-//!   host binary, the harness addon and the QuickJS parts of this platform);
+//! - `npm/`: `@wasmkeep/actor`'s tarball and its platform package's, with
+//!   this platform's host binary, harness addon and QuickJS composer
+//!   (`sdk-ts/scripts/pack.js`);
 //! - `python/`: the SDK's wheel and the harness wheel
 //!   (`sdk-python/scripts/wheels.sh`);
 //! - `c/`: the C SDK's archive for this platform: headers, the harness as a
@@ -182,8 +183,9 @@ fn newest_crate(dir: &Path, name: &str) -> Result<PathBuf> {
         .with_context(|| format!("cargo package wrote no {name}-<version>.crate into {}", dir.display()))
 }
 
-/// The npm tarball: the QuickJS parts, then pack.js (which builds the host
-/// and the addon in the profile and strips their debug info).
+/// The npm tarballs: the QuickJS parts, then pack.js (which builds the host
+/// and the addon in the profile, strips them, and packs the main package and
+/// this platform's).
 fn npm(root: &Path, dir: &Path, profile: Profile) -> Result<()> {
     ensure!(
         root.join("sdk-ts/node_modules").is_dir(),

@@ -222,7 +222,8 @@ fn soname(version: &str) -> String {
 }
 
 /// The C SDK's archive: `make -C sdk-c install` into a staging prefix, the
-/// harness linked with a SONAME, pkg-config files made relocatable, tar.gz.
+/// harness linked with a SONAME (then linked again without, for the
+/// workspace), pkg-config files made relocatable, tar.gz.
 fn c_archive(root: &Path, dir: &Path, version: &str, profile: Profile) -> Result<()> {
     let soname = soname(version);
     // Only the harness crate is linked again with the SONAME; its
@@ -260,7 +261,19 @@ fn c_archive(root: &Path, dir: &Path, version: &str, profile: Profile) -> Result
             "WASMKEEP_TARGET={}",
             target_dir(root).join(profile.dir()).display()
         ));
-    status(&mut cmd)?;
+    let installed = status(&mut cmd);
+    // The workspace's own library again, without the SONAME: the checkout's
+    // C tests and `new --sdk` projects link it by its file name, and a
+    // SONAME'd one would make them look for libwasmkeep_c_harness.so.0.<minor>.
+    let mut cmd = Command::new(crate::cargo());
+    cmd.current_dir(root)
+        .args(["build", "--quiet", "-p", "wasmkeep-c-harness"]);
+    if profile == Profile::Release {
+        cmd.arg("--release");
+    }
+    let restored = status(&mut cmd);
+    installed?;
+    restored?;
 
     // The library under its SONAME, and the name the linker looks for beside it.
     let lib = prefix.join("lib");

@@ -20,7 +20,9 @@ use clap::{Parser, Subcommand};
 /// gets an exact copy of `wit/` (the `.wit` files, keeping subdirectories).
 /// C's bindings are made here too ([`c_bindings`]); the TypeScript and Python
 /// copies are written by their own generators ([`GENERATORS`]).
-const WIT_COPIES: &[&str] = &["sdk-rust/wit"];
+/// The host library's copy makes its published crate self-contained too
+/// (its `bindgen!` reads it; ADR 029).
+const WIT_COPIES: &[&str] = &["sdk-rust/wit", "host/runtime/wit"];
 
 /// The command that regenerates everything `gen --check` checks.
 const GEN_COMMAND: &str = "cargo xtask gen";

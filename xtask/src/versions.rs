@@ -44,6 +44,9 @@ const PLACES: &[Place] = &[
     place("Cargo.toml", "wasmkeep-store = {", "version = \"", "\""),
     place("Cargo.toml", "wasmkeep-guest-build = {", "version = \"", "\""),
     place("Cargo.toml", "wasmkeep-actor-testing = {", "version = \"", "\""),
+    // The Rust SDK's README (the crate's documentation): what a project writes.
+    place("sdk-rust/README.md", "wasmkeep-actor = \"", "= \"", "\""),
+    place("sdk-rust/README.md", "wasmkeep-actor-testing = \"", "= \"", "\""),
     // npm: the package, its lock file (top and the root package), and VERSION.
     place("sdk-ts/package.json", "  \"version\": \"", "\"version\": \"", "\""),
     place("sdk-ts/package-lock.json", "  \"version\": \"", "\"version\": \"", "\""),
@@ -230,9 +233,9 @@ mod tests {
             fs::copy(repo().join(p.file), &to).ok();
         }
         assert!(versions(&dir, true, None).is_ok());
-        let (mut text, range) = locate(&dir, &PLACES[8]).unwrap_or_else(|e| panic!("{e:#}"));
+        let (mut text, range) = locate(&dir, &PLACES[10]).unwrap_or_else(|e| panic!("{e:#}"));
         text.replace_range(range, "9.9.9");
-        fs::write(dir.join(PLACES[8].file), text).ok();
+        fs::write(dir.join(PLACES[10].file), text).ok();
         assert!(versions(&dir, true, None).is_err());
         // --set writes every place; the check then fails only for the
         // changelog, whose section is the author's to write.

@@ -38,7 +38,9 @@ for lang in "${langs[@]}"; do
   log=$tmp/$lang.log
   start=$(date +%s.%N)
   fail() { echo "new-project-trial: $lang: $1 failed; its output:" >&2; tail -40 "$log" >&2; exit 1; }
-  "$shim" new "$dir" --lang "$lang" >"$log" 2>&1 || fail "wasmkeep-shim new"
+  # --sdk: this checkout's SDKs. (The published packages need registries to try
+  # them from: a later trial, ADR 029.)
+  "$shim" new "$dir" --lang "$lang" --sdk "$root" >"$log" 2>&1 || fail "wasmkeep-shim new"
   for f in wasmkeep.toml README.md .gitignore; do [ -f "$dir/$f" ] || fail "new writing $f"; done
   case $lang in
     rust)

@@ -21,6 +21,8 @@ cargo xtask gen --check
 step "one feature set of every shared dependency, so wasmtime compiles once per profile (cargo hakari generate --diff, manage-deps --dry-run)"
 cargo hakari generate --diff || { echo "host/workspace-hack is out of date: run cargo hakari generate" >&2; exit 1; }
 cargo hakari manage-deps --dry-run || { echo "a crate lacks the workspace-hack dependency: run cargo hakari manage-deps" >&2; exit 1; }
+step "one version in every package, and a CHANGELOG section for it (cargo xtask versions --check)"
+cargo xtask versions --check
 step "every language's test harness has every verb, or says why not (cargo xtask parity --check)"
 cargo xtask parity --check
 step "build the guests: examples and testees (cargo xtask guests)"

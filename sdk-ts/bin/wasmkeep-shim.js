@@ -13,12 +13,15 @@ import { existsSync, readFileSync } from "node:fs";
 import { constants } from "node:os";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { platformFile, platformPackage } from "../build/platform.js";
 
-const exe = process.env.WASMKEEP_SHIM ?? join(dirname(fileURLToPath(import.meta.url)), "native", "wasmkeep-shim");
+// The platform package's host, else one put beside this script (an older tarball).
+const exe =
+  process.env.WASMKEEP_SHIM ?? platformFile("wasmkeep-shim") ?? join(dirname(fileURLToPath(import.meta.url)), "native", "wasmkeep-shim");
 if (!existsSync(exe)) {
   process.stderr.write(
-    `wasmkeep-shim: this copy of @wasmkeep/actor has no host binary (${exe}).\n` +
-      "Install the tarball that `node scripts/pack.js` makes in sdk-ts/ of the wasmkeep repository, " +
+    `wasmkeep-shim: this copy of @wasmkeep/actor has no host binary (${exe}, nor the package ${platformPackage()}).\n` +
+      "Install the two tarballs that `node scripts/pack.js` makes in sdk-ts/ of the wasmkeep repository, " +
       "or build the host there (`cargo build --release -p wasmkeep-shim`) and set WASMKEEP_SHIM to it.\n",
   );
   process.exit(1);

@@ -6,7 +6,7 @@
 // its test and its manifest, `npx wasmkeep-build`, `node --test`, and
 // `npx wasmkeep-shim serve` answering a request on 127.0.0.1.
 //
-//   node scripts/new-user-trial.js [--tarball FILE] [--profile debug|release] [--keep]
+//   node scripts/new-user-trial.js [--tarball FILE]... [--profile debug|release] [--keep]
 //
 // Without --tarball it packs one with scripts/pack.js (the given profile;
 // debug by default, which the test command has already built).
@@ -35,12 +35,13 @@ const run = (cmd, argv, cwd, what) => {
   return r.stdout;
 };
 
-let tarball = opt("--tarball");
-if (!tarball) {
-  const out = run("node", ["scripts/pack.js", "--profile", opt("--profile", "debug"), "--no-build"], pkg, "pack the tarball");
-  tarball = out.trim().split("\n").at(-1);
+// The main package and this platform's package (pack.js prints both), until
+// a registry serves them; --tarball FILE (repeated) names them instead.
+let tarballs = args.flatMap((a, i) => (a === "--tarball" && i + 1 < args.length ? [resolve(args[i + 1])] : []));
+if (!tarballs.length) {
+  const out = run("node", ["scripts/pack.js", "--profile", opt("--profile", "debug"), "--no-build"], pkg, "pack the tarballs");
+  tarballs = out.trim().split("\n").filter((l) => l.endsWith(".tgz"));
 }
-tarball = resolve(tarball);
 
 // The README's files: fenced blocks whose first line names a path.
 const readme = readFileSync(join(pkg, "README.md"), "utf8");
@@ -60,7 +61,7 @@ try {
   run("npm", ["init", "-y"], dir, "npm init");
   // No override of any dependency: the package must install and build as it is.
   run("npm", ["pkg", "set", "type=module"], dir, "npm pkg set");
-  run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", tarball], dir, "npm install the tarball");
+  run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", ...tarballs], dir, "npm install the tarballs");
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(dirname(join(dir, path)), { recursive: true });
     writeFileSync(join(dir, path), text);

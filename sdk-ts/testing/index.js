@@ -6,6 +6,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { platformFile } from "../build/platform.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const LIB = process.platform === "darwin" ? "libwasmkeep_node_harness.dylib" : process.platform === "win32" ? "wasmkeep_node_harness.dll" : "libwasmkeep_node_harness.so";
@@ -13,7 +14,9 @@ const LIB = process.platform === "darwin" ? "libwasmkeep_node_harness.dylib" : p
 function addonPath() {
   if (process.env.WASMKEEP_NODE_HARNESS) return process.env.WASMKEEP_NODE_HARNESS;
   const candidates = [
-    // Shipped in the package (scripts/pack.js puts it there).
+    // The platform package's (@wasmkeep/actor-<platform>-<arch>-<libc>, ADR 029).
+    platformFile("wasmkeep-harness.node"),
+    // Beside this file (scripts/copy-harness.js puts it there; older tarballs shipped it).
     join(here, "wasmkeep-harness.node"),
     // Inside the repository: the workspace's build of sdk-ts/native/harness.
     join(here, "..", "..", "target", "debug", LIB),

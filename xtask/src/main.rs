@@ -3,7 +3,9 @@
 mod c_adapter;
 mod c_bindings;
 mod parity;
+mod release;
 mod ts_quickjs;
+mod versions;
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -18,7 +20,9 @@ use clap::{Parser, Subcommand};
 /// gets an exact copy of `wit/` (the `.wit` files, keeping subdirectories).
 /// C's bindings are made here too ([`c_bindings`]); the TypeScript and Python
 /// copies are written by their own generators ([`GENERATORS`]).
-const WIT_COPIES: &[&str] = &["sdk-rust/wit"];
+/// The host library's copy makes its published crate self-contained too
+/// (its `bindgen!` reads it; ADR 029).
+const WIT_COPIES: &[&str] = &["sdk-rust/wit", "host/runtime/wit"];
 
 /// The command that regenerates everything `gen --check` checks.
 const GEN_COMMAND: &str = "cargo xtask gen";
@@ -124,6 +128,21 @@ enum Command {
         #[arg(long)]
         release: bool,
     },
+    /// One version for every package (ADR 029): the workspace's `version`
+    /// against the npm and Python packages, the C SDK's header and
+    /// pkg-config file, what each SDK reports, and the CHANGELOG.
+    Versions {
+        /// Fail (exit non-zero) naming every place that differs.
+        #[arg(long)]
+        check: bool,
+        /// Write this version into the workspace and every place.
+        #[arg(long, conflicts_with = "check", value_name = "X.Y.Z")]
+        set: Option<String>,
+    },
+    /// Every package into target/release-packages/<version>/ with a
+    /// SHA256SUMS: the crates, the npm tarball, the Python wheels and the C
+    /// SDK's archive (ADR 029).
+    Release(release::ReleaseArgs),
     /// The benchmark report (not a test): builds the guests, then runs
     /// `wasmkeep-bench` in release mode and prints figures and ratios.
     Bench {
@@ -162,6 +181,8 @@ fn main() -> ExitCode {
         Command::Parity { check } => parity::parity(&root, check),
         Command::CAdapter { out } => c_adapter::write(&out),
         Command::TsQuickjs { release } => ts_quickjs::build(&root, release),
+        Command::Release(args) => release::release(&root, &args),
+        Command::Versions { check, set } => versions::versions(&root, check, set.as_deref()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

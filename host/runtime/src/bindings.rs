@@ -2,7 +2,8 @@
 
 wasmtime::component::bindgen!({
     world: "actor",
-    path: "../../wit",
+    // The copy `cargo xtask gen` keeps of wit/: the published crate carries it.
+    path: "wit",
     with: {
         "wasmkeep:actor/http.response-outparam": crate::outparam::Outparam,
     },

@@ -2,11 +2,15 @@
 //! tests in its language's own runner and serves.
 //!
 //! The templates are the repository's counter examples (which the test
-//! command builds and tests), copied from the checkout and pointed at its
-//! SDKs: there is one counter per language to keep working, not two.
+//! command builds and tests): built into this binary (`new_templates`), or
+//! read from the checkout `--sdk` names. A project depends on the SDKs of
+//! this wasmkeep-shim's version from the package registries, or, with
+//! `--sdk DIR`, on that checkout's SDKs, for working on the SDKs (ADR 029).
 
 use anyhow::{Context as _, Result, bail};
 use std::path::{Path, PathBuf};
+
+use crate::new_templates::{PROFILES, profiles_of, template};
 
 /// A language `new` writes a project in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -30,17 +34,26 @@ pub(crate) struct NewArgs {
     /// its class in wasmkeep.toml [default: the directory's name].
     #[arg(long)]
     name: Option<String>,
-    /// The wasmkeep repository whose SDKs the project uses [default: the one
-    /// this wasmkeep-shim was built from].
+    /// A wasmkeep repository whose SDKs (by path) and examples the project
+    /// uses, for working on the SDKs [default: the SDKs of this
+    /// wasmkeep-shim's version from the package registries].
     #[arg(long, env = "WASMKEEP_SDK")]
     sdk: Option<PathBuf>,
+}
+
+/// Where a new project's SDKs come from.
+enum Sdk {
+    /// The package registries (crates.io, npm, PyPI) and the C SDK's release
+    /// archive, at this wasmkeep-shim's version.
+    Registry,
+    /// A wasmkeep checkout (absolute): its SDKs by path, its examples as templates.
+    Checkout(PathBuf),
 }
 
 /// What a template needs to know.
 struct Project {
     name: String,
-    /// The repository (absolute).
-    sdk: PathBuf,
+    sdk: Sdk,
     /// This wasmkeep-shim (absolute), for the README's serve command.
     shim: PathBuf,
 }
@@ -48,13 +61,32 @@ struct Project {
 /// One file of a new project: its path in the project and its contents.
 type File = (&'static str, String);
 
+/// The version of the SDKs a project depends on: this wasmkeep-shim's (every
+/// package has the same version, ADR 029).
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// The first version that may break a project written against `version`:
+/// the next minor before 1.0 (semver's caret), else the next major.
+fn next_breaking(version: &str) -> String {
+    let mut parts = version.split('.').map(|n| n.parse::<u64>().unwrap_or(0));
+    let (major, minor) = (parts.next().unwrap_or(0), parts.next().unwrap_or(0));
+    if major == 0 {
+        format!("0.{}", minor + 1)
+    } else {
+        format!("{}", major + 1)
+    }
+}
+
 pub(crate) fn new_project(args: &NewArgs) -> Result<()> {
     let name = match &args.name {
         Some(n) => n.clone(),
         None => default_name(&args.dir)?,
     };
     check_name(&name)?;
-    let sdk = find_sdk(args.sdk.as_deref())?;
+    let sdk = match &args.sdk {
+        Some(dir) => Sdk::Checkout(checkout(dir)?),
+        None => Sdk::Registry,
+    };
     let shim = std::env::current_exe().context("finding this wasmkeep-shim's path")?;
     let project = Project { name, sdk, shim };
     if args.dir.exists()
@@ -80,14 +112,18 @@ pub(crate) fn new_project(args: &NewArgs) -> Result<()> {
         }
         std::fs::write(&at, contents).with_context(|| format!("writing {}", at.display()))?;
     }
+    let from = match &project.sdk {
+        Sdk::Registry => format!("the {VERSION} SDK from its registry"),
+        Sdk::Checkout(dir) => format!("the SDK in {}", dir.display()),
+    };
     println!(
-        "created {} ({} actor \"{}\", {} files); next:",
+        "created {} ({} actor \"{}\" on {from}, {} files); next:",
         args.dir.display(),
         lang_label(args.lang),
         project.name,
         files.len()
     );
-    for command in commands(args.lang, &project) {
+    for (command, _) in commands(args.lang, &project) {
         println!("  {command}");
     }
     println!("(run them in {}; its README.md says more)", args.dir.display());
@@ -139,19 +175,13 @@ fn check_name(name: &str) -> Result<()> {
     Ok(())
 }
 
-/// The repository holding the SDKs: `--sdk`, or the checkout this binary was
-/// built from.
-fn find_sdk(given: Option<&Path>) -> Result<PathBuf> {
-    let built_from = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let (dir, how) = match given {
-        Some(d) => (d.to_path_buf(), "--sdk (or WASMKEEP_SDK)"),
-        None => (built_from, "the checkout this wasmkeep-shim was built from"),
-    };
+/// The checkout `--sdk` names, absolute.
+fn checkout(dir: &Path) -> Result<PathBuf> {
     let is_repo = dir.join("wit/actor.wit").is_file() && dir.join("examples").is_dir();
     if !is_repo {
         bail!(
-            "{} ({how}) is not the wasmkeep repository (no wit/actor.wit and examples/): \
-             pass --sdk <the repository's directory>",
+            "{} (--sdk or WASMKEEP_SDK) is not the wasmkeep repository (no wit/actor.wit and examples/): \
+             pass --sdk <the repository's directory>, or leave it out for the SDKs from the registries",
             dir.display()
         );
     }
@@ -159,60 +189,111 @@ fn find_sdk(given: Option<&Path>) -> Result<PathBuf> {
         .with_context(|| format!("resolving {}", dir.display()))
 }
 
-/// The example a template is copied from: `examples/<dir>/<path>` in the repository.
+/// The example a template is copied from: `examples/<dir>/<path>` of the
+/// checkout, or the copy built into this binary.
 fn example(p: &Project, dir: &str, path: &str) -> Result<String> {
-    let at = p.sdk.join("examples").join(dir).join(path);
-    std::fs::read_to_string(&at).with_context(|| format!("reading the template {}", at.display()))
+    match &p.sdk {
+        Sdk::Checkout(root) => {
+            let at = root.join("examples").join(dir).join(path);
+            std::fs::read_to_string(&at).with_context(|| format!("reading the template {}", at.display()))
+        }
+        Sdk::Registry => template(&format!("{dir}/{path}"))
+            .map(str::to_owned)
+            .with_context(|| format!("no template examples/{dir}/{path} in this wasmkeep-shim")),
+    }
+}
+
+/// `text` with `from` replaced by `to`, which must be there: a template whose
+/// example changed under `new` fails here instead of writing a broken project.
+fn replace_exact(text: &str, from: &str, to: &str) -> Result<String> {
+    if !text.contains(from) {
+        bail!("the template no longer has {from:?}: wasmkeep-shim new needs updating with its example");
+    }
+    Ok(text.replace(from, to))
 }
 
 fn shim(p: &Project) -> String {
     p.shim.display().to_string()
 }
 
-/// The three commands of the README: build, test, serve.
-fn commands(lang: Lang, p: &Project) -> [String; 3] {
-    let serve = format!("{} serve", shim(p));
+/// The README's commands, each with what it does: (install,) build, test, serve.
+fn commands(lang: Lang, p: &Project) -> Vec<(String, &'static str)> {
+    let serve = (
+        format!("{} serve", shim(p)),
+        "serve wasmkeep.toml on http://127.0.0.1:8787",
+    );
+    let test = "run the tests in the local host";
+    let build = "build the component";
     match lang {
-        Lang::Rust => [
-            format!("{} build --out {}.wasm", shim(p), p.name),
-            "cargo test".to_owned(),
+        Lang::Rust => vec![
+            (format!("{} build --out {}.wasm", shim(p), p.name), build),
+            ("cargo test".to_owned(), test),
             serve,
         ],
-        Lang::Ts => ["npm install && npm run build".to_owned(), "npm test".to_owned(), serve],
+        Lang::Ts => vec![
+            ("npm install && npm run build".to_owned(), build),
+            ("npm test".to_owned(), test),
+            serve,
+        ],
         Lang::Python => {
             let py = python_of(p);
-            [
+            let mut all = Vec::new();
+            if let Sdk::Registry = p.sdk {
+                let next = next_breaking(VERSION);
+                all.push((
+                    format!(
+                        "python3 -m venv .venv && .venv/bin/pip install \"wasmkeep-actor[testing]>={VERSION},<{next}\" \
+                         \"wasmkeep-actor-harness>={VERSION},<{next}\""
+                    ),
+                    "install the SDK and its test harness",
+                ));
+            }
+            all.push((
                 format!("{py} -m wasmkeep_actor build actor.py -o {}.wasm", p.name),
-                format!("{py} -m pytest"),
-                serve,
-            ]
+                build,
+            ));
+            all.push((format!("{py} -m pytest"), test));
+            all.push(serve);
+            all
         }
-        Lang::C => ["make".to_owned(), "make test".to_owned(), serve],
+        Lang::C => vec![("make".to_owned(), build), ("make test".to_owned(), test), serve],
     }
 }
 
-/// The Python that has the SDK and its tools: the repository's virtualenv
-/// (bash sdk-python/scripts/setup.sh makes it).
+/// The Python that has the SDK and its tools: the project's virtualenv, or
+/// the checkout's (bash sdk-python/scripts/setup.sh makes it).
 fn python_of(p: &Project) -> String {
-    p.sdk.join("target/py-venv/bin/python").display().to_string()
+    match &p.sdk {
+        Sdk::Registry => ".venv/bin/python".to_owned(),
+        Sdk::Checkout(root) => root.join("target/py-venv/bin/python").display().to_string(),
+    }
 }
 
 fn readme(lang: Lang, p: &Project, what: &str) -> String {
-    let [build, test, serve] = commands(lang, p);
+    let commands: Vec<String> = commands(lang, p)
+        .into_iter()
+        .map(|(command, does)| format!("{command}   # {does}"))
+        .collect();
+    let sdk = match (&p.sdk, lang) {
+        (Sdk::Checkout(root), _) => format!("It uses the SDK of the wasmkeep checkout {}.", root.display()),
+        (Sdk::Registry, Lang::C) => format!(
+            "It uses the wasmkeep C SDK {VERSION} installed from its release archive: `make` finds it\n\
+             with pkg-config (set PKG_CONFIG_PATH to the archive's lib/pkgconfig)."
+        ),
+        (Sdk::Registry, _) => format!("It uses the wasmkeep {what} SDK {VERSION} from its package registry."),
+    };
     format!(
         "# {name}\n\n\
          A wasmkeep actor in {what}, made by `wasmkeep-shim new`: a counter. `GET /{name}/<actor>`\n\
          reads its count, `POST` adds one, `DELETE` deletes the actor (durably, before it answers).\n\n\
          ```sh\n\
-         {build}   # build the component\n\
-         {test}   # run the tests in the local host\n\
-         {serve}   # serve wasmkeep.toml on http://127.0.0.1:8787\n\
+         {commands}\n\
          ```\n\n\
          Then `curl -X POST http://127.0.0.1:8787/{name}/a` answers `1`. With `serve --watch`,\n\
          a change to the sources rebuilds the component and swaps it in while the actors keep\n\
-         their state, alarms and open sockets. The SDKs' READMEs are in {sdk}.\n",
+         their state, alarms and open sockets. {sdk}\n",
         name = p.name,
-        sdk = p.sdk.display(),
+        commands = commands.join("\n"),
     )
 }
 
@@ -245,21 +326,47 @@ fn gitignore(extra: &[&str]) -> String {
     s
 }
 
-/// Rust: a cdylib crate on the SDK, tested with wasmkeep-actor-testing. It
-/// builds in the repository's target directory with the repository's lock
-/// file, profiles and workspace-hack, so the host under test (wasmtime) is the
-/// one already compiled there, not compiled again for each project.
+/// Rust: a cdylib crate on the SDK, tested with wasmkeep-actor-testing.
+/// From the registries it builds in its own `target/` (its first `cargo test`
+/// compiles the host). On a checkout it builds in the checkout's target
+/// directory with its lock file, profiles and workspace-hack, so the host
+/// under test (wasmtime) is the one already compiled there (ADR 015).
 fn rust(p: &Project) -> Result<Vec<File>> {
-    let sdk = p.sdk.display();
-    let root: toml::Table = std::fs::read_to_string(p.sdk.join("Cargo.toml"))
-        .context("reading the repository's Cargo.toml")?
-        .parse()
-        .context("parsing the repository's Cargo.toml")?;
-    let mut profiles = toml::Table::new();
-    if let Some(profile) = root.get("profile") {
-        profiles.insert("profile".into(), profile.clone());
-    }
-    let profiles = toml::to_string(&profiles).context("writing the profiles")?;
+    let (deps, dev_deps, profiles, extra) = match &p.sdk {
+        Sdk::Registry => (
+            format!("wasmkeep-actor = \"{VERSION}\"\n"),
+            format!("wasmkeep-actor-testing = \"{VERSION}\"\n"),
+            PROFILES.to_owned(),
+            Vec::new(),
+        ),
+        Sdk::Checkout(root) => {
+            let sdk = root.display();
+            let workspace =
+                std::fs::read_to_string(root.join("Cargo.toml")).context("reading the repository's Cargo.toml")?;
+            let profiles = profiles_of(&workspace).context("parsing the repository's Cargo.toml")?;
+            let cargo_config = format!(
+                "# Builds in the wasmkeep repository's target directory, where its host is\n\
+                 # already compiled (a first `cargo test` then takes seconds, not minutes).\n\
+                 # Delete this file to build here on your own.\n\
+                 [build]\n\
+                 target-dir = \"{sdk}/target\"\n"
+            );
+            let lock =
+                std::fs::read_to_string(root.join("Cargo.lock")).context("reading the repository's Cargo.lock")?;
+            (
+                format!("wasmkeep-actor = {{ path = \"{sdk}/sdk-rust\" }}\n"),
+                format!(
+                    "wasmkeep-actor-testing = {{ path = \"{sdk}/sdk-rust/testing\" }}\n\
+                     # The repository's feature set of the host's dependencies: with its profiles\n\
+                     # below and its target directory (.cargo/config.toml), the host is reused.\n\
+                     wasmkeep-workspace-hack = {{ path = \"{sdk}/host/workspace-hack\" }}\n"
+                ),
+                profiles,
+                // The repository's versions, so the dependencies already built are these.
+                vec![(".cargo/config.toml", cargo_config), ("Cargo.lock", lock)],
+            )
+        }
+    };
     let cargo_toml = format!(
         "[package]\n\
          name = \"{name}\"\n\
@@ -269,34 +376,24 @@ fn rust(p: &Project) -> Result<Vec<File>> {
          [lib]\n\
          crate-type = [\"cdylib\"]\n\n\
          [dependencies]\n\
-         wasmkeep-actor = {{ path = \"{sdk}/sdk-rust\" }}\n\n\
+         {deps}\n\
          [dev-dependencies]\n\
          # `cargo test` builds this crate into a component and drives it in the host.\n\
-         wasmkeep-actor-testing = {{ path = \"{sdk}/sdk-rust/testing\" }}\n\
-         serde_json = \"1\"\n\
-         # The repository's feature set of the host's dependencies: with its profiles\n\
-         # below and its target directory (.cargo/config.toml), the host is reused.\n\
-         workspace-hack = {{ path = \"{sdk}/host/workspace-hack\" }}\n\n\
+         {dev_deps}\
+         serde_json = \"1\"\n\n\
          # A project of its own, not a member of an enclosing workspace.\n\
          [workspace]\n\n\
-         # Copied from the repository's Cargo.toml (the guest profile builds the component).\n\
+         # The wasmkeep workspace's profiles (the guest profile builds the component).\n\
          {profiles}",
         name = p.name,
     );
-    let cargo_config = format!(
-        "# Builds in the wasmkeep repository's target directory, where its host is\n\
-         # already compiled (a first `cargo test` then takes seconds, not minutes).\n\
-         # Delete this file to build here on your own.\n\
-         [build]\n\
-         target-dir = \"{sdk}/target\"\n"
-    );
-    let test = example(p, "counter-rust", "tests/counter.rs")?.replace("cargo test -p counter-rust", "cargo test");
-    let lock = std::fs::read_to_string(p.sdk.join("Cargo.lock")).context("reading the repository's Cargo.lock")?;
-    Ok(vec![
+    let test = replace_exact(
+        &example(p, "counter-rust", "tests/counter.rs")?,
+        "cargo test -p counter-rust",
+        "cargo test",
+    )?;
+    let mut files = vec![
         ("Cargo.toml", cargo_toml),
-        (".cargo/config.toml", cargo_config),
-        // The repository's versions, so the dependencies already built are these.
-        ("Cargo.lock", lock),
         ("src/lib.rs", example(p, "counter-rust", "src/lib.rs")?),
         ("tests/actor.rs", test),
         (
@@ -305,11 +402,17 @@ fn rust(p: &Project) -> Result<Vec<File>> {
         ),
         ("README.md", readme(Lang::Rust, p, "Rust")),
         (".gitignore", gitignore(&["target/"])),
-    ])
+    ];
+    files.extend(extra);
+    Ok(files)
 }
 
-/// TypeScript: a package on the SDK's directory, tested with `node --test`.
+/// TypeScript: a package on `@wasmkeep/actor`, tested with `node --test`.
 fn ts(p: &Project) -> Result<Vec<File>> {
+    let sdk = match &p.sdk {
+        Sdk::Registry => format!("^{VERSION}"),
+        Sdk::Checkout(root) => format!("file:{}/sdk-ts", root.display()),
+    };
     let package = serde_json::json!({
         "name": p.name,
         "version": "0.1.0",
@@ -319,11 +422,11 @@ fn ts(p: &Project) -> Result<Vec<File>> {
             "build": format!("wasmkeep-build src/actor.ts -o {}.wasm", p.name),
             "test": "node --test test/*.test.js",
         },
-        "dependencies": { "@wasmkeep/actor": format!("file:{}/sdk-ts", p.sdk.display()) },
+        "dependencies": { "@wasmkeep/actor": sdk },
     });
-    let test = example(p, "counter-ts", "test/counter.test.js")?
-        .replace("process.env.COUNTER_WASM ?? ", "")
-        .replace("../counter.wasm", &format!("../{}.wasm", p.name));
+    let test = example(p, "counter-ts", "test/counter.test.js")?;
+    let test = replace_exact(&test, "process.env.COUNTER_WASM ?? ", "")?;
+    let test = replace_exact(&test, "../counter.wasm", &format!("../{}.wasm", p.name))?;
     Ok(vec![
         ("package.json", format!("{}\n", serde_json::to_string_pretty(&package)?)),
         ("tsconfig.json", example(p, "counter-ts", "tsconfig.json")?),
@@ -337,24 +440,39 @@ fn ts(p: &Project) -> Result<Vec<File>> {
 
 /// Python: a module and its pytest tests (the SDK's pytest plugin builds it).
 fn python(p: &Project) -> Result<Vec<File>> {
-    let pyproject = example(p, "counter-py", "pyproject.toml")?
+    let mut pyproject = example(p, "counter-py", "pyproject.toml")?
         .replace("counter.py", "actor.py")
-        .replace("counter.wasm", &format!("{}.wasm", p.name))
-        .replace("name = \"counter-py\"", &format!("name = \"{}\"", p.name));
+        .replace("counter.wasm", &format!("{}.wasm", p.name));
+    pyproject = replace_exact(&pyproject, "name = \"counter-py\"", &format!("name = \"{}\"", p.name))?;
+    if let Sdk::Registry = p.sdk {
+        let next = next_breaking(VERSION);
+        pyproject = replace_exact(
+            &pyproject,
+            &format!("dependencies = [\"wasmkeep-actor=={VERSION}\"]"),
+            &format!(
+                "dependencies = [\"wasmkeep-actor[testing]>={VERSION},<{next}\", \
+                 \"wasmkeep-actor-harness>={VERSION},<{next}\"]"
+            ),
+        )?;
+    }
     // The class is the project's, as in its wasmkeep.toml; the module is actor.py.
-    let conftest = example(p, "counter-py", "tests/conftest.py")?
-        .replace("counter.py", "actor.py")
-        .replace("{\"counter\":", &format!("{{\"{}\":", p.name))
+    let conftest = example(p, "counter-py", "tests/conftest.py")?.replace("counter.py", "actor.py");
+    let conftest = replace_exact(&conftest, "{\"counter\":", &format!("{{\"{}\":", p.name))?
         .replace("COUNTER_PY_WASM", "ACTOR_WASM");
+    let test = replace_exact(
+        &example(p, "counter-py", "tests/test_counter.py")?,
+        "actor(\"counter\"",
+        &format!("actor(\"{}\"", p.name),
+    )?;
+    let mut ignore = vec!["__pycache__/", ".pytest_cache/"];
+    if let Sdk::Registry = p.sdk {
+        ignore.push(".venv/");
+    }
     Ok(vec![
         ("pyproject.toml", pyproject),
         ("actor.py", example(p, "counter-py", "counter.py")?),
         ("tests/conftest.py", conftest),
-        (
-            "tests/test_actor.py",
-            example(p, "counter-py", "tests/test_counter.py")?
-                .replace("actor(\"counter\"", &format!("actor(\"{}\"", p.name)),
-        ),
+        ("tests/test_actor.py", test),
         (
             "wasmkeep.toml",
             manifest(
@@ -364,24 +482,62 @@ fn python(p: &Project) -> Result<Vec<File>> {
             ),
         ),
         ("README.md", readme(Lang::Python, p, "Python")),
-        (".gitignore", gitignore(&["__pycache__/", ".pytest_cache/"])),
+        (".gitignore", gitignore(&ignore)),
     ])
 }
 
 /// C: the SDK's Makefile fragment, and a test program on the native harness.
+/// From a release archive, pkg-config finds the SDK (`wasmkeep.pc`'s `sdk`)
+/// and the harness (`wasmkeep-harness.pc`); on a checkout, its `sdk-c/` and
+/// its `target/debug`.
 fn c(p: &Project) -> Result<Vec<File>> {
-    let sdk = p.sdk.display();
-    let makefile = example(p, "counter-c", "Makefile")?
-        .replace(
-            "WASMKEEP_C_SDK ?= ../../sdk-c",
-            &format!("WASMKEEP_C_SDK ?= {sdk}/sdk-c"),
-        )
-        .replace("WK_NAME := counter-c", &format!("WK_NAME := {}", p.name))
+    let mut makefile = example(p, "counter-c", "Makefile")?;
+    match &p.sdk {
+        Sdk::Checkout(root) => {
+            makefile = replace_exact(
+                &makefile,
+                "WASMKEEP_C_SDK ?= ../../sdk-c",
+                &format!("WASMKEEP_C_SDK ?= {}/sdk-c", root.display()),
+            )?;
+        }
+        Sdk::Registry => {
+            makefile = replace_exact(
+                &makefile,
+                "WASMKEEP_C_SDK ?= ../../sdk-c",
+                &format!(
+                    "# The C SDK {VERSION} from its release archive, found with pkg-config:\n\
+                     # export PKG_CONFIG_PATH=<the archive's directory>/lib/pkgconfig\n\
+                     WASMKEEP_C_SDK ?= $(shell pkg-config --atleast-version={VERSION} wasmkeep && \
+                     pkg-config --variable=sdk wasmkeep)\n\
+                     WASMKEEP_HARNESS_INCLUDE ?= $(shell pkg-config --variable=includedir wasmkeep-harness)",
+                ),
+            )?;
+            makefile = replace_exact(
+                &makefile,
+                "WASMKEEP_TARGET ?= $(WASMKEEP_C_SDK)/../target/debug",
+                "WASMKEEP_TARGET ?= $(shell pkg-config --variable=libdir wasmkeep-harness)",
+            )?;
+            makefile = replace_exact(
+                &makefile,
+                "$(WASMKEEP_C_SDK)/include/wasmkeep_harness.h",
+                "$(WASMKEEP_HARNESS_INCLUDE)/wasmkeep_harness.h",
+            )?;
+            makefile = replace_exact(
+                &makefile,
+                "-I$(WASMKEEP_C_SDK)/include ",
+                "-I$(WASMKEEP_HARNESS_INCLUDE) ",
+            )?;
+        }
+    }
+    let makefile = replace_exact(&makefile, "WK_NAME := counter-c", &format!("WK_NAME := {}", p.name))?
         .replace("counter-c.wasm", &format!("{}.wasm", p.name))
         .replace("counter_test", "actor_test");
-    let test = example(p, "counter-c", "test/counter_test.c")?
-        .replace("counter_test", "actor_test")
-        .replace("\"examples/counter-c\"", &format!("\"local/{}\"", p.name));
+    let test = replace_exact(
+        &example(p, "counter-c", "test/counter_test.c")?,
+        "\"examples/counter-c\"",
+        &format!("\"local/{}\"", p.name),
+    )?
+    .replace("counter_test", "actor_test");
     Ok(vec![
         ("Makefile", makefile),
         ("actor.c", example(p, "counter-c", "actor.c")?),

@@ -66,3 +66,145 @@ fn new_writes_a_project_and_refuses_what_it_cannot_do() {
     );
     assert!(!other.exists(), "nothing written when refused");
 }
+
+/// Every file `new` wrote under `dir`, by path relative to it.
+fn files(dir: &std::path::Path) -> std::collections::BTreeMap<String, String> {
+    fn walk(base: &std::path::Path, dir: &std::path::Path, out: &mut std::collections::BTreeMap<String, String>) {
+        for entry in std::fs::read_dir(dir).expect("read_dir").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                walk(base, &path, out);
+            } else {
+                let rel = path.strip_prefix(base).expect("under base").display().to_string();
+                out.insert(rel, std::fs::read_to_string(&path).expect("utf-8 file"));
+            }
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+fn checkout() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .expect("the checkout")
+}
+
+/// By default a project names versions of the published SDKs, and nothing of
+/// this checkout: it builds wherever its author works.
+#[test]
+fn new_without_sdk_writes_version_requirements() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = checkout().display().to_string();
+    let next = format!(
+        "0.{}",
+        VERSION
+            .split('.')
+            .nth(1)
+            .and_then(|m| m.parse::<u64>().ok())
+            .expect("minor")
+            + 1
+    );
+    for lang in ["rust", "ts", "python", "c"] {
+        let at = dir.path().join(lang);
+        let (ok, out) = new(&[at.to_str().expect("utf-8"), "--lang", lang, "--name", "hello"]);
+        assert!(ok, "{lang}: {out}");
+        let written = files(&at);
+        for (path, text) in &written {
+            // The README and the manifest name this wasmkeep-shim, wherever it is.
+            let text = text.replace(env!("CARGO_BIN_EXE_wasmkeep-shim"), "wasmkeep-shim");
+            assert!(!text.contains(&repo), "{lang}: {path} names the checkout:\n{text}");
+        }
+        match lang {
+            "rust" => {
+                let manifest: toml::Table = written["Cargo.toml"].parse().expect("Cargo.toml is TOML");
+                assert_eq!(manifest["dependencies"]["wasmkeep-actor"].as_str(), Some(VERSION));
+                assert_eq!(
+                    manifest["dev-dependencies"]["wasmkeep-actor-testing"].as_str(),
+                    Some(VERSION)
+                );
+                assert!(
+                    manifest["profile"]["guest"].is_table(),
+                    "the guest profile builds the component"
+                );
+                assert!(
+                    !written.contains_key(".cargo/config.toml") && !written.contains_key("Cargo.lock"),
+                    "its own target/ and lock file: {:?}",
+                    written.keys()
+                );
+            }
+            "ts" => {
+                let package: serde_json::Value = serde_json::from_str(&written["package.json"]).expect("JSON");
+                assert_eq!(package["dependencies"]["@wasmkeep/actor"], format!("^{VERSION}"));
+            }
+            "python" => {
+                let pyproject: toml::Table = written["pyproject.toml"].parse().expect("TOML");
+                let deps = pyproject["project"]["dependencies"].as_array().expect("dependencies");
+                let want = [
+                    format!("wasmkeep-actor[testing]>={VERSION},<{next}"),
+                    format!("wasmkeep-actor-harness>={VERSION},<{next}"),
+                ];
+                let have: Vec<&str> = deps.iter().filter_map(|d| d.as_str()).collect();
+                assert_eq!(have, want);
+                assert!(
+                    written["README.md"].contains(".venv/bin/pip install"),
+                    "{}",
+                    written["README.md"]
+                );
+                assert!(written["wasmkeep.toml"].contains("\".venv/bin/python -m wasmkeep_actor build"));
+            }
+            _ => {
+                let makefile = &written["Makefile"];
+                for want in [
+                    format!("pkg-config --atleast-version={VERSION} wasmkeep"),
+                    "pkg-config --variable=sdk wasmkeep".to_owned(),
+                    "pkg-config --variable=libdir wasmkeep-harness".to_owned(),
+                    "WK_NAME := hello".to_owned(),
+                ] {
+                    assert!(makefile.contains(&want), "{want}:\n{makefile}");
+                }
+                assert!(!makefile.contains("../../sdk-c"), "{makefile}");
+            }
+        }
+    }
+}
+
+/// `--sdk <checkout>`: the project uses that checkout's SDKs by path (and a
+/// Rust project its target directory), for working on the SDKs.
+#[test]
+fn new_with_sdk_points_at_the_checkout() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let repo = checkout();
+    let sdk = repo.to_str().expect("utf-8");
+    for lang in ["rust", "ts", "python", "c"] {
+        let at = dir.path().join(lang);
+        let (ok, out) = new(&[at.to_str().expect("utf-8"), "--lang", lang, "--sdk", sdk]);
+        assert!(ok, "{lang}: {out}");
+        let written = files(&at);
+        match lang {
+            "rust" => {
+                let manifest: toml::Table = written["Cargo.toml"].parse().expect("Cargo.toml is TOML");
+                assert_eq!(
+                    manifest["dependencies"]["wasmkeep-actor"]["path"].as_str(),
+                    Some(format!("{sdk}/sdk-rust").as_str())
+                );
+                assert!(manifest["dev-dependencies"]["wasmkeep-workspace-hack"]["path"].is_str());
+                assert!(written[".cargo/config.toml"].contains(&format!("target-dir = \"{sdk}/target\"")));
+                assert!(written.contains_key("Cargo.lock"));
+            }
+            "ts" => {
+                let package: serde_json::Value = serde_json::from_str(&written["package.json"]).expect("JSON");
+                assert_eq!(package["dependencies"]["@wasmkeep/actor"], format!("file:{sdk}/sdk-ts"));
+            }
+            "python" => {
+                assert!(written["wasmkeep.toml"].contains(&format!("{sdk}/target/py-venv/bin/python")));
+                assert!(written["pyproject.toml"].contains(&format!("wasmkeep-actor=={VERSION}")));
+            }
+            _ => assert!(written["Makefile"].contains(&format!("WASMKEEP_C_SDK ?= {sdk}/sdk-c"))),
+        }
+    }
+}

@@ -10,6 +10,7 @@
 import { existsSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { platformFile } from "../platform.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 
@@ -34,7 +35,9 @@ export const storagePlugin = {
  */
 export function nativeParts() {
   const dir = join(here, "parts");
-  const parts = { adapter: join(dir, "quickjs-storage.wasm"), composer: process.env.WASMKEEP_TS_COMPOSE ?? join(dir, "wasmkeep-ts-compose") };
+  // The composer is native: the platform package's, else the one the repository built here.
+  const composer = process.env.WASMKEEP_TS_COMPOSE ?? platformFile("wasmkeep-ts-compose") ?? join(dir, "wasmkeep-ts-compose");
+  const parts = { adapter: join(dir, "quickjs-storage.wasm"), composer };
   return { ...parts, missing: [parts.adapter, parts.composer].filter((p) => !existsSync(p)) };
 }
 

@@ -1,0 +1,99 @@
+//! The counter examples `new` copies, built into this binary: a
+//! `wasmkeep-shim` installed from a registry has no checkout to read them
+//! from (ADR 029). They are copies of `examples/counter-*` and of the
+//! workspace's cargo profiles; `templates_are_the_examples` fails when one
+//! differs from the checkout's, so there is still one counter per language to
+//! keep working.
+
+/// A file of an example, by its path under `examples/` (which is also its
+/// path under `host/shim/templates/`).
+macro_rules! templates {
+    ($($path:literal),* $(,)?) => {
+        &[$(($path, include_str!(concat!("../templates/", $path)))),*]
+    };
+}
+
+pub(crate) const TEMPLATES: &[(&str, &str)] = templates![
+    "counter-rust/src/lib.rs",
+    "counter-rust/tests/counter.rs",
+    "counter-ts/tsconfig.json",
+    "counter-ts/src/actor.ts",
+    "counter-ts/test/counter.test.js",
+    "counter-py/pyproject.toml",
+    "counter-py/counter.py",
+    "counter-py/tests/conftest.py",
+    "counter-py/tests/test_counter.py",
+    "counter-c/Makefile",
+    "counter-c/actor.c",
+    "counter-c/test/counter_test.c",
+];
+
+/// The workspace's `[profile.*]` tables as `new` writes them into a Rust
+/// project (`profiles_of` of the workspace's Cargo.toml): the guest profile
+/// builds the component, and the dev profile's optimised cranelift makes the
+/// host under test compile components quickly.
+pub(crate) const PROFILES: &str = include_str!("../templates/profiles.toml");
+
+/// The embedded copy of `examples/<path>`.
+pub(crate) fn template(path: &str) -> Option<&'static str> {
+    TEMPLATES.iter().find(|(p, _)| *p == path).map(|(_, text)| *text)
+}
+
+/// The `[profile]` tables of a Cargo.toml, as TOML.
+///
+/// # Errors
+/// When `cargo_toml` is not TOML.
+pub(crate) fn profiles_of(cargo_toml: &str) -> Result<String, toml::de::Error> {
+    let root: toml::Table = cargo_toml.parse()?;
+    let mut profiles = toml::Table::new();
+    if let Some(profile) = root.get("profile") {
+        profiles.insert("profile".into(), profile.clone());
+    }
+    // A Table always serialises.
+    Ok(toml::to_string(&profiles).unwrap_or_default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    /// The copies match the checkout's examples and profiles. To bring them
+    /// up to date: `WASMKEEP_BLESS_TEMPLATES=1 cargo test -p wasmkeep-shim
+    /// --bin wasmkeep-shim templates` writes them.
+    #[test]
+    fn templates_are_the_examples() {
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        if !repo.join("examples").is_dir() {
+            // A packaged crate (cargo package's verify) has no checkout around it.
+            return;
+        }
+        let templates = repo.join("host/shim/templates");
+        let mut wanted: Vec<(String, String, &str)> = TEMPLATES
+            .iter()
+            .map(|(path, text)| {
+                let example = std::fs::read_to_string(repo.join("examples").join(path)).unwrap_or_default();
+                ((*path).to_owned(), example, *text)
+            })
+            .collect();
+        let workspace = std::fs::read_to_string(repo.join("Cargo.toml")).unwrap_or_default();
+        wanted.push((
+            "profiles.toml".into(),
+            profiles_of(&workspace).unwrap_or_default(),
+            PROFILES,
+        ));
+        let stale: Vec<&(String, String, &str)> = wanted.iter().filter(|(_, want, have)| want != have).collect();
+        if std::env::var_os("WASMKEEP_BLESS_TEMPLATES").is_some() {
+            for (path, want, _) in &stale {
+                std::fs::write(templates.join(path), want).unwrap_or_else(|e| panic!("writing {path}: {e}"));
+            }
+            return;
+        }
+        let names: Vec<&str> = stale.iter().map(|(path, _, _)| path.as_str()).collect();
+        assert!(
+            names.is_empty(),
+            "host/shim/templates/ differs from examples/ (or the workspace's profiles) in {names:?}: \
+             WASMKEEP_BLESS_TEMPLATES=1 cargo test -p wasmkeep-shim --bin wasmkeep-shim templates writes them"
+        );
+    }
+}

@@ -8,6 +8,7 @@
 //! state/<tenant>/<app>/deletes/<class>/<encoded name>/<id>     operator delete request (+ outcomes)
 //! apps/<tenant>/<app>/deleted                              the app's tombstone
 //! apps/<tenant>/<app>/nodes/<node>                         a serving node's heartbeat
+//! cluster/nodes/<node>                                     a node process's lease (epoch, address)
 //! ```
 
 use crate::address::ActorKey;
@@ -83,6 +84,21 @@ pub fn heartbeat(app: &str, node: &str) -> String {
     format!("{}{node}", heartbeats(app))
 }
 
+/// `cluster/nodes/`: the leases of the cluster's node processes.
+pub const NODE_LEASES: &str = "cluster/nodes/";
+
+/// `cluster/nodes/<node>`: one node's lease (docs/adr/028-node-processes.md).
+pub fn node_lease(node: &str) -> String {
+    format!("{NODE_LEASES}{node}")
+}
+
+/// The node a key under [`NODE_LEASES`] is the lease of.
+pub fn node_of_lease(object: &str) -> Option<&str> {
+    object
+        .strip_prefix(NODE_LEASES)
+        .filter(|n| !n.is_empty() && !n.contains('/'))
+}
+
 /// The app (`<tenant>/<app>`) a key under [`STATE_ROOT`] belongs to.
 pub fn app_of_state_key(object: &str) -> Option<String> {
     let mut parts = object.strip_prefix(STATE_ROOT)?.split('/');
@@ -113,5 +129,12 @@ mod tests {
         assert!(heartbeat("acme/shop", "n1").starts_with(&app_records("acme/shop")));
         assert!(tombstone("acme/shop").starts_with(&app_records("acme/shop")));
         assert!(owner(&k).starts_with(&app_state("acme/shop")));
+        assert_eq!(node_of_lease(&node_lease("n1")), Some("n1"));
+        assert_eq!(node_of_lease("cluster/nodes/"), None);
+        assert_eq!(
+            app_of_state_key(&node_lease("n1")),
+            None,
+            "leases are outside every app"
+        );
     }
 }

@@ -14,6 +14,8 @@
 //!   delete and the orphan sweep.
 //! - [`state_store`]: actors' database files on one node; [`alarm_index`]:
 //!   which actor's alarm is due when.
+//! - [`liveness`]: which nodes are live, in one process or by
+//!   [`node_lease`]s in the bucket (node processes).
 //!
 //! With the `contract-tests` feature, [`bucket::contract`] is the test every
 //! [`bucket::ObjectStore`] must pass.
@@ -30,6 +32,8 @@ pub mod clock;
 pub mod deletion;
 pub mod faults;
 pub mod keys;
+pub mod liveness;
+pub mod node_lease;
 pub mod object_store_bucket;
 pub mod operator;
 pub mod replica;

@@ -164,6 +164,12 @@ impl Host {
         self.cluster.as_ref().and_then(|c| c.cluster.node(node))
     }
 
+    /// Where another node of this node's cluster answers HTTP, if it is a
+    /// live node process that said.
+    pub(crate) fn node_address(&self, node: &str) -> Option<String> {
+        self.cluster.as_ref().and_then(|c| c.cluster.address(node))
+    }
+
     pub(crate) fn wake_timer(&self) {
         if let Some(tx) = lock(&self.pass_book.timer_wake).as_ref() {
             let _ = tx.send(());

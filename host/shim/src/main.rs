@@ -6,6 +6,7 @@ use std::path::PathBuf;
 mod bucket_command;
 mod http_listener;
 mod new_command;
+mod node_process;
 mod operator_commands;
 mod progress;
 mod serve_command;

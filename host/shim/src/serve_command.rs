@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use wasmkeep_shim::Cluster;
-use wasmkeep_shim::bucket::LocalDirBucket;
 use wasmkeep_shim::clock::{Clock, SystemClock, VirtualClock};
 use wasmkeep_shim::{Manifest, Mode, Runtime, RuntimeConfig};
 
@@ -36,9 +35,20 @@ pub(crate) struct ServeArgs {
     /// How many nodes a cluster has (default: the manifest's `nodes`, or 2). Node i listens on the port + i - 1.
     #[arg(long)]
     pub(crate) nodes: Option<usize>,
-    /// The bucket directory of a cluster (default: <data-dir>/bucket).
+    /// The bucket of a cluster: a directory, or a URL (file:///DIR, s3://BUCKET[/PREFIX],
+    /// az://CONTAINER[/PREFIX], gs://BUCKET[/PREFIX], memory://; credentials and endpoints
+    /// from the usual environment variables). Default: <data-dir>/bucket.
     #[arg(long)]
-    pub(crate) bucket: Option<PathBuf>,
+    pub(crate) bucket: Option<String>,
+    /// Cluster: run one node process with this id (its data in --data-dir), joining the
+    /// cluster of every process on the same --bucket by a lease in the bucket. Without it,
+    /// --nodes N nodes run in this process.
+    #[arg(long, value_name = "ID", conflicts_with = "nodes")]
+    pub(crate) node_id: Option<String>,
+    /// With --node-id: how long the node's lease lasts after each renewal (ms); a node
+    /// killed without stopping is taken over this long after its last renewal.
+    #[arg(long, default_value_t = wasmkeep_shim::node_lease::DEFAULT_TTL_MS, value_parser = clap::value_parser!(u64).range(300..))]
+    pub(crate) lease_ms: u64,
     /// `class=limit` (e.g. `carts=7d`; s, m, h, d; at least 1h): overrides the
     /// manifest's `expire-after-idle` for that class; `carts=` removes it.
     /// Repeat for more classes. Idle expiry runs in cluster mode.
@@ -104,7 +114,11 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     let manifest = Manifest::load(&args.manifest)?;
     let mode = args.mode.unwrap_or(manifest.mode);
+    if args.node_id.is_some() && mode == Mode::Single {
+        anyhow::bail!("--node-id needs --mode cluster");
+    }
     let nodes = match (mode, args.nodes) {
+        _ if args.node_id.is_some() => 1,
         (Mode::Single, Some(n)) if n != 1 => anyhow::bail!("--nodes {n} needs --mode cluster"),
         (_, Some(n)) if !(1..=16).contains(&n) => anyhow::bail!("--nodes {n}: a local cluster has 1 to 16 nodes"),
         (Mode::Single, _) => 1,
@@ -129,6 +143,9 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         config
     };
     let started = std::time::Instant::now();
+    // A node process advertises where it listens in its lease: bind first.
+    let mut prebound = None;
+    let mut leaving: Option<(Arc<Cluster>, String)> = None;
     let runtimes: Vec<Runtime> = match mode {
         Mode::Single => vec![Runtime::new(config_for(args.data_dir.clone()))?],
         Mode::Cluster => {
@@ -137,8 +154,11 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
             } else {
                 Arc::new(SystemClock)
             };
-            let bucket_dir = args.bucket.clone().unwrap_or_else(|| args.data_dir.join("bucket"));
-            let bucket = Arc::new(LocalDirBucket::new(bucket_dir.clone(), clock.clone()));
+            let (bucket, bucket_name) = crate::node_process::open_cluster_bucket(
+                args.bucket.as_deref(),
+                &args.data_dir.join("bucket"),
+                clock.clone(),
+            )?;
             if let Some(t) = wasmkeep_shim::app_delete::read_tombstone(bucket.as_ref(), &manifest.app)? {
                 if args.recreate {
                     wasmkeep_shim::app_delete::recreate(bucket.as_ref(), &manifest.app)?;
@@ -148,8 +168,12 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
                     );
                 } else {
                     // A node refusing to start on a tombstone removes its local files of the app too.
-                    for i in 1..=nodes {
-                        let mut dir = args.data_dir.join(format!("node-{i}")).join("state");
+                    let node_dirs: Vec<PathBuf> = match &args.node_id {
+                        Some(_) => vec![args.data_dir.clone()],
+                        None => (1..=nodes).map(|i| args.data_dir.join(format!("node-{i}"))).collect(),
+                    };
+                    for node_dir in node_dirs {
+                        let mut dir = node_dir.join("state");
                         for part in manifest.app.split('/') {
                             dir.push(part);
                         }
@@ -163,9 +187,34 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
                     );
                 }
             }
-            let cluster = Cluster::new(bucket, clock);
-            eprintln!("cluster of {nodes} nodes sharing the bucket {}", bucket_dir.display());
-            cluster.start_nodes(nodes, |i| config_for(args.data_dir.join(format!("node-{i}"))))?
+            match &args.node_id {
+                Some(node) => {
+                    let listener = std::net::TcpListener::bind(args.listen).with_context(|| {
+                        format!(
+                            "cannot listen on {} (is another server using it? pick one with --listen)",
+                            args.listen
+                        )
+                    })?;
+                    let address = format!("http://{}", listener.local_addr()?);
+                    let (cluster, rt) = crate::node_process::start(
+                        bucket,
+                        clock,
+                        node,
+                        &address,
+                        args.lease_ms,
+                        config_for(args.data_dir.clone()),
+                    )?;
+                    eprintln!("node {node} of the cluster on {bucket_name}, at {address}");
+                    prebound = Some(listener);
+                    leaving = Some((cluster, node.clone()));
+                    vec![rt]
+                }
+                None => {
+                    let cluster = Cluster::new(bucket, clock);
+                    eprintln!("cluster of {nodes} nodes sharing the bucket {bucket_name}");
+                    cluster.start_nodes(nodes, |i| config_for(args.data_dir.join(format!("node-{i}"))))?
+                }
+            }
         }
     };
     let mut limits = manifest.expire_after_idle.clone();
@@ -229,9 +278,15 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
             if addr.port() != 0 {
                 addr.set_port(addr.port() + u16::try_from(i)?);
             }
-            let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| {
-                format!("cannot listen on {addr} (is another server using it? pick one with --listen)")
-            })?;
+            let listener = match prebound.take() {
+                Some(l) => {
+                    l.set_nonblocking(true)?;
+                    tokio::net::TcpListener::from_std(l)?
+                }
+                None => tokio::net::TcpListener::bind(addr).await.with_context(|| {
+                    format!("cannot listen on {addr} (is another server using it? pick one with --listen)")
+                })?,
+            };
             let bound = listener.local_addr()?;
             // Scripts and tests read these lines to find the ports.
             match rt.node_id() {
@@ -283,6 +338,10 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         for s in futures_util::future::join_all(nodes.iter().map(Runtime::shutdown_async)).await {
             closed += s.sockets_closed;
             released += s.actors_released;
+        }
+        // A node process gives its lease up: others take its actors at once.
+        if let Some((cluster, node)) = &leaving {
+            cluster.leave(node);
         }
         let _ = stop_tx.send(true);
         // Connections still open (a client that sent half a request, a slow

@@ -27,6 +27,8 @@ struct Ctx {
     app: String,
     /// Each actor's last event, for the dashboard's actors list.
     activity: crate::dashboard::Activity,
+    /// Reaches the node processes that hold actors this node does not.
+    forwarder: crate::forward::Forwarder,
 }
 
 /// The router for one app served by `rt`, its admin API for loopback only.
@@ -51,6 +53,7 @@ pub fn router_for_node(rt: Runtime, app: String, access: AdminAccess, cluster: V
         rt: rt.clone(),
         app: app.clone(),
         activity: activity.clone(),
+        forwarder: crate::forward::Forwarder::default(),
     };
     let admin = Router::new()
         .merge(crate::dashboard::api_routes(rt, app, activity, cluster))
@@ -357,15 +360,16 @@ async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
         }
     };
     let what = format!("{method} {}", rest.split('?').next().unwrap_or_default());
-    let pending = match ctx.rt.request(
-        &key,
-        HttpRequest {
-            method,
-            path: rest,
-            headers,
-            body,
-        },
-    ) {
+    let request = HttpRequest {
+        method,
+        path: rest,
+        headers,
+        body,
+    };
+    // A node keeps a copy to forward, unless the request was forwarded to it already.
+    let forwardable =
+        (ctx.rt.node_id().is_some() && !crate::forward::was_forwarded(&request.headers)).then(|| request.clone());
+    let pending = match ctx.rt.request(&key, request) {
         Ok(p) => p,
         Err(e) => {
             ctx.activity
@@ -373,7 +377,22 @@ async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
             return shim_error(&e);
         }
     };
-    let answer = pending.recv().await;
+    let mut answer = pending.recv().await;
+    if answer.failure == Some(crate::FailureKind::HolderUnreachable)
+        && let Some(request) = &forwardable
+        && let Some(holder) = crate::forward::holder_of(&answer)
+    {
+        let actor_path = format!("/{}/{}", key.class, key.name);
+        let from = ctx.rt.node_id().unwrap_or_default();
+        match ctx
+            .forwarder
+            .forward(holder, &actor_path, request, from, MAX_BODY)
+            .await
+        {
+            Ok(forwarded) => answer = forwarded,
+            Err(e) => tracing::warn!(actor = %key, "forwarding to {holder}: {e}"),
+        }
+    }
     let outcome = match answer.failure {
         Some(kind) => format!("{} {}", answer.status, kind.as_str()),
         None => answer.status.to_string(),

@@ -1,0 +1,62 @@
+//! `serve --mode cluster --node-id ID`: this process is one node of a
+//! cluster whose nodes are processes sharing a bucket, live by their leases
+//! in it (docs/adr/028-node-processes.md).
+
+use anyhow::Context as _;
+use std::path::Path;
+use std::sync::Arc;
+use wasmkeep_shim::bucket::{LocalDirBucket, ObjectStore};
+use wasmkeep_shim::clock::Clock;
+use wasmkeep_shim::node_lease::BucketLeases;
+use wasmkeep_shim::{Cluster, Runtime, RuntimeConfig};
+
+/// The bucket `--bucket` names: a URL (`bucket_url::open_bucket`), or a bare
+/// directory (as before URLs), or `default_dir`. Also how to name it in messages.
+///
+/// # Errors
+/// The URL does not open.
+pub(crate) fn open_cluster_bucket(
+    given: Option<&str>,
+    default_dir: &Path,
+    clock: Arc<dyn Clock>,
+) -> anyhow::Result<(Arc<dyn ObjectStore>, String)> {
+    match given {
+        Some(url) if url.contains("://") => {
+            let bucket =
+                wasmkeep_shim::bucket_url::open_bucket(url, clock).with_context(|| format!("--bucket {url}"))?;
+            Ok((bucket, url.to_owned()))
+        }
+        Some(dir) => Ok((Arc::new(LocalDirBucket::new(dir, clock)), dir.to_owned())),
+        None => Ok((
+            Arc::new(LocalDirBucket::new(default_dir, clock)),
+            default_dir.display().to_string(),
+        )),
+    }
+}
+
+/// Joins the cluster on `bucket` as `node`, advertising `address`, with a
+/// lease of `lease_ms` renewed on a thread of its own.
+///
+/// # Errors
+/// The lease could not be taken, or the node did not start.
+pub(crate) fn start(
+    bucket: Arc<dyn ObjectStore>,
+    clock: Arc<dyn Clock>,
+    node: &str,
+    address: &str,
+    lease_ms: u64,
+    config: RuntimeConfig,
+) -> anyhow::Result<(Arc<Cluster>, Runtime)> {
+    let leases = Arc::new(BucketLeases::new(
+        bucket.clone(),
+        clock.clone(),
+        lease_ms,
+        Some(address.to_owned()),
+    ));
+    let cluster = Cluster::with_liveness(bucket, clock, leases.clone());
+    let rt = Runtime::new_node(config, cluster.clone(), node)?;
+    leases.start_renewing();
+    // The leases live as long as the cluster, which the runtime keeps.
+    drop(leases);
+    Ok((cluster, rt))
+}

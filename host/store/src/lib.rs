@@ -30,6 +30,7 @@ pub mod bucket_probe;
 pub mod bucket_url;
 pub mod clock;
 pub mod deletion;
+pub mod dir_lock;
 pub mod faults;
 pub mod keys;
 pub mod liveness;

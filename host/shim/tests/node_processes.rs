@@ -1,0 +1,190 @@
+//! A cluster of node processes (`serve --mode cluster --node-id`; ADR 028),
+//! run as real `wasmkeep-shim` processes over one bucket: requests to the
+//! counter example through every node (a node that does not hold the actor
+//! forwards to the one that does), then `kill -9` of the holder: another node
+//! takes the actor over once the holder's lease lapses, and every count that
+//! was acknowledged is still there. Over `file://` always; over moto's S3
+//! server when the test command names it (`WASMKEEP_TEST_S3`).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use wasmkeep_shim::ActorKey;
+use wasmkeep_shim::bucket::ObjectStore;
+use wasmkeep_shim::clock::SystemClock;
+use wasmkeep_shim::replica::OwnerRecord;
+
+/// Short enough for a quick takeover, long enough for renewals on a busy machine.
+const LEASE_MS: u64 = 2_000;
+const APP: &str = "examples/counter";
+
+/// One `wasmkeep-shim serve --node-id` process; killed (by its id) when dropped.
+struct NodeProcess {
+    id: String,
+    child: std::process::Child,
+    base: String,
+}
+
+impl Drop for NodeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn manifest() -> PathBuf {
+    // The component must be built; this panics with how to build it.
+    common::component("counter-rust");
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/counter-rust/wasmkeep.toml")
+}
+
+fn start(id: &str, bucket: &str, dir: &Path) -> NodeProcess {
+    let lease = LEASE_MS.to_string();
+    let (child, listening) = common::spawn_serve(
+        &manifest(),
+        &dir.join(id),
+        &[
+            "--mode",
+            "cluster",
+            "--node-id",
+            id,
+            "--bucket",
+            bucket,
+            "--lease-ms",
+            &lease,
+        ],
+    );
+    // "http://127.0.0.1:PORT (n1)"
+    let base = listening.split_whitespace().next().expect("an address").to_owned();
+    NodeProcess {
+        id: id.to_owned(),
+        child,
+        base,
+    }
+}
+
+/// `POST /counter/<name>/` through `node`, retried on 503 (a holder not yet
+/// taken over) until `patience` runs out: the count it answered.
+fn increment(node: &NodeProcess, name: &str, patience: Duration) -> u64 {
+    let url = format!("{}/counter/{name}/", node.base);
+    let deadline = Instant::now() + patience;
+    loop {
+        let (status, body) = common::http("POST", &url);
+        if status == 200 {
+            return body.trim().parse().unwrap_or_else(|_| panic!("a count: {body:?}"));
+        }
+        assert_eq!(status, 503, "through {}: only a retryable failure: {body}", node.id);
+        assert!(
+            Instant::now() < deadline,
+            "through {}: still {status} after {patience:?}: {body}",
+            node.id
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn owner(bucket: &dyn ObjectStore, name: &str) -> OwnerRecord {
+    let key = wasmkeep_shim::keys::owner(&ActorKey::new(APP, "counter", name));
+    let (body, _) = bucket.get(&key).expect("read the record").expect("a record");
+    serde_json::from_slice(&body).expect("an ownership record")
+}
+
+fn lease_epoch(bucket: &dyn ObjectStore, node: &str) -> u64 {
+    wasmkeep_shim::node_lease::read_lease(bucket, node)
+        .expect("read the lease")
+        .expect("a lease")
+        .0
+        .epoch
+}
+
+/// The scenario over `bucket_url` with `count` node processes.
+fn kill_the_holder_and_lose_nothing(bucket_url: &str, count: usize) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bucket = wasmkeep_shim::bucket_url::open_bucket(bucket_url, Arc::new(SystemClock)).expect("the bucket opens");
+    let mut nodes: Vec<NodeProcess> = (1..=count)
+        .map(|i| start(&format!("n{i}"), bucket_url, dir.path()))
+        .collect();
+    let actors = ["a", "b", "c"];
+    let mut acknowledged = std::collections::HashMap::new();
+    // Every node answers for every actor, in turn: the holder itself or by forwarding.
+    for round in 0..2 * count {
+        for name in actors {
+            let node = &nodes[round % count];
+            let n = increment(node, name, Duration::from_secs(10));
+            let last = acknowledged.insert(name, n).unwrap_or(0);
+            assert_eq!(n, last + 1, "{name} through {}: one more than the last answer", node.id);
+        }
+    }
+    let holder = owner(bucket.as_ref(), "a");
+    let held_at = holder.generation;
+    let victim = nodes
+        .iter()
+        .position(|n| n.id == holder.node)
+        .unwrap_or_else(|| panic!("the holder {} is one of ours", holder.node));
+    let killed = nodes.remove(victim);
+    let killed_id = killed.id.clone();
+    // kill -9: no ordered stop, no lease given up.
+    drop(killed);
+    let took_over_within = Instant::now();
+    for (i, name) in actors.iter().enumerate() {
+        let node = &nodes[i % nodes.len()];
+        let n = increment(node, name, Duration::from_millis(LEASE_MS * 10));
+        assert_eq!(
+            n,
+            acknowledged[name] + 1,
+            "{name} after {killed_id} was killed: nothing acknowledged is lost, nothing counted twice"
+        );
+        acknowledged.insert(name, n);
+    }
+    let elapsed = took_over_within.elapsed();
+    let now = owner(bucket.as_ref(), "a");
+    assert_ne!(now.node, killed_id, "another node holds a");
+    assert!(now.generation > held_at, "at a higher generation: {now:?}");
+    eprintln!(
+        "{bucket_url}, {count} nodes: {killed_id} killed, {} took over within {elapsed:?} (lease {LEASE_MS} ms)",
+        now.node
+    );
+    // The killed node comes back at a higher epoch, and serves again (forwarding).
+    let before = lease_epoch(bucket.as_ref(), &killed_id);
+    let back = start(&killed_id, bucket_url, dir.path());
+    assert_eq!(
+        lease_epoch(bucket.as_ref(), &killed_id),
+        before + 1,
+        "a restart takes the next epoch"
+    );
+    for name in actors {
+        let n = increment(&back, name, Duration::from_secs(10));
+        assert_eq!(n, acknowledged[name] + 1, "{name} through {} restarted", back.id);
+        acknowledged.insert(name, n);
+    }
+}
+
+#[test]
+fn node_processes_over_a_file_url_take_over_from_a_killed_holder() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for count in [2, 3] {
+        let url = format!("file://{}", dir.path().join(format!("bucket-{count}")).display());
+        kill_the_holder_and_lose_nothing(&url, count);
+    }
+}
+
+/// With the test command's moto server (`WASMKEEP_TEST_S3` and the AWS_*
+/// exports of scripts/s3-server.sh).
+#[test]
+fn node_processes_over_moto_take_over_from_a_killed_holder() {
+    let Ok(url) = std::env::var("WASMKEEP_TEST_S3") else {
+        eprintln!("WASMKEEP_TEST_S3 is not set: skipped (scripts/s3-server.sh starts a server)");
+        return;
+    };
+    // A prefix of its own: moto's bucket is shared by the step's tests and keeps what they leave.
+    let run = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or_default();
+    for count in [2, 3] {
+        let url = format!("{}/node-processes-{run}-{count}", url.trim_end_matches('/'));
+        kill_the_holder_and_lose_nothing(&url, count);
+    }
+}

@@ -40,12 +40,34 @@ impl Cluster {
         clock: Arc<dyn crate::clock::Clock>,
         liveness: Arc<dyn Liveness>,
     ) -> Arc<Self> {
+        let alarms = Arc::new(crate::alarm_index::MemoryAlarmIndex::default());
+        Self::from_parts(bucket, clock, liveness, alarms)
+    }
+
+    /// The cluster of node processes: live by `liveness` (their leases), and
+    /// with the alarm index in the bucket, so that any node wakes an alarm
+    /// whose actor's holder died (docs/adr/028-node-processes.md).
+    pub fn of_node_processes(
+        bucket: Arc<dyn ObjectStore>,
+        clock: Arc<dyn crate::clock::Clock>,
+        liveness: Arc<dyn Liveness>,
+    ) -> Arc<Self> {
+        let alarms = Arc::new(crate::bucket_alarm_index::BucketAlarmIndex::new(bucket.clone()));
+        Self::from_parts(bucket, clock, liveness, alarms)
+    }
+
+    fn from_parts(
+        bucket: Arc<dyn ObjectStore>,
+        clock: Arc<dyn crate::clock::Clock>,
+        liveness: Arc<dyn Liveness>,
+        alarms: Arc<dyn crate::alarm_index::AlarmIndex>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             bucket,
             clock,
             nodes: Mutex::new(HashMap::new()),
             liveness,
-            alarms: Arc::new(crate::alarm_index::MemoryAlarmIndex::default()),
+            alarms,
             sockets: Arc::default(),
         })
     }

@@ -25,8 +25,8 @@
 #![deny(missing_docs)]
 
 pub use wasmkeep_store::{
-    address, alarm_index, app_delete, bucket, bucket_probe, bucket_url, clock, deletion, faults, keys, liveness,
-    node_lease, object_store_bucket, operator, replica, state_store, verify,
+    address, alarm_index, app_delete, bucket, bucket_alarm_index, bucket_probe, bucket_url, clock, deletion, faults,
+    keys, liveness, node_lease, object_store_bucket, operator, replica, state_store, verify,
 };
 
 mod actor_cell;

@@ -288,11 +288,30 @@ pub(crate) fn queue_due(
         if host.class(&key).is_err() || in_flight.contains_key(&key) {
             continue; // its app is not loaded here, or its alarm job is still queued
         }
+        if held_by_another_process(host, &key) {
+            continue; // its holder wakes it; this node does once the holder's lease lapses
+        }
         let (tx, rx) = oneshot::channel();
         host.enqueue(&key, Job::new(EventKind::Alarm { ran: tx }, Vec::new()));
         queued.push((key, rx));
     }
     queued
+}
+
+/// Whether a live node of another process holds `key` (node processes share
+/// the alarm index in the bucket; a node of this process gets the job
+/// through its mailbox instead).
+fn held_by_another_process(host: &Arc<Host>, key: &ActorKey) -> bool {
+    let Some(c) = host.cluster() else { return false };
+    match crate::replica::recorded_holder(c.bucket.as_ref(), key) {
+        Ok(Some(rec)) => {
+            !rec.released
+                && rec.node != c.node
+                && host.node_mailboxes(&rec.node).is_none()
+                && c.cluster.is_live(&rec.node)
+        }
+        _ => false,
+    }
 }
 
 /// Interrupts guests: every 10 ms the engine's epoch moves; an event's deadline counts in epochs.

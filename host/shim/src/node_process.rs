@@ -53,7 +53,7 @@ pub(crate) fn start(
         lease_ms,
         Some(address.to_owned()),
     ));
-    let cluster = Cluster::with_liveness(bucket, clock, leases.clone());
+    let cluster = Cluster::of_node_processes(bucket, clock, leases.clone());
     let rt = Runtime::new_node(config, cluster.clone(), node)?;
     leases.start_renewing();
     // The leases live as long as the cluster, which the runtime keeps.

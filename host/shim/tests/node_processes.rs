@@ -41,9 +41,27 @@ fn manifest() -> PathBuf {
 }
 
 fn start(id: &str, bucket: &str, dir: &Path) -> NodeProcess {
+    start_app(&manifest(), id, bucket, dir)
+}
+
+/// The Rust conformance testee as app `t/app`, class `testee`.
+fn testee_manifest(dir: &Path) -> PathBuf {
+    let manifest = dir.join("testee.toml");
+    std::fs::write(
+        &manifest,
+        format!(
+            "app = \"t/app\"\n[classes.testee]\ncomponent = {:?}\naccess = \"open\"\n",
+            common::component("conformance-testee-rust").display().to_string()
+        ),
+    )
+    .expect("manifest");
+    manifest
+}
+
+fn start_app(manifest: &Path, id: &str, bucket: &str, dir: &Path) -> NodeProcess {
     let lease = LEASE_MS.to_string();
     let (child, listening) = common::spawn_serve(
-        &manifest(),
+        manifest,
         &dir.join(id),
         &[
             "--mode",
@@ -159,6 +177,63 @@ fn kill_the_holder_and_lose_nothing(bucket_url: &str, count: usize) {
         assert_eq!(n, acknowledged[name] + 1, "{name} through {} restarted", back.id);
         acknowledged.insert(name, n);
     }
+}
+
+/// The testee's ops through `node`: status and body.
+fn ops(node: &NodeProcess, actor: &str, ops: &serde_json::Value) -> (u16, String) {
+    let body = serde_json::json!({ "ops": ops }).to_string();
+    common::http_body("POST", &format!("{}/testee/{actor}", node.base), &body)
+}
+
+/// An alarm set on a node that is then killed runs on another node: the
+/// alarm index is in the bucket, and the other node takes the actor over
+/// once the holder's lease lapses.
+#[test]
+fn an_alarm_set_on_a_killed_node_runs_on_another() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("file://{}", dir.path().join("bucket").display());
+    let manifest = testee_manifest(dir.path());
+    let n1 = start_app(&manifest, "n1", &url, dir.path());
+    let n2 = start_app(&manifest, "n2", &url, dir.path());
+    let (status, body) = ops(
+        &n1,
+        "sleeper",
+        &serde_json::json!([{ "op": "set-alarm", "in": "1500" }]),
+    );
+    assert_eq!(status, 200, "{body}");
+    let bucket = wasmkeep_shim::bucket_url::open_bucket(&url, Arc::new(SystemClock)).expect("open");
+    let key = ActorKey::new("t/app", "testee", "sleeper");
+    assert_eq!(
+        wasmkeep_shim::replica::recorded_holder(bucket.as_ref(), &key)
+            .expect("read")
+            .map(|r| r.node)
+            .as_deref(),
+        Some("n1"),
+        "n1 holds the actor"
+    );
+    drop(n1);
+    // Due in 1.5 s; n1's lease lapses within 2 s; n2's timer looks at least every second.
+    let deadline = Instant::now() + Duration::from_millis(LEASE_MS * 10);
+    loop {
+        let (status, body) = ops(
+            &n2,
+            "sleeper",
+            &serde_json::json!([{ "op": "query", "sql": "SELECT count(*) FROM alarm_log" }]),
+        );
+        if status == 200 && body.contains(r#"[[{"integer":"1"}]]"#) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the alarm never ran on n2: {status} {body}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(
+        wasmkeep_shim::replica::recorded_holder(bucket.as_ref(), &key)
+            .expect("read")
+            .map(|r| r.node)
+            .as_deref(),
+        Some("n2"),
+        "n2 took the actor over"
+    );
 }
 
 #[test]

@@ -13,7 +13,8 @@
 //! - [`operator`], [`app_delete`], [`verify`]: the operator delete, the app
 //!   delete and the orphan sweep.
 //! - [`state_store`]: actors' database files on one node; [`alarm_index`]:
-//!   which actor's alarm is due when.
+//!   which actor's alarm is due when; [`bucket_alarm_index`]: the same in
+//!   the bucket, for node processes.
 //! - [`liveness`]: which nodes are live, in one process or by
 //!   [`node_lease`]s in the bucket (node processes).
 //!
@@ -26,6 +27,7 @@ pub mod address;
 pub mod alarm_index;
 pub mod app_delete;
 pub mod bucket;
+pub mod bucket_alarm_index;
 pub mod bucket_probe;
 pub mod bucket_url;
 pub mod clock;

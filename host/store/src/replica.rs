@@ -526,6 +526,20 @@ impl Replica {
     }
 }
 
+/// The ownership record of `key` as the bucket has it now (`None`: never held).
+///
+/// # Errors
+/// The bucket failed, or the record is not one.
+pub fn recorded_holder(bucket: &dyn ObjectStore, key: &ActorKey) -> Result<Option<OwnerRecord>, ReplicaError> {
+    let object = keys::owner(key);
+    match bucket.get(&object)? {
+        None => Ok(None),
+        Some((body, _)) => serde_json::from_slice(&body)
+            .map(Some)
+            .map_err(|_| ReplicaError::CorruptRecord(object)),
+    }
+}
+
 /// Reads the marker `deleted = "<ms> <how>"` from a reset's empty database.
 fn read_marker(image: &[u8]) -> Option<(u64, String)> {
     let mut conn = rusqlite::Connection::open_in_memory().ok()?;

@@ -129,6 +129,12 @@ impl Cluster {
         lock(&self.nodes).get(node).and_then(Weak::upgrade)
     }
 
+    /// Whether `node` runs the control pass and idle expiry: the lowest live
+    /// id in one process, the control lease's holder among node processes.
+    pub fn leads(&self, node: &str) -> bool {
+        self.is_live(node) && self.liveness.leads(node, &self.live_nodes())
+    }
+
     /// The live nodes' ids, sorted.
     pub fn live_nodes(&self) -> Vec<String> {
         let mut v = self.liveness.live_nodes();

@@ -25,6 +25,14 @@ struct NodeProcess {
     id: String,
     child: std::process::Child,
     base: String,
+    /// What it wrote to stderr so far, for a failure's message.
+    stderr: Arc<std::sync::Mutex<String>>,
+}
+
+impl NodeProcess {
+    fn log(&self) -> String {
+        self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
+    }
 }
 
 impl Drop for NodeProcess {
@@ -60,7 +68,7 @@ fn testee_manifest(dir: &Path) -> PathBuf {
 
 fn start_app(manifest: &Path, id: &str, bucket: &str, dir: &Path) -> NodeProcess {
     let lease = LEASE_MS.to_string();
-    let (child, listening) = common::spawn_serve(
+    let (mut child, listening) = common::spawn_serve(
         manifest,
         &dir.join(id),
         &[
@@ -76,10 +84,24 @@ fn start_app(manifest: &Path, id: &str, bucket: &str, dir: &Path) -> NodeProcess
     );
     // "http://127.0.0.1:PORT (n1)"
     let base = listening.split_whitespace().next().expect("an address").to_owned();
+    let stderr = Arc::new(std::sync::Mutex::new(String::new()));
+    if let Some(pipe) = child.stderr.take() {
+        let sink = stderr.clone();
+        std::thread::spawn(move || {
+            use std::io::BufRead as _;
+            for line in std::io::BufReader::new(pipe).lines().map_while(Result::ok) {
+                if let Ok(mut s) = sink.lock() {
+                    s.push_str(&line);
+                    s.push('\n');
+                }
+            }
+        });
+    }
     NodeProcess {
         id: id.to_owned(),
         child,
         base,
+        stderr,
     }
 }
 
@@ -109,6 +131,16 @@ fn owner(bucket: &dyn ObjectStore, name: &str) -> OwnerRecord {
     serde_json::from_slice(&body).expect("an ownership record")
 }
 
+/// The node holding an unexpired control lease.
+fn control_holder(bucket: &dyn ObjectStore) -> Option<String> {
+    let (record, _) = wasmkeep_shim::node_lease::read_control(bucket).expect("read the control lease")?;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+        .unwrap_or_default();
+    record.is_live_at(now).then_some(record.node)
+}
+
 fn lease_epoch(bucket: &dyn ObjectStore, node: &str) -> u64 {
     wasmkeep_shim::node_lease::read_lease(bucket, node)
         .expect("read the lease")
@@ -135,6 +167,8 @@ fn kill_the_holder_and_lose_nothing(bucket_url: &str, count: usize) {
             assert_eq!(n, last + 1, "{name} through {}: one more than the last answer", node.id);
         }
     }
+    let leader = control_holder(bucket.as_ref()).expect("a node holds the control lease");
+    assert!(nodes.iter().any(|n| n.id == leader), "one of ours leads: {leader}");
     let holder = owner(bucket.as_ref(), "a");
     let held_at = holder.generation;
     let victim = nodes
@@ -157,6 +191,12 @@ fn kill_the_holder_and_lose_nothing(bucket_url: &str, count: usize) {
         acknowledged.insert(name, n);
     }
     let elapsed = took_over_within.elapsed();
+    // The control lease is with a live node (taken over if the killed node held it).
+    let deadline = Instant::now() + Duration::from_millis(LEASE_MS * 5);
+    while control_holder(bucket.as_ref()).is_none_or(|n| n == killed_id) {
+        assert!(Instant::now() < deadline, "no live node took the control lease over");
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let now = owner(bucket.as_ref(), "a");
     assert_ne!(now.node, killed_id, "another node holds a");
     assert!(now.generation > held_at, "at a higher generation: {now:?}");
@@ -198,9 +238,12 @@ fn an_alarm_set_on_a_killed_node_runs_on_another() {
     let (status, body) = ops(
         &n1,
         "sleeper",
-        &serde_json::json!([{ "op": "set-alarm", "in": "1500" }]),
+        // Flushed before the answer: the alarm is in the bucket when n1 is
+        // killed (without it, the answer may go out before the event's upload).
+        &serde_json::json!([{ "op": "set-alarm", "in": "1500" }, { "op": "flush" }]),
     );
     assert_eq!(status, 200, "{body}");
+    assert!(!body.contains("\"err\""), "set and kept: {body}");
     let bucket = wasmkeep_shim::bucket_url::open_bucket(&url, Arc::new(SystemClock)).expect("open");
     let key = ActorKey::new("t/app", "testee", "sleeper");
     assert_eq!(
@@ -212,27 +255,33 @@ fn an_alarm_set_on_a_killed_node_runs_on_another() {
         "n1 holds the actor"
     );
     drop(n1);
-    // Due in 1.5 s; n1's lease lapses within 2 s; n2's timer looks at least every second.
-    let deadline = Instant::now() + Duration::from_millis(LEASE_MS * 10);
-    loop {
-        let (status, body) = ops(
-            &n2,
-            "sleeper",
-            &serde_json::json!([{ "op": "query", "sql": "SELECT count(*) FROM alarm_log" }]),
-        );
-        if status == 200 && body.contains(r#"[[{"integer":"1"}]]"#) {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the alarm never ran on n2: {status} {body}");
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    assert_eq!(
+    // Due in 1.5 s; n1's lease lapses within 2 s; n2's timer looks at least
+    // every second. Nothing is sent to the actor meanwhile (a request would
+    // take it over and register its alarm anyway): only the index in the
+    // bucket tells n2 to wake it.
+    let holder = || {
         wasmkeep_shim::replica::recorded_holder(bucket.as_ref(), &key)
             .expect("read")
             .map(|r| r.node)
-            .as_deref(),
-        Some("n2"),
-        "n2 took the actor over"
+    };
+    let deadline = Instant::now() + Duration::from_millis(LEASE_MS * 10);
+    while holder().as_deref() != Some("n2") {
+        assert!(
+            Instant::now() < deadline,
+            "n2 never woke the alarm of the actor n1 held; n2's log:\n{}",
+            n2.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (status, body) = ops(
+        &n2,
+        "sleeper",
+        &serde_json::json!([{ "op": "query", "sql": "SELECT count(*) FROM alarm_log" }]),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains(r#"[[{"integer":"1"}]]"#),
+        "the alarm ran once, on n2: {body}"
     );
 }
 

@@ -9,6 +9,7 @@
 //! apps/<tenant>/<app>/deleted                              the app's tombstone
 //! apps/<tenant>/<app>/nodes/<node>                         a serving node's heartbeat
 //! cluster/nodes/<node>                                     a node process's lease (epoch, address)
+//! cluster/control                                          the control lease (who runs the control pass)
 //! alarms/<tenant>/<app>/<class>/<encoded name>/<at>        an actor's alarm, for any node to wake
 //! ```
 
@@ -93,6 +94,10 @@ pub fn node_lease(node: &str) -> String {
     format!("{NODE_LEASES}{node}")
 }
 
+/// `cluster/control`: the control lease, held by the node process that runs
+/// the control pass and idle expiry (outside [`NODE_LEASES`]).
+pub const CONTROL_LEASE: &str = "cluster/control";
+
 /// The node a key under [`NODE_LEASES`] is the lease of.
 pub fn node_of_lease(object: &str) -> Option<&str> {
     object
@@ -163,6 +168,7 @@ mod tests {
         assert!(alarms_of_actor(&k).starts_with(&alarms_of_app("acme/shop")));
         assert_eq!(alarm_time(&owner(&k)), None);
         assert_eq!(node_of_lease("cluster/nodes/"), None);
+        assert_eq!(node_of_lease(CONTROL_LEASE), None, "the control lease is no node's");
         assert_eq!(
             app_of_state_key(&node_lease("n1")),
             None,

@@ -38,6 +38,12 @@ pub trait Liveness: Send + Sync {
     fn live_nodes(&self) -> Vec<String>;
     /// Where a live node answers HTTP (`http://host:port`), if it said.
     fn address(&self, node: &str) -> Option<String>;
+    /// Whether `node` runs the cluster's control pass and idle expiry now:
+    /// one node at a time. By default the lowest of `live_nodes` (the
+    /// cluster's live nodes, sorted; ADR 008).
+    fn leads(&self, node: &str, live_nodes: &[String]) -> bool {
+        live_nodes.first().map(String::as_str) == Some(node)
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -111,6 +117,10 @@ pub mod contract {
         l.leave("c");
         assert!(!l.is_live("c"), "a node that left is not live");
         assert_eq!(l.live_nodes(), ["a", "b"]);
+        let live = l.live_nodes();
+        let leaders: Vec<&str> = ["a", "b", "c"].into_iter().filter(|n| l.leads(n, &live)).collect();
+        assert_eq!(leaders.len(), 1, "exactly one live node leads: {leaders:?}");
+        assert!(l.is_live(leaders[0]), "and it is live");
     }
 }
 

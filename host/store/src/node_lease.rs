@@ -58,6 +58,19 @@ pub fn read_lease(bucket: &dyn ObjectStore, node: &str) -> Result<Option<(LeaseR
     }
 }
 
+/// Reads the control lease (`None`: nobody took it yet).
+///
+/// # Errors
+/// The bucket failed, or the object is not a lease.
+pub fn read_control(bucket: &dyn ObjectStore) -> Result<Option<(LeaseRecord, ETag)>, BucketError> {
+    match bucket.get(keys::CONTROL_LEASE)? {
+        None => Ok(None),
+        Some((body, etag)) => serde_json::from_slice(&body)
+            .map(|r| Some((r, etag)))
+            .map_err(|e| BucketError::Unavailable(format!("{} is not a lease: {e}", keys::CONTROL_LEASE))),
+    }
+}
+
 /// Where this process's lease on a node stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LeaseState {
@@ -84,6 +97,8 @@ pub struct BucketLeases {
     address: Option<String>,
     nonce: u64,
     held: Mutex<HashMap<String, HeldLease>>,
+    /// The control lease, while one of this process's nodes holds it.
+    control: Mutex<Option<(LeaseRecord, ETag)>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -104,6 +119,7 @@ impl BucketLeases {
             address,
             nonce: std::collections::hash_map::RandomState::new().build_hasher().finish(),
             held: Mutex::new(HashMap::new()),
+            control: Mutex::new(None),
         }
     }
 
@@ -129,6 +145,11 @@ impl BucketLeases {
     /// wrote. One whose condition fails is fenced; one the bucket did not
     /// take stays as it was (and lapses unless a later renewal lands).
     pub fn renew(&self) {
+        self.renew_nodes();
+        self.hold_control();
+    }
+
+    fn renew_nodes(&self) {
         let now = self.clock.now_ms();
         let mut held = lock(&self.held);
         for h in held.values_mut().filter(|h| h.state == LeaseState::Held) {
@@ -146,6 +167,67 @@ impl BucketLeases {
                 }
                 Err(e) => tracing_free_warn(&record.node, &format!("renewing its lease: {e}")),
             }
+        }
+    }
+
+    /// Takes or renews the control lease (`cluster/control`) for the first
+    /// node this process holds: renewed on its own ETag, taken over on the
+    /// ETag read once it lapsed (or its holder left). One node of the cluster
+    /// holds it at a time; that node runs the control pass and idle expiry.
+    fn hold_control(&self) {
+        let now = self.clock.now_ms();
+        let mut control = lock(&self.control);
+        let holder = control.as_ref().map(|(r, _)| r.node.clone());
+        let mine = {
+            let held = lock(&self.held);
+            let mut nodes: Vec<&HeldLease> = held.values().filter(|h| h.state == LeaseState::Held).collect();
+            // The node that holds it keeps it; otherwise the lowest id here tries.
+            nodes.sort_by_key(|h| (Some(&h.record.node) != holder.as_ref(), h.record.node.clone()));
+            nodes.first().map(|h| h.record.clone())
+        };
+        let Some(node) = mine else { return };
+        let cond = match control.as_ref() {
+            Some((record, etag)) if record.node == node.node => PutCondition::IfMatch(etag.clone()),
+            _ => match read_control(self.bucket.as_ref()) {
+                Ok(None) => PutCondition::IfAbsent,
+                Ok(Some((r, etag))) if !r.is_live_at(now) || (r.node == node.node && r.epoch < node.epoch) => {
+                    PutCondition::IfMatch(etag)
+                }
+                // Another node holds it, or the bucket did not answer: not this one.
+                Ok(Some(_)) | Err(_) => {
+                    *control = None;
+                    return;
+                }
+            },
+        };
+        let renewals = control.as_ref().map_or(0, |(r, _)| r.renewals + 1);
+        let record = LeaseRecord {
+            expires_at_ms: now + self.ttl_ms,
+            renewals,
+            ..node
+        };
+        let body = serde_json::to_vec(&record).unwrap_or_default();
+        match self.bucket.put(keys::CONTROL_LEASE, &body, &cond) {
+            Ok(etag) => *control = Some((record, etag)),
+            Err(BucketError::PreconditionFailed(_)) => *control = None,
+            // Not known to have landed: what this process held lapses unless a renewal lands.
+            Err(_) => {}
+        }
+    }
+
+    /// Gives the control lease up if `node` holds it: written expired.
+    fn give_control(&self, node: &str) {
+        let mut control = lock(&self.control);
+        if let Some((record, etag)) = control.take_if(|(r, _)| r.node == node) {
+            let gone = LeaseRecord {
+                expires_at_ms: 0,
+                renewals: record.renewals + 1,
+                ..record
+            };
+            let body = serde_json::to_vec(&gone).unwrap_or_default();
+            let _ = self
+                .bucket
+                .put(keys::CONTROL_LEASE, &body, &PutCondition::IfMatch(etag));
         }
     }
 
@@ -185,6 +267,7 @@ impl BucketLeases {
     }
 
     fn give(&self, node: &str) -> bool {
+        self.give_control(node);
         let given = {
             let mut held = lock(&self.held);
             match held.get_mut(node) {
@@ -238,6 +321,7 @@ impl Liveness for BucketLeases {
                             state: LeaseState::Held,
                         },
                     );
+                    self.hold_control();
                     return Ok(());
                 }
                 Err(BucketError::PreconditionFailed(_)) => {}
@@ -293,6 +377,16 @@ impl Liveness for BucketLeases {
             Ok(Some((r, _))) if r.is_live_at(now) => r.address,
             _ => None,
         }
+    }
+
+    /// The node that holds the control lease, while it and its own lease are live.
+    fn leads(&self, node: &str, _live_nodes: &[String]) -> bool {
+        let now = self.clock.now_ms();
+        let margin = self.ttl_ms / 4;
+        let holds = lock(&self.control)
+            .as_ref()
+            .is_some_and(|(r, _)| r.node == node && r.expires_at_ms.saturating_sub(margin) > now);
+        holds && self.is_live(node)
     }
 }
 
@@ -375,6 +469,37 @@ mod tests {
         assert_ne!(
             before, after,
             "a renewal at the same time still changes the body (moto's MD5 ETags)"
+        );
+    }
+
+    #[test]
+    fn one_process_holds_the_control_lease_and_another_takes_it_when_it_lapses_or_is_given_up() {
+        let (bucket, clock) = setup();
+        let p1 = process(&bucket, &clock, "http://127.0.0.1:1");
+        let p2 = process(&bucket, &clock, "http://127.0.0.1:2");
+        p1.join("n1").expect("join");
+        p2.join("n2").expect("join");
+        assert!(p1.leads("n1", &[]) && !p2.leads("n2", &[]), "the first to join leads");
+        p2.renew();
+        assert!(!p2.leads("n2", &[]), "while it renews, nobody else does");
+        p1.renew();
+        assert!(p1.leads("n1", &[]));
+        // n1 stops renewing (killed): once its control lease lapses, n2 takes it.
+        clock.advance(1_100);
+        p2.renew();
+        assert!(!p1.leads("n1", &[]), "a lapsed control lease leads nothing");
+        assert!(p2.leads("n2", &[]), "another node takes it over");
+        p1.renew();
+        assert!(
+            !p1.leads("n1", &[]),
+            "and the old holder does not take it back while it is held"
+        );
+        // An ordered stop gives it up at once.
+        p2.leave("n2");
+        p1.renew();
+        assert!(
+            p1.leads("n1", &[]),
+            "a control lease given up is taken at the next renewal"
         );
     }
 

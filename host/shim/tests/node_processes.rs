@@ -4,7 +4,8 @@
 //! forwards to the one that does), then `kill -9` of the holder: another node
 //! takes the actor over once the holder's lease lapses, and every count that
 //! was acknowledged is still there. Over `file://` always; over moto's S3
-//! server when the test command names it (`WASMKEEP_TEST_S3`).
+//! server and Azurite when the test command names them (`WASMKEEP_TEST_S3`,
+//! `WASMKEEP_TEST_AZURE`).
 
 mod common;
 
@@ -298,11 +299,22 @@ fn node_processes_over_a_file_url_take_over_from_a_killed_holder() {
 /// exports of scripts/s3-server.sh).
 #[test]
 fn node_processes_over_moto_take_over_from_a_killed_holder() {
-    let Ok(url) = std::env::var("WASMKEEP_TEST_S3") else {
-        eprintln!("WASMKEEP_TEST_S3 is not set: skipped (scripts/s3-server.sh starts a server)");
+    over_a_server("WASMKEEP_TEST_S3", "scripts/s3-server.sh");
+}
+
+/// With the test command's Azurite (`WASMKEEP_TEST_AZURE` and the exports of
+/// scripts/azurite-server.sh).
+#[test]
+fn node_processes_over_azurite_take_over_from_a_killed_holder() {
+    over_a_server("WASMKEEP_TEST_AZURE", "scripts/azurite-server.sh");
+}
+
+fn over_a_server(env: &str, script: &str) {
+    let Ok(url) = std::env::var(env) else {
+        eprintln!("{env} is not set: skipped ({script} starts a server)");
         return;
     };
-    // A prefix of its own: moto's bucket is shared by the step's tests and keeps what they leave.
+    // A prefix of its own: the server's bucket is shared by the step's tests and keeps what they leave.
     let run = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_nanos())

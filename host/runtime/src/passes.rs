@@ -303,16 +303,7 @@ pub(crate) fn queue_due(
 /// the alarm index in the bucket; a node of this process gets the job
 /// through its mailbox instead).
 fn held_by_another_process(host: &Arc<Host>, key: &ActorKey) -> bool {
-    let Some(c) = host.cluster() else { return false };
-    match crate::replica::recorded_holder(c.bucket.as_ref(), key) {
-        Ok(Some(rec)) => {
-            !rec.released
-                && rec.node != c.node
-                && host.node_mailboxes(&rec.node).is_none()
-                && c.cluster.is_live(&rec.node)
-        }
-        _ => false,
-    }
+    host.remote_holder(key).is_some()
 }
 
 /// Interrupts guests: every 10 ms the engine's epoch moves; an event's deadline counts in epochs.

@@ -304,13 +304,42 @@ async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
     };
     let rest = route.rest;
     let key = ActorKey::new(ctx.app.clone(), route.class, route.name);
+    // As the client wrote it: a forwarded request or socket goes to the same place.
+    let path_and_query = req
+        .uri()
+        .path_and_query()
+        .map_or_else(|| req.uri().path().to_owned(), |p| p.as_str().to_owned());
     let is_upgrade = req
         .headers()
         .get(header::UPGRADE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
     if is_upgrade {
+        let forwarded = req.headers().contains_key(crate::forward::FORWARDED_HEADER);
         let (mut parts, _) = req.into_parts();
+        // Held by another node process: the socket is carried to it, once.
+        let remote = match (ctx.rt.node_id(), forwarded) {
+            (Some(_), false) => {
+                let (rt, k) = (ctx.rt.clone(), key.clone());
+                tokio::task::spawn_blocking(move || rt.remote_holder_address(&k))
+                    .await
+                    .ok()
+                    .flatten()
+            }
+            _ => None,
+        };
+        if let Some(address) = remote {
+            return match WebSocketUpgrade::from_request_parts(&mut parts, &()).await {
+                Ok(ws) => {
+                    let url = format!("{}{path_and_query}", address.replacen("http://", "ws://", 1));
+                    let from = ctx.rt.node_id().unwrap_or_default().to_owned();
+                    ws.max_message_size(MAX_BODY)
+                        .max_frame_size(MAX_BODY)
+                        .on_upgrade(move |socket| crate::forward::proxy_socket(socket, url, from))
+                }
+                Err(e) => e.into_response(),
+            };
+        }
         return match WebSocketUpgrade::from_request_parts(&mut parts, &()).await {
             Ok(ws) => match ctx.rt.open_socket(&key, &rest) {
                 Ok(handle) => {
@@ -382,11 +411,10 @@ async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
         && let Some(request) = &forwardable
         && let Some(holder) = crate::forward::holder_of(&answer)
     {
-        let actor_path = format!("/{}/{}", key.class, key.name);
         let from = ctx.rt.node_id().unwrap_or_default();
         match ctx
             .forwarder
-            .forward(holder, &actor_path, request, from, MAX_BODY)
+            .forward(holder, &path_and_query, request, from, MAX_BODY)
             .await
         {
             Ok(forwarded) => answer = forwarded,

@@ -286,6 +286,59 @@ fn an_alarm_set_on_a_killed_node_runs_on_another() {
     );
 }
 
+/// A WebSocket opened through a node that does not hold the actor reaches
+/// the holder: the node carries it to the holder's process.
+#[test]
+fn a_websocket_through_another_node_reaches_the_holder() {
+    use futures_util::{SinkExt as _, StreamExt as _};
+    use tokio_tungstenite::tungstenite::Message;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("file://{}", dir.path().join("bucket").display());
+    let manifest = testee_manifest(dir.path());
+    let n1 = start_app(&manifest, "n1", &url, dir.path());
+    let n2 = start_app(&manifest, "n2", &url, dir.path());
+    let (status, body) = ops(&n1, "room", &serde_json::json!([]));
+    assert_eq!(status, 200, "n1 takes the actor: {body}");
+    let ws_url = format!("{}/testee/room/lobby", n2.base.replacen("http://", "ws://", 1));
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio");
+    let echoed = rt.block_on(async {
+        let (mut ws, _) = tokio_tungstenite::connect_async(&ws_url)
+            .await
+            .expect("the socket opens");
+        ws.send(Message::text("echo:hello")).await.expect("send");
+        let answer = tokio::time::timeout(Duration::from_secs(10), async {
+            while let Some(m) = ws.next().await {
+                if let Message::Text(t) = m.expect("a message") {
+                    return Some(t.as_str().to_owned());
+                }
+            }
+            None
+        })
+        .await;
+        let _ = ws.close(None).await;
+        answer
+    });
+    assert_eq!(
+        echoed.ok().flatten().as_deref(),
+        Some("hello"),
+        "the holder's actor echoes through n2; n2's log:\n{}",
+        n2.log()
+    );
+    let (status, body) = ops(
+        &n1,
+        "room",
+        &serde_json::json!([{ "op": "query", "sql": "SELECT event, detail FROM socket_log WHERE event = 'open'" }]),
+    );
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        body.contains("/lobby"),
+        "the socket was opened on the holder, with its path: {body}"
+    );
+}
+
 #[test]
 fn node_processes_over_a_file_url_take_over_from_a_killed_holder() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -41,8 +41,8 @@ $(bash scripts/azurite-server.sh start)"
   cargo test --quiet -p wasmkeep-store --features contract-tests -- _server_meets_the_contract --nocapture 2>&1 |
     grep -E "test result|panicked|skipped"
   cargo test --quiet -p wasmkeep-shim --test bucket_check 2>&1 | grep -E "test result|panicked|skipped"
-  cargo test --quiet -p wasmkeep-shim --test node_processes -- _over_moto_ _over_azurite_ --nocapture 2>&1 |
-    grep -E "test result|panicked|skipped|took over"
+  cargo test --quiet -p wasmkeep-shim --test node_processes -- _over_moto_ _over_azurite_ --nocapture --test-threads 2 2>&1 |
+    grep -E "test result|panicked|skipped|took over|process simulation"
   cargo build --quiet -p wasmkeep-shim
   target/debug/wasmkeep-shim bucket check "$WASMKEEP_TEST_S3"
   target/debug/wasmkeep-shim bucket check "$WASMKEEP_TEST_AZURE"

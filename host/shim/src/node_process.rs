@@ -7,7 +7,7 @@ use std::path::Path;
 use std::sync::Arc;
 use wasmkeep_shim::bucket::{LocalDirBucket, ObjectStore};
 use wasmkeep_shim::clock::Clock;
-use wasmkeep_shim::node_lease::BucketLeases;
+use wasmkeep_shim::node_lease::{BucketLeases, LeaseState};
 use wasmkeep_shim::{Cluster, Runtime, RuntimeConfig};
 
 /// The bucket `--bucket` names: a URL (`bucket_url::open_bucket`), or a bare
@@ -34,6 +34,34 @@ pub(crate) fn open_cluster_bucket(
     }
 }
 
+/// This process's place in the cluster: its node and the node's lease.
+pub(crate) struct Joined {
+    cluster: Arc<Cluster>,
+    leases: Arc<BucketLeases>,
+    node: String,
+}
+
+impl Joined {
+    /// The node's id.
+    pub(crate) fn node(&self) -> &str {
+        &self.node
+    }
+
+    /// Resolves once the node is fenced: another process joined as this
+    /// node id, or somebody cut it off. It never holds anything again.
+    pub(crate) async fn fenced(&self) {
+        while self.leases.state(&self.node) != Some(LeaseState::Fenced) {
+            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        }
+    }
+
+    /// After an ordered stop: the lease is given up, so others take the
+    /// node's actors at once.
+    pub(crate) fn leave(&self) {
+        self.cluster.leave(&self.node);
+    }
+}
+
 /// Joins the cluster on `bucket` as `node`, advertising `address`, with a
 /// lease of `lease_ms` renewed on a thread of its own.
 ///
@@ -46,7 +74,7 @@ pub(crate) fn start(
     address: &str,
     lease_ms: u64,
     config: RuntimeConfig,
-) -> anyhow::Result<(Arc<Cluster>, Runtime)> {
+) -> anyhow::Result<(Joined, Runtime)> {
     let leases = Arc::new(BucketLeases::new(
         bucket.clone(),
         clock.clone(),
@@ -56,7 +84,12 @@ pub(crate) fn start(
     let cluster = Cluster::of_node_processes(bucket, clock, leases.clone());
     let rt = Runtime::new_node(config, cluster.clone(), node)?;
     leases.start_renewing();
-    // The leases live as long as the cluster, which the runtime keeps.
-    drop(leases);
-    Ok((cluster, rt))
+    Ok((
+        Joined {
+            cluster,
+            leases,
+            node: node.to_owned(),
+        },
+        rt,
+    ))
 }

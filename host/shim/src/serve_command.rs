@@ -83,6 +83,17 @@ pub(crate) struct ServeArgs {
     pub(crate) watch: bool,
 }
 
+/// Why `serve` stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// Ctrl-C or SIGTERM.
+    Asked,
+    /// Every node stopped serving the app: it was deleted.
+    AppDeleted,
+    /// This node process lost its lease to another process.
+    Fenced,
+}
+
 /// How long an ordered shutdown waits for open connections once every actor
 /// is stopped.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -145,7 +156,7 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     // A node process advertises where it listens in its lease: bind first.
     let mut prebound = None;
-    let mut leaving: Option<(Arc<Cluster>, String)> = None;
+    let mut joined: Option<crate::node_process::Joined> = None;
     let runtimes: Vec<Runtime> = match mode {
         Mode::Single => vec![Runtime::new(config_for(args.data_dir.clone()))?],
         Mode::Cluster => {
@@ -196,7 +207,7 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
                         )
                     })?;
                     let address = format!("http://{}", listener.local_addr()?);
-                    let (cluster, rt) = crate::node_process::start(
+                    let (node_process, rt) = crate::node_process::start(
                         bucket,
                         clock,
                         node,
@@ -206,7 +217,7 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
                     )?;
                     eprintln!("node {node} of the cluster on {bucket_name}, at {address}");
                     prebound = Some(listener);
-                    leaving = Some((cluster, node.clone()));
+                    joined = Some(node_process);
                     vec![rt]
                 }
                 None => {
@@ -324,10 +335,18 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 }
             }
         };
-        let deleted = tokio::select! {
-            _ = tokio::signal::ctrl_c() => false,
-            _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => false,
-            () = app_deleted => true,
+        // A node process that lost its lease to another process stops.
+        let fenced = async {
+            match &joined {
+                Some(j) => j.fenced().await,
+                None => std::future::pending().await,
+            }
+        };
+        let why = tokio::select! {
+            _ = tokio::signal::ctrl_c() => Stop::Asked,
+            _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => Stop::Asked,
+            () = app_deleted => Stop::AppDeleted,
+            () = fenced => Stop::Fenced,
         };
         // The ordered shutdown: queued events answered 503 at once, running ones
         // finish, sockets closed with 1001, actors released; then the servers
@@ -340,8 +359,8 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
             released += s.actors_released;
         }
         // A node process gives its lease up: others take its actors at once.
-        if let Some((cluster, node)) = &leaving {
-            cluster.leave(node);
+        if let Some(j) = &joined {
+            j.leave();
         }
         let _ = stop_tx.send(true);
         // Connections still open (a client that sent half a request, a slow
@@ -363,10 +382,16 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         eprintln!("stopped ({closed} socket(s) closed with 1001, {released} actor(s) released)");
         anyhow::ensure!(
-            !deleted,
+            why != Stop::AppDeleted,
             "app {} was deleted (app delete): its nodes stopped serving it and removed their local files",
             manifest.app
         );
+        if let (Stop::Fenced, Some(j)) = (why, &joined) {
+            anyhow::bail!(
+                "node {node} was fenced: another process joined as {node}, or it was cut off; it stopped",
+                node = j.node()
+            );
+        }
         anyhow::Ok(())
     })
 }

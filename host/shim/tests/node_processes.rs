@@ -286,6 +286,41 @@ fn an_alarm_set_on_a_killed_node_runs_on_another() {
     );
 }
 
+/// A second process joining as a node id that runs fences the first: its
+/// next renewal fails its condition, and it stops (exit status 1) while the
+/// new one serves.
+#[test]
+fn a_node_process_whose_id_is_taken_stops() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("file://{}", dir.path().join("bucket").display());
+    let mut old = start("n1", &url, &dir.path().join("old"));
+    assert_eq!(increment(&old, "a", Duration::from_secs(10)), 1);
+    let new = start("n1", &url, &dir.path().join("new"));
+    let deadline = Instant::now() + Duration::from_millis(LEASE_MS * 5);
+    let status = loop {
+        if let Some(status) = old.child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the fenced process still runs; its log:\n{}",
+            old.log()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(
+        status.code(),
+        Some(1),
+        "it stops with an error; its log:\n{}",
+        old.log()
+    );
+    assert_eq!(
+        increment(&new, "a", Duration::from_millis(LEASE_MS * 5)),
+        2,
+        "the new n1 serves, with what the old one acknowledged"
+    );
+}
+
 /// A WebSocket opened through a node that does not hold the actor reaches
 /// the holder: the node carries it to the holder's process.
 #[test]

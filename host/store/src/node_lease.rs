@@ -297,9 +297,41 @@ impl Liveness for BucketLeases {
             node: node.to_owned(),
             source,
         };
-        // Two processes joining as one node at once: one wins, the other reads again.
-        for _ in 0..8 {
-            let found = read_lease(self.bucket.as_ref(), node).map_err(failed)?;
+        // Two processes joining as one node at once: one wins, the other reads
+        // again. A bucket that fails for a moment is tried again too.
+        let mut last = BucketError::PreconditionFailed(keys::node_lease(node));
+        let mut written_epoch = None;
+        for attempt in 0..8u64 {
+            if attempt > 0 && !matches!(last, BucketError::PreconditionFailed(_)) {
+                std::thread::sleep(Duration::from_millis(100 * attempt));
+            }
+            let found = match read_lease(self.bucket.as_ref(), node) {
+                Ok(found) => found,
+                Err(e) => {
+                    last = e;
+                    continue;
+                }
+            };
+            // An ambiguous write of ours that landed: this process holds it.
+            if let Some((r, etag)) = &found
+                && r.nonce == self.nonce
+                && Some(r.epoch) == written_epoch
+                && lock(&self.held).get(node).is_none_or(|h| h.state != LeaseState::Held)
+                && r.renewals == 0
+                && r.expires_at_ms > self.clock.now_ms()
+                && matches!(last, BucketError::Ambiguous(_))
+            {
+                lock(&self.held).insert(
+                    node.to_owned(),
+                    HeldLease {
+                        record: r.clone(),
+                        etag: etag.clone(),
+                        state: LeaseState::Held,
+                    },
+                );
+                self.hold_control();
+                return Ok(());
+            }
             let record = LeaseRecord {
                 node: node.to_owned(),
                 epoch: found.as_ref().map_or(0, |(r, _)| r.epoch) + 1,
@@ -311,6 +343,7 @@ impl Liveness for BucketLeases {
             let cond = found
                 .as_ref()
                 .map_or(PutCondition::IfAbsent, |(_, e)| PutCondition::IfMatch(e.clone()));
+            written_epoch = Some(record.epoch);
             match self.write(&record, &cond) {
                 Ok(etag) => {
                     lock(&self.held).insert(
@@ -324,11 +357,10 @@ impl Liveness for BucketLeases {
                     self.hold_control();
                     return Ok(());
                 }
-                Err(BucketError::PreconditionFailed(_)) => {}
-                Err(e) => return Err(failed(e)),
+                Err(e) => last = e,
             }
         }
-        Err(failed(BucketError::PreconditionFailed(keys::node_lease(node))))
+        Err(failed(last))
     }
 
     fn is_live(&self, node: &str) -> bool {
@@ -501,6 +533,25 @@ mod tests {
             p1.leads("n1", &[]),
             "a control lease given up is taken at the next renewal"
         );
+    }
+
+    #[test]
+    fn a_join_survives_a_bucket_that_fails_for_a_moment() {
+        use crate::faults::{FaultKind, Faults};
+        let (bucket, clock) = setup();
+        let faults = Arc::new(Faults::default());
+        let faulty: Arc<dyn ObjectStore> = Arc::new(crate::bucket::FaultyBucket::new(bucket.clone(), faults.clone()));
+        let p = process(&faulty, &clock, "http://127.0.0.1:1");
+        faults.arm(FaultKind::FailUpload, 2);
+        p.join("n1").expect("joins after two failed writes");
+        assert_eq!(p.epoch("n1"), Some(1));
+        // A write that landed but was reported failed: the lease is this process's.
+        let again = process(&faulty, &clock, "http://127.0.0.1:2");
+        faults.arm(FaultKind::UploadLandsButFails, 1);
+        again.join("n1").expect("joins although its write was reported failed");
+        assert_eq!(again.epoch("n1"), Some(2), "one epoch, not two");
+        again.renew();
+        assert!(again.is_live("n1"), "and renews it");
     }
 
     #[test]

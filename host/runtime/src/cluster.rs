@@ -1,19 +1,22 @@
-//! Cluster mode: emulated nodes in one process sharing a bucket, with
-//! ownership records at generations (who holds an actor) and liveness.
+//! Cluster mode: nodes sharing a bucket, with ownership records at
+//! generations (who holds an actor) and liveness, chosen at start-up: nodes
+//! of one process, or node processes holding leases in the bucket
+//! (docs/adr/028-node-processes.md).
 
 use crate::address::ActorKey;
 use crate::bucket::ObjectStore;
 use crate::job::Job;
-use std::collections::{HashMap, HashSet};
+use crate::liveness::{InProcessLiveness, Liveness, LivenessError};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
 /// What the nodes of one cluster share.
 pub struct Cluster {
     bucket: Arc<dyn ObjectStore>,
     clock: Arc<dyn crate::clock::Clock>,
-    /// Each node's mailboxes; a node whose runtime is gone is not live.
+    /// The mailboxes of this process's nodes; one whose runtime is gone is not live.
     nodes: Mutex<HashMap<String, Weak<dyn NodeMailboxes>>>,
-    cut_off: Mutex<HashSet<String>>,
+    liveness: Arc<dyn Liveness>,
     alarms: Arc<dyn crate::alarm_index::AlarmIndex>,
     sockets: Arc<crate::sockets::SocketTable>,
 }
@@ -26,12 +29,45 @@ impl Cluster {
     /// A cluster over `bucket` on `clock`. Its nodes share the clock and one
     /// alarm index (an alarm is woken wherever its actor is held).
     pub fn new(bucket: Arc<dyn ObjectStore>, clock: Arc<dyn crate::clock::Clock>) -> Arc<Self> {
+        Self::with_liveness(bucket, clock, Arc::new(InProcessLiveness::default()))
+    }
+
+    /// A cluster over `bucket` on `clock` whose nodes are live as `liveness`
+    /// says: [`InProcessLiveness`] for nodes of this process, or
+    /// [`crate::node_lease::BucketLeases`] for node processes.
+    pub fn with_liveness(
+        bucket: Arc<dyn ObjectStore>,
+        clock: Arc<dyn crate::clock::Clock>,
+        liveness: Arc<dyn Liveness>,
+    ) -> Arc<Self> {
+        let alarms = Arc::new(crate::alarm_index::MemoryAlarmIndex::default());
+        Self::from_parts(bucket, clock, liveness, alarms)
+    }
+
+    /// The cluster of node processes: live by `liveness` (their leases), and
+    /// with the alarm index in the bucket, so that any node wakes an alarm
+    /// whose actor's holder died (docs/adr/028-node-processes.md).
+    pub fn of_node_processes(
+        bucket: Arc<dyn ObjectStore>,
+        clock: Arc<dyn crate::clock::Clock>,
+        liveness: Arc<dyn Liveness>,
+    ) -> Arc<Self> {
+        let alarms = Arc::new(crate::bucket_alarm_index::BucketAlarmIndex::new(bucket.clone()));
+        Self::from_parts(bucket, clock, liveness, alarms)
+    }
+
+    fn from_parts(
+        bucket: Arc<dyn ObjectStore>,
+        clock: Arc<dyn crate::clock::Clock>,
+        liveness: Arc<dyn Liveness>,
+        alarms: Arc<dyn crate::alarm_index::AlarmIndex>,
+    ) -> Arc<Self> {
         Arc::new(Self {
             bucket,
             clock,
             nodes: Mutex::new(HashMap::new()),
-            cut_off: Mutex::new(HashSet::new()),
-            alarms: Arc::new(crate::alarm_index::MemoryAlarmIndex::default()),
+            liveness,
+            alarms,
             sockets: Arc::default(),
         })
     }
@@ -54,21 +90,35 @@ impl Cluster {
         self.alarms.clone()
     }
 
-    pub(crate) fn join(&self, node: &str, mailboxes: Weak<dyn NodeMailboxes>) {
+    pub(crate) fn join(&self, node: &str, mailboxes: Weak<dyn NodeMailboxes>) -> Result<(), LivenessError> {
+        self.liveness.join(node)?;
         lock(&self.nodes).insert(node.to_owned(), mailboxes);
-        lock(&self.cut_off).remove(node);
+        Ok(())
+    }
+
+    /// `node` of this process stopped in order (its actors released): not
+    /// live any more, so others take its actors at once.
+    pub fn leave(&self, node: &str) {
+        self.liveness.leave(node);
     }
 
     /// Whether `node` runs and is reachable: its holds are valid only then.
     pub fn is_live(&self, node: &str) -> bool {
-        // One lock at a time: never hold one while taking the other.
-        let cut = lock(&self.cut_off).contains(node);
-        !cut && lock(&self.nodes).get(node).is_some_and(|w| w.strong_count() > 0)
+        // A node of this process whose runtime is gone is not live, whatever its lease says.
+        let gone = lock(&self.nodes).get(node).is_some_and(|w| w.strong_count() == 0);
+        !gone && self.liveness.is_live(node)
     }
 
     /// Cuts `node` off: from now on it holds nothing, and others may take its actors.
     pub fn cut_off(&self, node: &str) {
-        lock(&self.cut_off).insert(node.to_owned());
+        self.liveness.cut_off(node);
+    }
+
+    /// Where `node` answers HTTP, when it is a live node of another process
+    /// that advertised an address: an event for an actor it holds is
+    /// forwarded there.
+    pub fn address(&self, node: &str) -> Option<String> {
+        self.liveness.address(node)
     }
 
     /// The mailboxes of a live node, to send it an actor's event.
@@ -79,11 +129,16 @@ impl Cluster {
         lock(&self.nodes).get(node).and_then(Weak::upgrade)
     }
 
-    /// The live nodes' ids.
+    /// Whether `node` runs the control pass and idle expiry: the lowest live
+    /// id in one process, the control lease's holder among node processes.
+    pub fn leads(&self, node: &str) -> bool {
+        self.is_live(node) && self.liveness.leads(node, &self.live_nodes())
+    }
+
+    /// The live nodes' ids, sorted.
     pub fn live_nodes(&self) -> Vec<String> {
-        let all: Vec<String> = lock(&self.nodes).keys().cloned().collect();
-        let mut v: Vec<String> = all.into_iter().filter(|n| self.is_live(n)).collect();
-        v.sort();
+        let mut v = self.liveness.live_nodes();
+        v.retain(|n| self.is_live(n));
         v
     }
 }

@@ -25,8 +25,8 @@
 #![deny(missing_docs)]
 
 pub use wasmkeep_store::{
-    actor_records, address, alarm_index, app_delete, bucket, bucket_probe, bucket_url, clock, deletion, faults, keys,
-    object_store_bucket, operator, replica, state_store, verify,
+    actor_records, address, alarm_index, app_delete, bucket, bucket_alarm_index, bucket_probe, bucket_url, clock,
+    deletion, faults, keys, liveness, node_lease, object_store_bucket, operator, replica, state_store, verify,
 };
 
 mod actor_cell;
@@ -70,6 +70,7 @@ pub use cluster::Cluster;
 pub use component_cache::CacheOutcome;
 pub use config::{RuntimeConfig, default_cache_dir};
 pub use error::RuntimeError;
+pub use event_error::HOLDER_HEADER;
 pub use failure_kind::{FAILURE_HEADER, FailureKind, UnknownFailureKind};
 pub use faults::FaultKind;
 pub use http_types::{HttpRequest, HttpResponse, Outbound, SocketMessage};

@@ -112,7 +112,9 @@ pub(crate) fn build_host(
     });
     if let Some(c) = host.cluster() {
         let me: std::sync::Weak<dyn crate::cluster::NodeMailboxes> = Arc::downgrade(&host) as _;
-        c.cluster.join(&c.node, me);
+        c.cluster
+            .join(&c.node, me)
+            .map_err(|e| RuntimeError::Host(e.to_string()))?;
     }
     start_epoch_ticker(host.engine());
     let real_clock = host.clock().as_virtual().is_none();

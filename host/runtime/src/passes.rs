@@ -118,9 +118,10 @@ pub(crate) fn control_pass(host: &Arc<Host>) {
 pub(crate) fn operator_pass(host: &Arc<Host>) -> usize {
     use crate::operator::{Listed, MAX_PER_PASS, Outcome, REQUEST_TTL_MS};
     let Some(c) = host.cluster() else { return 0 };
-    // One node of the cluster lists and queues: the lowest live id (ADR 008).
-    // The job goes to whichever node holds the actor.
-    if c.cluster.live_nodes().into_iter().min().as_deref() != Some(c.node.as_str()) {
+    // One node of the cluster lists and queues: the lowest live id (ADR 008),
+    // or among node processes the control lease's holder (ADR 028). The job
+    // goes to whichever node holds the actor.
+    if !c.cluster.leads(&c.node) {
         return 0;
     }
     let now = host.clock().now_ms();
@@ -188,7 +189,7 @@ pub(crate) fn operator_pass(host: &Arc<Host>) -> usize {
 pub(crate) fn expiry_pass(host: &Arc<Host>) -> ExpiryPass {
     let mut pass = ExpiryPass::default();
     let Some(c) = host.cluster() else { return pass };
-    if c.cluster.live_nodes().into_iter().min().as_deref() != Some(c.node.as_str()) {
+    if !c.cluster.leads(&c.node) {
         return pass;
     }
     // The clock before the listing: a slow listing never makes a record look idler.
@@ -288,11 +289,21 @@ pub(crate) fn queue_due(
         if host.class(&key).is_err() || in_flight.contains_key(&key) {
             continue; // its app is not loaded here, or its alarm job is still queued
         }
+        if held_by_another_process(host, &key) {
+            continue; // its holder wakes it; this node does once the holder's lease lapses
+        }
         let (tx, rx) = oneshot::channel();
         host.enqueue(&key, Job::new(EventKind::Alarm { ran: tx }, Vec::new()));
         queued.push((key, rx));
     }
     queued
+}
+
+/// Whether a live node of another process holds `key` (node processes share
+/// the alarm index in the bucket; a node of this process gets the job
+/// through its mailbox instead).
+fn held_by_another_process(host: &Arc<Host>, key: &ActorKey) -> bool {
+    host.remote_holder(key).is_some()
 }
 
 /// Interrupts guests: every 10 ms the engine's epoch moves; an event's deadline counts in epochs.

@@ -8,5 +8,6 @@ pub use wasmkeep_host::*;
 
 mod admin_access;
 mod dashboard;
+mod forward;
 pub mod route;
 pub mod server;

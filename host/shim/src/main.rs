@@ -7,6 +7,7 @@ mod bucket_command;
 mod http_listener;
 mod new_command;
 mod new_templates;
+mod node_process;
 mod operator_commands;
 mod progress;
 mod serve_command;

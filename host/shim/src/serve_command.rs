@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 use wasmkeep_shim::Cluster;
-use wasmkeep_shim::bucket::LocalDirBucket;
 use wasmkeep_shim::clock::{Clock, SystemClock, VirtualClock};
 use wasmkeep_shim::{Manifest, Mode, Runtime, RuntimeConfig};
 
@@ -36,9 +35,20 @@ pub(crate) struct ServeArgs {
     /// How many nodes a cluster has (default: the manifest's `nodes`, or 2). Node i listens on the port + i - 1.
     #[arg(long)]
     pub(crate) nodes: Option<usize>,
-    /// The bucket directory of a cluster (default: <data-dir>/bucket).
+    /// The bucket of a cluster: a directory, or a URL (file:///DIR, s3://BUCKET[/PREFIX],
+    /// az://CONTAINER[/PREFIX], gs://BUCKET[/PREFIX], memory://; credentials and endpoints
+    /// from the usual environment variables). Default: <data-dir>/bucket.
     #[arg(long)]
-    pub(crate) bucket: Option<PathBuf>,
+    pub(crate) bucket: Option<String>,
+    /// Cluster: run one node process with this id (its data in --data-dir), joining the
+    /// cluster of every process on the same --bucket by a lease in the bucket. Without it,
+    /// --nodes N nodes run in this process.
+    #[arg(long, value_name = "ID", conflicts_with = "nodes")]
+    pub(crate) node_id: Option<String>,
+    /// With --node-id: how long the node's lease lasts after each renewal (ms); a node
+    /// killed without stopping is taken over this long after its last renewal.
+    #[arg(long, default_value_t = wasmkeep_shim::node_lease::DEFAULT_TTL_MS, value_parser = clap::value_parser!(u64).range(300..))]
+    pub(crate) lease_ms: u64,
     /// `class=limit` (e.g. `carts=7d`; s, m, h, d; at least 1h): overrides the
     /// manifest's `expire-after-idle` for that class; `carts=` removes it.
     /// Repeat for more classes. Idle expiry runs in cluster mode.
@@ -73,6 +83,17 @@ pub(crate) struct ServeArgs {
     pub(crate) watch: bool,
 }
 
+/// Why `serve` stops.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    /// Ctrl-C or SIGTERM.
+    Asked,
+    /// Every node stopped serving the app: it was deleted.
+    AppDeleted,
+    /// This node process lost its lease to another process.
+    Fenced,
+}
+
 /// How long an ordered shutdown waits for open connections once every actor
 /// is stopped.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -104,7 +125,11 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
     }
     let manifest = Manifest::load(&args.manifest)?;
     let mode = args.mode.unwrap_or(manifest.mode);
+    if args.node_id.is_some() && mode == Mode::Single {
+        anyhow::bail!("--node-id needs --mode cluster");
+    }
     let nodes = match (mode, args.nodes) {
+        _ if args.node_id.is_some() => 1,
         (Mode::Single, Some(n)) if n != 1 => anyhow::bail!("--nodes {n} needs --mode cluster"),
         (_, Some(n)) if !(1..=16).contains(&n) => anyhow::bail!("--nodes {n}: a local cluster has 1 to 16 nodes"),
         (Mode::Single, _) => 1,
@@ -129,6 +154,9 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         config
     };
     let started = std::time::Instant::now();
+    // A node process advertises where it listens in its lease: bind first.
+    let mut prebound = None;
+    let mut joined: Option<crate::node_process::Joined> = None;
     let runtimes: Vec<Runtime> = match mode {
         Mode::Single => vec![Runtime::new(config_for(args.data_dir.clone()))?],
         Mode::Cluster => {
@@ -137,8 +165,11 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
             } else {
                 Arc::new(SystemClock)
             };
-            let bucket_dir = args.bucket.clone().unwrap_or_else(|| args.data_dir.join("bucket"));
-            let bucket = Arc::new(LocalDirBucket::new(bucket_dir.clone(), clock.clone()));
+            let (bucket, bucket_name) = crate::node_process::open_cluster_bucket(
+                args.bucket.as_deref(),
+                &args.data_dir.join("bucket"),
+                clock.clone(),
+            )?;
             if let Some(t) = wasmkeep_shim::app_delete::read_tombstone(bucket.as_ref(), &manifest.app)? {
                 if args.recreate {
                     wasmkeep_shim::app_delete::recreate(bucket.as_ref(), &manifest.app)?;
@@ -148,8 +179,12 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
                     );
                 } else {
                     // A node refusing to start on a tombstone removes its local files of the app too.
-                    for i in 1..=nodes {
-                        let mut dir = args.data_dir.join(format!("node-{i}")).join("state");
+                    let node_dirs: Vec<PathBuf> = match &args.node_id {
+                        Some(_) => vec![args.data_dir.clone()],
+                        None => (1..=nodes).map(|i| args.data_dir.join(format!("node-{i}"))).collect(),
+                    };
+                    for node_dir in node_dirs {
+                        let mut dir = node_dir.join("state");
                         for part in manifest.app.split('/') {
                             dir.push(part);
                         }
@@ -163,9 +198,34 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
                     );
                 }
             }
-            let cluster = Cluster::new(bucket, clock);
-            eprintln!("cluster of {nodes} nodes sharing the bucket {}", bucket_dir.display());
-            cluster.start_nodes(nodes, |i| config_for(args.data_dir.join(format!("node-{i}"))))?
+            match &args.node_id {
+                Some(node) => {
+                    let listener = std::net::TcpListener::bind(args.listen).with_context(|| {
+                        format!(
+                            "cannot listen on {} (is another server using it? pick one with --listen)",
+                            args.listen
+                        )
+                    })?;
+                    let address = format!("http://{}", listener.local_addr()?);
+                    let (node_process, rt) = crate::node_process::start(
+                        bucket,
+                        clock,
+                        node,
+                        &address,
+                        args.lease_ms,
+                        config_for(args.data_dir.clone()),
+                    )?;
+                    eprintln!("node {node} of the cluster on {bucket_name}, at {address}");
+                    prebound = Some(listener);
+                    joined = Some(node_process);
+                    vec![rt]
+                }
+                None => {
+                    let cluster = Cluster::new(bucket, clock);
+                    eprintln!("cluster of {nodes} nodes sharing the bucket {bucket_name}");
+                    cluster.start_nodes(nodes, |i| config_for(args.data_dir.join(format!("node-{i}"))))?
+                }
+            }
         }
     };
     let mut limits = manifest.expire_after_idle.clone();
@@ -229,9 +289,15 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
             if addr.port() != 0 {
                 addr.set_port(addr.port() + u16::try_from(i)?);
             }
-            let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| {
-                format!("cannot listen on {addr} (is another server using it? pick one with --listen)")
-            })?;
+            let listener = match prebound.take() {
+                Some(l) => {
+                    l.set_nonblocking(true)?;
+                    tokio::net::TcpListener::from_std(l)?
+                }
+                None => tokio::net::TcpListener::bind(addr).await.with_context(|| {
+                    format!("cannot listen on {addr} (is another server using it? pick one with --listen)")
+                })?,
+            };
             let bound = listener.local_addr()?;
             // Scripts and tests read these lines to find the ports.
             match rt.node_id() {
@@ -269,10 +335,18 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 }
             }
         };
-        let deleted = tokio::select! {
-            _ = tokio::signal::ctrl_c() => false,
-            _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => false,
-            () = app_deleted => true,
+        // A node process that lost its lease to another process stops.
+        let fenced = async {
+            match &joined {
+                Some(j) => j.fenced().await,
+                None => std::future::pending().await,
+            }
+        };
+        let why = tokio::select! {
+            _ = tokio::signal::ctrl_c() => Stop::Asked,
+            _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending().await } } => Stop::Asked,
+            () = app_deleted => Stop::AppDeleted,
+            () = fenced => Stop::Fenced,
         };
         // The ordered shutdown: queued events answered 503 at once, running ones
         // finish, sockets closed with 1001, actors released; then the servers
@@ -283,6 +357,10 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         for s in futures_util::future::join_all(nodes.iter().map(Runtime::shutdown_async)).await {
             closed += s.sockets_closed;
             released += s.actors_released;
+        }
+        // A node process gives its lease up: others take its actors at once.
+        if let Some(j) = &joined {
+            j.leave();
         }
         let _ = stop_tx.send(true);
         // Connections still open (a client that sent half a request, a slow
@@ -304,10 +382,16 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         eprintln!("stopped ({closed} socket(s) closed with 1001, {released} actor(s) released)");
         anyhow::ensure!(
-            !deleted,
+            why != Stop::AppDeleted,
             "app {} was deleted (app delete): its nodes stopped serving it and removed their local files",
             manifest.app
         );
+        if let (Stop::Fenced, Some(j)) = (why, &joined) {
+            anyhow::bail!(
+                "node {node} was fenced: another process joined as {node}, or it was cut off; it stopped",
+                node = j.node()
+            );
+        }
         anyhow::Ok(())
     })
 }

@@ -25,6 +25,8 @@ pub const MAX_BODY: usize = 16 << 20;
 struct Ctx {
     rt: Runtime,
     app: String,
+    /// Reaches the node processes that hold actors this node does not.
+    forwarder: crate::forward::Forwarder,
 }
 
 /// The router for one app served by `rt`, its admin API for loopback only.
@@ -47,6 +49,7 @@ pub fn router_for_node(rt: Runtime, app: String, access: AdminAccess, cluster: V
     let ctx = Ctx {
         rt: rt.clone(),
         app: app.clone(),
+        forwarder: crate::forward::Forwarder::default(),
     };
     let admin = Router::new()
         .merge(crate::dashboard::api_routes(rt, app, cluster))
@@ -297,13 +300,42 @@ async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
     };
     let rest = route.rest;
     let key = ActorKey::new(ctx.app.clone(), route.class, route.name);
+    // As the client wrote it: a forwarded request or socket goes to the same place.
+    let path_and_query = req
+        .uri()
+        .path_and_query()
+        .map_or_else(|| req.uri().path().to_owned(), |p| p.as_str().to_owned());
     let is_upgrade = req
         .headers()
         .get(header::UPGRADE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
     if is_upgrade {
+        let forwarded = req.headers().contains_key(crate::forward::FORWARDED_HEADER);
         let (mut parts, _) = req.into_parts();
+        // Held by another node process: the socket is carried to it, once.
+        let remote = match (ctx.rt.node_id(), forwarded) {
+            (Some(_), false) => {
+                let (rt, k) = (ctx.rt.clone(), key.clone());
+                tokio::task::spawn_blocking(move || rt.remote_holder_address(&k))
+                    .await
+                    .ok()
+                    .flatten()
+            }
+            _ => None,
+        };
+        if let Some(address) = remote {
+            return match WebSocketUpgrade::from_request_parts(&mut parts, &()).await {
+                Ok(ws) => {
+                    let url = format!("{}{path_and_query}", address.replacen("http://", "ws://", 1));
+                    let from = ctx.rt.node_id().unwrap_or_default().to_owned();
+                    ws.max_message_size(MAX_BODY)
+                        .max_frame_size(MAX_BODY)
+                        .on_upgrade(move |socket| crate::forward::proxy_socket(socket, url, from))
+                }
+                Err(e) => e.into_response(),
+            };
+        }
         return match WebSocketUpgrade::from_request_parts(&mut parts, &()).await {
             Ok(ws) => match ctx.rt.open_socket(&key, &rest) {
                 Ok(handle) => {
@@ -346,19 +378,34 @@ async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
             );
         }
     };
-    let pending = match ctx.rt.request(
-        &key,
-        HttpRequest {
-            method,
-            path: rest,
-            headers,
-            body,
-        },
-    ) {
+    let request = HttpRequest {
+        method,
+        path: rest,
+        headers,
+        body,
+    };
+    // A node keeps a copy to forward, unless the request was forwarded to it already.
+    let forwardable =
+        (ctx.rt.node_id().is_some() && !crate::forward::was_forwarded(&request.headers)).then(|| request.clone());
+    let pending = match ctx.rt.request(&key, request) {
         Ok(p) => p,
         Err(e) => return shim_error(&e),
     };
-    let answer = pending.recv().await;
+    let mut answer = pending.recv().await;
+    if answer.failure == Some(crate::FailureKind::HolderUnreachable)
+        && let Some(request) = &forwardable
+        && let Some(holder) = crate::forward::holder_of(&answer)
+    {
+        let from = ctx.rt.node_id().unwrap_or_default();
+        match ctx
+            .forwarder
+            .forward(holder, &path_and_query, request, from, MAX_BODY)
+            .await
+        {
+            Ok(forwarded) => answer = forwarded,
+            Err(e) => tracing::warn!(actor = %key, "forwarding to {holder}: {e}"),
+        }
+    }
     guest_response(answer.status, &answer.headers, answer.body)
 }
 

@@ -18,6 +18,9 @@ pub enum AlarmIndexError {
     /// The backing database failed.
     #[error("alarm index database: {0}")]
     Sqlite(#[from] rusqlite::Error),
+    /// The bucket holding the index failed.
+    #[error("alarm index in the bucket: {0}")]
+    Bucket(#[from] crate::bucket::BucketError),
 }
 
 /// Pending alarms by actor.

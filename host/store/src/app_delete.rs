@@ -87,14 +87,14 @@ pub fn serving_nodes(bucket: &dyn ObjectStore, app: &str, now: u64) -> Result<Ve
         .collect())
 }
 
-/// Every key under `state/<app>/` and `apps/<app>/` but the tombstone.
+/// Every key under `state/<app>/`, `apps/<app>/` and `alarms/<app>/` but the tombstone.
 ///
 /// # Errors
 /// The bucket's error.
 pub fn remaining_keys(bucket: &dyn ObjectStore, app: &str) -> Result<Vec<String>, BucketError> {
     let tomb = keys::tombstone(app);
     let mut keys = Vec::new();
-    for prefix in [keys::app_state(app), keys::app_records(app)] {
+    for prefix in [keys::app_state(app), keys::app_records(app), keys::alarms_of_app(app)] {
         keys.extend(bucket.list(&prefix)?.into_iter().map(|m| m.key).filter(|k| *k != tomb));
     }
     Ok(keys)

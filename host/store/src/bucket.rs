@@ -10,6 +10,7 @@
 //! implementation.
 
 use crate::clock::Clock;
+use crate::dir_lock::{DirLock, LOCK_FILE, LockKind};
 use crate::faults::{FaultKind, Faults};
 use sha2::{Digest, Sha256};
 use std::collections::BTreeMap;
@@ -154,22 +155,35 @@ impl ObjectStore for MemoryBucket {
 
 /// Objects as files under a directory: `<root>/<key>`, with `<key>.etag`
 /// beside each holding its ETag and last-modified time. Conditional writes are
-/// atomic for the nodes of one process (they share this value).
+/// atomic across threads and processes: a writer holds `<root>/.lock`
+/// exclusively ([`crate::dir_lock`]), readers share it.
 pub struct LocalDirBucket {
     root: PathBuf,
     clock: Arc<dyn Clock>,
-    /// Serialises conditional writes; holds a counter that makes ETags unique.
+    /// Serialises this process's writers; holds a counter that, with the
+    /// nonce, makes ETags unique.
     write_lock: Mutex<u64>,
+    /// Random per instance: two processes writing the same bytes at the same
+    /// count still get different ETags.
+    nonce: u64,
 }
 
 impl LocalDirBucket {
     /// A bucket in `root` (created as needed).
     pub fn new(root: impl Into<PathBuf>, clock: Arc<dyn Clock>) -> Self {
+        use std::hash::{BuildHasher, Hasher};
         Self {
             root: root.into(),
             clock,
             write_lock: Mutex::new(0),
+            nonce: std::collections::hash_map::RandomState::new().build_hasher().finish(),
         }
+    }
+
+    /// The lock on the directory that other processes see too.
+    fn dir_lock(&self, kind: LockKind) -> Result<DirLock, BucketError> {
+        DirLock::acquire(&self.root, kind)
+            .map_err(|e| BucketError::Unavailable(format!("locking {}: {e}", self.root.display())))
     }
 
     /// The directory.
@@ -178,7 +192,7 @@ impl LocalDirBucket {
     }
 
     fn path(&self, key: &str) -> Result<PathBuf, BucketError> {
-        if key.split('/').any(|p| p.is_empty() || p == "." || p == "..") || key.ends_with(".etag") {
+        if key.split('/').any(|p| p.is_empty() || p == "." || p == "..") || key.ends_with(".etag") || key == LOCK_FILE {
             return Err(BucketError::Unavailable(format!("invalid key {key:?}")));
         }
         Ok(self.root.join(key))
@@ -216,6 +230,7 @@ impl ObjectStore for LocalDirBucket {
     fn get(&self, key: &str) -> Result<Option<(Vec<u8>, ETag)>, BucketError> {
         let p = self.path(key)?;
         let _g = lock(&self.write_lock);
+        let _shared = self.dir_lock(LockKind::Shared)?;
         match std::fs::read(&p) {
             Ok(b) => Ok(Some((b, Self::read_meta(&p).map(|m| m.0).unwrap_or_default()))),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
@@ -226,6 +241,7 @@ impl ObjectStore for LocalDirBucket {
     fn put(&self, key: &str, body: &[u8], cond: &PutCondition) -> Result<ETag, BucketError> {
         let p = self.path(key)?;
         let mut g = lock(&self.write_lock);
+        let _exclusive = self.dir_lock(LockKind::Exclusive)?;
         let current = if p.exists() {
             Self::read_meta(&p).map(|m| m.0)
         } else {
@@ -240,7 +256,7 @@ impl ObjectStore for LocalDirBucket {
             return Err(BucketError::PreconditionFailed(key.to_owned()));
         }
         *g += 1;
-        let etag = etag_of(body, *g);
+        let etag = etag_of(body, *g ^ self.nonce.rotate_left(32));
         write_atomic(&p, body).map_err(|e| io_err(&e))?;
         write_atomic(
             &Self::meta_path(&p),
@@ -253,6 +269,7 @@ impl ObjectStore for LocalDirBucket {
     fn delete(&self, key: &str) -> Result<(), BucketError> {
         let p = self.path(key)?;
         let _g = lock(&self.write_lock);
+        let _exclusive = self.dir_lock(LockKind::Exclusive)?;
         for f in [Self::meta_path(&p), p] {
             match std::fs::remove_file(&f) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io_err(&e)),
@@ -264,6 +281,7 @@ impl ObjectStore for LocalDirBucket {
 
     fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
         let _g = lock(&self.write_lock);
+        let _shared = self.dir_lock(LockKind::Shared)?;
         let mut out = Vec::new();
         // Walk from the deepest directory the prefix names.
         let dir_part = prefix.rsplit_once('/').map_or("", |(d, _)| d);
@@ -304,7 +322,7 @@ impl ObjectStore for LocalDirBucket {
                 }
                 let Ok(rel) = p.strip_prefix(&self.root) else { continue };
                 let key = rel.to_string_lossy().replace('\\', "/");
-                if key.ends_with(".etag") || key.ends_with(".tmp") || !key.starts_with(prefix) {
+                if key.ends_with(".etag") || key.ends_with(".tmp") || key == LOCK_FILE || !key.starts_with(prefix) {
                     continue;
                 }
                 let (etag, last_modified) = Self::read_meta(&p).unwrap_or_default();
@@ -541,6 +559,92 @@ pub mod contract {
             b.get(key).expect("get"),
             Some(winners[0].clone()),
             "the object is the winner's, with the ETag it was told"
+        );
+    }
+
+    /// The environment of a child writer of [`check_racing_processes`]: its number.
+    pub const RACE_WRITER_ENV: &str = "WASMKEEP_RACE_WRITER";
+    /// ... and the file whose appearance starts the race.
+    pub const RACE_START_ENV: &str = "WASMKEEP_RACE_START";
+    const RACE_ROUNDS: u64 = 25;
+    const RACE_COUNTER: &str = "state/t/race/counter";
+    const RACE_OWNER: &str = "state/t/race/processes-owner";
+
+    /// A child writer's part (in its own process): once the start file is
+    /// there, one create of a shared key (prints `won` if it won), then
+    /// [`RACE_ROUNDS`] increments of a shared counter, each a read and an
+    /// update on the ETag read, retried when its condition fails.
+    ///
+    /// # Panics
+    /// The bucket failed, or the start file never came.
+    pub fn race_as_child(b: &dyn ObjectStore, writer: &str, start: &Path) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !start.exists() {
+            assert!(std::time::Instant::now() < deadline, "the race never started");
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        match b.put(
+            RACE_OWNER,
+            format!("writer {writer}").as_bytes(),
+            &PutCondition::IfAbsent,
+        ) {
+            Ok(_) => println!("won"),
+            Err(BucketError::PreconditionFailed(_)) => println!("lost"),
+            Err(e) => panic!("a create failed otherwise: {e}"),
+        }
+        for _ in 0..RACE_ROUNDS {
+            loop {
+                let (n, cond) = match b.get(RACE_COUNTER).expect("read the counter") {
+                    None => (0, PutCondition::IfAbsent),
+                    Some((body, etag)) => (
+                        String::from_utf8_lossy(&body).parse::<u64>().expect("a count"),
+                        PutCondition::IfMatch(etag),
+                    ),
+                };
+                match b.put(RACE_COUNTER, (n + 1).to_string().as_bytes(), &cond) {
+                    Ok(_) => break,
+                    Err(BucketError::PreconditionFailed(_)) => {}
+                    Err(e) => panic!("an update failed otherwise: {e}"),
+                }
+            }
+        }
+    }
+
+    /// Writers in `writers` processes (`spawn(i, start)` starts writer `i`,
+    /// which calls [`race_as_child`]) race on `b`'s bucket: exactly one wins
+    /// the create, and no increment is lost.
+    ///
+    /// # Panics
+    /// Where the bucket let two creates win or lost an update across processes.
+    pub fn check_racing_processes(
+        b: &dyn ObjectStore,
+        writers: usize,
+        start: &Path,
+        spawn: impl Fn(usize) -> std::process::Child,
+    ) {
+        let children: Vec<_> = (0..writers).map(&spawn).collect();
+        std::fs::write(start, b"go").expect("the start file");
+        let outputs: Vec<_> = children
+            .into_iter()
+            .map(|c| c.wait_with_output().expect("a writer ends"))
+            .collect();
+        for o in &outputs {
+            assert!(
+                o.status.success(),
+                "a writer failed: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+        }
+        let won = outputs
+            .iter()
+            .filter(|o| String::from_utf8_lossy(&o.stdout).lines().any(|l| l == "won"))
+            .count();
+        assert_eq!(won, 1, "exactly one process wins the create");
+        let (body, _) = b.get(RACE_COUNTER).expect("read").expect("the counter");
+        assert_eq!(
+            String::from_utf8_lossy(&body),
+            (RACE_ROUNDS * writers as u64).to_string(),
+            "no process's increment was lost"
         );
     }
 

@@ -136,6 +136,39 @@ mod tests {
         Arc::new(VirtualClock::default())
     }
 
+    /// Six processes race on one `file://` bucket (each this test binary,
+    /// run again as a writer): one create wins, no update is lost.
+    #[test]
+    fn racing_processes_on_a_file_url_lose_no_update_and_have_one_winner() {
+        const NAME: &str = "bucket_url::tests::racing_processes_on_a_file_url_lose_no_update_and_have_one_winner";
+        const URL_ENV: &str = "WASMKEEP_RACE_URL";
+        if let (Ok(writer), Ok(url), Ok(start)) = (
+            std::env::var(contract::RACE_WRITER_ENV),
+            std::env::var(URL_ENV),
+            std::env::var(contract::RACE_START_ENV),
+        ) {
+            let b = open_bucket(&url, Arc::new(SystemClock)).expect("the writer opens the bucket");
+            contract::race_as_child(b.as_ref(), &writer, std::path::Path::new(&start));
+            return;
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let url = format!("file://{}", dir.path().join("bucket").display());
+        let start = dir.path().join("start");
+        let b = open_bucket(&url, Arc::new(SystemClock)).expect("open");
+        let exe = std::env::current_exe().expect("this test binary");
+        contract::check_racing_processes(b.as_ref(), 6, &start, |i| {
+            std::process::Command::new(&exe)
+                .args([NAME, "--exact", "--nocapture", "--test-threads=1", "-q"])
+                .env(contract::RACE_WRITER_ENV, i.to_string())
+                .env(URL_ENV, &url)
+                .env(contract::RACE_START_ENV, &start)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("a writer process")
+        });
+    }
+
     #[test]
     fn an_unknown_scheme_is_refused_by_kind() {
         for url in ["ftp://host/x", "http://127.0.0.1:1/b", "nonsense://x"] {

@@ -8,6 +8,9 @@
 //! state/<tenant>/<app>/deletes/<class>/<encoded name>/<id>     operator delete request (+ outcomes)
 //! apps/<tenant>/<app>/deleted                              the app's tombstone
 //! apps/<tenant>/<app>/nodes/<node>                         a serving node's heartbeat
+//! cluster/nodes/<node>                                     a node process's lease (epoch, address)
+//! cluster/control                                          the control lease (who runs the control pass)
+//! alarms/<tenant>/<app>/<class>/<encoded name>/<at>        an actor's alarm, for any node to wake
 //! ```
 
 use crate::address::ActorKey;
@@ -83,6 +86,52 @@ pub fn heartbeat(app: &str, node: &str) -> String {
     format!("{}{node}", heartbeats(app))
 }
 
+/// `cluster/nodes/`: the leases of the cluster's node processes.
+pub const NODE_LEASES: &str = "cluster/nodes/";
+
+/// `cluster/nodes/<node>`: one node's lease (docs/adr/028-node-processes.md).
+pub fn node_lease(node: &str) -> String {
+    format!("{NODE_LEASES}{node}")
+}
+
+/// `cluster/control`: the control lease, held by the node process that runs
+/// the control pass and idle expiry (outside [`NODE_LEASES`]).
+pub const CONTROL_LEASE: &str = "cluster/control";
+
+/// The node a key under [`NODE_LEASES`] is the lease of.
+pub fn node_of_lease(object: &str) -> Option<&str> {
+    object
+        .strip_prefix(NODE_LEASES)
+        .filter(|n| !n.is_empty() && !n.contains('/'))
+}
+
+/// `alarms/`: every app's alarm entries (node processes' alarm index).
+pub const ALARMS_ROOT: &str = "alarms/";
+
+/// `alarms/<tenant>/<app>/`: the app's alarm entries.
+pub fn alarms_of_app(app: &str) -> String {
+    format!("{ALARMS_ROOT}{app}/")
+}
+
+/// `alarms/<tenant>/<app>/<class>/<encoded name>/`: one actor's alarm entries.
+pub fn alarms_of_actor(key: &ActorKey) -> String {
+    format!("{}{}/{}/", alarms_of_app(&key.app), key.class, key.encoded_name())
+}
+
+/// `alarms/<tenant>/<app>/<class>/<encoded name>/<at, 16 hex digits>`: an
+/// alarm entry; the time is in the key, so a listing shows every entry's time.
+pub fn alarm(key: &ActorKey, at: u64) -> String {
+    format!("{}{at:016x}", alarms_of_actor(key))
+}
+
+/// The time of an alarm entry's key.
+pub fn alarm_time(object: &str) -> Option<u64> {
+    let (prefix, at) = object.rsplit_once('/')?;
+    (prefix.starts_with(ALARMS_ROOT) && at.len() == 16)
+        .then(|| u64::from_str_radix(at, 16).ok())
+        .flatten()
+}
+
 /// The app (`<tenant>/<app>`) a key under [`STATE_ROOT`] belongs to.
 pub fn app_of_state_key(object: &str) -> Option<String> {
     let mut parts = object.strip_prefix(STATE_ROOT)?.split('/');
@@ -113,5 +162,17 @@ mod tests {
         assert!(heartbeat("acme/shop", "n1").starts_with(&app_records("acme/shop")));
         assert!(tombstone("acme/shop").starts_with(&app_records("acme/shop")));
         assert!(owner(&k).starts_with(&app_state("acme/shop")));
+        assert_eq!(node_of_lease(&node_lease("n1")), Some("n1"));
+        assert_eq!(alarm_time(&alarm(&k, 0x1234)), Some(0x1234));
+        assert!(alarm(&k, 1).starts_with(&alarms_of_actor(&k)));
+        assert!(alarms_of_actor(&k).starts_with(&alarms_of_app("acme/shop")));
+        assert_eq!(alarm_time(&owner(&k)), None);
+        assert_eq!(node_of_lease("cluster/nodes/"), None);
+        assert_eq!(node_of_lease(CONTROL_LEASE), None, "the control lease is no node's");
+        assert_eq!(
+            app_of_state_key(&node_lease("n1")),
+            None,
+            "leases are outside every app"
+        );
     }
 }

@@ -14,7 +14,10 @@
 //! - [`operator`], [`app_delete`], [`verify`]: the operator delete, the app
 //!   delete and the orphan sweep.
 //! - [`state_store`]: actors' database files on one node; [`alarm_index`]:
-//!   which actor's alarm is due when.
+//!   which actor's alarm is due when; [`bucket_alarm_index`]: the same in
+//!   the bucket, for node processes.
+//! - [`liveness`]: which nodes are live, in one process or by
+//!   [`node_lease`]s in the bucket (node processes).
 //!
 //! With the `contract-tests` feature, [`bucket::contract`] is the test every
 //! [`bucket::ObjectStore`] must pass.
@@ -26,12 +29,16 @@ pub mod address;
 pub mod alarm_index;
 pub mod app_delete;
 pub mod bucket;
+pub mod bucket_alarm_index;
 pub mod bucket_probe;
 pub mod bucket_url;
 pub mod clock;
 pub mod deletion;
+pub mod dir_lock;
 pub mod faults;
 pub mod keys;
+pub mod liveness;
+pub mod node_lease;
 pub mod object_store_bucket;
 pub mod operator;
 pub mod replica;

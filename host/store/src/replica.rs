@@ -105,6 +105,12 @@ pub struct OwnerRecord {
     pub generation: u64,
     /// True once the holder let it go (hibernation).
     pub released: bool,
+    /// Uploads acknowledged in this generation: each one is acknowledged by
+    /// rewriting this record on the ETag the holder last wrote, so an upload
+    /// after another node's acquire fails the bucket's condition (ADR 028).
+    /// It also keeps every write's bytes distinct (moto's ETag is their MD5).
+    #[serde(default)]
+    pub committed: u64,
 }
 
 /// Why a replica operation failed.
@@ -292,6 +298,7 @@ impl Replica {
             node: self.node.clone(),
             generation,
             released: false,
+            committed: 0,
         })
         .map_err(|_| ReplicaError::CorruptRecord(keys::owner(&self.key)))?;
         let cond = match &record {
@@ -343,6 +350,7 @@ impl Replica {
                 node: format!("{}-usurper", self.node),
                 generation: hold.generation + 1,
                 released: false,
+                committed: 0,
             };
             let body = serde_json::to_vec(&thief).unwrap_or_default();
             let _ = self.bucket.put(&keys::owner(&self.key), &body, &PutCondition::None);
@@ -376,14 +384,48 @@ impl Replica {
         self.next_seq += 1;
         let key = format!("{}{pos}.{}", keys::history_prefix(&self.key), kind.ext());
         self.bucket.put(&key, image, &PutCondition::IfAbsent)?;
-        if check && !self.holds(live)? {
-            return Err(ReplicaError::HoldLost);
+        if check {
+            self.commit(&hold, pos)?;
+            if !live(&self.node) {
+                return Err(ReplicaError::HoldLost);
+            }
         }
         if kind != Kind::Snapshot {
             self.head = Some(pos);
             self.last_hash = Some(hash(image));
         }
         Ok(pos)
+    }
+
+    /// Acknowledges the upload at `pos`: the ownership record rewritten on
+    /// the ETag this hold last wrote. Another node's acquire since then
+    /// rewrote the record, so the bucket refuses this write: the upload is
+    /// not acknowledged, whatever this node believes about its liveness.
+    fn commit(&mut self, hold: &Hold, pos: Pos) -> Result<(), ReplicaError> {
+        let body = serde_json::to_vec(&OwnerRecord {
+            node: self.node.clone(),
+            generation: hold.generation,
+            released: false,
+            committed: pos.seq + 1,
+        })
+        .map_err(|_| ReplicaError::CorruptRecord(keys::owner(&self.key)))?;
+        match self.bucket.put(
+            &keys::owner(&self.key),
+            &body,
+            &PutCondition::IfMatch(hold.etag.clone()),
+        ) {
+            Ok(etag) => {
+                if let Some(h) = self.hold.as_mut() {
+                    h.etag = etag;
+                }
+                Ok(())
+            }
+            Err(BucketError::PreconditionFailed(_)) => Err(ReplicaError::HoldLost),
+            Err(e) => {
+                // The record may or may not be ours now: the next check decides.
+                Err(e.into())
+            }
+        }
     }
 
     /// Uploads `image` as a segment unless it is what the head already holds.
@@ -463,6 +505,7 @@ impl Replica {
             node: self.node.clone(),
             generation: hold.generation,
             released: true,
+            committed: self.next_seq,
         })
         .map_err(|_| ReplicaError::CorruptRecord(keys::owner(&self.key)))?;
         match self
@@ -480,6 +523,20 @@ impl Replica {
         self.hold = None;
         self.head = None;
         self.last_hash = None;
+    }
+}
+
+/// The ownership record of `key` as the bucket has it now (`None`: never held).
+///
+/// # Errors
+/// The bucket failed, or the record is not one.
+pub fn recorded_holder(bucket: &dyn ObjectStore, key: &ActorKey) -> Result<Option<OwnerRecord>, ReplicaError> {
+    let object = keys::owner(key);
+    match bucket.get(&object)? {
+        None => Ok(None),
+        Some((body, _)) => serde_json::from_slice(&body)
+            .map(Some)
+            .map_err(|_| ReplicaError::CorruptRecord(object)),
     }
 }
 
@@ -526,5 +583,95 @@ pub fn deletion_status(bucket: &dyn ObjectStore, key: &ActorKey) -> DeletionStat
                 },
             },
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bucket::{MemoryBucket, ObjectMeta};
+    use crate::clock::VirtualClock;
+    use std::sync::Mutex;
+
+    type Hook = Box<dyn FnOnce() + Send>;
+
+    /// A bucket that runs a hook right after the first segment lands, and
+    /// counts the writes refused by their condition.
+    struct AfterSegmentLands {
+        inner: Arc<dyn ObjectStore>,
+        hook: Mutex<Option<Hook>>,
+        refused: Mutex<usize>,
+    }
+
+    impl ObjectStore for AfterSegmentLands {
+        fn get(&self, key: &str) -> Result<Option<(Vec<u8>, ETag)>, BucketError> {
+            self.inner.get(key)
+        }
+        fn put(&self, key: &str, body: &[u8], cond: &PutCondition) -> Result<ETag, BucketError> {
+            let r = self.inner.put(key, body, cond);
+            if matches!(r, Err(BucketError::PreconditionFailed(_))) {
+                *self.refused.lock().expect("count") += 1;
+            }
+            if key.ends_with(".seg") {
+                let hook = self.hook.lock().expect("hook").take();
+                if let Some(h) = hook {
+                    h();
+                }
+            }
+            r
+        }
+        fn delete(&self, key: &str) -> Result<(), BucketError> {
+            self.inner.delete(key)
+        }
+        fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
+            self.inner.list(prefix)
+        }
+    }
+
+    #[test]
+    fn an_upload_after_another_node_acquired_is_refused_by_the_records_condition() {
+        let inner: Arc<dyn ObjectStore> = Arc::new(MemoryBucket::new(Arc::new(VirtualClock::default())));
+        let hooked = Arc::new(AfterSegmentLands {
+            inner: inner.clone(),
+            hook: Mutex::new(None),
+            refused: Mutex::new(0),
+        });
+        let key = ActorKey::new("t/a", "c", "x");
+        let faults = Arc::new(Faults::default());
+        let mut a = Replica::new(hooked.clone(), faults.clone(), key.clone(), "n1");
+        // n1 believes itself live throughout (a paused process whose lease lapsed).
+        let n1_thinks_live = |_: &str| true;
+        assert!(matches!(a.acquire(&n1_thinks_live), Ok(Acquired::Held { .. })));
+        a.upload(Kind::Segment, b"one", &n1_thinks_live)
+            .expect("the first upload is acknowledged");
+        let head_before = a.head();
+        // Between n1's segment landing and its acknowledgement, n2 decides n1
+        // is dead (its lease lapsed) and acquires.
+        let (b_bucket, b_faults, b_key) = (inner.clone(), faults.clone(), key.clone());
+        *hooked.hook.lock().expect("hook") = Some(Box::new(move || {
+            let mut b = Replica::new(b_bucket, b_faults, b_key, "n2");
+            let n1_dead = |n: &str| n != "n1";
+            assert!(matches!(b.acquire(&n1_dead), Ok(Acquired::Held { .. })));
+        }));
+        let refused_before = *hooked.refused.lock().expect("count");
+        let r = a.upload(Kind::Segment, b"two", &n1_thinks_live);
+        assert!(matches!(r, Err(ReplicaError::HoldLost)), "not acknowledged: {r:?}");
+        assert_eq!(
+            *hooked.refused.lock().expect("count"),
+            refused_before + 1,
+            "the bucket refused the acknowledgement by its condition"
+        );
+        assert_eq!(a.head(), head_before, "the head n1 knows did not move");
+        let record: OwnerRecord =
+            serde_json::from_slice(&inner.get(&keys::owner(&key)).expect("get").expect("record").0).expect("json");
+        assert_eq!(record.node, "n2", "n2 holds the actor");
+        let mut b = Replica::new(inner, faults, key, "n2");
+        let history = b.history().expect("history");
+        let head = history.iter().rev().find(|o| o.kind != Kind::Snapshot).expect("a head");
+        assert!(
+            head.pos.generation > 1,
+            "the head is n2's fence, above n1's late segment: {head:?}"
+        );
+        b.forget();
     }
 }

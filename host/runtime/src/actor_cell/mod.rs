@@ -72,10 +72,16 @@ impl ActorCell {
                 Opened::Here(actor) => actor,
                 Opened::Absent => return Ok(Prepared::Absent),
                 Opened::Elsewhere(node) => {
-                    return host
-                        .node_mailboxes(&node)
-                        .map(Prepared::Elsewhere)
-                        .ok_or_else(|| StorageError::HolderUnreachable { key: key.clone(), node }.into());
+                    // A node of this process takes the job into its mailbox; a
+                    // node process is reached over HTTP by the dev server.
+                    return host.node_mailboxes(&node).map(Prepared::Elsewhere).ok_or_else(|| {
+                        StorageError::HolderUnreachable {
+                            key: key.clone(),
+                            address: host.node_address(&node),
+                            node,
+                        }
+                        .into()
+                    });
                 }
             };
             if let Some(db) = actor.open_db()

@@ -172,6 +172,27 @@ impl Host {
         self.cluster.as_ref().and_then(|c| c.cluster.node(node))
     }
 
+    /// Where another node of this node's cluster answers HTTP, if it is a
+    /// live node process that said.
+    pub(crate) fn node_address(&self, node: &str) -> Option<String> {
+        self.cluster.as_ref().and_then(|c| c.cluster.address(node))
+    }
+
+    /// The live node of another process that holds `key` now, if one does
+    /// (its ownership record names it, unreleased): its id and its address.
+    pub(crate) fn remote_holder(&self, key: &ActorKey) -> Option<(String, Option<String>)> {
+        let c = self.cluster.as_ref()?;
+        let rec = crate::replica::recorded_holder(c.bucket.as_ref(), key).ok()??;
+        let remote = !rec.released
+            && rec.node != c.node
+            && self.node_mailboxes(&rec.node).is_none()
+            && c.cluster.is_live(&rec.node);
+        remote.then(|| {
+            let address = c.cluster.address(&rec.node);
+            (rec.node, address)
+        })
+    }
+
     pub(crate) fn wake_timer(&self) {
         if let Some(tx) = lock(&self.pass_book.timer_wake).as_ref() {
             let _ = tx.send(());

@@ -48,6 +48,14 @@ impl Runtime {
             .call_blocking(key, None, payload, Vec::new(), self.host.config().event_timeout))
     }
 
+    /// Where the live node process that holds `key` answers HTTP, when a
+    /// node of another process holds it: a WebSocket for it is opened there
+    /// (docs/adr/028-node-processes.md). `None` on a single node, for a node
+    /// of this process, or when nobody else holds it.
+    pub fn remote_holder_address(&self, key: &ActorKey) -> Option<String> {
+        self.host.remote_holder(key).and_then(|(_, address)| address)
+    }
+
     /// Opens a WebSocket to an actor; `on-socket-open` is queued.
     ///
     /// # Errors

@@ -52,6 +52,12 @@ impl ClusterStorage {
         }
     }
 
+    /// The cluster's virtual clock (the contract test moves it).
+    #[cfg(test)]
+    pub(super) fn clock_for_tests(&self) -> &crate::clock::VirtualClock {
+        self.cluster.clock().as_virtual().expect("a virtual clock")
+    }
+
     /// Acquires `key` and makes the local database the bucket's head.
     fn take(&self, key: &ActorKey, mode: &OpenMode) -> Result<Option<Replica>, StorageError> {
         // Looking first writes nothing: acquiring fences, and a fence on a
@@ -75,7 +81,11 @@ impl ClusterStorage {
         };
         let (image, head, deleted) = match acquired {
             Acquired::HeldBy(node) => {
-                return Err(StorageError::HolderUnreachable { key: key.clone(), node });
+                return Err(StorageError::HolderUnreachable {
+                    key: key.clone(),
+                    node,
+                    address: None,
+                });
             }
             Acquired::Held { image, head, deleted } => (image, head, deleted),
         };

@@ -2,6 +2,7 @@
 //! on, whichever storage the runtime was built with.
 
 use super::cluster_node::ClusterStorage;
+use super::error::StorageError;
 use super::open_actor::OpenActor;
 use super::seam::{ActorStorage, OpenMode, Opened};
 use super::single_node::SingleNodeStorage;
@@ -123,6 +124,39 @@ fn cluster_storage_meets_the_contract() {
 }
 
 #[test]
+fn cluster_storage_of_a_node_process_meets_the_contract() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (storage, faults, _node) = cluster_node_with(dir.path(), Liveness::Leases);
+    check(&storage, &|| faults.arm(FaultKind::FailUpload, 1));
+}
+
+#[test]
+fn a_node_process_whose_lease_lapsed_holds_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (storage, _faults, _node) = cluster_node_with(dir.path(), Liveness::Leases);
+    let k = ActorKey::new("acme/shop", "cart", "u-9");
+    let mut a = open(&storage, &k, OpenMode::Create);
+    a.db().expect("open").exec("CREATE TABLE t(x)", &[]).expect("create");
+    a.end_event().expect("kept while the lease is live");
+    let clock = storage.clock_for_tests();
+    clock.advance(crate::node_lease::DEFAULT_TTL_MS);
+    a.db()
+        .expect("open")
+        .exec("INSERT INTO t VALUES (1)", &[])
+        .expect("insert");
+    let lapsed = a.end_event();
+    assert!(
+        matches!(lapsed, Err(StorageError::NotAcknowledged { .. })),
+        "a lapsed lease acknowledges nothing: {lapsed:?}"
+    );
+    a.give_up();
+    assert!(
+        matches!(storage.open(&k, OpenMode::Existing), Err(StorageError::CutOff { .. })),
+        "and opens nothing"
+    );
+}
+
+#[test]
 fn a_failed_upload_loses_only_the_events_own_writes_in_a_cluster() {
     let dir = tempfile::tempdir().expect("tempdir");
     let (storage, faults, _node) = cluster_node(dir.path());
@@ -155,15 +189,37 @@ fn single_node(dir: &std::path::Path) -> (SingleNodeStorage, Arc<Faults>) {
     (SingleNodeStorage::new(files, Arc::default()), faults)
 }
 
+/// How the contract's cluster knows its nodes are live.
+enum Liveness {
+    InProcess,
+    /// Leases in the bucket, as node processes (never renewed here: the test moves the clock).
+    Leases,
+}
+
 /// A cluster of one live node; keep the returned mailboxes while the node is to stay live.
 fn cluster_node(dir: &std::path::Path) -> (ClusterStorage, Arc<Faults>, Arc<NoMailboxes>) {
+    cluster_node_with(dir, Liveness::InProcess)
+}
+
+fn cluster_node_with(dir: &std::path::Path, liveness: Liveness) -> (ClusterStorage, Arc<Faults>, Arc<NoMailboxes>) {
     let faults = Arc::new(Faults::default());
     let clock: Arc<dyn crate::clock::Clock> = Arc::new(crate::clock::VirtualClock::default());
     let bucket: Arc<dyn crate::bucket::ObjectStore> = Arc::new(crate::bucket::MemoryBucket::new(clock.clone()));
-    let cluster = crate::cluster::Cluster::new(bucket.clone(), clock);
+    let cluster = match liveness {
+        Liveness::InProcess => crate::cluster::Cluster::new(bucket.clone(), clock),
+        Liveness::Leases => {
+            let leases = crate::node_lease::BucketLeases::new(
+                bucket.clone(),
+                clock.clone(),
+                crate::node_lease::DEFAULT_TTL_MS,
+                Some("http://127.0.0.1:9".into()),
+            );
+            crate::cluster::Cluster::with_liveness(bucket.clone(), clock, Arc::new(leases))
+        }
+    };
     let mailboxes = Arc::new(NoMailboxes);
     let weak: std::sync::Weak<dyn crate::cluster::NodeMailboxes> = Arc::downgrade(&mailboxes) as _;
-    cluster.join("n1", weak);
+    cluster.join("n1", weak).expect("n1 joins");
     let node_bucket = Arc::new(crate::bucket::FaultyBucket::new(bucket, faults.clone()));
     let files = Arc::new(LocalStateStore::new(dir, faults.clone()));
     let storage = ClusterStorage::new("n1".into(), cluster, node_bucket, faults.clone(), files, Arc::default());

@@ -39,6 +39,9 @@ pub enum StorageError {
         key: ActorKey,
         /// The holder.
         node: String,
+        /// Where the holder answers HTTP, when it is a node process that
+        /// said: the dev server forwards a request there (ADR 028).
+        address: Option<String>,
     },
     /// The bucket could not be read or written.
     #[error("{what}: {source}; the bucket may be unavailable for a moment, try again")]

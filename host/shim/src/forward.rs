@@ -1,0 +1,209 @@
+//! Forwarding a request to the node process that holds its actor
+//! (docs/adr/028-node-processes.md). The runtime answers `holder-unreachable`
+//! with the holder's address in [`HOLDER_HEADER`]; the dev server sends the
+//! same request there once, marked with [`FORWARDED_HEADER`], and answers
+//! with what the holder answered. A request that arrives marked is never
+//! forwarded again: one hop at most, so two nodes that each believe the
+//! other holds an actor answer 503 (retry) instead of passing it around.
+
+use crate::{HOLDER_HEADER, HttpRequest, HttpResponse};
+use axum::body::Bytes;
+use http_body_util::{BodyExt as _, Full, Limited};
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use std::time::Duration;
+
+/// Marks a forwarded request, naming the node that forwarded it.
+pub const FORWARDED_HEADER: &str = "wasmkeep-forwarded-by";
+
+/// How long a forwarded request may take, end to end.
+const FORWARD_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Headers of the hop, not of the request or the answer.
+const HOP_HEADERS: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "te",
+    "trailer",
+    "upgrade",
+    "host",
+    "content-length",
+];
+
+/// An HTTP client to other node processes (pooled connections).
+#[derive(Clone)]
+pub struct Forwarder {
+    client: Client<HttpConnector, Full<Bytes>>,
+}
+
+impl Default for Forwarder {
+    fn default() -> Self {
+        Self {
+            client: Client::builder(TokioExecutor::new()).build_http(),
+        }
+    }
+}
+
+/// Whether a request came forwarded from another node.
+pub fn was_forwarded(headers: &[(String, String)]) -> bool {
+    headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(FORWARDED_HEADER))
+}
+
+/// Where `answer` says the actor's holder answers, if it is worth forwarding to.
+pub fn holder_of(answer: &HttpResponse) -> Option<&str> {
+    answer
+        .headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(HOLDER_HEADER))
+        .map(|(_, v)| v.as_str())
+}
+
+impl Forwarder {
+    /// Sends `req`, which came as `path_and_query` (`/<class>/<name>/…`,
+    /// as the client wrote it), to the node at `address`, marked as forwarded
+    /// by `from`; its answer, or why there is none.
+    ///
+    /// # Errors
+    /// The holder could not be reached, or its answer not read.
+    pub async fn forward(
+        &self,
+        address: &str,
+        path_and_query: &str,
+        req: &HttpRequest,
+        from: &str,
+        max_body: usize,
+    ) -> Result<HttpResponse, String> {
+        let uri = format!("{}{path_and_query}", address.trim_end_matches('/'));
+        let mut builder = hyper::Request::builder().method(req.method.as_str()).uri(&uri);
+        for (k, v) in &req.headers {
+            if !HOP_HEADERS.iter().any(|h| k.eq_ignore_ascii_case(h)) {
+                builder = builder.header(k, v);
+            }
+        }
+        let request = builder
+            .header(FORWARDED_HEADER, from)
+            .body(Full::new(Bytes::from(req.body.clone())))
+            .map_err(|e| format!("the request to {uri} could not be built: {e}"))?;
+        let sent = tokio::time::timeout(FORWARD_TIMEOUT, async {
+            let answer = self.client.request(request).await.map_err(|e| e.to_string())?;
+            let (parts, body) = answer.into_parts();
+            let body = Limited::new(body, max_body)
+                .collect()
+                .await
+                .map_err(|e| format!("reading the answer: {e}"))?
+                .to_bytes();
+            Ok::<_, String>((parts, body))
+        })
+        .await
+        .map_err(|_| format!("{uri} did not answer within {} s", FORWARD_TIMEOUT.as_secs()))?;
+        let (parts, body) = sent.map_err(|e| format!("{uri}: {e}"))?;
+        let headers = parts
+            .headers
+            .iter()
+            .filter(|(k, _)| !HOP_HEADERS.iter().any(|h| k.as_str().eq_ignore_ascii_case(h)))
+            .map(|(k, v)| {
+                (
+                    k.as_str().to_owned(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect();
+        Ok(HttpResponse {
+            status: parts.status.as_u16(),
+            headers,
+            body: body.to_vec(),
+            failure: None,
+        })
+    }
+}
+
+/// Carries a WebSocket between `client` and the node process at `url`
+/// (`ws://host:port/<class>/<name><path>`) that holds its actor, marked as
+/// forwarded by `from`: every message both ways, until either end closes.
+/// A holder that cannot be reached closes the client's socket with 1011.
+pub async fn proxy_socket(client: axum::extract::ws::WebSocket, url: String, from: String) {
+    use axum::extract::ws::{CloseFrame, Message};
+    use futures_util::{SinkExt as _, StreamExt as _};
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+    let mut client = client;
+    let upstream = async {
+        let mut request = url.as_str().into_client_request().map_err(|e| e.to_string())?;
+        let from = hyper::header::HeaderValue::from_str(&from).map_err(|e| e.to_string())?;
+        request.headers_mut().insert(FORWARDED_HEADER, from);
+        let (socket, _) = tokio_tungstenite::connect_async(request)
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok::<_, String>(socket)
+    };
+    let upstream = match tokio::time::timeout(FORWARD_TIMEOUT, upstream).await {
+        Ok(Ok(socket)) => socket,
+        Ok(Err(e)) => return close_unreachable(&mut client, &url, &e).await,
+        Err(_) => return close_unreachable(&mut client, &url, "no answer").await,
+    };
+    let (mut up_tx, mut up_rx) = upstream.split();
+    let (mut cl_tx, mut cl_rx) = client.split();
+    let to_holder = async {
+        while let Some(Ok(m)) = cl_rx.next().await {
+            let closing = matches!(m, Message::Close(_));
+            if up_tx.send(to_upstream(m)).await.is_err() || closing {
+                break;
+            }
+        }
+        let _ = up_tx.close().await;
+    };
+    let to_client = async {
+        while let Some(Ok(m)) = up_rx.next().await {
+            let Some(m) = from_upstream(m) else { continue };
+            let closing = matches!(m, Message::Close(_));
+            if cl_tx.send(m).await.is_err() || closing {
+                break;
+            }
+        }
+        let _ = cl_tx.close().await;
+    };
+    tokio::join!(to_holder, to_client);
+
+    fn to_upstream(m: Message) -> tokio_tungstenite::tungstenite::Message {
+        use tokio_tungstenite::tungstenite::Message as T;
+        use tokio_tungstenite::tungstenite::protocol::CloseFrame as TFrame;
+        match m {
+            Message::Text(t) => T::text(t.as_str().to_owned()),
+            Message::Binary(b) => T::binary(b),
+            Message::Ping(b) => T::Ping(b),
+            Message::Pong(b) => T::Pong(b),
+            Message::Close(f) => T::Close(f.map(|f| TFrame {
+                code: f.code.into(),
+                reason: f.reason.as_str().to_owned().into(),
+            })),
+        }
+    }
+
+    fn from_upstream(m: tokio_tungstenite::tungstenite::Message) -> Option<Message> {
+        use tokio_tungstenite::tungstenite::Message as T;
+        Some(match m {
+            T::Text(t) => Message::Text(t.as_str().to_owned().into()),
+            T::Binary(b) => Message::Binary(b),
+            T::Ping(b) => Message::Ping(b),
+            T::Pong(b) => Message::Pong(b),
+            T::Close(f) => Message::Close(f.map(|f| CloseFrame {
+                code: f.code.into(),
+                reason: f.reason.as_str().to_owned().into(),
+            })),
+            T::Frame(_) => return None,
+        })
+    }
+}
+
+/// Closes the client's socket: its actor's holder could not be reached.
+async fn close_unreachable(client: &mut axum::extract::ws::WebSocket, url: &str, why: &str) {
+    use axum::extract::ws::{CloseFrame, Message};
+    tracing::warn!("forwarding a WebSocket to {url}: {why}");
+    let frame = CloseFrame {
+        code: 1011,
+        reason: "the node holding this actor cannot be reached: reconnect shortly".into(),
+    };
+    let _ = client.send(Message::Close(Some(frame))).await;
+}

@@ -1,0 +1,569 @@
+//! Node processes' leases in the bucket (docs/adr/028-node-processes.md).
+//!
+//! A node joins by writing its lease `cluster/nodes/<node>` at an epoch one
+//! above the one it finds there (so epochs strictly increase per node id
+//! across restarts), and renews it on a timer with a conditional write on the
+//! ETag it last wrote. A node is live while its lease is unexpired on the
+//! cluster's clock. A renewal that fails its condition means another process
+//! took the node id (or cut the node off): this process is fenced for good.
+//! Every body carries a nonce and a renewal count, because moto's ETag is the
+//! body's MD5: two identical bodies would let a stale `If-Match` pass.
+
+use crate::bucket::{BucketError, ETag, ObjectStore, PutCondition};
+use crate::clock::Clock;
+use crate::keys;
+use crate::liveness::{Liveness, LivenessError};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::hash::{BuildHasher, Hasher};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+/// What a lease object holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeaseRecord {
+    /// The node id.
+    pub node: String,
+    /// Its epoch: one more at each join of this node id.
+    pub epoch: u64,
+    /// Where it answers HTTP (`http://host:port`), if it serves.
+    pub address: Option<String>,
+    /// Until when it is live, on the cluster's clock (ms since the epoch); 0
+    /// once it left or was cut off.
+    pub expires_at_ms: u64,
+    /// Writes of this epoch so far.
+    pub renewals: u64,
+    /// Random per process: no two processes write the same bytes.
+    pub nonce: u64,
+}
+
+impl LeaseRecord {
+    /// Whether the lease is unexpired at `now_ms`.
+    pub fn is_live_at(&self, now_ms: u64) -> bool {
+        self.expires_at_ms > now_ms
+    }
+}
+
+/// Reads `node`'s lease (`None`: it never joined).
+///
+/// # Errors
+/// The bucket failed, or the object is not a lease.
+pub fn read_lease(bucket: &dyn ObjectStore, node: &str) -> Result<Option<(LeaseRecord, ETag)>, BucketError> {
+    let key = keys::node_lease(node);
+    match bucket.get(&key)? {
+        None => Ok(None),
+        Some((body, etag)) => serde_json::from_slice(&body)
+            .map(|r| Some((r, etag)))
+            .map_err(|e| BucketError::Unavailable(format!("{key} is not a lease: {e}"))),
+    }
+}
+
+/// Reads the control lease (`None`: nobody took it yet).
+///
+/// # Errors
+/// The bucket failed, or the object is not a lease.
+pub fn read_control(bucket: &dyn ObjectStore) -> Result<Option<(LeaseRecord, ETag)>, BucketError> {
+    match bucket.get(keys::CONTROL_LEASE)? {
+        None => Ok(None),
+        Some((body, etag)) => serde_json::from_slice(&body)
+            .map(|r| Some((r, etag)))
+            .map_err(|e| BucketError::Unavailable(format!("{} is not a lease: {e}", keys::CONTROL_LEASE))),
+    }
+}
+
+/// Where this process's lease on a node stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeaseState {
+    /// Held and renewed.
+    Held,
+    /// Cut off here, or left: not renewed any more.
+    Given,
+    /// A renewal failed its condition: another process took the node id.
+    Fenced,
+}
+
+#[derive(Debug, Clone)]
+struct HeldLease {
+    record: LeaseRecord,
+    etag: ETag,
+    state: LeaseState,
+}
+
+/// Liveness by leases in the bucket, for the nodes this process runs.
+pub struct BucketLeases {
+    bucket: Arc<dyn ObjectStore>,
+    clock: Arc<dyn Clock>,
+    ttl_ms: u64,
+    address: Option<String>,
+    nonce: u64,
+    held: Mutex<HashMap<String, HeldLease>>,
+    /// The control lease, while one of this process's nodes holds it.
+    control: Mutex<Option<(LeaseRecord, ETag)>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The default lease: live for 10 s after each renewal.
+pub const DEFAULT_TTL_MS: u64 = 10_000;
+
+impl BucketLeases {
+    /// Leases in `bucket` lasting `ttl_ms` on `clock`; the nodes of this
+    /// process answer HTTP at `address`.
+    pub fn new(bucket: Arc<dyn ObjectStore>, clock: Arc<dyn Clock>, ttl_ms: u64, address: Option<String>) -> Self {
+        Self {
+            bucket,
+            clock,
+            ttl_ms,
+            address,
+            nonce: std::collections::hash_map::RandomState::new().build_hasher().finish(),
+            held: Mutex::new(HashMap::new()),
+            control: Mutex::new(None),
+        }
+    }
+
+    /// How long a lease lasts after a renewal.
+    pub fn ttl_ms(&self) -> u64 {
+        self.ttl_ms
+    }
+
+    /// The epoch this process holds `node` at, while it holds it.
+    pub fn epoch(&self, node: &str) -> Option<u64> {
+        lock(&self.held)
+            .get(node)
+            .filter(|h| h.state == LeaseState::Held)
+            .map(|h| h.record.epoch)
+    }
+
+    /// Where this process's lease on `node` stands (`None`: never joined here).
+    pub fn state(&self, node: &str) -> Option<LeaseState> {
+        lock(&self.held).get(node).map(|h| h.state)
+    }
+
+    /// Renews every lease this process holds: a write on the ETag it last
+    /// wrote. One whose condition fails is fenced; one the bucket did not
+    /// take stays as it was (and lapses unless a later renewal lands).
+    pub fn renew(&self) {
+        self.renew_nodes();
+        self.hold_control();
+    }
+
+    fn renew_nodes(&self) {
+        let now = self.clock.now_ms();
+        let mut held = lock(&self.held);
+        for h in held.values_mut().filter(|h| h.state == LeaseState::Held) {
+            let mut record = h.record.clone();
+            record.expires_at_ms = now + self.ttl_ms;
+            record.renewals += 1;
+            match self.write(&record, &PutCondition::IfMatch(h.etag.clone())) {
+                Ok(etag) => {
+                    h.record = record;
+                    h.etag = etag;
+                }
+                Err(BucketError::PreconditionFailed(_)) => {
+                    tracing_free_warn(&record.node, "its lease was taken by another process: fenced");
+                    h.state = LeaseState::Fenced;
+                }
+                Err(e) => tracing_free_warn(&record.node, &format!("renewing its lease: {e}")),
+            }
+        }
+    }
+
+    /// Takes or renews the control lease (`cluster/control`) for the first
+    /// node this process holds: renewed on its own ETag, taken over on the
+    /// ETag read once it lapsed (or its holder left). One node of the cluster
+    /// holds it at a time; that node runs the control pass and idle expiry.
+    fn hold_control(&self) {
+        let now = self.clock.now_ms();
+        let mut control = lock(&self.control);
+        let holder = control.as_ref().map(|(r, _)| r.node.clone());
+        let mine = {
+            let held = lock(&self.held);
+            let mut nodes: Vec<&HeldLease> = held.values().filter(|h| h.state == LeaseState::Held).collect();
+            // The node that holds it keeps it; otherwise the lowest id here tries.
+            nodes.sort_by_key(|h| (Some(&h.record.node) != holder.as_ref(), h.record.node.clone()));
+            nodes.first().map(|h| h.record.clone())
+        };
+        let Some(node) = mine else { return };
+        let cond = match control.as_ref() {
+            Some((record, etag)) if record.node == node.node => PutCondition::IfMatch(etag.clone()),
+            _ => match read_control(self.bucket.as_ref()) {
+                Ok(None) => PutCondition::IfAbsent,
+                Ok(Some((r, etag))) if !r.is_live_at(now) || (r.node == node.node && r.epoch < node.epoch) => {
+                    PutCondition::IfMatch(etag)
+                }
+                // Another node holds it, or the bucket did not answer: not this one.
+                Ok(Some(_)) | Err(_) => {
+                    *control = None;
+                    return;
+                }
+            },
+        };
+        let renewals = control.as_ref().map_or(0, |(r, _)| r.renewals + 1);
+        let record = LeaseRecord {
+            expires_at_ms: now + self.ttl_ms,
+            renewals,
+            ..node
+        };
+        let body = serde_json::to_vec(&record).unwrap_or_default();
+        match self.bucket.put(keys::CONTROL_LEASE, &body, &cond) {
+            Ok(etag) => *control = Some((record, etag)),
+            Err(BucketError::PreconditionFailed(_)) => *control = None,
+            // Not known to have landed: what this process held lapses unless a renewal lands.
+            Err(_) => {}
+        }
+    }
+
+    /// Gives the control lease up if `node` holds it: written expired.
+    fn give_control(&self, node: &str) {
+        let mut control = lock(&self.control);
+        if let Some((record, etag)) = control.take_if(|(r, _)| r.node == node) {
+            let gone = LeaseRecord {
+                expires_at_ms: 0,
+                renewals: record.renewals + 1,
+                ..record
+            };
+            let body = serde_json::to_vec(&gone).unwrap_or_default();
+            let _ = self
+                .bucket
+                .put(keys::CONTROL_LEASE, &body, &PutCondition::IfMatch(etag));
+        }
+    }
+
+    /// Renews the leases every third of their life on a thread of its own,
+    /// until `self` is dropped.
+    pub fn start_renewing(self: &Arc<Self>) {
+        let me: Weak<Self> = Arc::downgrade(self);
+        let every = Duration::from_millis((self.ttl_ms / 3).max(1));
+        let spawned = std::thread::Builder::new()
+            .name("wasmkeep-leases".into())
+            .spawn(move || {
+                loop {
+                    std::thread::sleep(every);
+                    let Some(leases) = me.upgrade() else { return };
+                    leases.renew();
+                }
+            });
+        if let Err(e) = spawned {
+            tracing_free_warn("*", &format!("the lease renewal thread did not start: {e}"));
+        }
+    }
+
+    fn write(&self, record: &LeaseRecord, cond: &PutCondition) -> Result<ETag, BucketError> {
+        let body = serde_json::to_vec(record).map_err(|e| BucketError::Unavailable(e.to_string()))?;
+        self.bucket.put(&keys::node_lease(&record.node), &body, cond)
+    }
+
+    /// Writes `node`'s lease expired (left or cut off), on `etag`.
+    fn expire(&self, node: &str, record: &LeaseRecord, etag: &ETag) {
+        let mut gone = record.clone();
+        gone.expires_at_ms = 0;
+        gone.renewals += 1;
+        gone.nonce = self.nonce;
+        if let Err(e) = self.write(&gone, &PutCondition::IfMatch(etag.clone())) {
+            tracing_free_warn(node, &format!("expiring its lease: {e}"));
+        }
+    }
+
+    fn give(&self, node: &str) -> bool {
+        self.give_control(node);
+        let given = {
+            let mut held = lock(&self.held);
+            match held.get_mut(node) {
+                Some(h) => {
+                    let was = h.state;
+                    h.state = LeaseState::Given;
+                    (was == LeaseState::Held).then(|| (h.record.clone(), h.etag.clone()))
+                }
+                None => return false,
+            }
+        };
+        if let Some((record, etag)) = given {
+            self.expire(node, &record, &etag);
+        }
+        true
+    }
+}
+
+/// The store has no logging of its own: warnings go to stderr, once each.
+fn tracing_free_warn(node: &str, what: &str) {
+    eprintln!("wasmkeep: node {node}: {what}");
+}
+
+impl Liveness for BucketLeases {
+    fn join(&self, node: &str) -> Result<(), LivenessError> {
+        let failed = |source| LivenessError::Lease {
+            node: node.to_owned(),
+            source,
+        };
+        // Two processes joining as one node at once: one wins, the other reads
+        // again. A bucket that fails for a moment is tried again too.
+        let mut last = BucketError::PreconditionFailed(keys::node_lease(node));
+        let mut written_epoch = None;
+        for attempt in 0..8u64 {
+            if attempt > 0 && !matches!(last, BucketError::PreconditionFailed(_)) {
+                std::thread::sleep(Duration::from_millis(100 * attempt));
+            }
+            let found = match read_lease(self.bucket.as_ref(), node) {
+                Ok(found) => found,
+                Err(e) => {
+                    last = e;
+                    continue;
+                }
+            };
+            // An ambiguous write of ours that landed: this process holds it.
+            if let Some((r, etag)) = &found
+                && r.nonce == self.nonce
+                && Some(r.epoch) == written_epoch
+                && lock(&self.held).get(node).is_none_or(|h| h.state != LeaseState::Held)
+                && r.renewals == 0
+                && r.expires_at_ms > self.clock.now_ms()
+                && matches!(last, BucketError::Ambiguous(_))
+            {
+                lock(&self.held).insert(
+                    node.to_owned(),
+                    HeldLease {
+                        record: r.clone(),
+                        etag: etag.clone(),
+                        state: LeaseState::Held,
+                    },
+                );
+                self.hold_control();
+                return Ok(());
+            }
+            let record = LeaseRecord {
+                node: node.to_owned(),
+                epoch: found.as_ref().map_or(0, |(r, _)| r.epoch) + 1,
+                address: self.address.clone(),
+                expires_at_ms: self.clock.now_ms() + self.ttl_ms,
+                renewals: 0,
+                nonce: self.nonce,
+            };
+            let cond = found
+                .as_ref()
+                .map_or(PutCondition::IfAbsent, |(_, e)| PutCondition::IfMatch(e.clone()));
+            written_epoch = Some(record.epoch);
+            match self.write(&record, &cond) {
+                Ok(etag) => {
+                    lock(&self.held).insert(
+                        node.to_owned(),
+                        HeldLease {
+                            record,
+                            etag,
+                            state: LeaseState::Held,
+                        },
+                    );
+                    self.hold_control();
+                    return Ok(());
+                }
+                Err(e) => last = e,
+            }
+        }
+        Err(failed(last))
+    }
+
+    fn is_live(&self, node: &str) -> bool {
+        let now = self.clock.now_ms();
+        if let Some(h) = lock(&self.held).get(node) {
+            // Its own view ends a quarter of the lease early: it stops acting
+            // as live before any other node may decide it is not.
+            let margin = self.ttl_ms / 4;
+            return h.state == LeaseState::Held && h.record.expires_at_ms.saturating_sub(margin) > now;
+        }
+        matches!(read_lease(self.bucket.as_ref(), node), Ok(Some((r, _))) if r.is_live_at(now))
+    }
+
+    fn cut_off(&self, node: &str) {
+        if self.give(node) {
+            return;
+        }
+        // Another process's node: its lease is written expired, on the ETag
+        // read, so its next renewal fails its condition and fences it.
+        if let Ok(Some((record, etag))) = read_lease(self.bucket.as_ref(), node) {
+            self.expire(node, &record, &etag);
+        }
+    }
+
+    fn leave(&self, node: &str) {
+        self.give(node);
+    }
+
+    fn live_nodes(&self) -> Vec<String> {
+        let Ok(listing) = self.bucket.list(keys::NODE_LEASES) else {
+            return Vec::new();
+        };
+        let mut v: Vec<String> = listing
+            .iter()
+            .filter_map(|m| keys::node_of_lease(&m.key))
+            .filter(|n| self.is_live(n))
+            .map(str::to_owned)
+            .collect();
+        v.sort();
+        v
+    }
+
+    fn address(&self, node: &str) -> Option<String> {
+        let now = self.clock.now_ms();
+        match read_lease(self.bucket.as_ref(), node) {
+            Ok(Some((r, _))) if r.is_live_at(now) => r.address,
+            _ => None,
+        }
+    }
+
+    /// The node that holds the control lease, while it and its own lease are live.
+    fn leads(&self, node: &str, _live_nodes: &[String]) -> bool {
+        let now = self.clock.now_ms();
+        let margin = self.ttl_ms / 4;
+        let holds = lock(&self.control)
+            .as_ref()
+            .is_some_and(|(r, _)| r.node == node && r.expires_at_ms.saturating_sub(margin) > now);
+        holds && self.is_live(node)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bucket::MemoryBucket;
+    use crate::clock::VirtualClock;
+
+    fn setup() -> (Arc<dyn ObjectStore>, Arc<VirtualClock>) {
+        let clock = Arc::new(VirtualClock::default());
+        (Arc::new(MemoryBucket::new(clock.clone())), clock)
+    }
+
+    fn process(bucket: &Arc<dyn ObjectStore>, clock: &Arc<VirtualClock>, addr: &str) -> BucketLeases {
+        BucketLeases::new(bucket.clone(), clock.clone(), 1_000, Some(addr.into()))
+    }
+
+    #[test]
+    fn bucket_leases_meet_the_liveness_contract() {
+        let (bucket, clock) = setup();
+        crate::liveness::contract::check(&process(&bucket, &clock, "http://127.0.0.1:1"));
+    }
+
+    #[test]
+    fn a_lease_lapses_unless_renewed_and_others_see_it_by_the_clock() {
+        let (bucket, clock) = setup();
+        let p1 = process(&bucket, &clock, "http://127.0.0.1:1");
+        let p2 = process(&bucket, &clock, "http://127.0.0.1:2");
+        p1.join("n1").expect("join");
+        assert!(p2.is_live("n1"), "another process sees the lease");
+        assert_eq!(p2.address("n1").as_deref(), Some("http://127.0.0.1:1"));
+        clock.advance(800);
+        p1.renew();
+        clock.advance(700);
+        assert!(p1.is_live("n1") && p2.is_live("n1"), "a renewed lease stays live");
+        clock.advance(100);
+        assert!(!p1.is_live("n1"), "its own view ends early (a quarter of the lease)");
+        assert!(p2.is_live("n1"), "while others still see it live");
+        clock.advance(300);
+        assert!(!p2.is_live("n1"), "a lease not renewed lapses");
+        assert_eq!(p2.address("n1"), None, "a lapsed node is not forwarded to");
+        assert!(p2.live_nodes().is_empty());
+    }
+
+    #[test]
+    fn epochs_rise_across_restarts_and_the_old_process_is_fenced() {
+        let (bucket, clock) = setup();
+        let old = process(&bucket, &clock, "http://127.0.0.1:1");
+        old.join("n1").expect("join");
+        assert_eq!(old.epoch("n1"), Some(1));
+        // A restart (or a second process with the same id) while the old one still runs.
+        let new = process(&bucket, &clock, "http://127.0.0.1:2");
+        new.join("n1").expect("join again");
+        assert_eq!(new.epoch("n1"), Some(2), "the epoch strictly increases");
+        old.renew();
+        assert_eq!(
+            old.state("n1"),
+            Some(LeaseState::Fenced),
+            "the old renewal fails its condition"
+        );
+        assert!(!old.is_live("n1"), "and the old process is not live any more");
+        new.renew();
+        assert!(new.is_live("n1"));
+        new.leave("n1");
+        let third = process(&bucket, &clock, "http://127.0.0.1:3");
+        assert!(!third.is_live("n1"), "a node that left is not live for others");
+        third.join("n1").expect("join a third time");
+        assert_eq!(third.epoch("n1"), Some(3));
+    }
+
+    #[test]
+    fn renewals_at_one_instant_write_different_bytes() {
+        let (bucket, clock) = setup();
+        let p = process(&bucket, &clock, "http://127.0.0.1:1");
+        p.join("n1").expect("join");
+        let before = bucket.get(&keys::node_lease("n1")).expect("get").expect("lease").0;
+        p.renew();
+        let after = bucket.get(&keys::node_lease("n1")).expect("get").expect("lease").0;
+        assert_ne!(
+            before, after,
+            "a renewal at the same time still changes the body (moto's MD5 ETags)"
+        );
+    }
+
+    #[test]
+    fn one_process_holds_the_control_lease_and_another_takes_it_when_it_lapses_or_is_given_up() {
+        let (bucket, clock) = setup();
+        let p1 = process(&bucket, &clock, "http://127.0.0.1:1");
+        let p2 = process(&bucket, &clock, "http://127.0.0.1:2");
+        p1.join("n1").expect("join");
+        p2.join("n2").expect("join");
+        assert!(p1.leads("n1", &[]) && !p2.leads("n2", &[]), "the first to join leads");
+        p2.renew();
+        assert!(!p2.leads("n2", &[]), "while it renews, nobody else does");
+        p1.renew();
+        assert!(p1.leads("n1", &[]));
+        // n1 stops renewing (killed): once its control lease lapses, n2 takes it.
+        clock.advance(1_100);
+        p2.renew();
+        assert!(!p1.leads("n1", &[]), "a lapsed control lease leads nothing");
+        assert!(p2.leads("n2", &[]), "another node takes it over");
+        p1.renew();
+        assert!(
+            !p1.leads("n1", &[]),
+            "and the old holder does not take it back while it is held"
+        );
+        // An ordered stop gives it up at once.
+        p2.leave("n2");
+        p1.renew();
+        assert!(
+            p1.leads("n1", &[]),
+            "a control lease given up is taken at the next renewal"
+        );
+    }
+
+    #[test]
+    fn a_join_survives_a_bucket_that_fails_for_a_moment() {
+        use crate::faults::{FaultKind, Faults};
+        let (bucket, clock) = setup();
+        let faults = Arc::new(Faults::default());
+        let faulty: Arc<dyn ObjectStore> = Arc::new(crate::bucket::FaultyBucket::new(bucket.clone(), faults.clone()));
+        let p = process(&faulty, &clock, "http://127.0.0.1:1");
+        faults.arm(FaultKind::FailUpload, 2);
+        p.join("n1").expect("joins after two failed writes");
+        assert_eq!(p.epoch("n1"), Some(1));
+        // A write that landed but was reported failed: the lease is this process's.
+        let again = process(&faulty, &clock, "http://127.0.0.1:2");
+        faults.arm(FaultKind::UploadLandsButFails, 1);
+        again.join("n1").expect("joins although its write was reported failed");
+        assert_eq!(again.epoch("n1"), Some(2), "one epoch, not two");
+        again.renew();
+        assert!(again.is_live("n1"), "and renews it");
+    }
+
+    #[test]
+    fn cutting_off_another_process_node_fences_it() {
+        let (bucket, clock) = setup();
+        let p1 = process(&bucket, &clock, "http://127.0.0.1:1");
+        let p2 = process(&bucket, &clock, "http://127.0.0.1:2");
+        p1.join("n1").expect("join");
+        p2.cut_off("n1");
+        assert!(!p2.is_live("n1"), "cut off from elsewhere: not live");
+        p1.renew();
+        assert_eq!(p1.state("n1"), Some(LeaseState::Fenced));
+        assert!(!p1.is_live("n1"));
+    }
+}

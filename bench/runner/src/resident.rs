@@ -9,10 +9,10 @@
 //! one costs.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use anyhow::{Context, Result, ensure};
-use wasmkeep_shim::{Access, ClassSpec, HttpRequest, Runtime, RuntimeConfig};
+use wasmkeep_shim::{HttpRequest, Runtime};
 
 use crate::memory::{mib, status_kib};
 use crate::report::{Met, Report, Row, met, thousands};
@@ -33,50 +33,11 @@ const TOUCH_BATCH: usize = 100;
 /// Other actors answered while many are resident: p99 at most this.
 const TARGET_P99_MS: f64 = 5.0;
 
-fn runtime(component: &Path, cache: &Path, actors: usize) -> Result<(Runtime, tempfile::TempDir)> {
-    let dir = tempfile::Builder::new()
-        .prefix("wasmkeep-bench-resident-")
-        .tempdir()
-        .context("creating a temporary directory")?;
-    let mut config = RuntimeConfig::new(dir.path());
-    config.cache_dir = cache.to_owned();
-    // Every actor stays resident for the whole measurement, beyond the
-    // machine's default cap: this figure is where that cap comes from.
-    config.max_resident = actors + 16;
-    config.idle_timeout = Duration::from_secs(3600);
-    let rt = Runtime::new(config)?;
-    rt.add_app(
-        setup::APP,
-        &[ClassSpec {
-            name: "counter".into(),
-            component: component.to_owned(),
-            access: Access::Open,
-        }],
-    )
-    .with_context(|| format!("loading {}", component.display()))?;
-    Ok((rt, dir))
-}
-
-fn get(rt: &Runtime, name: &str) -> Result<Duration> {
-    let started = Instant::now();
-    let answer = rt
-        .request(&setup::key("counter", name), HttpRequest::new("GET", "/", ""))?
-        .wait();
-    let took = started.elapsed();
-    ensure!(
-        answer.status == 200,
-        "{name} answered {}: {}",
-        answer.status,
-        String::from_utf8_lossy(&answer.body)
-    );
-    Ok(took)
-}
-
 /// p99 of 500 GETs spread over the resident actors `0..n`, in ms.
 fn p99_of_others(rt: &Runtime, n: usize) -> Result<f64> {
     let mut took = Vec::with_capacity(500);
     for i in 0..500 {
-        took.push(get(rt, &format!("r{}", (i * 7919) % n))?.as_secs_f64() * 1000.0);
+        took.push(setup::get_counter(rt, &format!("r{}", (i * 7919) % n))?.as_secs_f64() * 1000.0);
     }
     took.sort_by(f64::total_cmp);
     Ok(took[took.len() * 99 / 100])
@@ -167,8 +128,8 @@ pub fn child(spec: &str) -> Result<()> {
 
 /// Holds `n` counters resident in this process and measures it.
 fn one(label: &str, wasm: &Path, cache: &Path, n: usize) -> Result<(Row, Option<String>)> {
-    let (rt, _dir) = runtime(wasm, cache, n)?;
-    get(&rt, "warm-up")?;
+    let (rt, _dir) = setup::resident_runtime(wasm, cache, Some(n))?;
+    setup::get_counter(&rt, "warm-up")?;
     rt.dev().hibernate_all();
     let rss_before = status_kib("VmRSS")?;
     let threads_before = status_kib("Threads").unwrap_or(0);

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
-use wasmkeep_shim::{Access, ActorKey, ClassSpec, Runtime, RuntimeConfig};
+use wasmkeep_shim::{Access, ActorKey, ClassSpec, HttpRequest, Runtime, RuntimeConfig};
 
 /// The repository and its components directory.
 pub struct Paths {
@@ -62,6 +62,55 @@ pub fn runtime(class: &str, component: &Path) -> Result<(Runtime, tempfile::Temp
     )
     .with_context(|| format!("loading {}", component.display()))?;
     Ok((rt, dir))
+}
+
+/// A runtime for counters kept resident (class `counter`): a fresh
+/// temporary directory, the compiled cache `cache` (shared by a figure's
+/// runs), an hour's idle timeout (only `hibernate_all` ends a residency), and
+/// room for `resident` actors plus a margin (`None`: the machine's cap).
+pub fn resident_runtime(
+    component: &Path,
+    cache: &Path,
+    resident: Option<usize>,
+) -> Result<(Runtime, tempfile::TempDir)> {
+    let dir = tempfile::Builder::new()
+        .prefix("wasmkeep-bench-resident-")
+        .tempdir()
+        .context("creating a temporary directory")?;
+    let mut config = RuntimeConfig::new(dir.path());
+    config.cache_dir = cache.to_owned();
+    config.idle_timeout = std::time::Duration::from_secs(3600);
+    if let Some(n) = resident {
+        config.max_resident = n + 16;
+    }
+    let rt = Runtime::new(config)?;
+    rt.add_app(
+        APP,
+        &[ClassSpec {
+            name: "counter".into(),
+            component: component.to_owned(),
+            access: Access::Open,
+        }],
+    )
+    .with_context(|| format!("loading {}", component.display()))?;
+    Ok((rt, dir))
+}
+
+/// `GET /` of the counter `name` (class `counter`): how long it took; an
+/// error unless it answered 200.
+pub fn get_counter(rt: &Runtime, name: &str) -> Result<std::time::Duration> {
+    let started = std::time::Instant::now();
+    let answer = rt
+        .request(&key("counter", name), HttpRequest::new("GET", "/", ""))?
+        .wait();
+    let took = started.elapsed();
+    anyhow::ensure!(
+        answer.status == 200,
+        "counter {name} answered {}: {}",
+        answer.status,
+        String::from_utf8_lossy(&answer.body)
+    );
+    Ok(took)
 }
 
 /// The actor `name` of `class` in [`APP`].

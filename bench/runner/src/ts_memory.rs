@@ -2,11 +2,8 @@
 //! 1,000 resident TS counters (their wake is the `wake` figure). A JS
 //! engine's instance is large, so per-actor memory matters as much as speed here.
 
-use std::path::Path;
-use std::time::{Duration, Instant};
-
 use anyhow::{Context, Result, ensure};
-use wasmkeep_shim::{Access, ClassSpec, HttpRequest, Runtime, RuntimeConfig};
+use wasmkeep_shim::Runtime;
 
 use crate::http::OtherCounter;
 use crate::report::{Met, Report, Row, met};
@@ -23,49 +20,11 @@ fn rss_mib() -> Result<f64> {
     crate::memory::status_kib("VmRSS").map(crate::memory::mib)
 }
 
-fn runtime(component: &Path, cache: &Path, actors: usize) -> Result<(Runtime, tempfile::TempDir)> {
-    let dir = tempfile::Builder::new()
-        .prefix("wasmkeep-bench-ts-")
-        .tempdir()
-        .context("creating a temporary directory")?;
-    let mut config = RuntimeConfig::new(dir.path());
-    config.cache_dir = cache.to_owned();
-    // Every actor stays resident for the whole measurement.
-    config.max_resident = actors + 16;
-    config.idle_timeout = Duration::from_secs(3600);
-    let rt = Runtime::new(config)?;
-    rt.add_app(
-        setup::APP,
-        &[ClassSpec {
-            name: "counter".into(),
-            component: component.to_owned(),
-            access: Access::Open,
-        }],
-    )
-    .with_context(|| format!("loading {}", component.display()))?;
-    Ok((rt, dir))
-}
-
-fn get(rt: &Runtime, name: &str) -> Result<Duration> {
-    let started = Instant::now();
-    let answer = rt
-        .request(&setup::key("counter", name), HttpRequest::new("GET", "/", ""))?
-        .wait();
-    let took = started.elapsed();
-    ensure!(
-        answer.status == 200,
-        "a TS counter answered {}: {}",
-        answer.status,
-        String::from_utf8_lossy(&answer.body)
-    );
-    Ok(took)
-}
-
 /// Touches actors `r<from>`..`r<to>` once each; fails unless every one
 /// touched so far (`0..to`) is still resident, which the figures assume.
 fn touch(rt: &Runtime, from: usize, to: usize) -> Result<()> {
     for i in from..to {
-        get(rt, &format!("r{i}"))?;
+        setup::get_counter(rt, &format!("r{i}"))?;
     }
     ensure!(
         rt.admin().resident_count() >= to,
@@ -82,8 +41,8 @@ pub fn run(components: &[OtherCounter], report: &mut Report) -> Result<()> {
         .context("creating a temporary directory")?;
     for c in components {
         eprintln!("== TS memory: {}", c.label);
-        let (rt, _dir) = runtime(&c.wasm, cache.path(), 1000)?;
-        get(&rt, "warm-up")?;
+        let (rt, _dir) = setup::resident_runtime(&c.wasm, cache.path(), Some(1000))?;
+        setup::get_counter(&rt, "warm-up")?;
         rt.dev().hibernate_all();
         // The RSS growth over `n` resident counters, as a row.
         let rss_row = |n: usize, grown: f64, target: String, met: Met| Row {

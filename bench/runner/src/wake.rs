@@ -3,11 +3,7 @@
 //! opens the actor's database, makes its store and instantiates its
 //! component; the language decides how much the instance does at start.
 
-use std::path::Path;
-use std::time::{Duration, Instant};
-
-use anyhow::{Context, Result, ensure};
-use wasmkeep_shim::{Access, ClassSpec, HttpRequest, Runtime, RuntimeConfig};
+use anyhow::{Context, Result};
 
 use crate::report::{Met, Report, Row, met};
 use crate::setup;
@@ -40,43 +36,6 @@ fn target_ms(label: &str) -> Option<f64> {
     }
 }
 
-fn runtime(component: &Path, cache: &Path) -> Result<(Runtime, tempfile::TempDir)> {
-    let dir = tempfile::Builder::new()
-        .prefix("wasmkeep-bench-wake-")
-        .tempdir()
-        .context("creating a temporary directory")?;
-    let mut config = RuntimeConfig::new(dir.path());
-    config.cache_dir = cache.to_owned();
-    // Only hibernate_all ends a residency here, never the idle timer.
-    config.idle_timeout = Duration::from_secs(3600);
-    let rt = Runtime::new(config)?;
-    rt.add_app(
-        setup::APP,
-        &[ClassSpec {
-            name: "counter".into(),
-            component: component.to_owned(),
-            access: Access::Open,
-        }],
-    )
-    .with_context(|| format!("loading {}", component.display()))?;
-    Ok((rt, dir))
-}
-
-fn get(rt: &Runtime) -> Result<Duration> {
-    let started = Instant::now();
-    let answer = rt
-        .request(&setup::key("counter", "wake"), HttpRequest::new("GET", "/", ""))?
-        .wait();
-    let took = started.elapsed();
-    ensure!(
-        answer.status == 200,
-        "the counter answered {}: {}",
-        answer.status,
-        String::from_utf8_lossy(&answer.body)
-    );
-    Ok(took)
-}
-
 /// Percentile `p` (0..=1) of `v`, sorted in place.
 fn percentile(v: &mut [f64], p: f64) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -91,16 +50,16 @@ pub fn run(counters: &[WakeCounter], report: &mut Report) -> Result<()> {
         .context("creating a temporary directory")?;
     for c in counters {
         eprintln!("== wake: {}", c.label);
-        let (rt, _dir) = runtime(&c.wasm, cache.path())?;
+        let (rt, _dir) = setup::resident_runtime(&c.wasm, cache.path(), None)?;
         // The database exists and on-init has run before the first round.
-        get(&rt)?;
-        get(&rt)?;
+        setup::get_counter(&rt, "wake")?;
+        setup::get_counter(&rt, "wake")?;
         let mut resident = Vec::new();
         let mut woken = Vec::new();
         for _ in 0..rounds() {
-            resident.push(get(&rt)?.as_secs_f64() * 1000.0);
+            resident.push(setup::get_counter(&rt, "wake")?.as_secs_f64() * 1000.0);
             rt.dev().hibernate_all();
-            woken.push(get(&rt)?.as_secs_f64() * 1000.0);
+            woken.push(setup::get_counter(&rt, "wake")?.as_secs_f64() * 1000.0);
         }
         let resident_p50 = setup::median(&mut resident);
         let woken_p50 = setup::median(&mut woken);

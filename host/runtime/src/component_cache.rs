@@ -243,8 +243,9 @@ mod tests {
         Engine::new(&config).expect("engine")
     }
 
-    #[test]
-    fn a_file_loaded_before_is_loaded_again_unread_until_it_or_its_compiled_form_changes() {
+    /// A temporary directory holding the test component as `counter.wasm`,
+    /// its path, and its bytes.
+    fn test_component() -> (tempfile::TempDir, PathBuf, Vec<u8>) {
         let dir = tempfile::tempdir().expect("tempdir");
         let source = dir.path().join("counter.wasm");
         let wasm = std::fs::read(concat!(
@@ -253,6 +254,12 @@ mod tests {
         ))
         .expect("the test component");
         std::fs::write(&source, &wasm).expect("write");
+        (dir, source, wasm)
+    }
+
+    #[test]
+    fn a_file_loaded_before_is_loaded_again_unread_until_it_or_its_compiled_form_changes() {
+        let (dir, source, wasm) = test_component();
         let engine = engine();
         let cache = ComponentCache::new(dir.path().join("cache"));
         assert!(cache.load_seen(&engine, &source).is_none(), "not seen yet");
@@ -284,14 +291,7 @@ mod tests {
 
     #[test]
     fn what_one_cache_directory_loaded_is_not_taken_from_another() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let source = dir.path().join("counter.wasm");
-        let wasm = std::fs::read(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/data/counter-rust-0.2.0.wasm"
-        ))
-        .expect("the test component");
-        std::fs::write(&source, &wasm).expect("write");
+        let (dir, source, wasm) = test_component();
         let engine = engine();
         let first = ComponentCache::new(dir.path().join("first"));
         first.load_file(&engine, &source, &wasm).expect("load");
@@ -306,14 +306,7 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn a_component_compiled_just_now_runs_from_its_cached_file() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let source = dir.path().join("counter.wasm");
-        let wasm = std::fs::read(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/tests/data/counter-rust-0.2.0.wasm"
-        ))
-        .expect("the test component");
-        std::fs::write(&source, &wasm).expect("write");
+        let (dir, source, wasm) = test_component();
         let engine = engine();
         let cache = ComponentCache::new(dir.path().join("cache"));
         let (component, outcome) = cache.load_file(&engine, &source, &wasm).expect("load");

@@ -22,15 +22,7 @@ impl Drop for Served {
 }
 
 fn serve(dir: &Path) -> Served {
-    let manifest = dir.join("wasmkeep.toml");
-    std::fs::write(
-        &manifest,
-        format!(
-            "app = \"t/app\"\n[classes.testee]\ncomponent = {:?}\naccess = \"open\"\n",
-            common::component("conformance-testee-rust").display().to_string()
-        ),
-    )
-    .expect("manifest");
+    let manifest = common::testee_manifest(dir, "wasmkeep.toml");
     let (child, base) = common::spawn_serve(&manifest, &dir.join("data"), &["--event-timeout-ms", "20000"]);
     Served { child, base }
 }

@@ -55,16 +55,7 @@ fn start(id: &str, bucket: &str, dir: &Path) -> NodeProcess {
 
 /// The Rust conformance testee as app `t/app`, class `testee`.
 fn testee_manifest(dir: &Path) -> PathBuf {
-    let manifest = dir.join("testee.toml");
-    std::fs::write(
-        &manifest,
-        format!(
-            "app = \"t/app\"\n[classes.testee]\ncomponent = {:?}\naccess = \"open\"\n",
-            common::component("conformance-testee-rust").display().to_string()
-        ),
-    )
-    .expect("manifest");
-    manifest
+    common::testee_manifest(dir, "testee.toml")
 }
 
 fn start_app(manifest: &Path, id: &str, bucket: &str, dir: &Path) -> NodeProcess {

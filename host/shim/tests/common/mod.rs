@@ -8,6 +8,21 @@
 mod host_fixtures;
 pub use host_fixtures::*;
 
+/// Writes `dir/<file>`: a manifest of the Rust conformance testee as app
+/// `t/app`, class `testee` (open), for a `serve` process.
+pub fn testee_manifest(dir: &std::path::Path, file: &str) -> std::path::PathBuf {
+    let manifest = dir.join(file);
+    std::fs::write(
+        &manifest,
+        format!(
+            "app = \"t/app\"\n[classes.testee]\ncomponent = {:?}\naccess = \"open\"\n",
+            component("conformance-testee-rust").display().to_string()
+        ),
+    )
+    .expect("manifest");
+    manifest
+}
+
 /// One HTTP request with no body: status and body text.
 pub fn http(method: &str, url: &str) -> (u16, String) {
     http_body(method, url, "")

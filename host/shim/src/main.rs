@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 
+mod broken_pipe;
 mod bucket_command;
 mod http_listener;
 mod new_command;
@@ -117,6 +118,9 @@ fn main() -> std::process::ExitCode {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
+    if !matches!(cli.command, Command::Serve(_)) {
+        broken_pipe::end_quietly_when_the_reader_goes();
+    }
     let result = match cli.command {
         Command::Serve(args) => serve(args),
         Command::Actor(ActorCommand::Status(args)) => match status(&args) {

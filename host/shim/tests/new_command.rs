@@ -208,3 +208,28 @@ fn new_with_sdk_points_at_the_checkout() {
         }
     }
 }
+
+#[test]
+fn a_reader_that_goes_away_ends_new_without_a_panic() {
+    // `wasmkeep-shim new … | head -1`: the reader closes the pipe before
+    // `new` prints its summary. That used to panic (exit 101).
+    let dir = tempfile::tempdir().expect("tempdir");
+    let at = dir.path().join("p");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
+        .arg("new")
+        .arg(&at)
+        .args(["--lang", "rust"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run wasmkeep-shim new");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("wait");
+    assert_ne!(
+        out.status.code(),
+        Some(101),
+        "a panic: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(at.join("Cargo.toml").is_file(), "the project was written");
+}

@@ -301,8 +301,13 @@ def cluster(driver):
         confirm(driver)
         wait_for(driver, "the delete's answer", lambda d: text_of(d, "action-result").startswith("200"))
         wait_for(driver, "the reset in the timeline", lambda d: "deleted (self_durable)" in text_of(d, "timeline"))
-        kinds = [li.get_attribute("data-kind") for li in driver.find_elements(By.CSS_SELECTOR, '[data-testid="timeline"] li')]
-        assert kinds == ["reset", "snapshot"], kinds
+        # Read in one script: the page redraws the timeline as the feed updates
+        # it (an element read one by one can be replaced meanwhile), and the
+        # delete's end writes the snapshot and erases the older records just after.
+        timeline_kinds = lambda d: d.execute_script(
+            "return [...document.querySelectorAll('[data-testid=\"timeline\"] li')].map(li => li.dataset.kind)"
+        )
+        wait_for(driver, "the timeline reads reset, snapshot", lambda d: timeline_kinds(d) == ["reset", "snapshot"])
         shot(driver, "10-cluster-history-reset")
         say("cluster: node 1's page lists the actor node 2 holds, its history as a timeline, and the reset of a durable delete")
     finally:

@@ -601,15 +601,13 @@ async fn with_a_token_the_page_is_served_and_its_calls_need_the_token() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn in_a_cluster_the_overview_lists_every_node_and_who_holds_each_actor() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut config = RuntimeConfig::for_tests(dir.path());
+/// Two nodes of a local cluster in `dir` on a virtual clock, each serving the
+/// Rust testee as `demo/app`'s class `testee`.
+fn testee_cluster(dir: &std::path::Path) -> Vec<wasmkeep_shim::Runtime> {
+    let mut config = RuntimeConfig::for_tests(dir);
     config.virtual_clock = true;
     config.cache_dir = common::cache_dir();
-    let nodes = wasmkeep_shim::Cluster::local(dir.path(), 2, &config)
-        .expect("cluster")
-        .nodes;
+    let nodes = wasmkeep_shim::Cluster::local(dir, 2, &config).expect("cluster").nodes;
     for rt in &nodes {
         rt.add_app(
             "demo/app",
@@ -621,6 +619,13 @@ async fn in_a_cluster_the_overview_lists_every_node_and_who_holds_each_actor() {
         )
         .expect("app loads");
     }
+    nodes
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn in_a_cluster_the_overview_lists_every_node_and_who_holds_each_actor() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let nodes = testee_cluster(dir.path());
     // An actor created through node 2: node 2 holds it.
     let key = wasmkeep_shim::ActorKey::new("demo/app", "testee", "c1");
     let body = json!({"ops": [{"op": "exec", "sql": "CREATE TABLE t(x)"}]}).to_string();
@@ -712,23 +717,7 @@ fn timeline(h: &Value) -> Vec<(String, u64, u64, bool)> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn in_a_cluster_an_actors_history_reads_as_uploads_a_reset_and_the_fence() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut config = RuntimeConfig::for_tests(dir.path());
-    config.virtual_clock = true;
-    config.cache_dir = common::cache_dir();
-    let nodes = wasmkeep_shim::Cluster::local(dir.path(), 2, &config)
-        .expect("cluster")
-        .nodes;
-    for rt in &nodes {
-        rt.add_app(
-            "demo/app",
-            &[ClassSpec {
-                name: "testee".into(),
-                component: common::component("conformance-testee-rust"),
-                access: Access::Open,
-            }],
-        )
-        .expect("app loads");
-    }
+    let nodes = testee_cluster(dir.path());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
     let addr = listener.local_addr().expect("addr");
     let app = wasmkeep_shim::server::router_for_node(

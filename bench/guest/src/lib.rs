@@ -7,10 +7,15 @@
 //! - `fill <n>`: inserts `n` rows of 100 bytes and keeps them (a small actor).
 //! - `delete`: `delete_self_durable()`, answering how long that one call took
 //!   in ns (the guest's monotonic clock, around the call only).
+//!
+//! Over its WebSockets (the fan-out figure), a text message:
+//! - `count`: answers the number of open sockets to the sender;
+//! - `broadcast <k> <bytes>`: sends `k` text messages of `bytes` bytes to
+//!   every open socket, a message to each socket in turn.
 
 use std::time::Instant;
 
-use wasmkeep_actor::{Actor, Address, params, storage};
+use wasmkeep_actor::{Actor, Address, Message, SocketId, params, sockets, storage};
 
 struct Bench;
 
@@ -48,6 +53,29 @@ impl Actor for Bench {
             other => return Err(format!("unknown command {other:?}: noop, exec <n>, fill <n>, delete")),
         };
         Ok(answer.to_string().into_bytes())
+    }
+
+    fn on_socket_message(socket: SocketId, message: Message) {
+        let Message::Text(text) = message else { return };
+        let mut words = text.split_whitespace();
+        match words.next() {
+            Some("count") => {
+                let _ = sockets::send_text(socket, &sockets::open_sockets().len().to_string());
+            }
+            Some("broadcast") => {
+                let mut number = || words.next().and_then(|w| w.parse::<usize>().ok()).unwrap_or(1);
+                let (k, bytes) = (number(), number());
+                let body = "m".repeat(bytes);
+                let open = sockets::open_sockets();
+                for _ in 0..k {
+                    for &s in &open {
+                        // A socket closing meanwhile is skipped.
+                        let _ = sockets::send_text(s, &body);
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 }
 

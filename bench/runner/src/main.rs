@@ -9,6 +9,7 @@
 //! See `bench/README.md` for what each figure means. It exits 0 whatever the
 //! figures are; non-zero only when the benchmark itself could not run.
 
+mod fanout;
 mod http;
 mod memory;
 mod micro;
@@ -47,6 +48,8 @@ enum Figure {
     Wake,
     /// RSS, threads and p99 with 1,000 and 10,000 resident counters.
     Resident,
+    /// One actor broadcasting to 1,000 open WebSockets, in messages/s.
+    Fanout,
 }
 
 #[derive(Debug, Parser)]
@@ -56,8 +59,12 @@ enum Figure {
 )]
 struct Args {
     /// Seconds measured per HTTP run (each method × connection count × host).
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, default_value_t = 3.0)]
     duration: f64,
+    /// Rounds of the HTTP runs: each HTTP row gives the median over the
+    /// rounds, and each ratio the median of the ratios within a round.
+    #[arg(long, default_value_t = 3)]
+    runs: usize,
     /// Seconds of warm-up before each HTTP run (not counted).
     #[arg(long, default_value_t = 1.0)]
     warmup: f64,
@@ -132,7 +139,7 @@ fn main() -> ExitCode {
 fn run(args: &Args) -> Result<Report> {
     let paths = setup::Paths::find()?;
     let needs_counter = args.wants(Figure::Http) || args.wants(Figure::Load) || args.wants(Figure::Memory);
-    let needs_guest = args.wants(Figure::Exec) || args.wants(Figure::Delete);
+    let needs_guest = args.wants(Figure::Exec) || args.wants(Figure::Delete) || args.wants(Figure::Fanout);
     let counter = match &args.counter {
         Some(p) => p.clone(),
         None if needs_counter => paths.component("counter-rust", "examples/counter-rust")?,
@@ -170,6 +177,10 @@ fn run(args: &Args) -> Result<Report> {
     if args.wants(Figure::Delete) {
         eprintln!("== durable delete against unlink + fsync");
         micro::delete(&guest, &mut report)?;
+    }
+    if args.wants(Figure::Fanout) {
+        eprintln!("== WebSocket fan-out: one actor to {} sockets", fanout::SOCKETS);
+        fanout::run(&guest, &mut report)?;
     }
     let ts_counters = ts_counters(args, &paths)?;
     if args.wants(Figure::Wake) {
@@ -224,6 +235,7 @@ fn run(args: &Args) -> Result<Report> {
         let plan = http::Plan {
             warmup: Duration::from_secs_f64(args.warmup.max(0.0)),
             duration: Duration::from_secs_f64(args.duration.max(0.1)),
+            runs: args.runs.max(1),
         };
         let mut others = ts_counters;
         if !args.no_other_counters {

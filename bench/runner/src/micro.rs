@@ -88,8 +88,8 @@ pub fn exec(guest: &Path, report: &mut Report) -> Result<()> {
         shim: time(shim),
         baseline: format!("native rusqlite {}", time(native)),
         ratio: ratio(shim, native),
-        target: "≤ 2× native".into(),
-        met: met(shim <= 2.0 * native),
+        target: "≤ 1.5× native".into(),
+        met: met(shim <= 1.5 * native),
     });
     Ok(())
 }
@@ -191,25 +191,36 @@ pub fn delete(guest: &Path, report: &mut Report) -> Result<()> {
     }
     rt.dev().hibernate_all();
     let (d, u, n) = (median(&mut deletes), median(&mut unlinks), median(&mut natives));
+    let nc = median(&mut no_ckpt);
     report.note(format!(
         "delete: {ROUNDS} actors with {ROWS} rows ({:.0} KiB of files, median); delete-self-durable {} (the guest's \
          clock around the call: close without checkpoint, removal marker, unlink WAL, db, shm, fsync the directory); \
-         unlink + fsync of one file of the same size {}; for reference, the same steps natively (rusqlite: close \
-         with checkpoint, unlink the three files, fsync the directory) {}, and with no checkpoint on close \
-         (SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE) {}",
+         unlink + fsync of one file of the same size {}; the same steps natively (rusqlite: close with checkpoint, \
+         unlink the three files, fsync the directory) {}, and with no checkpoint on close \
+         (SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, the row's baseline) {}",
         median(&mut sizes) / 1024.0,
         time(d),
         time(u),
         time(n),
-        time(median(&mut no_ckpt))
+        time(nc)
     ));
+    // Issue 25's target: the host's delete against the same steps done
+    // natively without a checkpoint on close, which is what the host does.
     report.row(Row {
         figure: "durable delete (median)".into(),
         shim: time(d),
+        baseline: format!("native, no checkpoint {}", time(nc)),
+        ratio: ratio(d, nc),
+        target: "≤ 1.5× native".into(),
+        met: if nc > 0.0 { met(d <= 1.5 * nc) } else { Met::Unknown },
+    });
+    report.row(Row {
+        figure: "durable delete against unlink + fsync".into(),
+        shim: time(d),
         baseline: format!("unlink+fsync dir {}", time(u)),
         ratio: ratio(d, u),
-        target: "≤ 2× unlink+fsync".into(),
-        met: if u > 0.0 { met(d <= 2.0 * u) } else { Met::Unknown },
+        target: "- (reported)".into(),
+        met: Met::Unknown,
     });
     Ok(())
 }

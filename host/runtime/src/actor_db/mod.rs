@@ -16,6 +16,7 @@
 mod dump;
 mod guard;
 mod host_table;
+mod lookaside;
 mod persist_wal;
 mod rows;
 pub(crate) mod sqlite_code;
@@ -110,6 +111,10 @@ impl ActorDb {
     }
 
     fn setup(conn: Connection) -> rusqlite::Result<Self> {
+        // First, before any statement takes a slot of the default lookaside.
+        if let Err(code) = lookaside::make_small(&conn) {
+            tracing::debug!("SQLite kept its default lookaside (code {code}): 38 KiB more per open database");
+        }
         // synchronous=NORMAL: an ordinary write is kept when the process dies and
         // is synced at the next checkpoint, as a node keeps an event's writes at its
         // end; exec-durable switches to FULL for its own commit.

@@ -18,7 +18,7 @@ pub(crate) fn run(host: &Arc<Host>, slot: &Arc<Mailbox>, rx: &mpsc::Receiver<Job
         } else {
             host.config().idle_timeout
         };
-        let job = match spin_then_wait(rx, idle) {
+        let job = match spin_then_wait(rx, idle, &cell) {
             Ok(job) => job,
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 let mut inner = slot.lock();
@@ -63,7 +63,9 @@ pub(crate) fn run(host: &Arc<Host>, slot: &Arc<Mailbox>, rx: &mpsc::Receiver<Job
 /// Waits for the next job. A busy actor's next event often comes within
 /// microseconds (one client, request after request); parking the thread and
 /// waking it again costs more than that, so look briefly before parking.
-fn spin_then_wait(rx: &mpsc::Receiver<Job>, idle: Duration) -> Result<Job, mpsc::RecvTimeoutError> {
+/// After [`RELEASE_AFTER`] of waiting, the actor gives back what only a
+/// running actor needs, and waits on until `idle`.
+fn spin_then_wait(rx: &mpsc::Receiver<Job>, idle: Duration, cell: &ActorCell) -> Result<Job, mpsc::RecvTimeoutError> {
     let spin_until = std::time::Instant::now() + SPIN;
     while std::time::Instant::now() < spin_until {
         match rx.try_recv() {
@@ -72,8 +74,22 @@ fn spin_then_wait(rx: &mpsc::Receiver<Job>, idle: Duration) -> Result<Job, mpsc:
             Err(mpsc::TryRecvError::Empty) => std::thread::yield_now(),
         }
     }
-    rx.recv_timeout(idle)
+    if idle <= RELEASE_AFTER {
+        return rx.recv_timeout(idle);
+    }
+    match rx.recv_timeout(RELEASE_AFTER) {
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            cell.went_idle();
+            rx.recv_timeout(idle - RELEASE_AFTER)
+        }
+        got => got,
+    }
 }
+
+/// How long a resident actor waits for an event before it gives back its
+/// page cache: long enough that a steady client's actor never reads its
+/// pages again, short against the idle timeout (ADR 033).
+const RELEASE_AFTER: Duration = Duration::from_secs(1);
 
 /// How long a worker looks for its next job before it parks.
 const SPIN: Duration = Duration::from_micros(100);

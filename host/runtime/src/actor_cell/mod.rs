@@ -111,6 +111,14 @@ impl ActorCell {
         Ok(Prepared::Ready(Ready { host, resident }))
     }
 
+    /// The actor has waited a while for its next event: its database gives
+    /// back the memory only a running actor needs (ADR 033).
+    pub(crate) fn went_idle(&self) {
+        if let Some(db) = self.resident.as_ref().and_then(|r| r.store.data().actor.open_db()) {
+            db.release_idle_memory();
+        }
+    }
+
     /// Drops the instance, closes the database and releases the hold.
     pub(crate) fn hibernate(&mut self) {
         if let Some(r) = self.resident.take() {

@@ -16,6 +16,7 @@
 mod dump;
 mod guard;
 mod host_table;
+mod idle_memory;
 mod lookaside;
 mod persist_wal;
 mod rows;

@@ -91,11 +91,13 @@ packages:
     proxy: npmjs
 web:
   enable: false
+max_body_size: 200mb
 log: { type: stdout, format: pretty, level: warn }
 EOF
 "$verdaccio" --config "$tmp/verdaccio/config.yaml" --listen "127.0.0.1:$npm_port" >"$tmp/verdaccio.log" 2>&1 &
 pids+=($!)
 npm_url=http://127.0.0.1:$npm_port
+export npm_config_update_notifier=false
 say "npm registry (verdaccio, pid ${pids[-1]}) at $npm_url"
 
 pypi_port=$(free_port)

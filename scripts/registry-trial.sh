@@ -53,12 +53,20 @@ verdaccio=$root/scripts/registry-tools/node_modules/.bin/verdaccio
 
 tmp=$(mktemp -d /tmp/wasmkeep-registry-trial.XXXXXX)
 pids=()
+# Cargo keeps a trial registry's index and crates under a folder named for its
+# address (127.0.0.1-<hash of the URL with its port>): the ones this run adds
+# are removed at its end.
+cargo_home=${CARGO_HOME:-$HOME/.cargo}
+cargo_dirs() { ls -d "$cargo_home"/registry/{index,cache,src}/127.0.0.1-* 2>/dev/null | sort || true; }
+cargo_dirs >"$tmp/cargo-dirs.before"
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  cargo_dirs | comm -13 "$tmp/cargo-dirs.before" - | while read -r d; do rm -rf "$d"; done
   rm -rf "$tmp"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 free_port() { "$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 wait_http() { # URL LOG NAME
   for _ in $(seq 1 300); do
@@ -216,6 +224,12 @@ for lang in "${langs[@]}"; do
     npm_config_userconfig="$work/npmrc" npm_config_registry="$npm_url/" npm_config_update_notifier=false
     PIP_INDEX_URL="$pypi_url/simple/" PIP_CONFIG_FILE=/dev/null
     CARGO_REGISTRIES_WASMKEEP_TRIAL_INDEX="sparse+$cargo_url/index/")
+  # npx keeps what it installed for a package spec and uses it again while the
+  # version matches: a previous run's @wasmkeep/actor of the same version
+  # would be used instead of this release's.
+  for dir in "$HOME"/.npm/_npx/*/; do
+    if grep -qs '"@wasmkeep/actor"' "$dir/package.json"; then rm -rf "$dir"; fi
+  done
   # The release folder is the checkout's: the C archive is copied out first.
   mkdir -p "$tmp/release/c" && cp "$release"/c/*.tar.gz "$tmp/release/c/"
   start=$(date +%s.%N)

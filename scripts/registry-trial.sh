@@ -53,16 +53,17 @@ verdaccio=$root/scripts/registry-tools/node_modules/.bin/verdaccio
 
 tmp=$(mktemp -d /tmp/wasmkeep-registry-trial.XXXXXX)
 pids=()
-# Cargo keeps a trial registry's index and crates under a folder named for its
-# address (127.0.0.1-<hash of the URL with its port>): the ones this run adds
-# are removed at its end.
+# Cargo keeps a registry's index, .crate files and unpacked sources under
+# folders named 127.0.0.1-<hash>, the same for any port: an earlier run's
+# sources of the same version would be used again. They are removed before
+# and after each run (no other registry on this machine's 127.0.0.1 is kept).
 cargo_home=${CARGO_HOME:-$HOME/.cargo}
-cargo_dirs() { ls -d "$cargo_home"/registry/{index,cache,src}/127.0.0.1-* 2>/dev/null | sort || true; }
-cargo_dirs >"$tmp/cargo-dirs.before"
+forget_trial_crates() { rm -rf "$cargo_home"/registry/{index,cache,src}/127.0.0.1-*; }
+forget_trial_crates
 cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  cargo_dirs | comm -13 "$tmp/cargo-dirs.before" - | while read -r d; do rm -rf "$d"; done
+  forget_trial_crates
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -214,6 +215,7 @@ EOF
 if unshare -m --propagation private true 2>/dev/null; then hide=yes; else hide=; say "unshare -m is not allowed here: the checkout is NOT hidden"; fi
 for lang in "${langs[@]}"; do
   work=$tmp/$lang
+  [ ! -e "$work" ] || die "$lang is named twice"
   mkdir -p "$work/home"
   log=$tmp/$lang.log
   # Only the registries, the user's own caches and tools: no checkout

@@ -93,6 +93,21 @@ if ! $for_serve; then
   fi
 fi
 
+# The registry trial (test only; ADR 032): verdaccio from scripts/registry-tools'
+# lock file, and pypiserver, twine, auditwheel and wheel (the release's
+# checks of the Python wheels) in the venv.
+if ! $for_serve; then
+  if [ ! -d scripts/registry-tools/node_modules ]; then
+    say "registry trial: npm ci in scripts/registry-tools (verdaccio 6.8.0)"
+    (cd scripts/registry-tools && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+  if ! target/py-venv/bin/python -c "import pypiserver, twine, auditwheel, wheel" 2>/dev/null; then
+    say "registry trial: pip install pypiserver==2.4.2 twine==7.0.0 auditwheel==6.8.2 wheel==0.48.0"
+    target/py-venv/bin/python -m pip install -q --disable-pip-version-check \
+      pypiserver==2.4.2 twine==7.0.0 auditwheel==6.8.2 wheel==0.48.0
+  fi
+fi
+
 # The test command checks that host/workspace-hack is current (one feature set
 # of wasmtime across the workspace: ADR 014); serving needs no cargo-hakari.
 if ! $for_serve && [ "$(cargo hakari --version 2>/dev/null | awk '{print $2}')" != "0.9.39" ]; then

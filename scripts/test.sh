@@ -67,6 +67,11 @@ for sdk in sdk-c sdk-python; do
 done
 step "wasmkeep-shim new: a project per language, from new through its build and its test to a first response (scripts/new-project-trial.sh)"
 bash scripts/new-project-trial.sh
+step "the registry trial: every package of a debug-profile release published to verdaccio, pypiserver and scripts/cargo-registry.py on 127.0.0.1, then per language with the checkout hidden: install, new, build, test, serve, a first response (scripts/registry-trial.sh; ADR 032)"
+python3 -m unittest discover -s scripts/tests 2>&1 | tail -3
+cargo xtask release --profile debug --allow-dirty >/dev/null
+# The registries are stopped by the PIDs the script records, also when a step fails.
+bash scripts/registry-trial.sh
 step "the dashboard in headless chromium over WebDriver: list, open, alarm, deletes, a fault, another origin, 10,000 actors (screenshots in target/dashboard-screenshots/)"
 cargo build --quiet -p wasmkeep-shim
 target/py-venv/bin/python host/shim/tests/dashboard_browser.py

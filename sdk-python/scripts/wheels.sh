@@ -2,7 +2,8 @@
 # The Python SDK's two wheels, to install in a project of one's own with no
 # Rust and no checkout (run from anywhere):
 #
-#   bash sdk-python/scripts/wheels.sh [--out DIR]      # default: target/python-dist
+#   bash sdk-python/scripts/wheels.sh [--out DIR] [--shim PATH] [--sdist]
+#                                           # DIR's default: target/python-dist
 #
 # - wasmkeep_actor-<v>-py3-none-any.whl: the SDK, pure Python, built by
 #   setuptools (pip wheel --no-deps --no-build-isolation, in target/py-venv)
@@ -12,6 +13,11 @@
 #   module prebuilt, the one setup.sh built with maturin into target/wheels/
 #   (copied; built here the same way only when it is missing). It is for the
 #   CPython minor version and platform it was built on (its tag says which).
+#   With --shim, it carries that host binary as its `wasmkeep-shim` script
+#   (<name>.data/scripts/, as ruff's and maturin's `bin` wheels do), so
+#   `pip install "wasmkeep-actor[testing]"` brings the host too (ADR 032);
+#   auditwheel checks its manylinux tag and twine its metadata.
+# - with --sdist, also the SDK's sdist (wasmkeep_actor-<v>.tar.gz).
 #
 # Prints the two wheels' paths, one a line, last.
 set -euo pipefail
@@ -22,11 +28,15 @@ say() { echo "wheels: $*" >&2; }
 die() { echo "wheels: FAILED: $*" >&2; exit 1; }
 
 out=
+shim=
+sdist=false
 while (($#)); do
   case "$1" in
+    --shim) [ $# -ge 2 ] || die "--shim needs a path"; shim=$(realpath "$2"); shift 2 ;;
+    --sdist) sdist=true; shift ;;
     --out) [ $# -ge 2 ] || die "--out needs a folder"; out=$2; shift 2 ;;
     --out=*) out=${1#--out=}; shift ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument $1 (usage: wheels.sh [--out DIR])" ;;
   esac
 done
@@ -110,9 +120,46 @@ if [ -z "$harness" ]; then
   [ -n "$harness" ] || die "maturin built no wasmkeep_actor_harness-$version wheel into target/wheels/"
 fi
 
-rm -f "$out"/wasmkeep_actor-*.whl "$out"/wasmkeep_actor_harness-*.whl
+rm -f "$out"/wasmkeep_actor-*.whl "$out"/wasmkeep_actor_harness-*.whl "$out"/wasmkeep_actor-*.tar.gz
 cp "$sdk" "$out/"
+if [ -n "$shim" ]; then
+  [ -x "$shim" ] || die "--shim $shim is not an executable"
+  # The twine, auditwheel and wheel tools, once, into the venv.
+  if ! "$py" -c "import twine, auditwheel, wheel" 2>/dev/null; then
+    say "pip install twine auditwheel wheel into $venv (checks of the wheels)"
+    "${pip[@]}" install -q twine==7.0.0 auditwheel==6.8.2 wheel==0.48.0 >&2
+  fi
+  unpacked=$stage/harness
+  "$py" -m wheel unpack -d "$unpacked" "$harness" >/dev/null
+  top=$(ls -d "$unpacked"/wasmkeep_actor_harness-*)
+  data=$top/wasmkeep_actor_harness-$version.data/scripts
+  mkdir -p "$data"
+  cp "$shim" "$data/wasmkeep-shim"
+  chmod 755 "$data/wasmkeep-shim"
+  strip "$data/wasmkeep-shim" 2>/dev/null || true
+  mkdir -p "$stage/harness-out"
+  "$py" -m wheel pack -d "$stage/harness-out" "$top" >/dev/null
+  harness=$(ls "$stage"/harness-out/*.whl)
+  case "$(basename "$harness")" in *manylinux*) ;; *) die "the harness wheel is not tagged manylinux: $(basename "$harness")" ;; esac
+  log=$stage/check.log
+  "$repo/$venv/bin/auditwheel" show "$harness" >"$log" 2>&1 || { cat "$log" >&2; die "auditwheel show failed on the harness wheel"; }
+  # auditwheel wraps its lines: the tag it finds consistent, on one line.
+  consistent=$(tr -s '\n ' '  ' <"$log" | grep -o 'is consistent with the following platform tag: "[^"]*"' | head -1 | cut -d'"' -f2)
+  case "$(basename "$harness")" in
+    *"$consistent".whl) [ -n "$consistent" ] && say "auditwheel: the harness wheel is consistent with $consistent" ;;
+    *) cat "$log" >&2; die "auditwheel: the harness wheel's tag is not the one it is consistent with (${consistent:-none})" ;;
+  esac
+fi
 cp "$harness" "$out/"
+if $sdist; then
+  "$py" -c "import sys; from setuptools import build_meta as b; sys.exit(0)" || die "setuptools is missing in $venv"
+  (cd "$stage/src" && "$py" -c "from setuptools import build_meta as b; print(b.build_sdist('$stage/out'))") >"$stage/sdist.log" 2>&1 \
+    || { cat "$stage/sdist.log" >&2; die "building the SDK's sdist failed"; }
+  cp "$stage"/out/wasmkeep_actor-"$version".tar.gz "$out/" || die "no sdist wasmkeep_actor-$version.tar.gz was written"
+fi
+if [ -n "$shim" ]; then
+  "$repo/$venv/bin/twine" check --strict "$out"/wasmkeep_actor*-"$version"* >&2 || die "twine check failed"
+fi
 say "the SDK ($(du -k "$out/$(basename "$sdk")" | cut -f1) kB) and the harness ($(du -k "$out/$(basename "$harness")" | cut -f1) kB) in $out"
 echo "$out/$(basename "$sdk")"
 echo "$out/$(basename "$harness")"

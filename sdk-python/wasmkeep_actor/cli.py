@@ -1,4 +1,6 @@
-"""The command line: `python -m wasmkeep_actor build app.py -o app.wasm` (also `wasmkeep-py`)."""
+"""The command line: `python -m wasmkeep_actor build app.py -o app.wasm` (also
+`wasmkeep-py`), and `python -m wasmkeep_actor serve ...`, which runs the host
+binary the harness wheel installs as the `wasmkeep-shim` script."""
 
 from __future__ import annotations
 
@@ -9,6 +11,11 @@ from . import WIT_PACKAGE, __version__
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    # serve passes everything after it to the host as it is (argparse would
+    # take the host's options for its own).
+    if argv[:1] == ["serve"] and argv[1:2] not in (["-h"], ["--help"]):
+        return serve(argv[1:])
     parser = argparse.ArgumentParser(prog="python -m wasmkeep_actor", description="Build wasmkeep actors written in Python.")
     parser.add_argument("--version", action="version", version=f"wasmkeep-actor {__version__} ({WIT_PACKAGE})")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -24,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     b.add_argument("--force", action="store_true", help="build even when the inputs did not change")
     b.add_argument("-q", "--quiet", action="store_true", help="print nothing on success")
+    sub.add_parser("serve", help="run the host: wasmkeep-shim serve ARGS... (the harness wheel of wasmkeep-actor[testing] carries it)")
     args = parser.parse_args(argv)
 
     from .build import BuildError, build
@@ -42,3 +50,30 @@ def main(argv: list[str] | None = None) -> int:
             what = f"built in {r.seconds:.1f} s"
         print(f"wasmkeep build: {r.output} ({r.size / 1e6:.1f} MB, {what})", file=sys.stderr)
     return 0
+
+
+def host_binary() -> str | None:
+    """The wasmkeep-shim the harness wheel installed beside this Python's
+    scripts, else one on PATH."""
+    import os
+    import shutil
+    import sysconfig
+
+    here = os.path.join(sysconfig.get_path("scripts"), "wasmkeep-shim")
+    if os.path.isfile(here) and os.access(here, os.X_OK):
+        return here
+    return shutil.which("wasmkeep-shim")
+
+
+def serve(args: list[str]) -> int:
+    import os
+
+    shim = host_binary()
+    if shim is None:
+        print(
+            'wasmkeep serve: no wasmkeep-shim: pip install "wasmkeep-actor[testing]" (its harness wheel carries the host)',
+            file=sys.stderr,
+        )
+        return 2
+    os.execv(shim, [shim, "serve", *args])
+    return 0  # not reached

@@ -8,11 +8,13 @@
 //! - `npm/`: `@wasmkeep/actor`'s tarball and its platform package's, with
 //!   this platform's host binary, harness addon and QuickJS composer
 //!   (`sdk-ts/scripts/pack.js`);
-//! - `python/`: the SDK's wheel and the harness wheel
+//! - `python/`: the SDK's wheel and sdist, and the harness wheel with the
+//!   host binary as its `wasmkeep-shim` script
 //!   (`sdk-python/scripts/wheels.sh`);
 //! - `c/`: the C SDK's archive for this platform: headers, the harness as a
 //!   shared library with a SONAME (and its static library), `mk/`, `cmake/`,
-//!   and pkg-config files that find the archive wherever it is unpacked.
+//!   pkg-config files that find the archive wherever it is unpacked, and the
+//!   host binary in `bin/`.
 //!
 //! The profile is a flag: `debug` proves the command on a machine where a
 //! release build of wasmtime (about 9 minutes on 2 cores) is not yet there.
@@ -112,7 +114,7 @@ pub(crate) fn release(root: &Path, args: &ReleaseArgs) -> Result<()> {
         match piece {
             Piece::Crates => crates(root, &dir, args)?,
             Piece::Npm => npm(root, &dir, args.profile)?,
-            Piece::Python => python(root, &dir)?,
+            Piece::Python => python(root, &dir, args.profile)?,
             Piece::C => c_archive(root, &dir, &version, args.profile)?,
         }
     }
@@ -199,14 +201,29 @@ fn npm(root: &Path, dir: &Path, profile: Profile) -> Result<()> {
     status(&mut cmd)
 }
 
-/// The Python SDK's wheel and the harness wheel (wheels.sh builds the
-/// harness with maturin when target/wheels has none).
-fn python(root: &Path, dir: &Path) -> Result<()> {
+/// The Python SDK's wheel and sdist, and the harness wheel carrying the
+/// host binary (wheels.sh builds the harness with maturin when
+/// target/wheels has none; ADR 032).
+fn python(root: &Path, dir: &Path, profile: Profile) -> Result<()> {
+    let shim = host_binary(root, profile)?;
     let mut cmd = Command::new("bash");
     cmd.current_dir(root)
-        .args(["sdk-python/scripts/wheels.sh", "--out"])
+        .args(["sdk-python/scripts/wheels.sh", "--sdist", "--shim"])
+        .arg(&shim)
+        .arg("--out")
         .arg(dir);
     status(&mut cmd)
+}
+
+/// The host binary of the profile, built if it is not (a no-op when it is).
+fn host_binary(root: &Path, profile: Profile) -> Result<PathBuf> {
+    let mut cmd = Command::new(crate::cargo());
+    cmd.current_dir(root).args(["build", "--quiet", "-p", "wasmkeep-shim"]);
+    if profile == Profile::Release {
+        cmd.arg("--release");
+    }
+    status(&mut cmd)?;
+    Ok(target_dir(root).join(profile.dir()).join("wasmkeep-shim"))
 }
 
 /// The harness library's SONAME: its ABI is this minor version's (0.x.y
@@ -297,6 +314,11 @@ fn c_archive(root: &Path, dir: &Path, version: &str, profile: Profile) -> Result
             .join("\n");
         fs::write(&at, text + "\n")?;
     }
+    // The host, so that a C project serves with no Rust (ADR 032).
+    let bin = prefix.join("bin");
+    fs::create_dir_all(&bin)?;
+    fs::copy(host_binary(root, profile)?, bin.join("wasmkeep-shim"))?;
+    let _ = Command::new("strip").arg(bin.join("wasmkeep-shim")).status();
     let leftover = text_files_naming(&prefix, &staged)?;
     if !leftover.is_empty() {
         bail!("the C archive names its staging folder in {leftover:?}");

@@ -61,6 +61,12 @@ const PLACES: &[Place] = &[
     // Python: the SDK, its harness (pinned to the SDK), and __version__.
     place("sdk-python/pyproject.toml", "version = \"", "version = \"", "\""),
     place(
+        "sdk-python/pyproject.toml",
+        "testing = [\"pytest>=7\", \"wasmkeep-actor-harness==",
+        "harness==",
+        "\"",
+    ),
+    place(
         "sdk-python/harness/pyproject.toml",
         "version = \"",
         "version = \"",

@@ -242,10 +242,9 @@ fn commands(lang: Lang, p: &Project) -> Vec<(String, &'static str)> {
                 let next = next_breaking(VERSION);
                 all.push((
                     format!(
-                        "python3 -m venv .venv && .venv/bin/pip install \"wasmkeep-actor[testing]>={VERSION},<{next}\" \
-                         \"wasmkeep-actor-harness>={VERSION},<{next}\""
+                        "python3 -m venv .venv && .venv/bin/pip install \"wasmkeep-actor[testing]>={VERSION},<{next}\""
                     ),
-                    "install the SDK and its test harness",
+                    "install the SDK, its test harness and the host",
                 ));
             }
             all.push((
@@ -449,10 +448,8 @@ fn python(p: &Project) -> Result<Vec<File>> {
         pyproject = replace_exact(
             &pyproject,
             &format!("dependencies = [\"wasmkeep-actor=={VERSION}\"]"),
-            &format!(
-                "dependencies = [\"wasmkeep-actor[testing]>={VERSION},<{next}\", \
-                 \"wasmkeep-actor-harness>={VERSION},<{next}\"]"
-            ),
+            // [testing] brings the harness, which carries the host (ADR 032).
+            &format!("dependencies = [\"wasmkeep-actor[testing]>={VERSION},<{next}\"]"),
         )?;
     }
     // The class is the project's, as in its wasmkeep.toml; the module is actor.py.

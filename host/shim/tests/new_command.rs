@@ -144,10 +144,8 @@ fn new_without_sdk_writes_version_requirements() {
             "python" => {
                 let pyproject: toml::Table = written["pyproject.toml"].parse().expect("TOML");
                 let deps = pyproject["project"]["dependencies"].as_array().expect("dependencies");
-                let want = [
-                    format!("wasmkeep-actor[testing]>={VERSION},<{next}"),
-                    format!("wasmkeep-actor-harness>={VERSION},<{next}"),
-                ];
+                // [testing] brings the harness and the host (ADR 032): one requirement.
+                let want = [format!("wasmkeep-actor[testing]>={VERSION},<{next}")];
                 let have: Vec<&str> = deps.iter().filter_map(|d| d.as_str()).collect();
                 assert_eq!(have, want);
                 assert!(

@@ -1,0 +1,247 @@
+#!/usr/bin/env bash
+# Issue 27's registry trial (ADR 032): every package of a release published
+# to registries on 127.0.0.1, then, per language in an empty folder with the
+# checkout hidden (unshare -m, a tmpfs over it), what a guest author does:
+# install from the registry, `wasmkeep-shim new`, build, test in the
+# language's own runner, serve, a first response. Prints each language's time
+# from the first install to the first response.
+#
+#   bash scripts/registry-trial.sh [--release DIR] [rust|ts|python|c]...
+#
+# The registries (stopped by the PIDs recorded here, also when a step fails):
+#   npm    verdaccio 6.8.0 (scripts/registry-tools/), @wasmkeep/* published
+#          to it, everything else proxied from the npm registry
+#   PyPI   pypiserver, the two wheels and the sdist uploaded with twine, the
+#          SDK's dependencies from PyPI put beside them (no fallback: pip in
+#          the trial talks to 127.0.0.1 only)
+#   Cargo  scripts/cargo-registry.py, the eight .crate files uploaded as
+#          `cargo publish` would send them
+# Where the host comes from: npm's platform package (TypeScript), the harness
+# wheel's `wasmkeep-shim` script (Python), the C archive's bin/ (C and Rust:
+# a Rust author's prebuilt host; the project's `cargo test` compiles the host
+# library from the registry's crates). Only the Rust trial compiles Rust.
+# A Rust project names crates.io: the trial adds a [patch.crates-io] to the
+# registry's wasmkeep-actor and wasmkeep-actor-testing, which is what a user
+# of a mirror of crates.io would not need.
+#
+# DIR defaults to target/release-packages/<version> (`cargo xtask release
+# --profile debug`). Needs `bash scripts/setup.sh` (verdaccio, pypiserver,
+# twine) and root for unshare -m (without it the checkout is not hidden, and
+# the trial says so).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)
+release=$root/target/release-packages/$version
+langs=()
+while (($#)); do
+  case "$1" in
+    --release) release=$(realpath "$2"); shift 2 ;;
+    rust|ts|python|c) langs+=("$1"); shift ;;
+    *) echo "registry-trial: unknown argument $1 (use --release DIR, rust, ts, python, c)" >&2; exit 2 ;;
+  esac
+done
+((${#langs[@]})) || langs=(ts python c rust)
+say() { echo "registry-trial: $*"; }
+die() { echo "registry-trial: FAILED: $*" >&2; exit 1; }
+py=$root/target/py-venv/bin/python
+verdaccio=$root/scripts/registry-tools/node_modules/.bin/verdaccio
+[ -x "$verdaccio" ] || die "verdaccio is missing: bash scripts/setup.sh (npm ci in scripts/registry-tools)"
+"$py" -c "import pypiserver, twine" 2>/dev/null || die "pypiserver or twine is missing in target/py-venv: bash scripts/setup.sh"
+[ -f "$release/SHA256SUMS" ] || die "no release in $release: cargo xtask release --profile debug"
+(cd "$release" && sha256sum --quiet -c SHA256SUMS) || die "$release/SHA256SUMS does not match"
+
+tmp=$(mktemp -d /tmp/wasmkeep-registry-trial.XXXXXX)
+pids=()
+# Cargo keeps a registry's index, .crate files and unpacked sources under
+# folders named 127.0.0.1-<hash>, the same for any port: an earlier run's
+# sources of the same version would be used again. They are removed before
+# and after each run (no other registry on this machine's 127.0.0.1 is kept).
+cargo_home=${CARGO_HOME:-$HOME/.cargo}
+forget_trial_crates() { rm -rf "$cargo_home"/registry/{index,cache,src}/127.0.0.1-*; }
+forget_trial_crates
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  forget_trial_crates
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+free_port() { "$py" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+wait_http() { # URL LOG NAME
+  for _ in $(seq 1 300); do
+    curl -fs -o /dev/null "$1" && return 0
+    sleep 0.1
+  done
+  cat "$2" >&2
+  die "$3 did not answer at $1 within 30 s"
+}
+
+# --- The registries --------------------------------------------------------
+npm_port=$(free_port)
+mkdir -p "$tmp/verdaccio"
+cat >"$tmp/verdaccio/config.yaml" <<EOF
+storage: $tmp/verdaccio/storage
+auth:
+  htpasswd:
+    file: $tmp/verdaccio/htpasswd
+    max_users: 1
+uplinks:
+  npmjs:
+    url: https://registry.npmjs.org/
+packages:
+  '@wasmkeep/*':
+    access: \$all
+    publish: \$authenticated
+  '**':
+    access: \$all
+    publish: \$authenticated
+    proxy: npmjs
+web:
+  enable: false
+max_body_size: 200mb
+log: { type: stdout, format: pretty, level: warn }
+EOF
+"$verdaccio" --config "$tmp/verdaccio/config.yaml" --listen "127.0.0.1:$npm_port" >"$tmp/verdaccio.log" 2>&1 &
+pids+=($!)
+npm_url=http://127.0.0.1:$npm_port
+export npm_config_update_notifier=false
+say "npm registry (verdaccio, pid ${pids[-1]}) at $npm_url"
+
+pypi_port=$(free_port)
+mkdir -p "$tmp/pypi"
+"$py" -m pypiserver run -i 127.0.0.1 -p "$pypi_port" -a . -P . --disable-fallback "$tmp/pypi" >"$tmp/pypiserver.log" 2>&1 &
+pids+=($!)
+pypi_url=http://127.0.0.1:$pypi_port
+say "PyPI (pypiserver, pid ${pids[-1]}) at $pypi_url"
+
+cargo_port=$(free_port)
+python3 scripts/cargo-registry.py serve "$tmp/cargo-registry" --port "$cargo_port" >"$tmp/cargo-registry.log" 2>&1 &
+pids+=($!)
+cargo_url=http://127.0.0.1:$cargo_port
+say "Cargo registry (scripts/cargo-registry.py, pid ${pids[-1]}) at $cargo_url"
+
+wait_http "$npm_url/-/ping" "$tmp/verdaccio.log" verdaccio
+wait_http "$pypi_url/simple/" "$tmp/pypiserver.log" pypiserver
+wait_http "$cargo_url/index/config.json" "$tmp/cargo-registry.log" cargo-registry.py
+
+# --- Publish every package --------------------------------------------------
+start=$(date +%s.%N)
+token=$(curl -fs -X PUT -H 'Content-Type: application/json' \
+  -d '{"name": "trial", "password": "trial-password"}' "$npm_url/-/user/org.couchdb.user:trial" |
+  "$py" -c 'import json, sys; print(json.load(sys.stdin)["token"])') || die "adding verdaccio's publishing user"
+printf '//127.0.0.1:%s/:_authToken=%s\n' "$npm_port" "$token" >"$tmp/publish.npmrc"
+# The platform package first: the SDK's optionalDependencies name it.
+for tgz in $(ls "$release"/npm/*.tgz | sort -r); do
+  npm publish --userconfig "$tmp/publish.npmrc" --registry "$npm_url" --ignore-scripts --loglevel=error "$tgz" \
+    >>"$tmp/publish.log" 2>&1 || { cat "$tmp/publish.log" >&2; die "npm publish $(basename "$tgz")"; }
+done
+"$py" -m twine upload --disable-progress-bar --non-interactive --repository-url "$pypi_url/" -u trial -p trial \
+  "$release"/python/* >>"$tmp/publish.log" 2>&1 || { cat "$tmp/publish.log" >&2; die "twine upload"; }
+# What the SDK's wheels need from PyPI, beside them (pip's cache makes this quick).
+"$py" -m pip download -q --disable-pip-version-check -d "$tmp/pypi" --only-binary=:all: \
+  "componentize-py==0.25.1" "pytest>=7" >>"$tmp/publish.log" 2>&1 || { cat "$tmp/publish.log" >&2; die "pip download of the SDK's dependencies"; }
+python3 scripts/cargo-registry.py upload "$cargo_url" "$release"/crates/*.crate >>"$tmp/publish.log" 2>&1 ||
+  { cat "$tmp/publish.log" "$tmp/cargo-registry.log" >&2; die "uploading the crates"; }
+printf 'registry-trial: published %s npm tarballs, %s Python files, %s crates in %.1f s\n' \
+  "$(ls "$release"/npm/*.tgz | wc -l)" "$(ls "$release"/python/* | wc -l)" "$(ls "$release"/crates/*.crate | wc -l)" \
+  "$(echo "$(date +%s.%N) - $start" | bc)"
+
+# --- Per language: the user's steps, in a script run with the checkout hidden
+cat >"$tmp/user.sh" <<'EOF'
+# Runs as a guest author would, in $WORK, knowing only the registries.
+set -euo pipefail
+lang=$1
+cd "$WORK"
+name=hello-$lang
+serve=()
+case $lang in
+  ts)
+    npx --yes --package "@wasmkeep/actor@$VERSION" -- wasmkeep-shim new "$name" --lang ts
+    cd "$name"
+    npm install --no-audit --no-fund --loglevel=error
+    npm run build --silent
+    npm test --silent
+    serve=(npx --no-install wasmkeep-shim serve) ;;
+  python)
+    python3 -m venv tools
+    tools/bin/pip install -q --disable-pip-version-check "wasmkeep-actor[testing]==$VERSION"
+    tools/bin/wasmkeep-shim new "$name" --lang python
+    cd "$name"
+    # The README's steps: its venv and install line, build, pytest.
+    eval "$(grep -m1 '^python3 -m venv' README.md | sed 's/ *#.*$//; s/pip install/pip install -q --disable-pip-version-check/')"
+    .venv/bin/python -m wasmkeep_actor build actor.py -o "$name.wasm"
+    .venv/bin/python -m pytest -q
+    serve=(.venv/bin/python -m wasmkeep_actor serve) ;;
+  c)
+    mkdir opt
+    tar -xzf "$RELEASE"/c/*.tar.gz -C opt --strip-components=1
+    export PATH=$WORK/opt/bin:$PATH PKG_CONFIG_PATH=$WORK/opt/lib/pkgconfig
+    wasmkeep-shim new "$name" --lang c
+    cd "$name"
+    make --quiet
+    make --quiet test
+    serve=(wasmkeep-shim serve) ;;
+  rust)
+    mkdir opt
+    tar -xzf "$RELEASE"/c/*.tar.gz -C opt --strip-components=1
+    export PATH=$WORK/opt/bin:$PATH
+    wasmkeep-shim new "$name" --lang rust
+    cd "$name"
+    printf '\n[patch.crates-io]\nwasmkeep-actor = { version = "%s", registry = "wasmkeep-trial" }\nwasmkeep-actor-testing = { version = "%s", registry = "wasmkeep-trial" }\n' \
+      "$VERSION" "$VERSION" >>Cargo.toml
+    wasmkeep-shim build --out "$name.wasm"
+    cargo test --quiet
+    serve=(wasmkeep-shim serve) ;;
+esac
+"${serve[@]}" --manifest wasmkeep.toml --data-dir .wasmkeep --listen 127.0.0.1:0 >serve.log 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT
+url=""
+for _ in $(seq 1 600); do
+  url=$(grep -o 'listening on http://127.0.0.1:[0-9]*' serve.log | head -1 | cut -d' ' -f3) || true
+  [ -n "$url" ] && break
+  kill -0 "$server" 2>/dev/null || { cat serve.log >&2; echo "serve exited" >&2; exit 1; }
+  sleep 0.1
+done
+[ -n "$url" ] || { cat serve.log >&2; echo "serve: not listening after 60 s" >&2; exit 1; }
+got=$(curl -s -X POST "$url/$name/a")
+[ "$got" = 1 ] || { cat serve.log >&2; echo "POST $url/$name/a answered '$got', not 1" >&2; exit 1; }
+kill "$server"
+wait "$server" 2>/dev/null || true
+EOF
+
+if unshare -m --propagation private true 2>/dev/null; then hide=yes; else hide=; say "unshare -m is not allowed here: the checkout is NOT hidden"; fi
+for lang in "${langs[@]}"; do
+  work=$tmp/$lang
+  [ ! -e "$work" ] || die "$lang is named twice"
+  mkdir -p "$work/home"
+  log=$tmp/$lang.log
+  # Only the registries, the user's own caches and tools: no checkout
+  # variables, its npm and pip configuration replaced by the trial's.
+  printf 'registry=%s/\n' "$npm_url" >"$work/npmrc"
+  envs=(env -u CARGO_TARGET_DIR -u CARGO_BUILD_BUILD_DIR -u WASMKEEP_SDK -u VIRTUAL_ENV -u PYTHONPATH
+    WORK="$work" VERSION="$version" RELEASE="$tmp/release"
+    npm_config_userconfig="$work/npmrc" npm_config_registry="$npm_url/" npm_config_update_notifier=false
+    PIP_INDEX_URL="$pypi_url/simple/" PIP_CONFIG_FILE=/dev/null
+    CARGO_REGISTRIES_WASMKEEP_TRIAL_INDEX="sparse+$cargo_url/index/")
+  # npx keeps what it installed for a package spec and uses it again while the
+  # version matches: a previous run's @wasmkeep/actor of the same version
+  # would be used instead of this release's.
+  for dir in "$HOME"/.npm/_npx/*/; do
+    if grep -qs '"@wasmkeep/actor"' "$dir/package.json"; then rm -rf "$dir"; fi
+  done
+  # The release folder is the checkout's: the C archive is copied out first.
+  mkdir -p "$tmp/release/c" && cp "$release"/c/*.tar.gz "$tmp/release/c/"
+  start=$(date +%s.%N)
+  if [ -n "$hide" ]; then
+    "${envs[@]}" unshare -m --propagation private bash -c \
+      'mount -t tmpfs -o size=1m none "$1" && cd / && exec bash "$2" "$3"' _ "$root" "$tmp/user.sh" "$lang" >"$log" 2>&1 ||
+      { tail -60 "$log" >&2; die "$lang: the user's steps (above; the script is $tmp/user.sh)"; }
+  else
+    "${envs[@]}" bash "$tmp/user.sh" "$lang" >"$log" 2>&1 || { tail -60 "$log" >&2; die "$lang: the user's steps (above)"; }
+  fi
+  printf 'registry-trial: %-6s install + new + build + test + serve + first response in %.1f s%s\n' "$lang" \
+    "$(echo "$(date +%s.%N) - $start" | bc)" "${hide:+ (checkout hidden)}"
+done

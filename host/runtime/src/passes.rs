@@ -111,6 +111,33 @@ pub(crate) fn control_pass(host: &Arc<Host>) {
         }
     }
     operator_pass(host);
+    purge_pass(host);
+}
+
+/// The leading node finishes purges cut short (ADR 031): every app's purge
+/// marks are listed, and what lies before each actor's newest reset erased.
+fn purge_pass(host: &Arc<Host>) {
+    let Some(c) = host.cluster() else { return };
+    if !c.cluster.leads(&c.node) {
+        return;
+    }
+    let now = host.clock().now_ms();
+    let apps: Vec<String> = host
+        .apps()
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .keys()
+        .cloned()
+        .collect();
+    for app in apps {
+        match crate::purge::pass(c.bucket.as_ref(), &app, now) {
+            Ok(p) if p.failed > 0 => {
+                host.metrics().inc(crate::metrics::HISTORY_COLLECT_FAILURES_TOTAL, "");
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(app = %app, "listing purges: {e}"),
+        }
+    }
 }
 
 /// One control pass over operator delete requests (ADR 0028 §3); see

@@ -16,8 +16,10 @@
 //!   read is the state.
 //! - **Acknowledged** means the upload completed and the hold was still valid
 //!   afterwards.
-//! - **Delete.** A reset on the head, then a snapshot at it, then every object
-//!   before it is erased; the reset, the snapshot and the ownership record stay.
+//! - **Delete.** A purge mark, a reset on the head, then a snapshot at it,
+//!   then every object before it is erased; the reset, the snapshot and the
+//!   ownership record stay. An erase cut short is finished by the next
+//!   acquire, or by a control pass through the mark (ADR 031, [`crate::purge`]).
 
 use crate::address::ActorKey;
 use crate::bucket::{BucketError, ETag, ObjectStore, PutCondition};
@@ -320,7 +322,14 @@ impl Replica {
         let head = head_object.map(|o| o.pos);
         let deleted = head_object.is_some_and(|o| o.kind == Kind::Reset);
         let image = match head_object {
-            Some(o) => self.bucket.get(&o.key)?.map(|(b, _)| b),
+            // Purged since the listing: a reset landed above it meanwhile.
+            // The next acquire lists again (nothing was fenced).
+            Some(o) => Some(
+                self.bucket
+                    .get(&o.key)?
+                    .map(|(b, _)| b)
+                    .ok_or_else(|| BucketError::Unavailable(format!("{} went while it was restored", o.key)))?,
+            ),
             None => None,
         };
         self.head = head;
@@ -328,6 +337,11 @@ impl Replica {
         if let Some(img) = &image {
             // The fence: the restored state at this generation.
             self.upload(Kind::Segment, img, live)?;
+        }
+        // A purge cut short (ADR 031): what lies before the newest reset goes
+        // now; the restore above never reads it, and the fence is above it.
+        for o in before_newest_reset(&history) {
+            let _ = self.bucket.delete(&o.key);
         }
         Ok(Acquired::Held { image, head, deleted })
     }
@@ -450,6 +464,12 @@ impl Replica {
     /// # Errors
     /// As [`Replica::upload`]: the delete is then not known to be durable.
     pub fn delete(&mut self, empty: &[u8], live: &dyn Fn(&str) -> bool) -> Result<Pos, ReplicaError> {
+        // The mark first: if this node stops between the reset and its erase,
+        // a control pass finds the purge to finish (ADR 031). Its body differs
+        // each time, so its ETag does too (moto's is the body's MD5).
+        let mark = format!("{} {}", self.node, self.hold.as_ref().map_or(0, |h| h.generation));
+        self.bucket
+            .put(&keys::purge_mark(&self.key), mark.as_bytes(), &PutCondition::None)?;
         if self.broken == Some(Broken::EraseBeforeAck) {
             for o in self.history()? {
                 let _ = self.bucket.delete(&o.key);
@@ -524,6 +544,16 @@ impl Replica {
         self.head = None;
         self.last_hash = None;
     }
+}
+
+/// The objects of `history` before its newest reset: the deleted
+/// generations, which the purge erases (ADR 031). Never the head, which is
+/// at or after that reset, and never the reset or its snapshot. Anyone may
+/// erase them, holder or not: no restore reads them, and the generation a
+/// new holder takes is above the reset, which stays.
+pub fn before_newest_reset(history: &[HistoryObject]) -> impl Iterator<Item = &HistoryObject> {
+    let newest_reset = history.iter().filter(|o| o.kind == Kind::Reset).map(|o| o.pos).max();
+    history.iter().filter(move |o| newest_reset.is_some_and(|r| o.pos < r))
 }
 
 /// The ownership record of `key` as the bucket has it now (`None`: never held).

@@ -156,6 +156,10 @@ pub enum Broken {
     AckAfterHoldEnded,
     /// Erase the history before the delete's reset is acknowledged.
     EraseBeforeAck,
+    /// Acknowledge every upload without its condition: no hold check, and
+    /// the ownership record rewritten unconditionally (no fence at all). The
+    /// process simulation must catch it with a paused holder (ADR 031).
+    UploadWithoutCondition,
 }
 
 #[derive(Debug, Clone)]
@@ -387,7 +391,8 @@ impl Replica {
         let Some(hold) = self.hold.clone() else {
             return Err(ReplicaError::HoldLost);
         };
-        let check = !(self.broken == Some(Broken::AckAfterHoldEnded) && kind == Kind::Reset);
+        let check = !(self.broken == Some(Broken::AckAfterHoldEnded) && kind == Kind::Reset)
+            && self.broken != Some(Broken::UploadWithoutCondition);
         if check && !self.holds(live)? {
             return Err(ReplicaError::HoldLost);
         }
@@ -403,6 +408,8 @@ impl Replica {
             if !live(&self.node) {
                 return Err(ReplicaError::HoldLost);
             }
+        } else if self.broken == Some(Broken::UploadWithoutCondition) {
+            self.commit_unconditionally(&hold, pos)?;
         }
         if kind != Kind::Snapshot {
             self.head = Some(pos);
@@ -440,6 +447,23 @@ impl Replica {
                 Err(e.into())
             }
         }
+    }
+
+    /// [`Broken::UploadWithoutCondition`]'s acknowledgement: the record
+    /// rewritten whatever it holds now.
+    fn commit_unconditionally(&mut self, hold: &Hold, pos: Pos) -> Result<(), ReplicaError> {
+        let body = serde_json::to_vec(&OwnerRecord {
+            node: self.node.clone(),
+            generation: hold.generation,
+            released: false,
+            committed: pos.seq + 1,
+        })
+        .map_err(|_| ReplicaError::CorruptRecord(keys::owner(&self.key)))?;
+        let etag = self.bucket.put(&keys::owner(&self.key), &body, &PutCondition::None)?;
+        if let Some(h) = self.hold.as_mut() {
+            h.etag = etag;
+        }
+        Ok(())
     }
 
     /// Uploads `image` as a segment unless it is what the head already holds.

@@ -63,7 +63,7 @@ fn node(nodes: &[Runtime], n: usize) -> anyhow::Result<&Runtime> {
         .ok_or_else(|| anyhow!("node {n} does not exist (this mode has {} node(s))", nodes.len()))
 }
 
-fn step_name(step: &Step) -> &'static str {
+pub(crate) fn step_name(step: &Step) -> &'static str {
     match step {
         Step::Request { .. } => "request",
         Step::Call { .. } => "call",
@@ -84,7 +84,7 @@ fn key(actor: &str) -> ActorKey {
     ActorKey::new(APP, CLASS, actor)
 }
 
-fn check_outcomes(expect_list: &[Value], outcomes: &[Value]) -> anyhow::Result<()> {
+pub(crate) fn check_outcomes(expect_list: &[Value], outcomes: &[Value]) -> anyhow::Result<()> {
     for (i, e) in expect_list.iter().enumerate() {
         expect::check(e, outcomes.get(i)).map_err(|m| anyhow!("operation {}: {m}", i + 1))?;
     }
@@ -122,7 +122,7 @@ fn substitute(v: &Value, sockets: &HashMap<String, SocketHandle>) -> Value {
     }
 }
 
-fn parse_outcomes(body: &[u8]) -> anyhow::Result<Vec<Value>> {
+pub(crate) fn parse_outcomes(body: &[u8]) -> anyhow::Result<Vec<Value>> {
     let v: Value = serde_json::from_slice(body)
         .with_context(|| format!("the testee's answer is not JSON: {}", String::from_utf8_lossy(body)))?;
     v.get("outcomes")

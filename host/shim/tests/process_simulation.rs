@@ -155,7 +155,7 @@ fn increment_ops(slow: bool) -> Value {
         json!({"op": "exec", "sql": "INSERT INTO c VALUES (1, 1) ON CONFLICT(k) DO UPDATE SET n = n + 1"}),
     ];
     if slow {
-        ops.push(json!({"op": "query", "sql": "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r LIMIT 400000) SELECT count(*) FROM r"}));
+        ops.push(json!({"op": "query", "sql": "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r LIMIT 1500000) SELECT count(*) FROM r"}));
     }
     ops.push(json!({"op": "flush"}));
     ops.push(json!({"op": "query", "sql": "SELECT n FROM c"}));
@@ -318,7 +318,7 @@ fn pause_the_holder(run: &Run, nodes: &Mutex<Nodes>, book: &Mutex<Book>, name: &
     };
     let asked_at = book.lock().expect("book").asking(name);
     let write = std::thread::spawn(move || post(&base, name, &increment_ops(true)));
-    std::thread::sleep(Duration::from_millis(60));
+    std::thread::sleep(Duration::from_millis(100));
     {
         let mut n = nodes.lock().expect("nodes");
         n.paused = Some(i);

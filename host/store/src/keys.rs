@@ -83,6 +83,14 @@ pub fn purge_mark(key: &ActorKey) -> String {
     format!("{}{}/{}", purges_of_app(&key.app), key.class, key.encoded_name())
 }
 
+/// Whether `object` is a purge mark (of any app).
+pub fn is_purge_mark(object: &str) -> bool {
+    object
+        .strip_prefix(STATE_ROOT)
+        .and_then(|rest| rest.split('/').nth(2))
+        .is_some_and(|family| family == "purges")
+}
+
 /// The history prefix a purge mark of `app` is for (its key may hold a
 /// shortened name, so it is mapped key to key, not through the actor).
 pub fn history_of_purge_mark(app: &str, object: &str) -> Option<String> {
@@ -185,6 +193,9 @@ mod tests {
             Some(history_prefix(&k))
         );
         assert_eq!(history_of_purge_mark("acme/shop", &owner(&k)), None);
+        assert!(is_purge_mark(&purge_mark(&k)));
+        assert!(!is_purge_mark(&owner(&k)));
+        assert!(!is_purge_mark(&history_prefix(&k)));
         assert!(heartbeat("acme/shop", "n1").starts_with(&app_records("acme/shop")));
         assert!(tombstone("acme/shop").starts_with(&app_records("acme/shop")));
         assert!(owner(&k).starts_with(&app_state("acme/shop")));

@@ -395,15 +395,48 @@ fn client(run: &Run, nodes: &Mutex<Nodes>, book: &Mutex<Book>, done: &AtomicBool
 
 /// `wasmkeep-shim actor delete` of a counter over the bucket URL: whether it
 /// reported the actor deleted (exit 0). An actor with no history yet is
-/// "no such actor" (not acknowledged).
+/// "no such actor" (not acknowledged). A request still pending when the
+/// command gives up is carried out later by the cluster (ADR 0028 §3, up to
+/// an hour): the client waits until it is carried out or dropped, so that a
+/// delete never lands in the middle of counts the book compares.
 fn operator_delete(run: &Run, name: &str) -> bool {
-    std::process::Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
+    let done = std::process::Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
         .args(["actor", "delete", "--app", "t/app", &format!("testee/{name}")])
         .args(["--bucket", &run.url, "--wait", "20"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .status()
-        .is_ok_and(|s| s.success())
+        .is_ok_and(|s| s.success());
+    if !done {
+        wait_until_no_request_pends(run, name);
+    }
+    done
+}
+
+fn wait_until_no_request_pends(run: &Run, name: &str) {
+    let bucket = wasmkeep_shim::bucket_url::open_bucket(&run.url, Arc::new(wasmkeep_shim::clock::SystemClock))
+        .expect("the bucket opens");
+    let key = wasmkeep_shim::ActorKey::new("t/app", "testee", name);
+    let prefix = wasmkeep_shim::keys::delete_request(&key, "");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        let pending: Vec<String> = bucket
+            .list(&prefix)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|m| m.key)
+            .filter(|k| !k[prefix.len()..].contains('.'))
+            .collect();
+        if pending.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "seed {}: the operator delete of {name} still pends after 2 minutes: {pending:?}",
+            run.seed
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
 }
 
 /// Once the chaos is over, every counter reads within its bounds through

@@ -99,6 +99,34 @@ pub(crate) fn check_outcomes(expect_list: &[Value], outcomes: &[Value]) -> anyho
     Ok(())
 }
 
+/// Checks a request step's answer: its status (200 unless `status` says),
+/// the text `body_contains` names, and on 200 its outcomes against `expect`.
+///
+/// # Errors
+/// What differs, with what was answered.
+pub(crate) fn check_answer(
+    got: u16,
+    body: &[u8],
+    status: Option<u16>,
+    body_contains: Option<&str>,
+    expect: &[Value],
+) -> anyhow::Result<()> {
+    let text = || String::from_utf8_lossy(body).into_owned();
+    let want = status.unwrap_or(200);
+    if got != want {
+        bail!("expected status {want}, got {got} with body {}", text());
+    }
+    if let Some(sub) = body_contains
+        && !text().contains(sub)
+    {
+        bail!("expected the body to contain {sub:?}, got {}", text());
+    }
+    if got == 200 {
+        check_outcomes(expect, &parse_outcomes(body)?)?;
+    }
+    Ok(())
+}
+
 /// Waits until every node has run what was queued for `key` (twice, since an
 /// event may be forwarded from one node to the other).
 fn settle(nodes: &[Runtime], key: &ActorKey) {
@@ -146,22 +174,7 @@ fn run_step(nodes: &[Runtime], step: &Step, sockets: &mut HashMap<String, Socket
             let body = serde_json::to_vec(&json!({ "ops": ops }))?;
             let rt = node(nodes, *n)?;
             let answer = rt.request_blocking(&key(actor), HttpRequest::new("POST", "/", body))?;
-            let want = status.unwrap_or(200);
-            if answer.status != want {
-                bail!(
-                    "expected status {want}, got {} with body {}",
-                    answer.status,
-                    answer.text()
-                );
-            }
-            if let Some(sub) = body_contains
-                && !answer.text().contains(sub.as_str())
-            {
-                bail!("expected the body to contain {sub:?}, got {}", answer.text());
-            }
-            if answer.status == 200 {
-                check_outcomes(expect, &parse_outcomes(&answer.body)?)?;
-            }
+            check_answer(answer.status, &answer.body, *status, body_contains.as_deref(), expect)?;
             // The event may go on after answering (or run on the node that holds the
             // actor); the next step starts once it ended everywhere.
             settle(nodes, &key(actor));

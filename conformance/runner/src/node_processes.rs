@@ -9,7 +9,7 @@
 //! files) have no such door: a case with one is reported as not run here.
 
 use crate::case::{Case, Step};
-use crate::exec::{APP, CLASS, check_outcomes, parse_outcomes, step_name};
+use crate::exec::{APP, CLASS, check_answer, step_name};
 use crate::http;
 use anyhow::{Context as _, anyhow, bail};
 use serde_json::json;
@@ -149,22 +149,7 @@ fn run_step(nodes: &[Process], step: &Step) -> anyhow::Result<()> {
         } => {
             let body = serde_json::to_vec(&json!({ "ops": ops }))?;
             let answer = http::request(&node(nodes, *n)?.base, "POST", &format!("/{CLASS}/{actor}"), &body)?;
-            let want = status.unwrap_or(200);
-            if answer.status != want {
-                bail!(
-                    "expected status {want}, got {} with body {}",
-                    answer.status,
-                    answer.text()
-                );
-            }
-            if let Some(sub) = body_contains
-                && !answer.text().contains(sub.as_str())
-            {
-                bail!("expected the body to contain {sub:?}, got {}", answer.text());
-            }
-            if answer.status == 200 {
-                check_outcomes(expect, &parse_outcomes(&answer.body)?)?;
-            }
+            check_answer(answer.status, &answer.body, *status, body_contains.as_deref(), expect)?;
             std::thread::sleep(SETTLE);
         }
         Step::Fault { node: n, kind, count } => {

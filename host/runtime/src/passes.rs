@@ -90,13 +90,7 @@ pub(crate) fn control_pass(host: &Arc<Host>) {
     if host.is_stopping() || !c.cluster.is_live(&c.node) {
         return;
     }
-    let apps: Vec<String> = host
-        .apps()
-        .read()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .keys()
-        .cloned()
-        .collect();
+    let apps = app_names(host);
     for app in apps {
         match crate::app_delete::read_tombstone(c.bucket.as_ref(), &app) {
             Ok(Some(_)) => stop_app(host, &app),
@@ -114,6 +108,16 @@ pub(crate) fn control_pass(host: &Arc<Host>) {
     purge_pass(host);
 }
 
+/// The apps this node serves.
+fn app_names(host: &Host) -> Vec<String> {
+    host.apps()
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .keys()
+        .cloned()
+        .collect()
+}
+
 /// The leading node finishes purges cut short (ADR 031): every app's purge
 /// marks are listed, and what lies before each actor's newest reset erased.
 fn purge_pass(host: &Arc<Host>) {
@@ -122,13 +126,7 @@ fn purge_pass(host: &Arc<Host>) {
         return;
     }
     let now = host.clock().now_ms();
-    let apps: Vec<String> = host
-        .apps()
-        .read()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .keys()
-        .cloned()
-        .collect();
+    let apps = app_names(host);
     for app in apps {
         match crate::purge::pass(c.bucket.as_ref(), &app, now) {
             Ok(p) if p.failed > 0 => {

@@ -562,16 +562,21 @@ fn file_url(dir: &Path) -> String {
     format!("file://{}", dir.join("bucket").display())
 }
 
-#[test]
-fn killed_paused_and_restarted_node_processes_keep_every_invariant() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let outcome = process_simulation(&file_url(dir.path()), cycles(), false);
+/// A run with the fence intact: no invariant violated.
+fn keeps_every_invariant(url: &str) {
+    let outcome = process_simulation(url, cycles(), false);
     assert!(
         outcome.violations.is_empty(),
         "{}: {:#?}",
         outcome.summary,
         outcome.violations
     );
+}
+
+#[test]
+fn killed_paused_and_restarted_node_processes_keep_every_invariant() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    keeps_every_invariant(&file_url(dir.path()));
 }
 
 /// The same with the fence broken on purpose: a paused holder's write is
@@ -595,13 +600,7 @@ fn the_process_simulation_catches_a_broken_fence() {
 #[test]
 fn process_simulation_over_moto_keeps_every_invariant() {
     if let Some(url) = server_prefix("WASMKEEP_TEST_S3", "scripts/s3-server.sh", "simulation") {
-        let outcome = process_simulation(&url, cycles(), false);
-        assert!(
-            outcome.violations.is_empty(),
-            "{}: {:#?}",
-            outcome.summary,
-            outcome.violations
-        );
+        keeps_every_invariant(&url);
     }
 }
 
@@ -609,12 +608,6 @@ fn process_simulation_over_moto_keeps_every_invariant() {
 #[test]
 fn process_simulation_over_azurite_keeps_every_invariant() {
     if let Some(url) = server_prefix("WASMKEEP_TEST_AZURE", "scripts/azurite-server.sh", "simulation") {
-        let outcome = process_simulation(&url, cycles(), false);
-        assert!(
-            outcome.violations.is_empty(),
-            "{}: {:#?}",
-            outcome.summary,
-            outcome.violations
-        );
+        keeps_every_invariant(&url);
     }
 }

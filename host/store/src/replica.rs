@@ -423,13 +423,7 @@ impl Replica {
     /// rewrote the record, so the bucket refuses this write: the upload is
     /// not acknowledged, whatever this node believes about its liveness.
     fn commit(&mut self, hold: &Hold, pos: Pos) -> Result<(), ReplicaError> {
-        let body = serde_json::to_vec(&OwnerRecord {
-            node: self.node.clone(),
-            generation: hold.generation,
-            released: false,
-            committed: pos.seq + 1,
-        })
-        .map_err(|_| ReplicaError::CorruptRecord(keys::owner(&self.key)))?;
+        let body = self.committed_record(hold, pos)?;
         match self.bucket.put(
             &keys::owner(&self.key),
             &body,
@@ -449,16 +443,21 @@ impl Replica {
         }
     }
 
-    /// [`Broken::UploadWithoutCondition`]'s acknowledgement: the record
-    /// rewritten whatever it holds now.
-    fn commit_unconditionally(&mut self, hold: &Hold, pos: Pos) -> Result<(), ReplicaError> {
-        let body = serde_json::to_vec(&OwnerRecord {
+    /// The ownership record that acknowledges the upload at `pos`.
+    fn committed_record(&self, hold: &Hold, pos: Pos) -> Result<Vec<u8>, ReplicaError> {
+        serde_json::to_vec(&OwnerRecord {
             node: self.node.clone(),
             generation: hold.generation,
             released: false,
             committed: pos.seq + 1,
         })
-        .map_err(|_| ReplicaError::CorruptRecord(keys::owner(&self.key)))?;
+        .map_err(|_| ReplicaError::CorruptRecord(keys::owner(&self.key)))
+    }
+
+    /// [`Broken::UploadWithoutCondition`]'s acknowledgement: the record
+    /// rewritten whatever it holds now.
+    fn commit_unconditionally(&mut self, hold: &Hold, pos: Pos) -> Result<(), ReplicaError> {
+        let body = self.committed_record(hold, pos)?;
         let etag = self.bucket.put(&keys::owner(&self.key), &body, &PutCondition::None)?;
         if let Some(h) = self.hold.as_mut() {
             h.etag = etag;

@@ -306,7 +306,8 @@ fn an_operator_delete_of_an_actor_held_by_a_node_that_does_not_lead_is_carried_o
     );
     assert_eq!(status, 200, "{body}");
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
-        .args(["actor", "delete", "--app", "t/app", "testee/held", "--bucket", &url, "--wait", "15"])
+        .args(["actor", "delete", "--app", "t/app", "testee/held"])
+        .args(["--bucket", &url, "--wait", "15"])
         .output()
         .expect("actor delete runs");
     assert_eq!(

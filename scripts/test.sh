@@ -33,7 +33,7 @@ step "lints (cargo clippy -D warnings)"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 step "tests (cargo test)"
 cargo test --workspace --quiet
-step "the bucket on real servers: moto (S3) and Azurite on 127.0.0.1 (scripts/s3-server.sh, scripts/azurite-server.sh), the bucket contract, bucket check's probes and 16 racing creates over each, then wasmkeep-shim bucket check, and two then three node processes over each (kill -9 of the holder)"
+step "the bucket on real servers: moto (S3) and Azurite on 127.0.0.1 (scripts/s3-server.sh, scripts/azurite-server.sh), the bucket contract, bucket check's probes and 16 racing creates over each, then wasmkeep-shim bucket check, two then three node processes over each (kill -9 of the holder), the purge, the process simulation (kill -9, SIGSTOP, durable, operator and app deletes), and the cluster conformance cases on two and three node processes over file://, moto and Azurite"
 # Both are stopped by the PIDs their scripts recorded, also when a step fails.
 trap 'bash scripts/s3-server.sh stop; bash scripts/azurite-server.sh stop' EXIT
 bucket_env="$(bash scripts/s3-server.sh start)
@@ -43,9 +43,15 @@ $(bash scripts/azurite-server.sh start)"
   cargo test --quiet -p wasmkeep-store --features contract-tests -- _server_meets_the_contract --nocapture 2>&1 |
     grep -E "test result|panicked|skipped"
   cargo test --quiet -p wasmkeep-shim --test bucket_check 2>&1 | grep -E "test result|panicked|skipped"
-  cargo test --quiet -p wasmkeep-shim --test node_processes -- _over_moto_ _over_azurite_ --nocapture --test-threads 2 2>&1 |
-    grep -E "test result|panicked|skipped|took over|process simulation"
-  cargo build --quiet -p wasmkeep-shim
+  cargo test --quiet -p wasmkeep-shim --test node_processes --test process_simulation --test node_process_purge -- _over_moto_ _over_azurite_ --nocapture --test-threads 2 2>&1 |
+    grep -E "test result|panicked|skipped|took over|process simulation|purged"
+  cargo build --quiet -p wasmkeep-shim -p conformance-runner
+  for nodes in 2 3; do
+    for bucket in "" "$WASMKEEP_TEST_S3" "$WASMKEEP_TEST_AZURE"; do
+      echo "cluster cases on $nodes node processes over ${bucket:-file://}"
+      target/debug/conformance-runner --no-build --lang rust --node-processes "$nodes" ${bucket:+--bucket "$bucket"} | tail -n 1
+    done
+  done
   target/debug/wasmkeep-shim bucket check "$WASMKEEP_TEST_S3"
   target/debug/wasmkeep-shim bucket check "$WASMKEEP_TEST_AZURE"
 )

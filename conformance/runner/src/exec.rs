@@ -63,7 +63,7 @@ fn node(nodes: &[Runtime], n: usize) -> anyhow::Result<&Runtime> {
         .ok_or_else(|| anyhow!("node {n} does not exist (this mode has {} node(s))", nodes.len()))
 }
 
-fn step_name(step: &Step) -> &'static str {
+pub(crate) fn step_name(step: &Step) -> &'static str {
     match step {
         Step::Request { .. } => "request",
         Step::Call { .. } => "call",
@@ -84,7 +84,7 @@ fn key(actor: &str) -> ActorKey {
     ActorKey::new(APP, CLASS, actor)
 }
 
-fn check_outcomes(expect_list: &[Value], outcomes: &[Value]) -> anyhow::Result<()> {
+pub(crate) fn check_outcomes(expect_list: &[Value], outcomes: &[Value]) -> anyhow::Result<()> {
     for (i, e) in expect_list.iter().enumerate() {
         expect::check(e, outcomes.get(i)).map_err(|m| anyhow!("operation {}: {m}", i + 1))?;
     }
@@ -95,6 +95,34 @@ fn check_outcomes(expect_list: &[Value], outcomes: &[Value]) -> anyhow::Result<(
             expect_list.len(),
             Value::from(outcomes.to_vec())
         );
+    }
+    Ok(())
+}
+
+/// Checks a request step's answer: its status (200 unless `status` says),
+/// the text `body_contains` names, and on 200 its outcomes against `expect`.
+///
+/// # Errors
+/// What differs, with what was answered.
+pub(crate) fn check_answer(
+    got: u16,
+    body: &[u8],
+    status: Option<u16>,
+    body_contains: Option<&str>,
+    expect: &[Value],
+) -> anyhow::Result<()> {
+    let text = || String::from_utf8_lossy(body).into_owned();
+    let want = status.unwrap_or(200);
+    if got != want {
+        bail!("expected status {want}, got {got} with body {}", text());
+    }
+    if let Some(sub) = body_contains
+        && !text().contains(sub)
+    {
+        bail!("expected the body to contain {sub:?}, got {}", text());
+    }
+    if got == 200 {
+        check_outcomes(expect, &parse_outcomes(body)?)?;
     }
     Ok(())
 }
@@ -122,7 +150,7 @@ fn substitute(v: &Value, sockets: &HashMap<String, SocketHandle>) -> Value {
     }
 }
 
-fn parse_outcomes(body: &[u8]) -> anyhow::Result<Vec<Value>> {
+pub(crate) fn parse_outcomes(body: &[u8]) -> anyhow::Result<Vec<Value>> {
     let v: Value = serde_json::from_slice(body)
         .with_context(|| format!("the testee's answer is not JSON: {}", String::from_utf8_lossy(body)))?;
     v.get("outcomes")
@@ -146,22 +174,7 @@ fn run_step(nodes: &[Runtime], step: &Step, sockets: &mut HashMap<String, Socket
             let body = serde_json::to_vec(&json!({ "ops": ops }))?;
             let rt = node(nodes, *n)?;
             let answer = rt.request_blocking(&key(actor), HttpRequest::new("POST", "/", body))?;
-            let want = status.unwrap_or(200);
-            if answer.status != want {
-                bail!(
-                    "expected status {want}, got {} with body {}",
-                    answer.status,
-                    answer.text()
-                );
-            }
-            if let Some(sub) = body_contains
-                && !answer.text().contains(sub.as_str())
-            {
-                bail!("expected the body to contain {sub:?}, got {}", answer.text());
-            }
-            if answer.status == 200 {
-                check_outcomes(expect, &parse_outcomes(&answer.body)?)?;
-            }
+            check_answer(answer.status, &answer.body, *status, body_contains.as_deref(), expect)?;
             // The event may go on after answering (or run on the node that holds the
             // actor); the next step starts once it ended everywhere.
             settle(nodes, &key(actor));

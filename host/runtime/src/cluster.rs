@@ -19,6 +19,9 @@ pub struct Cluster {
     liveness: Arc<dyn Liveness>,
     alarms: Arc<dyn crate::alarm_index::AlarmIndex>,
     sockets: Arc<crate::sockets::SocketTable>,
+    /// A rule broken on purpose, for the process simulation (never set
+    /// outside tests; ADR 031).
+    broken: Mutex<Option<crate::replica::Broken>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -69,12 +72,25 @@ impl Cluster {
             liveness,
             alarms,
             sockets: Arc::default(),
+            broken: Mutex::new(None),
         })
     }
 
     /// The shared bucket.
     pub fn bucket(&self) -> &Arc<dyn ObjectStore> {
         &self.bucket
+    }
+
+    /// Breaks a replica rule on every node of this cluster from now on: the
+    /// process simulation's proof that it catches a broken fence (ADR 031).
+    /// Never set outside tests.
+    #[doc(hidden)]
+    pub fn break_for_tests(&self, broken: crate::replica::Broken) {
+        *lock(&self.broken) = Some(broken);
+    }
+
+    pub(crate) fn broken(&self) -> Option<crate::replica::Broken> {
+        *lock(&self.broken)
     }
 
     /// The cluster's clock.

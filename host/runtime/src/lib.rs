@@ -26,7 +26,7 @@
 
 pub use wasmkeep_store::{
     actor_records, address, alarm_index, app_delete, bucket, bucket_alarm_index, bucket_probe, bucket_url, clock,
-    deletion, faults, keys, liveness, node_lease, object_store_bucket, operator, replica, state_store, verify,
+    deletion, faults, keys, liveness, node_lease, object_store_bucket, operator, purge, replica, state_store, verify,
 };
 
 mod actor_cell;

@@ -90,13 +90,7 @@ pub(crate) fn control_pass(host: &Arc<Host>) {
     if host.is_stopping() || !c.cluster.is_live(&c.node) {
         return;
     }
-    let apps: Vec<String> = host
-        .apps()
-        .read()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .keys()
-        .cloned()
-        .collect();
+    let apps = app_names(host);
     for app in apps {
         match crate::app_delete::read_tombstone(c.bucket.as_ref(), &app) {
             Ok(Some(_)) => stop_app(host, &app),
@@ -111,6 +105,37 @@ pub(crate) fn control_pass(host: &Arc<Host>) {
         }
     }
     operator_pass(host);
+    purge_pass(host);
+}
+
+/// The apps this node serves.
+fn app_names(host: &Host) -> Vec<String> {
+    host.apps()
+        .read()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .keys()
+        .cloned()
+        .collect()
+}
+
+/// The leading node finishes purges cut short (ADR 031): every app's purge
+/// marks are listed, and what lies before each actor's newest reset erased.
+fn purge_pass(host: &Arc<Host>) {
+    let Some(c) = host.cluster() else { return };
+    if !c.cluster.leads(&c.node) {
+        return;
+    }
+    let now = host.clock().now_ms();
+    let apps = app_names(host);
+    for app in apps {
+        match crate::purge::pass(c.bucket.as_ref(), &app, now) {
+            Ok(p) if p.failed > 0 => {
+                host.metrics().inc(crate::metrics::HISTORY_COLLECT_FAILURES_TOTAL, "");
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(app = %app, "listing purges: {e}"),
+        }
+    }
 }
 
 /// One control pass over operator delete requests (ADR 0028 §3); see
@@ -120,8 +145,13 @@ pub(crate) fn operator_pass(host: &Arc<Host>) -> usize {
     let Some(c) = host.cluster() else { return 0 };
     // One node of the cluster lists and queues: the lowest live id (ADR 008),
     // or among node processes the control lease's holder (ADR 028). The job
-    // goes to whichever node holds the actor.
-    if !c.cluster.leads(&c.node) {
+    // goes to whichever node of this process holds the actor. A node process
+    // holding an actor is not reached by another process's job, so every node
+    // process lists too, and acts on the actors it holds (ADR 031).
+    let leads = c.cluster.leads(&c.node);
+    // A node process advertises where it answers; nodes of one process do not.
+    let other_processes = c.cluster.address(&c.node).is_some();
+    if !leads && !other_processes {
         return 0;
     }
     let now = host.clock().now_ms();
@@ -167,6 +197,15 @@ pub(crate) fn operator_pass(host: &Arc<Host>) -> usize {
                 }
                 // A class this node does not serve: left to the nodes that do (or to expiry).
                 Listed::Request(r) if !app.classes.contains_key(&r.key.class) => {}
+                // Among node processes: the holder acts on its own; the leader
+                // on actors no live node of another process holds.
+                Listed::Request(r)
+                    if other_processes
+                        && (if leads {
+                            held_by_another_process(host, &r.key)
+                        } else {
+                            !held_here(host, &r.key)
+                        }) => {}
                 Listed::Request(r) => {
                     let mut in_flight = lock(&host.pass_book().operator_in_flight);
                     if in_flight.len() >= MAX_PER_PASS || !in_flight.insert(r.object.clone()) {
@@ -304,6 +343,11 @@ pub(crate) fn queue_due(
 /// through its mailbox instead).
 fn held_by_another_process(host: &Arc<Host>, key: &ActorKey) -> bool {
     host.remote_holder(key).is_some()
+}
+
+/// Whether this node has `key`'s mailbox (the actor is, or was lately, held here).
+fn held_here(host: &Arc<Host>, key: &ActorKey) -> bool {
+    lock(host.actors()).contains_key(key)
 }
 
 /// Interrupts guests: every 10 ms the engine's epoch moves; an event's deadline counts in epochs.

@@ -1,7 +1,8 @@
 //! A deterministic simulation of cluster nodes sharing a bucket, driving the
 //! real replica code (`wasmkeep_host::replica`): nodes write, delete (as the
 //! guest, durably, or by acquiring only to delete), are cut off and come back,
-//! take over, restore, hibernate and collect, while uploads fail, land late or
+//! take over, restore, hibernate and collect, and a control pass purges what
+//! lies before the newest reset (ADR 031), while uploads fail, land late or
 //! land and report failure. ADR 0028's invariants are checked after every step:
 //!
 //! - every acknowledged write is restored unless an acknowledged-or-landed
@@ -301,6 +302,11 @@ impl World {
                         self.bucket.record(&key);
                     }
                 }
+            }
+            90..=93 => {
+                // The control pass finishes a purge (ADR 031): what lies before the
+                // newest reset is erased by a node that need not hold the actor.
+                let _ = wasmkeep_host::purge::purge_history(self.bucket.as_ref(), &keys::history_prefix(&self.key));
             }
             _ => {
                 // Another node takes over (the holder may be cut off).

@@ -57,6 +57,13 @@ impl Joined {
 
     /// After an ordered stop: the lease is given up, so others take the
     /// node's actors at once.
+    /// `serve --testing-break-the-fence`: uploads acknowledged without their
+    /// condition, for the process simulation only (ADR 031).
+    pub(crate) fn break_the_fence_for_tests(&self) {
+        self.cluster
+            .break_for_tests(wasmkeep_shim::replica::Broken::UploadWithoutCondition);
+    }
+
     pub(crate) fn leave(&self) {
         self.cluster.leave(&self.node);
     }

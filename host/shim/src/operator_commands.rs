@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-use wasmkeep_shim::bucket::LocalDirBucket;
+use wasmkeep_shim::bucket::{LocalDirBucket, ObjectStore};
+use wasmkeep_shim::bucket_url::open_bucket;
 use wasmkeep_shim::clock::{Clock, SystemClock};
 
 /// Where the operator commands find a data directory and a cluster's bucket.
@@ -12,7 +13,8 @@ pub(crate) struct BucketArgs {
     /// The data directory `serve` used (a cluster's bucket is `<data-dir>/bucket`).
     #[arg(long, default_value = ".wasmkeep")]
     pub(crate) data_dir: PathBuf,
-    /// The bucket directory, when it is not `<data-dir>/bucket`.
+    /// The bucket directory, when it is not `<data-dir>/bucket`, or its URL
+    /// (`actor delete` and `app delete` over node processes' bucket).
     #[arg(long)]
     pub(crate) bucket: Option<PathBuf>,
 }
@@ -24,8 +26,18 @@ impl BucketArgs {
     }
 
     /// The cluster's bucket, or a message saying where it was looked for and
-    /// what to pass; `what` says why the command needs one.
-    fn open(&self, what: &str) -> Result<LocalDirBucket, String> {
+    /// what to pass; `what` says why the command needs one. `--bucket` takes
+    /// a directory, or a URL as `serve --bucket` does (`file://`, `s3://`,
+    /// `az://`, `gs://`; node processes, ADR 028).
+    fn open(&self, what: &str) -> Result<Arc<dyn ObjectStore>, String> {
+        if let Some(url) = self
+            .bucket
+            .as_ref()
+            .and_then(|b| b.to_str())
+            .filter(|b| b.contains("://"))
+        {
+            return open_bucket(url, Arc::new(SystemClock)).map_err(|e| e.to_string());
+        }
         let dir = self.bucket_dir();
         if !dir.is_dir() {
             return Err(format!(
@@ -34,7 +46,7 @@ impl BucketArgs {
                 dir.display()
             ));
         }
-        Ok(LocalDirBucket::new(dir, Arc::new(SystemClock)))
+        Ok(Arc::new(LocalDirBucket::new(dir, Arc::new(SystemClock))))
     }
 }
 
@@ -117,7 +129,7 @@ pub(crate) fn app_delete(args: &AppDeleteArgs) -> std::process::ExitCode {
         Err(e) => return fail(2, e),
     };
     let who = std::env::var("USER").unwrap_or_else(|_| "operator".into());
-    let tomb = match write_tombstone(&bucket, &args.app, &who, SystemClock.now_ms()) {
+    let tomb = match write_tombstone(bucket.as_ref(), &args.app, &who, SystemClock.now_ms()) {
         Ok(t) => t,
         Err(e) => return fail(2, e.to_string()),
     };
@@ -129,7 +141,7 @@ pub(crate) fn app_delete(args: &AppDeleteArgs) -> std::process::ExitCode {
     let mut said = false;
     let spinner = crate::progress::Spinner::start("checking which nodes serve the app");
     let live = loop {
-        let live = match serving_nodes(&bucket, &args.app, SystemClock.now_ms()) {
+        let live = match serving_nodes(bucket.as_ref(), &args.app, SystemClock.now_ms()) {
             Ok(l) => l,
             Err(e) => return fail(2, e.to_string()),
         };
@@ -156,7 +168,7 @@ pub(crate) fn app_delete(args: &AppDeleteArgs) -> std::process::ExitCode {
         );
         return ExitCode::from(4);
     }
-    match remove_data(&bucket, &args.app) {
+    match remove_data(bucket.as_ref(), &args.app) {
         Ok(n) => {
             println!(
                 "Deleted app {} ({n} key(s) removed; the tombstone stays: `serve --recreate` uses the name again)",
@@ -283,7 +295,7 @@ pub(crate) fn operator_delete(args: &DeleteArgs) -> std::process::ExitCode {
         Err(e) => return fail(2, e),
     };
     let key = wasmkeep_shim::ActorKey::new(args.app.clone(), class, name);
-    let req = match request_delete(&bucket, &key) {
+    let req = match request_delete(bucket.as_ref(), &key) {
         Ok(r) => r,
         Err(RequestError::NoSuchActor(_)) => {
             println!("no such actor");
@@ -299,7 +311,7 @@ pub(crate) fn operator_delete(args: &DeleteArgs) -> std::process::ExitCode {
     let spinner = (wait > 0).then(|| {
         crate::progress::Spinner::start(format!("waiting for a node to carry out the delete (up to {wait} s)"))
     });
-    let outcome = wait_for_outcome(&bucket, &req, std::time::Duration::from_secs(wait));
+    let outcome = wait_for_outcome(bucket.as_ref(), &req, std::time::Duration::from_secs(wait));
     drop(spinner);
     match outcome {
         Ok(Waited::Deleted) => {

@@ -49,6 +49,11 @@ pub(crate) struct ServeArgs {
     /// killed without stopping is taken over this long after its last renewal.
     #[arg(long, default_value_t = wasmkeep_shim::node_lease::DEFAULT_TTL_MS, value_parser = clap::value_parser!(u64).range(300..))]
     pub(crate) lease_ms: u64,
+    /// Testing only, never for use: with --node-id, every upload is
+    /// acknowledged without its condition (no fence). The process simulation
+    /// runs it to prove it catches a broken fence (ADR 031). Hidden.
+    #[arg(long, hide = true, requires = "node_id")]
+    pub(crate) testing_break_the_fence: bool,
     /// `class=limit` (e.g. `carts=7d`; s, m, h, d; at least 1h): overrides the
     /// manifest's `expire-after-idle` for that class; `carts=` removes it.
     /// Repeat for more classes. Idle expiry runs in cluster mode.
@@ -215,6 +220,12 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
                         args.lease_ms,
                         config_for(args.data_dir.clone()),
                     )?;
+                    if args.testing_break_the_fence {
+                        eprintln!(
+                            "warning: --testing-break-the-fence: uploads are acknowledged without their condition"
+                        );
+                        node_process.break_the_fence_for_tests();
+                    }
                     eprintln!("node {node} of the cluster on {bucket_name}, at {address}");
                     prebound = Some(listener);
                     joined = Some(node_process);

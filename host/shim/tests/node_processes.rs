@@ -5,11 +5,13 @@
 //! takes the actor over once the holder's lease lapses, and every count that
 //! was acknowledged is still there. Over `file://` always; over moto's S3
 //! server and Azurite when the test command names them (`WASMKEEP_TEST_S3`,
-//! `WASMKEEP_TEST_AZURE`).
+//! `WASMKEEP_TEST_AZURE`). The process simulation is `process_simulation.rs`.
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use common::node_process::{
+    APP, LEASE_MS, NodeProcess, control_holder, increment, ops, server_prefix, start, start_app, testee_manifest,
+};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmkeep_shim::ActorKey;
@@ -17,134 +19,10 @@ use wasmkeep_shim::bucket::ObjectStore;
 use wasmkeep_shim::clock::SystemClock;
 use wasmkeep_shim::replica::OwnerRecord;
 
-/// Short enough for a quick takeover, long enough for renewals on a busy machine.
-const LEASE_MS: u64 = 2_000;
-const APP: &str = "examples/counter";
-
-/// One `wasmkeep-shim serve --node-id` process; killed (by its id) when dropped.
-struct NodeProcess {
-    id: String,
-    child: std::process::Child,
-    base: String,
-    /// What it wrote to stderr so far, for a failure's message.
-    stderr: Arc<std::sync::Mutex<String>>,
-}
-
-impl NodeProcess {
-    fn log(&self) -> String {
-        self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
-    }
-}
-
-impl Drop for NodeProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn manifest() -> PathBuf {
-    // The component must be built; this panics with how to build it.
-    common::component("counter-rust");
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/counter-rust/wasmkeep.toml")
-}
-
-fn start(id: &str, bucket: &str, dir: &Path) -> NodeProcess {
-    start_app(&manifest(), id, bucket, dir)
-}
-
-/// The Rust conformance testee as app `t/app`, class `testee`.
-fn testee_manifest(dir: &Path) -> PathBuf {
-    common::testee_manifest(dir, "testee.toml")
-}
-
-fn start_app(manifest: &Path, id: &str, bucket: &str, dir: &Path) -> NodeProcess {
-    use std::io::BufRead as _;
-    let lease = LEASE_MS.to_string();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--mode", "cluster", "--node-id", id])
-        .args(["--bucket", bucket, "--lease-ms", &lease])
-        .arg("--manifest")
-        .arg(manifest)
-        .arg("--data-dir")
-        .arg(dir.join(id))
-        .env("WASMKEEP_CACHE_DIR", common::cache_dir())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("start serve");
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("the listening line");
-    // "listening on http://127.0.0.1:PORT (n1)"
-    let Some(base) = line
-        .strip_prefix("listening on ")
-        .and_then(|l| l.split_whitespace().next())
-    else {
-        let out = child.wait_with_output().expect("serve ends");
-        panic!(
-            "node {id} did not start ({}): {line:?}; its stderr:\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    let base = base.to_owned();
-    let stderr = Arc::new(std::sync::Mutex::new(String::new()));
-    if let Some(pipe) = child.stderr.take() {
-        let sink = stderr.clone();
-        std::thread::spawn(move || {
-            use std::io::BufRead as _;
-            for line in std::io::BufReader::new(pipe).lines().map_while(Result::ok) {
-                if let Ok(mut s) = sink.lock() {
-                    s.push_str(&line);
-                    s.push('\n');
-                }
-            }
-        });
-    }
-    NodeProcess {
-        id: id.to_owned(),
-        child,
-        base,
-        stderr,
-    }
-}
-
-/// `POST /counter/<name>/` through `node`, retried on 503 (a holder not yet
-/// taken over) until `patience` runs out: the count it answered.
-fn increment(node: &NodeProcess, name: &str, patience: Duration) -> u64 {
-    let url = format!("{}/counter/{name}/", node.base);
-    let deadline = Instant::now() + patience;
-    loop {
-        let (status, body) = common::http("POST", &url);
-        if status == 200 {
-            return body.trim().parse().unwrap_or_else(|_| panic!("a count: {body:?}"));
-        }
-        assert_eq!(status, 503, "through {}: only a retryable failure: {body}", node.id);
-        assert!(
-            Instant::now() < deadline,
-            "through {}: still {status} after {patience:?}: {body}",
-            node.id
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-}
-
 fn owner(bucket: &dyn ObjectStore, name: &str) -> OwnerRecord {
     let key = wasmkeep_shim::keys::owner(&ActorKey::new(APP, "counter", name));
     let (body, _) = bucket.get(&key).expect("read the record").expect("a record");
     serde_json::from_slice(&body).expect("an ownership record")
-}
-
-/// The node holding an unexpired control lease.
-fn control_holder(bucket: &dyn ObjectStore) -> Option<String> {
-    let (record, _) = wasmkeep_shim::node_lease::read_control(bucket).expect("read the control lease")?;
-    let now = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-        .unwrap_or_default();
-    record.is_live_at(now).then_some(record.node)
 }
 
 fn lease_epoch(bucket: &dyn ObjectStore, node: &str) -> u64 {
@@ -223,12 +101,6 @@ fn kill_the_holder_and_lose_nothing(bucket_url: &str, count: usize) {
         assert_eq!(n, acknowledged[name] + 1, "{name} through {} restarted", back.id);
         acknowledged.insert(name, n);
     }
-}
-
-/// The testee's ops through `node`: status and body.
-fn ops(node: &NodeProcess, actor: &str, ops: &serde_json::Value) -> (u16, String) {
-    let body = serde_json::json!({ "ops": ops }).to_string();
-    common::http_body("POST", &format!("{}/testee/{actor}", node.base), &body)
 }
 
 /// An alarm set on a node that is then killed runs on another node: the
@@ -411,178 +283,39 @@ fn over_a_server(env: &str, script: &str) {
     }
 }
 
-/// What a counter may hold now, as far as its answers tell: acknowledged
-/// answers pin it, failed requests may or may not have been applied.
-#[derive(Debug, Clone, Copy)]
-struct Bounds {
-    lo: u64,
-    hi: u64,
-}
-
-/// A small xorshift: the simulation's draws, replayable from the printed seed.
-struct Draws(u64);
-
-impl Draws {
-    fn next(&mut self, below: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % below
-    }
-}
-
-/// The process-level simulation, small by default: three node processes over
-/// `file://`, counters written and deleted through random nodes while a node
-/// (often the holder) is killed with `kill -9` at random moments and
-/// restarted. After every answer: nothing acknowledged is lost, nothing
-/// deleted comes back, and no increment appears that was never sent.
-/// `WASMKEEP_PROCESS_SIM_CYCLES` sets the kill/restart cycles (default 6),
-/// `WASMKEEP_PROCESS_SIM_SEED` replays a seed.
+/// An operator delete of an actor held by a node process that does not hold
+/// the control lease: the holder carries it out (the leader's job could not
+/// reach it; before, the request waited until the actor was released).
 #[test]
-fn killed_and_restarted_node_processes_keep_every_acknowledged_write() {
+fn an_operator_delete_of_an_actor_held_by_a_node_that_does_not_lead_is_carried_out() {
     let dir = tempfile::tempdir().expect("tempdir");
-    process_simulation(&format!("file://{}", dir.path().join("bucket").display()));
-}
-
-/// The simulation over the test command's moto server.
-#[test]
-fn process_simulation_over_moto_keeps_every_acknowledged_write() {
-    if let Some(url) = server_prefix("WASMKEEP_TEST_S3", "scripts/s3-server.sh", "simulation") {
-        process_simulation(&url);
+    let url = format!("file://{}", dir.path().join("bucket").display());
+    let manifest = testee_manifest(dir.path());
+    let n1 = start_app(&manifest, "n1", &url, dir.path());
+    let bucket = wasmkeep_shim::bucket_url::open_bucket(&url, Arc::new(SystemClock)).expect("open");
+    let deadline = Instant::now() + Duration::from_millis(LEASE_MS * 5);
+    while control_holder(bucket.as_ref()).as_deref() != Some("n1") {
+        assert!(Instant::now() < deadline, "n1 never took the control lease");
+        std::thread::sleep(Duration::from_millis(100));
     }
-}
-
-/// The simulation over the test command's Azurite.
-#[test]
-fn process_simulation_over_azurite_keeps_every_acknowledged_write() {
-    if let Some(url) = server_prefix("WASMKEEP_TEST_AZURE", "scripts/azurite-server.sh", "simulation") {
-        process_simulation(&url);
-    }
-}
-
-/// A prefix of its own in the bucket the test command's server `env` names
-/// (the server's bucket is shared by the step's tests and keeps what they
-/// leave); `None`, said on stderr, when it names none.
-fn server_prefix(env: &str, script: &str, what: &str) -> Option<String> {
-    let Ok(url) = std::env::var(env) else {
-        eprintln!("{env} is not set: skipped ({script} starts a server)");
-        return None;
-    };
-    let run = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    Some(format!("{}/{what}-{run}", url.trim_end_matches('/')))
-}
-
-fn process_simulation(url: &str) {
-    let cycles: u64 = std::env::var("WASMKEEP_PROCESS_SIM_CYCLES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(6);
-    let seed: u64 = std::env::var("WASMKEEP_PROCESS_SIM_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_nanos() as u64 | 1)
-                .unwrap_or(1)
-        });
-    eprintln!("process simulation over {url}: seed {seed}, {cycles} kill/restart cycles");
-    let dir = tempfile::tempdir().expect("tempdir");
-    let url = url.to_owned();
-    let ids = ["n1", "n2", "n3"];
-    let nodes: Vec<NodeProcess> = ids.iter().map(|id| start(id, &url, dir.path())).collect();
-    let nodes = Arc::new(std::sync::Mutex::new(nodes));
-    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    // The killer: a random node, at a random moment, killed and restarted.
-    let killer = {
-        let (nodes, done, url) = (nodes.clone(), done.clone(), url.clone());
-        let data = dir.path().to_owned();
-        std::thread::spawn(move || {
-            let mut draws = Draws(seed ^ 0x9e37_79b9_7f4a_7c15);
-            for _ in 0..cycles {
-                std::thread::sleep(Duration::from_millis(300 + draws.next(1_500)));
-                let i = usize::try_from(draws.next(3)).unwrap_or(0);
-                let id = ids[i];
-                // kill -9 (dropping it kills it), then a restart at the next epoch.
-                drop(nodes.lock().expect("nodes").remove(i));
-                std::thread::sleep(Duration::from_millis(draws.next(LEASE_MS)));
-                let back = start(id, &url, &data);
-                nodes.lock().expect("nodes").insert(i, back);
-            }
-            done.store(true, std::sync::atomic::Ordering::SeqCst);
-        })
-    };
-    let actors = ["a", "b", "c", "d"];
-    let mut bounds: std::collections::HashMap<&str, Bounds> =
-        actors.iter().map(|a| (*a, Bounds { lo: 0, hi: 0 })).collect();
-    let mut draws = Draws(seed);
-    let (mut acked, mut failed, mut deletes) = (0u64, 0u64, 0u64);
-    while !done.load(std::sync::atomic::Ordering::SeqCst) {
-        let name = actors[usize::try_from(draws.next(4)).unwrap_or(0)];
-        let base = {
-            let nodes = nodes.lock().expect("nodes");
-            nodes[usize::try_from(draws.next(nodes.len() as u64)).unwrap_or(0)]
-                .base
-                .clone()
-        };
-        let delete = draws.next(10) == 0;
-        let method = if delete { "DELETE" } else { "POST" };
-        let answer = common::try_http_body(method, &format!("{base}/counter/{name}/"), "");
-        let b = bounds.get_mut(name).expect("bounds");
-        match (delete, answer) {
-            (false, Ok((200, body))) => {
-                let n: u64 = body.trim().parse().unwrap_or_else(|_| panic!("a count: {body:?}"));
-                assert!(
-                    b.lo < n && n <= b.hi + 1,
-                    "seed {seed}: {name} answered {n}, outside ({}, {}]: an acknowledged write was lost, \
-                     or a deleted one came back",
-                    b.lo,
-                    b.hi + 1
-                );
-                *b = Bounds { lo: n, hi: n };
-                acked += 1;
-            }
-            (true, Ok((200, _))) => {
-                *b = Bounds { lo: 0, hi: 0 };
-                deletes += 1;
-            }
-            // Not acknowledged: it may or may not have been applied.
-            (false, _) => {
-                b.hi += 1;
-                failed += 1;
-            }
-            (true, _) => {
-                b.lo = 0;
-                failed += 1;
-            }
-        }
-    }
-    killer.join().expect("the killer");
-    // Every node reads every counter within its bounds once the dust settles.
-    let nodes = nodes.lock().expect("nodes");
-    for name in actors {
-        let b = bounds[name];
-        let url = format!("{}/counter/{name}/", nodes[0].base);
-        let deadline = Instant::now() + Duration::from_millis(LEASE_MS * 10);
-        let n = loop {
-            match common::try_http_body("GET", &url, "") {
-                Ok((200, body)) => break body.trim().parse::<u64>().expect("a count"),
-                other => assert!(Instant::now() < deadline, "seed {seed}: {name} unreadable: {other:?}"),
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        };
-        assert!(
-            b.lo <= n && n <= b.hi,
-            "seed {seed}: {name} reads {n}, outside [{}, {}]",
-            b.lo,
-            b.hi
-        );
-    }
-    eprintln!(
-        "process simulation over {url}: seed {seed}: {cycles} cycles, {acked} acknowledged writes, {deletes} deletes, \
-         {failed} unacknowledged requests; no invariant violated"
+    let n2 = start_app(&manifest, "n2", &url, dir.path());
+    let (status, body) = ops(
+        &n2,
+        "held",
+        &serde_json::json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}, {"op": "flush"}]),
     );
+    assert_eq!(status, 200, "{body}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
+        .args(["actor", "delete", "--app", "t/app", "testee/held"])
+        .args(["--bucket", &url, "--wait", "15"])
+        .output()
+        .expect("actor delete runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "deleted by n2, its holder: {}; n2's log:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        n2.log()
+    );
+    drop(n1);
 }

@@ -6,6 +6,7 @@
 //! state/<tenant>/<app>/owners/<class>/<encoded name>           ownership record
 //! state/<tenant>/<app>/history/<class>/<encoded name>/<pos>.<kind>   segments, resets, snapshots
 //! state/<tenant>/<app>/deletes/<class>/<encoded name>/<id>     operator delete request (+ outcomes)
+//! state/<tenant>/<app>/purges/<class>/<encoded name>           a purge to finish (ADR 031)
 //! apps/<tenant>/<app>/deleted                              the app's tombstone
 //! apps/<tenant>/<app>/nodes/<node>                         a serving node's heartbeat
 //! cluster/nodes/<node>                                     a node process's lease (epoch, address)
@@ -69,6 +70,34 @@ pub fn deletes_prefix(app: &str) -> String {
 /// `state/<tenant>/<app>/deletes/<class>/<encoded name>/<id>`: one operator delete request.
 pub fn delete_request(key: &ActorKey, id: &str) -> String {
     format!("{}{}/{}/{id}", deletes_prefix(&key.app), key.class, key.encoded_name())
+}
+
+/// `state/<tenant>/<app>/purges/`: the app's purges to finish (ADR 031).
+pub fn purges_of_app(app: &str) -> String {
+    format!("state/{app}/purges/")
+}
+
+/// `state/<tenant>/<app>/purges/<class>/<encoded name>`: the mark a delete
+/// writes before its reset, so a purge cut short is finished by a control pass.
+pub fn purge_mark(key: &ActorKey) -> String {
+    format!("{}{}/{}", purges_of_app(&key.app), key.class, key.encoded_name())
+}
+
+/// Whether `object` is a purge mark (of any app).
+pub fn is_purge_mark(object: &str) -> bool {
+    object
+        .strip_prefix(STATE_ROOT)
+        .and_then(|rest| rest.split('/').nth(2))
+        .is_some_and(|family| family == "purges")
+}
+
+/// The history prefix a purge mark of `app` is for (its key may hold a
+/// shortened name, so it is mapped key to key, not through the actor).
+pub fn history_of_purge_mark(app: &str, object: &str) -> Option<String> {
+    let rest = object.strip_prefix(&purges_of_app(app))?;
+    let (class, name) = rest.split_once('/')?;
+    (!class.is_empty() && !name.is_empty() && !name.contains('/'))
+        .then(|| format!("{}{class}/{name}/", history_of_app(app)))
 }
 
 /// `apps/<tenant>/<app>/deleted`: the app's tombstone (ADR 0028 §5).
@@ -159,6 +188,14 @@ mod tests {
         assert!(history_prefix(&k).starts_with(&history_of_app("acme/shop")));
         assert!(owner(&k).starts_with(&owners_of_app("acme/shop")));
         assert!(delete_request(&k, "ab").starts_with(&deletes_prefix("acme/shop")));
+        assert_eq!(
+            history_of_purge_mark("acme/shop", &purge_mark(&k)),
+            Some(history_prefix(&k))
+        );
+        assert_eq!(history_of_purge_mark("acme/shop", &owner(&k)), None);
+        assert!(is_purge_mark(&purge_mark(&k)));
+        assert!(!is_purge_mark(&owner(&k)));
+        assert!(!is_purge_mark(&history_prefix(&k)));
         assert!(heartbeat("acme/shop", "n1").starts_with(&app_records("acme/shop")));
         assert!(tombstone("acme/shop").starts_with(&app_records("acme/shop")));
         assert!(owner(&k).starts_with(&app_state("acme/shop")));

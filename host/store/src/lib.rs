@@ -10,7 +10,8 @@
 //! - [`replica`]: one actor's history as its holder sees it (holds,
 //!   segments, resets, snapshots, the fence); [`deletion`]: what a deletion
 //!   leaves and how its status is read back; [`actor_records`]: an actor's
-//!   records read back as what each is, for people.
+//!   records read back as what each is, for people; [`purge`]: a deleted
+//!   actor's earlier generations erased, and a purge cut short finished.
 //! - [`operator`], [`app_delete`], [`verify`]: the operator delete, the app
 //!   delete and the orphan sweep.
 //! - [`state_store`]: actors' database files on one node; [`alarm_index`]:
@@ -41,6 +42,7 @@ pub mod liveness;
 pub mod node_lease;
 pub mod object_store_bucket;
 pub mod operator;
+pub mod purge;
 pub mod replica;
 pub mod state_store;
 pub mod verify;

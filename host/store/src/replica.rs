@@ -16,8 +16,10 @@
 //!   read is the state.
 //! - **Acknowledged** means the upload completed and the hold was still valid
 //!   afterwards.
-//! - **Delete.** A reset on the head, then a snapshot at it, then every object
-//!   before it is erased; the reset, the snapshot and the ownership record stay.
+//! - **Delete.** A purge mark, a reset on the head, then a snapshot at it,
+//!   then every object before it is erased; the reset, the snapshot and the
+//!   ownership record stay. An erase cut short is finished by the next
+//!   acquire, or by a control pass through the mark (ADR 031, [`crate::purge`]).
 
 use crate::address::ActorKey;
 use crate::bucket::{BucketError, ETag, ObjectStore, PutCondition};
@@ -154,6 +156,10 @@ pub enum Broken {
     AckAfterHoldEnded,
     /// Erase the history before the delete's reset is acknowledged.
     EraseBeforeAck,
+    /// Acknowledge every upload without its condition: no hold check, and
+    /// the ownership record rewritten unconditionally (no fence at all). The
+    /// process simulation must catch it with a paused holder (ADR 031).
+    UploadWithoutCondition,
 }
 
 #[derive(Debug, Clone)]
@@ -320,7 +326,14 @@ impl Replica {
         let head = head_object.map(|o| o.pos);
         let deleted = head_object.is_some_and(|o| o.kind == Kind::Reset);
         let image = match head_object {
-            Some(o) => self.bucket.get(&o.key)?.map(|(b, _)| b),
+            // Purged since the listing: a reset landed above it meanwhile.
+            // The next acquire lists again (nothing was fenced).
+            Some(o) => Some(
+                self.bucket
+                    .get(&o.key)?
+                    .map(|(b, _)| b)
+                    .ok_or_else(|| BucketError::Unavailable(format!("{} went while it was restored", o.key)))?,
+            ),
             None => None,
         };
         self.head = head;
@@ -328,6 +341,11 @@ impl Replica {
         if let Some(img) = &image {
             // The fence: the restored state at this generation.
             self.upload(Kind::Segment, img, live)?;
+        }
+        // A purge cut short (ADR 031): what lies before the newest reset goes
+        // now; the restore above never reads it, and the fence is above it.
+        for o in before_newest_reset(&history) {
+            let _ = self.bucket.delete(&o.key);
         }
         Ok(Acquired::Held { image, head, deleted })
     }
@@ -373,7 +391,8 @@ impl Replica {
         let Some(hold) = self.hold.clone() else {
             return Err(ReplicaError::HoldLost);
         };
-        let check = !(self.broken == Some(Broken::AckAfterHoldEnded) && kind == Kind::Reset);
+        let check = !(self.broken == Some(Broken::AckAfterHoldEnded) && kind == Kind::Reset)
+            && self.broken != Some(Broken::UploadWithoutCondition);
         if check && !self.holds(live)? {
             return Err(ReplicaError::HoldLost);
         }
@@ -389,6 +408,8 @@ impl Replica {
             if !live(&self.node) {
                 return Err(ReplicaError::HoldLost);
             }
+        } else if self.broken == Some(Broken::UploadWithoutCondition) {
+            self.commit_unconditionally(&hold, pos)?;
         }
         if kind != Kind::Snapshot {
             self.head = Some(pos);
@@ -402,13 +423,7 @@ impl Replica {
     /// rewrote the record, so the bucket refuses this write: the upload is
     /// not acknowledged, whatever this node believes about its liveness.
     fn commit(&mut self, hold: &Hold, pos: Pos) -> Result<(), ReplicaError> {
-        let body = serde_json::to_vec(&OwnerRecord {
-            node: self.node.clone(),
-            generation: hold.generation,
-            released: false,
-            committed: pos.seq + 1,
-        })
-        .map_err(|_| ReplicaError::CorruptRecord(keys::owner(&self.key)))?;
+        let body = self.committed_record(hold, pos)?;
         match self.bucket.put(
             &keys::owner(&self.key),
             &body,
@@ -426,6 +441,28 @@ impl Replica {
                 Err(e.into())
             }
         }
+    }
+
+    /// The ownership record that acknowledges the upload at `pos`.
+    fn committed_record(&self, hold: &Hold, pos: Pos) -> Result<Vec<u8>, ReplicaError> {
+        serde_json::to_vec(&OwnerRecord {
+            node: self.node.clone(),
+            generation: hold.generation,
+            released: false,
+            committed: pos.seq + 1,
+        })
+        .map_err(|_| ReplicaError::CorruptRecord(keys::owner(&self.key)))
+    }
+
+    /// [`Broken::UploadWithoutCondition`]'s acknowledgement: the record
+    /// rewritten whatever it holds now.
+    fn commit_unconditionally(&mut self, hold: &Hold, pos: Pos) -> Result<(), ReplicaError> {
+        let body = self.committed_record(hold, pos)?;
+        let etag = self.bucket.put(&keys::owner(&self.key), &body, &PutCondition::None)?;
+        if let Some(h) = self.hold.as_mut() {
+            h.etag = etag;
+        }
+        Ok(())
     }
 
     /// Uploads `image` as a segment unless it is what the head already holds.
@@ -450,6 +487,12 @@ impl Replica {
     /// # Errors
     /// As [`Replica::upload`]: the delete is then not known to be durable.
     pub fn delete(&mut self, empty: &[u8], live: &dyn Fn(&str) -> bool) -> Result<Pos, ReplicaError> {
+        // The mark first: if this node stops between the reset and its erase,
+        // a control pass finds the purge to finish (ADR 031). Its body differs
+        // each time, so its ETag does too (moto's is the body's MD5).
+        let mark = format!("{} {}", self.node, self.hold.as_ref().map_or(0, |h| h.generation));
+        self.bucket
+            .put(&keys::purge_mark(&self.key), mark.as_bytes(), &PutCondition::None)?;
         if self.broken == Some(Broken::EraseBeforeAck) {
             for o in self.history()? {
                 let _ = self.bucket.delete(&o.key);
@@ -524,6 +567,16 @@ impl Replica {
         self.head = None;
         self.last_hash = None;
     }
+}
+
+/// The objects of `history` before its newest reset: the deleted
+/// generations, which the purge erases (ADR 031). Never the head, which is
+/// at or after that reset, and never the reset or its snapshot. Anyone may
+/// erase them, holder or not: no restore reads them, and the generation a
+/// new holder takes is above the reset, which stays.
+pub fn before_newest_reset(history: &[HistoryObject]) -> impl Iterator<Item = &HistoryObject> {
+    let newest_reset = history.iter().filter(|o| o.kind == Kind::Reset).map(|o| o.pos).max();
+    history.iter().filter(move |o| newest_reset.is_some_and(|r| o.pos < r))
 }
 
 /// The ownership record of `key` as the bucket has it now (`None`: never held).

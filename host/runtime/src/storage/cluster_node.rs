@@ -67,6 +67,7 @@ impl ClusterStorage {
         }
         let live = |n: &str| self.cluster.is_live(n);
         let mut replica = Replica::new(self.bucket.clone(), self.faults.clone(), key.clone(), self.node.clone());
+        replica.set_broken(self.cluster.broken());
         let acquire_failed = |source| StorageError::Bucket {
             what: format!("{key} could not be acquired on node {}", self.node),
             source,

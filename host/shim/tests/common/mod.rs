@@ -8,6 +8,8 @@
 mod host_fixtures;
 pub use host_fixtures::*;
 
+pub mod node_process;
+
 /// Writes `dir/<file>`: a manifest of the Rust conformance testee as app
 /// `t/app`, class `testee` (open), for a `serve` process.
 pub fn testee_manifest(dir: &std::path::Path, file: &str) -> std::path::PathBuf {

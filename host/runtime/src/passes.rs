@@ -345,9 +345,21 @@ fn held_by_another_process(host: &Arc<Host>, key: &ActorKey) -> bool {
     host.remote_holder(key).is_some()
 }
 
-/// Whether this node has `key`'s mailbox (the actor is, or was lately, held here).
+/// Whether this node holds `key`: it has its mailbox (the actor is, or was
+/// lately, held here), or the bucket's ownership record names this node. A
+/// node process killed while it held the actor and started again under the
+/// same id holds it by the record and has no mailbox for it yet; the leader
+/// leaves it to this node, since the record names a live node (ADR 031).
 fn held_here(host: &Arc<Host>, key: &ActorKey) -> bool {
-    lock(host.actors()).contains_key(key)
+    if lock(host.actors()).contains_key(key) {
+        return true;
+    }
+    host.cluster().is_some_and(|c| {
+        crate::replica::recorded_holder(c.bucket.as_ref(), key)
+            .ok()
+            .flatten()
+            .is_some_and(|rec| !rec.released && rec.node == c.node)
+    })
 }
 
 /// Interrupts guests: every 10 ms the engine's epoch moves; an event's deadline counts in epochs.

@@ -319,3 +319,44 @@ fn an_operator_delete_of_an_actor_held_by_a_node_that_does_not_lead_is_carried_o
     );
     drop(n1);
 }
+
+/// The same after the holder was killed and started again under its id: the
+/// bucket's record still names n2, a live node, so the leader leaves the
+/// request to n2, whose new process has no mailbox for the actor. Before,
+/// neither acted and the request waited (found by the process simulation).
+#[test]
+fn an_operator_delete_of_an_actor_whose_holder_restarted_is_carried_out() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("file://{}", dir.path().join("bucket").display());
+    let manifest = testee_manifest(dir.path());
+    let n1 = start_app(&manifest, "n1", &url, dir.path());
+    let bucket = wasmkeep_shim::bucket_url::open_bucket(&url, Arc::new(SystemClock)).expect("open");
+    let deadline = Instant::now() + Duration::from_millis(LEASE_MS * 5);
+    while control_holder(bucket.as_ref()).as_deref() != Some("n1") {
+        assert!(Instant::now() < deadline, "n1 never took the control lease");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let n2 = start_app(&manifest, "n2", &url, dir.path());
+    let (status, body) = ops(
+        &n2,
+        "held",
+        &serde_json::json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}, {"op": "flush"}]),
+    );
+    assert_eq!(status, 200, "{body}");
+    // kill -9 (the drop), then the same id again.
+    drop(n2);
+    let n2 = start_app(&manifest, "n2", &url, dir.path());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
+        .args(["actor", "delete", "--app", "t/app", "testee/held"])
+        .args(["--bucket", &url, "--wait", "15"])
+        .output()
+        .expect("actor delete runs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "deleted by n2 after its restart: {}; n2's log:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        n2.log()
+    );
+    drop(n1);
+}

@@ -24,26 +24,7 @@ impl ActorDb {
 #[cfg(test)]
 mod tests {
     use crate::actor_db::ActorDb;
-    use std::os::raw::c_int;
-
-    /// The bytes the connection's page cache holds now.
-    #[allow(unsafe_code)]
-    fn cache_bytes(db: &ActorDb) -> c_int {
-        let (mut now, mut most) = (0, 0);
-        // SAFETY: a live connection on this thread; both outputs are ints
-        // SQLite writes during the call.
-        let rc = unsafe {
-            rusqlite::ffi::sqlite3_db_status(
-                db.conn.handle(),
-                rusqlite::ffi::SQLITE_DBSTATUS_CACHE_USED,
-                &raw mut now,
-                &raw mut most,
-                0,
-            )
-        };
-        assert_eq!(rc, rusqlite::ffi::SQLITE_OK);
-        now
-    }
+    use crate::actor_db::db_status::db_status;
 
     #[test]
     fn an_idle_connection_gives_its_page_cache_back_and_reads_again_after() {
@@ -51,9 +32,9 @@ mod tests {
         let db = ActorDb::open(&dir.path().join("a.db")).expect("open");
         db.exec("CREATE TABLE t(x)", &[]).expect("create");
         db.exec("INSERT INTO t VALUES (1), (2)", &[]).expect("insert");
-        let before = cache_bytes(&db);
+        let before = db_status(&db, rusqlite::ffi::SQLITE_DBSTATUS_CACHE_USED).0;
         db.release_idle_memory();
-        let after = cache_bytes(&db);
+        let after = db_status(&db, rusqlite::ffi::SQLITE_DBSTATUS_CACHE_USED).0;
         assert!(
             after < before,
             "the page cache held {before} bytes before and {after} after"

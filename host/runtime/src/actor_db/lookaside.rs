@@ -52,26 +52,8 @@ mod tests {
     /// default 48,000 bytes make 30 and 93.
     const POOL_SLOTS: c_int = 24;
     use crate::actor_db::ActorDb;
+    use crate::actor_db::db_status::db_status;
     use std::os::raw::c_int;
-
-    /// The most lookaside slots the connection has used at once.
-    #[allow(unsafe_code)]
-    fn slots_used_at_most(db: &ActorDb) -> c_int {
-        let (mut now, mut most) = (0, 0);
-        // SAFETY: a live connection on this thread; both outputs are ints
-        // SQLite writes during the call.
-        let rc = unsafe {
-            rusqlite::ffi::sqlite3_db_status(
-                db.conn.handle(),
-                rusqlite::ffi::SQLITE_DBSTATUS_LOOKASIDE_USED,
-                &raw mut now,
-                &raw mut most,
-                0,
-            )
-        };
-        assert_eq!(rc, rusqlite::ffi::SQLITE_OK);
-        most
-    }
 
     #[test]
     fn a_fresh_connection_takes_the_small_lookaside() {
@@ -95,7 +77,7 @@ mod tests {
         }
         db.query("SELECT name, sum(n) FROM t GROUP BY name ORDER BY 2 DESC", &[])
             .expect("query");
-        let most = slots_used_at_most(&db);
+        let (_, most) = db_status(&db, rusqlite::ffi::SQLITE_DBSTATUS_LOOKASIDE_USED);
         assert!(most > 0, "the connection has a lookaside");
         assert!(
             most <= POOL_SLOTS,

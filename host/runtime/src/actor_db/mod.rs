@@ -13,6 +13,8 @@
 //! ([`host_table`]), the table dump and replication images ([`dump`]), the
 //! one row reader ([`rows`]) and SQLite's codes by name ([`sqlite_code`]).
 
+#[cfg(test)]
+mod db_status;
 mod dump;
 mod guard;
 mod host_table;

@@ -283,38 +283,50 @@ fn over_a_server(env: &str, script: &str) {
     }
 }
 
-/// An operator delete of an actor held by a node process that does not hold
-/// the control lease: the holder carries it out (the leader's job could not
-/// reach it; before, the request waited until the actor was released).
-#[test]
-fn an_operator_delete_of_an_actor_held_by_a_node_that_does_not_lead_is_carried_out() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let url = format!("file://{}", dir.path().join("bucket").display());
-    let manifest = testee_manifest(dir.path());
-    let n1 = start_app(&manifest, "n1", &url, dir.path());
+/// Two node processes over a `file://` bucket: n1 holds the control lease,
+/// and n2 holds the actor `held` (one durable write).
+fn a_leader_and_a_holder(dir: &std::path::Path) -> (String, std::path::PathBuf, NodeProcess, NodeProcess) {
+    let url = format!("file://{}", dir.join("bucket").display());
+    let manifest = testee_manifest(dir);
+    let n1 = start_app(&manifest, "n1", &url, dir);
     let bucket = wasmkeep_shim::bucket_url::open_bucket(&url, Arc::new(SystemClock)).expect("open");
     let deadline = Instant::now() + Duration::from_millis(LEASE_MS * 5);
     while control_holder(bucket.as_ref()).as_deref() != Some("n1") {
         assert!(Instant::now() < deadline, "n1 never took the control lease");
         std::thread::sleep(Duration::from_millis(100));
     }
-    let n2 = start_app(&manifest, "n2", &url, dir.path());
+    let n2 = start_app(&manifest, "n2", &url, dir);
     let (status, body) = ops(
         &n2,
         "held",
         &serde_json::json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}, {"op": "flush"}]),
     );
     assert_eq!(status, 200, "{body}");
+    (url, manifest, n1, n2)
+}
+
+/// `wasmkeep-shim actor delete` of `held`, waiting 15 s: its exit code and output.
+fn operator_delete_of_held(url: &str) -> (Option<i32>, String) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
         .args(["actor", "delete", "--app", "t/app", "testee/held"])
-        .args(["--bucket", &url, "--wait", "15"])
+        .args(["--bucket", url, "--wait", "15"])
         .output()
         .expect("actor delete runs");
+    (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// An operator delete of an actor held by a node process that does not hold
+/// the control lease: the holder carries it out (the leader's job could not
+/// reach it; before, the request waited until the actor was released).
+#[test]
+fn an_operator_delete_of_an_actor_held_by_a_node_that_does_not_lead_is_carried_out() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (url, _, n1, n2) = a_leader_and_a_holder(dir.path());
+    let (code, out) = operator_delete_of_held(&url);
     assert_eq!(
-        out.status.code(),
+        code,
         Some(0),
-        "deleted by n2, its holder: {}; n2's log:\n{}",
-        String::from_utf8_lossy(&out.stdout),
+        "deleted by n2, its holder: {out}; n2's log:\n{}",
         n2.log()
     );
     drop(n1);
@@ -327,35 +339,15 @@ fn an_operator_delete_of_an_actor_held_by_a_node_that_does_not_lead_is_carried_o
 #[test]
 fn an_operator_delete_of_an_actor_whose_holder_restarted_is_carried_out() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let url = format!("file://{}", dir.path().join("bucket").display());
-    let manifest = testee_manifest(dir.path());
-    let n1 = start_app(&manifest, "n1", &url, dir.path());
-    let bucket = wasmkeep_shim::bucket_url::open_bucket(&url, Arc::new(SystemClock)).expect("open");
-    let deadline = Instant::now() + Duration::from_millis(LEASE_MS * 5);
-    while control_holder(bucket.as_ref()).as_deref() != Some("n1") {
-        assert!(Instant::now() < deadline, "n1 never took the control lease");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let n2 = start_app(&manifest, "n2", &url, dir.path());
-    let (status, body) = ops(
-        &n2,
-        "held",
-        &serde_json::json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}, {"op": "flush"}]),
-    );
-    assert_eq!(status, 200, "{body}");
+    let (url, manifest, n1, n2) = a_leader_and_a_holder(dir.path());
     // kill -9 (the drop), then the same id again.
     drop(n2);
     let n2 = start_app(&manifest, "n2", &url, dir.path());
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
-        .args(["actor", "delete", "--app", "t/app", "testee/held"])
-        .args(["--bucket", &url, "--wait", "15"])
-        .output()
-        .expect("actor delete runs");
+    let (code, out) = operator_delete_of_held(&url);
     assert_eq!(
-        out.status.code(),
+        code,
         Some(0),
-        "deleted by n2 after its restart: {}; n2's log:\n{}",
-        String::from_utf8_lossy(&out.stdout),
+        "deleted by n2 after its restart: {out}; n2's log:\n{}",
         n2.log()
     );
     drop(n1);

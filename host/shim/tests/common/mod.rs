@@ -78,10 +78,18 @@ pub fn spawn_serve(
     std::io::BufReader::new(child.stdout.take().expect("stdout"))
         .read_line(&mut line)
         .expect("listening line");
-    let base = line
-        .trim()
+    // "listening on http://127.0.0.1:PORT", with " (n1)" for a node process.
+    let Some(base) = line
         .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("serve printed {line:?}"))
-        .to_owned();
+        .and_then(|l| l.split_whitespace().next())
+        .map(str::to_owned)
+    else {
+        let out = child.wait_with_output().expect("serve ends");
+        panic!(
+            "serve did not start ({}): {line:?}; its stderr:\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
     (child, base)
 }

@@ -60,38 +60,19 @@ pub fn start_app(manifest: &Path, id: &str, bucket: &str, dir: &Path) -> NodePro
 
 /// [`start_app`] with `extra` arguments to `serve`.
 pub fn start_app_with(manifest: &Path, id: &str, bucket: &str, dir: &Path, extra: &[&str]) -> NodeProcess {
-    use std::io::BufRead as _;
     let lease = LEASE_MS.to_string();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--mode", "cluster", "--node-id", id])
-        .args(["--bucket", bucket, "--lease-ms", &lease])
-        .arg("--manifest")
-        .arg(manifest)
-        .arg("--data-dir")
-        .arg(dir.join(id))
-        .args(extra)
-        .env("WASMKEEP_CACHE_DIR", super::cache_dir())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("start serve");
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("the listening line");
-    // "listening on http://127.0.0.1:PORT (n1)"
-    let Some(base) = line
-        .strip_prefix("listening on ")
-        .and_then(|l| l.split_whitespace().next())
-    else {
-        let out = child.wait_with_output().expect("serve ends");
-        panic!(
-            "node {id} did not start ({}): {line:?}; its stderr:\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    let base = base.to_owned();
+    let mut args = vec![
+        "--mode",
+        "cluster",
+        "--node-id",
+        id,
+        "--bucket",
+        bucket,
+        "--lease-ms",
+        &lease,
+    ];
+    args.extend_from_slice(extra);
+    let (mut child, base) = super::spawn_serve(manifest, &dir.join(id), &args);
     let stderr = Arc::new(std::sync::Mutex::new(String::new()));
     if let Some(pipe) = child.stderr.take() {
         let sink = stderr.clone();

@@ -49,7 +49,8 @@ $(bash scripts/azurite-server.sh start)"
   for nodes in 2 3; do
     for bucket in "" "$WASMKEEP_TEST_S3" "$WASMKEEP_TEST_AZURE"; do
       echo "cluster cases on $nodes node processes over ${bucket:-file://}"
-      target/debug/conformance-runner --no-build --lang rust --node-processes "$nodes" ${bucket:+--bucket "$bucket"} | tail -n 1
+      target/debug/conformance-runner --no-build --lang rust --node-processes "$nodes" ${bucket:+--bucket "$bucket"} |
+        grep -E "^(FAIL|XPASS|  rule:|conformance:)"
     done
   done
   target/debug/wasmkeep-shim bucket check "$WASMKEEP_TEST_S3"

@@ -15,7 +15,6 @@ use anyhow::{Context as _, anyhow, bail};
 use serde_json::json;
 use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// How the node processes run.
 pub struct NodeProcesses {
@@ -32,9 +31,6 @@ pub struct NodeProcesses {
 
 /// Lease of the processes: short, so that a killed node is taken over soon.
 const LEASE_MS: &str = "2000";
-/// A request's event may go on after its answer (its upload at the end):
-/// the next step waits this long, as the in-process runner waits for the end.
-const SETTLE: Duration = Duration::from_millis(300);
 
 /// Why `case` cannot run on node processes, if it cannot.
 pub fn not_here(case: &Case) -> Option<String> {
@@ -131,6 +127,23 @@ pub fn run_case(case: &Case, component: &Path, how: &NodeProcesses) -> anyhow::R
     Ok(())
 }
 
+/// Waits until every node has run what was queued for `actor`: a request's
+/// event may go on after its answer (its upload at the end), and the next
+/// step must see it ended, as the in-process runner waits for the end. Twice,
+/// since a node may hand an event to the holder. A fixed sleep here was too
+/// short on a loaded machine.
+fn settle(nodes: &[Process], actor: &str) -> anyhow::Result<()> {
+    for _ in 0..2 {
+        for p in nodes {
+            let answer = http::request(&p.base, "POST", &format!("/_shim/actors/{CLASS}/{actor}/settle"), b"{}")?;
+            if answer.status != 200 {
+                bail!("settling {actor} on {}: {} {}", p.base, answer.status, answer.text());
+            }
+        }
+    }
+    Ok(())
+}
+
 fn node(nodes: &[Process], n: usize) -> anyhow::Result<&Process> {
     nodes
         .get(n.wrapping_sub(1))
@@ -150,7 +163,7 @@ fn run_step(nodes: &[Process], step: &Step) -> anyhow::Result<()> {
             let body = serde_json::to_vec(&json!({ "ops": ops }))?;
             let answer = http::request(&node(nodes, *n)?.base, "POST", &format!("/{CLASS}/{actor}"), &body)?;
             check_answer(answer.status, &answer.body, *status, body_contains.as_deref(), expect)?;
-            std::thread::sleep(SETTLE);
+            settle(nodes, actor)?;
         }
         Step::Fault { node: n, kind, count } => {
             let body = serde_json::to_vec(&json!({ "kind": kind, "count": count }))?;

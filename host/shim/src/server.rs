@@ -56,6 +56,7 @@ pub fn router_for_node(rt: Runtime, app: String, access: AdminAccess, cluster: V
         .route("/_shim/actors", get(actors))
         .route("/_shim/actors/{class}/{name}/tables", get(tables))
         .route("/_shim/actors/{class}/{name}", delete(delete_actor))
+        .route("/_shim/actors/{class}/{name}/settle", post(settle))
         .route("/_shim/clock", get(clock))
         .route("/_shim/clock/advance", post(advance))
         .route("/_shim/faults", get(faults_get).post(faults_set).delete(faults_clear))
@@ -184,6 +185,22 @@ async fn delete_actor(
         Ok(Ok(AdminDeleted::Absent)) => json_error(StatusCode::NOT_FOUND, format!("no such actor: {key}")),
         Ok(Err(e @ (RuntimeError::NoSuchApp(_) | RuntimeError::NoSuchClass { .. }))) => shim_error(&e),
         Ok(Err(e)) => json_error(StatusCode::CONFLICT, e.to_string()),
+        Err(e) => json_error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
+/// Waits until this node has run everything queued for the actor, the end of
+/// an event whose answer went out before its upload included: a client of
+/// node processes (the conformance runner) asks this instead of sleeping.
+async fn settle(
+    State(ctx): State<Ctx>,
+    axum::extract::Path((class, name)): axum::extract::Path<(String, String)>,
+) -> Response {
+    let key = ActorKey::new(ctx.app.clone(), class, name);
+    let rt = ctx.rt.clone();
+    let k = key.clone();
+    match tokio::task::spawn_blocking(move || rt.settle(&k)).await {
+        Ok(()) => axum::Json(json!({ "settled": key.to_string() })).into_response(),
         Err(e) => json_error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     }
 }

@@ -352,3 +352,43 @@ fn an_operator_delete_of_an_actor_whose_holder_restarted_is_carried_out() {
     );
     drop(n1);
 }
+
+/// `POST /_shim/actors/<class>/<name>/settle` answers once the event that
+/// answered before its end has ended: here a `delete-self` whose upload at
+/// the end fails, counted only then. The conformance runner asks it instead
+/// of sleeping; its fixed 300 ms sleep was too short for a slow bucket (CI
+/// over Azurite read this counter as 0).
+#[test]
+fn settle_answers_once_the_event_answered_before_its_end_has_ended() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("file://{}", dir.path().join("bucket").display());
+    let n1 = start_app(&testee_manifest(dir.path()), "n1", &url, dir.path());
+    let settle = || common::http_body("POST", &format!("{}/_shim/actors/testee/a/settle", n1.base), "{}");
+    let (status, body) = ops(
+        &n1,
+        "a",
+        &serde_json::json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}]),
+    );
+    assert_eq!(status, 200, "{body}");
+    // Else the fault may meet this event's upload, still under way.
+    assert_eq!(settle().0, 200);
+    let (status, body) = common::http_body(
+        "POST",
+        &format!("{}/_shim/faults", n1.base),
+        r#"{"kind": "fail-upload", "count": 1}"#,
+    );
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = ops(&n1, "a", &serde_json::json!([{"op": "delete-self"}]));
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = settle();
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&body).expect("JSON")["settled"],
+        "t/app:testee/a"
+    );
+    let (_, metrics) = common::http_body("GET", &format!("{}/metrics", n1.base), "");
+    assert!(
+        metrics.contains("wasmkeep_actor_delete_failures_total{how=\"self\"} 1"),
+        "the failed delete is counted once settled:\n{metrics}"
+    );
+}

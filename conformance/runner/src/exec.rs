@@ -137,15 +137,16 @@ fn settle(nodes: &[Runtime], key: &ActorKey) {
     }
 }
 
-/// Replaces a string `"$name"` naming a socket opened by an earlier step with its id.
-fn substitute(v: &Value, sockets: &HashMap<String, SocketHandle>) -> Value {
+/// Replaces a string `"$name"` naming a socket opened by an earlier step
+/// with its id, as `id_of` finds it.
+pub(crate) fn substitute(v: &Value, id_of: &dyn Fn(&str) -> Option<String>) -> Value {
     match v {
-        Value::String(s) => match s.strip_prefix('$').and_then(|n| sockets.get(n)) {
-            Some(h) => Value::String(h.id.to_string()),
+        Value::String(s) => match s.strip_prefix('$').and_then(id_of) {
+            Some(id) => Value::String(id),
             None => v.clone(),
         },
-        Value::Array(a) => Value::Array(a.iter().map(|x| substitute(x, sockets)).collect()),
-        Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), substitute(x, sockets))).collect()),
+        Value::Array(a) => Value::Array(a.iter().map(|x| substitute(x, id_of)).collect()),
+        Value::Object(m) => Value::Object(m.iter().map(|(k, x)| (k.clone(), substitute(x, id_of))).collect()),
         other => other.clone(),
     }
 }
@@ -170,7 +171,8 @@ fn run_step(nodes: &[Runtime], step: &Step, sockets: &mut HashMap<String, Socket
             status,
             body_contains,
         } => {
-            let ops: Vec<Value> = ops.iter().map(|o| substitute(o, sockets)).collect();
+            let id_of = |name: &str| sockets.get(name).map(|h| h.id.to_string());
+            let ops: Vec<Value> = ops.iter().map(|o| substitute(o, &id_of)).collect();
             let body = serde_json::to_vec(&json!({ "ops": ops }))?;
             let rt = node(nodes, *n)?;
             let answer = rt.request_blocking(&key(actor), HttpRequest::new("POST", "/", body))?;

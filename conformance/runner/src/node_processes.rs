@@ -4,17 +4,23 @@
 //! client and an operator reach a real cluster: requests to
 //! `/testee/<actor>`, faults through `/_shim/faults`, a cut-off through
 //! `/_shim/cluster/cut-off`, hibernation through `/_shim/hibernate`, counters
-//! from `/metrics`. Steps that need the host's inside (the virtual clock,
-//! alarms on demand, host calls, sockets held by the runner, the local
-//! files) have no such door: a case with one is reported as not run here.
+//! from `/metrics`, the end of an event through `/_shim/actors/…/settle`. A
+//! case that moves the clock runs on virtual clocks (`serve --virtual-clock`),
+//! moved on every node through `/_shim/clock/advance`, its alarms run through
+//! `/_shim/alarms/run` on every node. Sockets are WebSockets the runner opens
+//! to a node. Steps that need the host's inside (host calls, the local files)
+//! have no such door: a case with one is reported as not run here.
 
 use crate::case::{Case, Step};
 use crate::exec::{APP, CLASS, check_answer, step_name};
 use crate::http;
 use anyhow::{Context as _, anyhow, bail};
 use serde_json::json;
+use std::collections::HashMap;
 use std::io::BufRead as _;
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// How the node processes run.
 pub struct NodeProcesses {
@@ -31,6 +37,12 @@ pub struct NodeProcesses {
 
 /// Lease of the processes: short, so that a killed node is taken over soon.
 const LEASE_MS: &str = "2000";
+/// Lease on virtual clocks: renewals run on the real clock, every third of
+/// the lease, so a lease as short as a step's advance would seem to lapse
+/// between the advance and the next renewal.
+const VIRTUAL_LEASE_MS: &str = "600000";
+/// How long a socket step waits for the close it expects.
+const SOCKET_PATIENCE: Duration = Duration::from_secs(10);
 
 /// Why `case` cannot run on node processes, if it cannot.
 pub fn not_here(case: &Case) -> Option<String> {
@@ -42,7 +54,16 @@ pub fn not_here(case: &Case) -> Option<String> {
         .find(|s| {
             !matches!(
                 s,
-                Step::Request { .. } | Step::Fault { .. } | Step::CutOff { .. } | Step::Hibernate | Step::Metric { .. }
+                Step::Request { .. }
+                    | Step::Fault { .. }
+                    | Step::CutOff { .. }
+                    | Step::Hibernate
+                    | Step::Metric { .. }
+                    | Step::Advance { .. }
+                    | Step::RunAlarms { .. }
+                    | Step::SocketOpen { .. }
+                    | Step::SocketClosed { .. }
+                    | Step::SocketOpenStill { .. }
             )
         })
         .map(|s| format!("its `{}` step needs the host's inside", step_name(s)))
@@ -74,10 +95,22 @@ fn manifest(dir: &Path, component: &Path) -> anyhow::Result<PathBuf> {
     Ok(path)
 }
 
-fn start(how: &NodeProcesses, manifest: &Path, bucket: &str, dir: &Path, id: &str) -> anyhow::Result<Process> {
+fn start(
+    how: &NodeProcesses,
+    manifest: &Path,
+    bucket: &str,
+    dir: &Path,
+    id: &str,
+    virtual_clock: bool,
+) -> anyhow::Result<Process> {
     let mut child = std::process::Command::new(&how.shim)
         .args(["serve", "--listen", "127.0.0.1:0", "--mode", "cluster", "--node-id", id])
-        .args(["--bucket", bucket, "--lease-ms", LEASE_MS])
+        .args(["--bucket", bucket])
+        .args(if virtual_clock {
+            ["--virtual-clock", "--lease-ms", VIRTUAL_LEASE_MS].as_slice()
+        } else {
+            ["--lease-ms", LEASE_MS].as_slice()
+        })
         .arg("--manifest")
         .arg(manifest)
         .arg("--data-dir")
@@ -118,13 +151,83 @@ pub fn run_case(case: &Case, component: &Path, how: &NodeProcesses) -> anyhow::R
         None => format!("file://{}", dir.path().join("bucket").display()),
     };
     let manifest = manifest(dir.path(), component)?;
+    let virtual_clock = case
+        .steps
+        .iter()
+        .any(|s| matches!(s, Step::Advance { .. } | Step::RunAlarms { .. }));
     let nodes = (1..=how.count)
-        .map(|i| start(how, &manifest, &bucket, dir.path(), &format!("n{i}")))
+        .map(|i| start(how, &manifest, &bucket, dir.path(), &format!("n{i}"), virtual_clock))
         .collect::<anyhow::Result<Vec<_>>>()?;
+    let mut sockets = HashMap::new();
     for (i, step) in case.steps.iter().enumerate() {
-        run_step(&nodes, step).with_context(|| format!("step {} ({})", i + 1, step_name(step)))?;
+        run_step(&nodes, &mut sockets, step).with_context(|| format!("step {} ({})", i + 1, step_name(step)))?;
     }
     Ok(())
+}
+
+/// A WebSocket the runner opened, and the id the actor knows it by.
+struct Socket {
+    ws: tungstenite::WebSocket<TcpStream>,
+    id: String,
+}
+
+/// Opens a WebSocket to `actor` through `node` at the path `/<name>`, and
+/// finds its id in the testee's `socket_log` by that path (a query: an
+/// event that changes nothing, where the in-process runner holds the id).
+fn open_socket(nodes: &[Process], n: usize, actor: &str, name: &str) -> anyhow::Result<Socket> {
+    let base = &node(nodes, n)?.base;
+    let host = base.strip_prefix("http://").unwrap_or(base);
+    let stream = TcpStream::connect(host).with_context(|| format!("connecting to {host}"))?;
+    let path = format!("/{name}");
+    let (ws, _) = tungstenite::client(format!("ws://{host}/{CLASS}/{actor}{path}"), stream)
+        .map_err(|e| anyhow!("opening a WebSocket to {actor} through node {n}: {e}"))?;
+    settle(nodes, actor)?;
+    let body = serde_json::to_vec(&json!({ "ops": [{
+        "op": "query",
+        "sql": "SELECT socket FROM socket_log WHERE event = 'open' AND detail = ?1 ORDER BY rowid DESC LIMIT 1",
+        "params": [{ "text": path }],
+    }] }))?;
+    let answer = http::request(base, "POST", &format!("/{CLASS}/{actor}"), &body)?;
+    let found: serde_json::Value =
+        serde_json::from_slice(&answer.body).with_context(|| format!("finding the socket's id: {}", answer.text()))?;
+    let id = found
+        .pointer("/outcomes/0/ok/rows/0/0/text")
+        .and_then(serde_json::Value::as_str)
+        .ok_or_else(|| anyhow!("the actor logged no open of {path}: {found}"))?
+        .to_owned();
+    settle(nodes, actor)?;
+    Ok(Socket { ws, id })
+}
+
+/// Reads `socket` until it closes or `patience` runs out: the close's code
+/// and reason, if it closed.
+fn read_close(socket: &mut Socket, patience: Duration) -> anyhow::Result<Option<(u16, String)>> {
+    use tungstenite::Message;
+    let deadline = std::time::Instant::now() + patience;
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return Ok(None);
+        }
+        socket.ws.get_ref().set_read_timeout(Some(left))?;
+        match socket.ws.read() {
+            Ok(Message::Close(frame)) => {
+                return Ok(Some(
+                    frame.map_or((1005, String::new()), |f| (u16::from(f.code), f.reason.to_string())),
+                ));
+            }
+            Ok(_) => {}
+            Err(tungstenite::Error::Io(e))
+                if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) =>
+            {
+                return Ok(None);
+            }
+            Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed) => {
+                bail!("the connection ended without a close frame")
+            }
+            Err(e) => return Err(anyhow!("reading the socket: {e}")),
+        }
+    }
 }
 
 /// Waits until every node has run what was queued for `actor`: a request's
@@ -150,7 +253,7 @@ fn node(nodes: &[Process], n: usize) -> anyhow::Result<&Process> {
         .ok_or_else(|| anyhow!("node {n} does not exist ({} node processes)", nodes.len()))
 }
 
-fn run_step(nodes: &[Process], step: &Step) -> anyhow::Result<()> {
+fn run_step(nodes: &[Process], sockets: &mut HashMap<String, Socket>, step: &Step) -> anyhow::Result<()> {
     match step {
         Step::Request {
             node: n,
@@ -160,6 +263,8 @@ fn run_step(nodes: &[Process], step: &Step) -> anyhow::Result<()> {
             status,
             body_contains,
         } => {
+            let id_of = |name: &str| sockets.get(name).map(|s| s.id.clone());
+            let ops: Vec<serde_json::Value> = ops.iter().map(|o| crate::exec::substitute(o, &id_of)).collect();
             let body = serde_json::to_vec(&json!({ "ops": ops }))?;
             let answer = http::request(&node(nodes, *n)?.base, "POST", &format!("/{CLASS}/{actor}"), &body)?;
             check_answer(answer.status, &answer.body, *status, body_contains.as_deref(), expect)?;
@@ -194,6 +299,56 @@ fn run_step(nodes: &[Process], step: &Step) -> anyhow::Result<()> {
             let v = metric(&answer.text(), name, label);
             if v != *value {
                 bail!("expected {name}{{{label}}} = {value}, got {v}");
+            }
+        }
+        Step::Advance { ms } => {
+            for p in nodes {
+                let answer = http::request(
+                    &p.base,
+                    "POST",
+                    "/_shim/clock/advance",
+                    json!({ "ms": ms }).to_string().as_bytes(),
+                )?;
+                if answer.status != 200 {
+                    bail!("advancing {}'s clock: {} {}", p.base, answer.status, answer.text());
+                }
+            }
+        }
+        Step::RunAlarms { ran } => {
+            // On every node: an alarm runs once wherever it was set, so they add up to `ran`.
+            let mut n = 0;
+            for p in nodes {
+                let answer = http::request(&p.base, "POST", "/_shim/alarms/run", b"{}")?;
+                let v: serde_json::Value = serde_json::from_slice(&answer.body)
+                    .with_context(|| format!("running alarms on {}: {} {}", p.base, answer.status, answer.text()))?;
+                n += v["ran"]
+                    .as_u64()
+                    .ok_or_else(|| anyhow!("running alarms on {}: {v}", p.base))?;
+            }
+            if n != *ran as u64 {
+                bail!("expected {ran} alarms to run, {n} ran");
+            }
+        }
+        Step::SocketOpen { node: n, actor, socket } => {
+            let s = open_socket(nodes, *n, actor, socket)?;
+            sockets.insert(socket.clone(), s);
+        }
+        Step::SocketClosed { socket, code, reason } => {
+            let s = sockets
+                .get_mut(socket)
+                .ok_or_else(|| anyhow!("no socket named {socket}"))?;
+            match read_close(s, SOCKET_PATIENCE)? {
+                Some((c, r)) if c == *code && r == *reason => {}
+                Some((c, r)) => bail!("expected close {code} {reason:?}, got {c} {r:?}"),
+                None => bail!("expected the socket to be closed with {code} {reason:?}; it is still open"),
+            }
+        }
+        Step::SocketOpenStill { socket } => {
+            let s = sockets
+                .get_mut(socket)
+                .ok_or_else(|| anyhow!("no socket named {socket}"))?;
+            if let Some((code, reason)) = read_close(s, Duration::from_millis(200))? {
+                bail!("expected the socket open, it was closed with {code} {reason:?}");
             }
         }
         other => bail!("the `{}` step cannot run on node processes", step_name(other)),

@@ -50,7 +50,7 @@ $(bash scripts/azurite-server.sh start)"
     for bucket in "" "$WASMKEEP_TEST_S3" "$WASMKEEP_TEST_AZURE"; do
       echo "cluster cases on $nodes node processes over ${bucket:-file://}"
       target/debug/conformance-runner --no-build --lang rust --node-processes "$nodes" ${bucket:+--bucket "$bucket"} |
-        grep -E "^(FAIL|XPASS|  rule:|conformance:)"
+        grep -E "^(FAIL|XPASS|  rule:|  n[0-9]+'s log:|    |conformance:)"
     done
   done
   target/debug/wasmkeep-shim bucket check "$WASMKEEP_TEST_S3"

@@ -117,7 +117,8 @@ fn start(
         .arg(dir.join(id))
         .env("WASMKEEP_CACHE_DIR", &how.cache_dir)
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
+        // Kept for a failing case's message.
+        .stderr(std::fs::File::create(dir.join(format!("{id}.log")))?)
         .spawn()
         .with_context(|| format!("starting {}", how.shim.display()))?;
     let mut line = String::new();
@@ -160,9 +161,32 @@ pub fn run_case(case: &Case, component: &Path, how: &NodeProcesses) -> anyhow::R
         .collect::<anyhow::Result<Vec<_>>>()?;
     let mut sockets = HashMap::new();
     for (i, step) in case.steps.iter().enumerate() {
-        run_step(&nodes, &mut sockets, step).with_context(|| format!("step {} ({})", i + 1, step_name(step)))?;
+        if let Err(e) = run_step(&nodes, &mut sockets, step) {
+            drop(nodes);
+            return Err(anyhow!(
+                "step {} ({}): {e:#}{}",
+                i + 1,
+                step_name(step),
+                logs(dir.path(), how.count)
+            ));
+        }
     }
     Ok(())
+}
+
+/// The last lines each node wrote to stderr, for a failing case's message.
+fn logs(dir: &Path, count: usize) -> String {
+    let mut out = String::new();
+    for i in 1..=count {
+        let text = std::fs::read_to_string(dir.join(format!("n{i}.log"))).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        out.push_str(&format!("\n  n{i}'s log:"));
+        for l in &lines[lines.len().saturating_sub(15)..] {
+            out.push_str("\n    ");
+            out.push_str(l);
+        }
+    }
+    out
 }
 
 /// A WebSocket the runner opened, and the id the actor knows it by.

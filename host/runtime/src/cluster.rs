@@ -173,3 +173,13 @@ pub(crate) struct ClusterNode {
     pub(crate) node: String,
     pub(crate) bucket: Arc<dyn ObjectStore>,
 }
+
+impl ClusterNode {
+    /// The bucket without the injected faults, for the host's own records
+    /// (heartbeats, operator requests' bookkeeping). A fault armed for "the
+    /// next upload" or "the next erase" is for an actor's; a pass that runs
+    /// in between (every second on a node process) must not take it.
+    pub(crate) fn records_bucket(&self) -> &Arc<dyn ObjectStore> {
+        self.cluster.bucket()
+    }
+}

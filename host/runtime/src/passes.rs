@@ -45,7 +45,7 @@ pub(crate) fn stop_app(host: &Arc<Host>, app: &str) {
         }
     }
     if let Some(c) = host.cluster() {
-        let _ = c.bucket.delete(&crate::keys::heartbeat(app, &c.node));
+        let _ = c.records_bucket().delete(&crate::keys::heartbeat(app, &c.node));
     }
     let mut dir = host.config().data_dir.join("state");
     for part in app.split('/') {
@@ -95,7 +95,7 @@ pub(crate) fn control_pass(host: &Arc<Host>) {
         match crate::app_delete::read_tombstone(c.bucket.as_ref(), &app) {
             Ok(Some(_)) => stop_app(host, &app),
             Ok(None) => {
-                let _ = c.bucket.put(
+                let _ = c.records_bucket().put(
                     &crate::keys::heartbeat(&app, &c.node),
                     b"",
                     &crate::bucket::PutCondition::None,
@@ -181,11 +181,11 @@ pub(crate) fn operator_pass(host: &Arc<Host>) -> usize {
         for l in &listed {
             match l {
                 Listed::Outcome { object, t } if t + REQUEST_TTL_MS < now => {
-                    let _ = c.bucket.delete(object);
+                    let _ = c.records_bucket().delete(object);
                 }
                 Listed::Outcome { .. } => {}
                 Listed::Request(r) if r.t + REQUEST_TTL_MS < now => {
-                    let _ = c.bucket.delete(&r.object);
+                    let _ = c.records_bucket().delete(&r.object);
                 }
                 // Its outcome is written; only deleting the request failed.
                 Listed::Request(r)
@@ -193,7 +193,7 @@ pub(crate) fn operator_pass(host: &Arc<Host>) -> usize {
                         .iter()
                         .any(|o| outcomes.contains(r.outcome_key(*o).as_str())) =>
                 {
-                    let _ = c.bucket.delete(&r.object);
+                    let _ = c.records_bucket().delete(&r.object);
                 }
                 // A class this node does not serve: left to the nodes that do (or to expiry).
                 Listed::Request(r) if !app.classes.contains_key(&r.key.class) => {}

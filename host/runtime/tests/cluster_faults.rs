@@ -36,3 +36,26 @@ fn cut_off_after_answer_cuts_off_after_the_next_request_not_one_still_running() 
     assert_eq!(r.status, 503, "then the node is cut off: {}", r.text());
     assert_eq!(r.failure, Some(FailureKind::CutOff), "{}", r.text());
 }
+
+/// A fault armed for the next upload or erase is for an actor's: the control
+/// pass, which writes the node's heartbeat every second on a node process,
+/// must not take it. Found on node processes over moto, where
+/// `cluster-a-kept-answer-is-never-a-lost-200` kept a write whose upload was
+/// to fail about once in 40 runs: the heartbeat had taken the fault.
+#[test]
+fn the_control_pass_takes_no_fault_armed_for_an_actor() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rt = common::testee_cluster_node(dir.path());
+    let k = ActorKey::new("t/app", "testee", "a");
+    assert_eq!(request(&rt, &k, json!([])).status, 200);
+    for kind in [
+        FaultKind::FailUpload,
+        FaultKind::UploadLandsButFails,
+        FaultKind::FailErase,
+    ] {
+        rt.dev().faults().arm(kind, 1);
+        rt.passes().run_control_pass();
+        assert_eq!(rt.dev().faults().remaining(kind), 1, "{kind:?} is left for the actor");
+        rt.dev().faults().clear();
+    }
+}

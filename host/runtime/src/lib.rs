@@ -57,6 +57,7 @@ mod outparam;
 mod pass_book;
 mod passes;
 mod queue_bound;
+mod remote_calls;
 mod residency;
 mod resident;
 mod runtime;
@@ -81,6 +82,7 @@ pub use manifest::{Access, ClassBuild, ClassSpec, Manifest, ManifestError, Mode,
 pub use metrics::Metrics;
 pub use node::{ActorInfo, ActorStatus, LogLine};
 pub use passes::{CONTROL_PASS_EVERY_MS, EXPIRY_PASS_EVERY_MS, ExpiryPass};
+pub use remote_calls::{CallRoute, RemoteCall, RemoteCalls};
 pub use residency::default_resident_limit;
 pub use runtime::{Admin, ClusterPasses, DevControls, PendingResponse, Runtime, Shutdown, SocketHandle};
 pub use sockets::OutboundReceiver;

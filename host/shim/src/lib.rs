@@ -7,6 +7,7 @@
 pub use wasmkeep_host::*;
 
 mod admin_access;
+pub mod cluster_calls;
 mod dashboard;
 mod forward;
 pub mod route;

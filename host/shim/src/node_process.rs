@@ -39,12 +39,20 @@ pub(crate) struct Joined {
     cluster: Arc<Cluster>,
     leases: Arc<BucketLeases>,
     node: String,
+    /// The cluster's token, shown when a call is carried to another node
+    /// process and asked of one carried here (ADR 034).
+    token: Arc<str>,
 }
 
 impl Joined {
     /// The node's id.
     pub(crate) fn node(&self) -> &str {
         &self.node
+    }
+
+    /// The cluster's token for calls between node processes.
+    pub(crate) fn token(&self) -> Arc<str> {
+        self.token.clone()
     }
 
     /// Resolves once the node is fenced: another process joined as this
@@ -82,6 +90,7 @@ pub(crate) fn start(
     lease_ms: u64,
     config: RuntimeConfig,
 ) -> anyhow::Result<(Joined, Runtime)> {
+    let token: Arc<str> = wasmkeep_shim::cluster_calls::cluster_secret(bucket.as_ref())?.into();
     let leases = Arc::new(BucketLeases::new(
         bucket.clone(),
         clock.clone(),
@@ -96,6 +105,7 @@ pub(crate) fn start(
             cluster,
             leases,
             node: node.to_owned(),
+            token,
         },
         rt,
     ))

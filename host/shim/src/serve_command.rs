@@ -290,6 +290,15 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         started.elapsed()
     );
     let tokio_rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    // A node process carries calls to actors other node processes hold (ADR 034).
+    if let (Some(j), [rt]) = (&joined, runtimes.as_slice()) {
+        rt.set_remote_calls(Arc::new(wasmkeep_shim::cluster_calls::HttpRemoteCalls::new(
+            tokio_rt.handle().clone(),
+            j.token(),
+            j.node(),
+        )));
+    }
+    let call_token = joined.as_ref().map(crate::node_process::Joined::token);
     tokio_rt.block_on(async move {
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         let mut servers = Vec::new();
@@ -318,7 +327,10 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
             use std::io::Write as _;
             let _ = std::io::stdout().flush();
             let cluster = if rt.node_id().is_some() { nodes.clone() } else { Vec::new() };
-            let app = wasmkeep_shim::server::router_for_node(
+            let calls = call_token
+                .clone()
+                .map(|token| wasmkeep_shim::cluster_calls::routes(rt.clone(), token));
+            let mut app = wasmkeep_shim::server::router_for_node(
                 rt,
                 manifest.app.clone(),
                 wasmkeep_shim::server::AdminAccess {
@@ -326,6 +338,9 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 },
                 cluster,
             );
+            if let Some(calls) = calls {
+                app = app.merge(calls);
+            }
             servers.push(tokio::spawn(crate::http_listener::serve_until(
                 listener,
                 app,

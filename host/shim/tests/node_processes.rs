@@ -392,3 +392,50 @@ fn settle_answers_once_the_event_answered_before_its_end_has_ended() {
         "the failed delete is counted once settled:\n{metrics}"
     );
 }
+
+/// A call to an actor held by another node process is carried there (ADR
+/// 034; the conformance case `cluster-calls-reach-the-holder` runs one). The
+/// chain goes with it: `b` on n2 calls `a` on n1, and `a` calls `b` back,
+/// which would wait forever, so n1 refuses it as a cycle (without the chain
+/// it would wait out the call's time limit). The route that takes carried
+/// calls refuses a client without the cluster's token: a call names its
+/// caller, and a client must not pass for an actor.
+#[test]
+fn a_call_carried_to_another_node_process_keeps_its_chain_and_needs_the_token() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("file://{}", dir.path().join("bucket").display());
+    let manifest = testee_manifest(dir.path());
+    let n1 = start_app(&manifest, "n1", &url, dir.path());
+    let n2 = start_app(&manifest, "n2", &url, dir.path());
+    let (status, body) = ops(&n1, "a", &serde_json::json!([]));
+    assert_eq!(status, 200, "n1 takes a: {body}");
+    let back =
+        serde_json::json!({ "ops": [{ "op": "call", "class": "testee", "name": "b", "payload": "{\"ops\":[]}" }] });
+    let started = Instant::now();
+    let (status, body) = ops(
+        &n2,
+        "b",
+        &serde_json::json!([{ "op": "call", "class": "testee", "name": "a", "payload": back.to_string() }]),
+    );
+    assert_eq!(status, 200, "{body}");
+    let outer: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+    let payload = outer
+        .pointer("/outcomes/0/ok/payload")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or_else(|| panic!("b's call to a on n1 answered: {outer}; n2's log:\n{}", n2.log()));
+    let inner: serde_json::Value = serde_json::from_str(payload).expect("a's outcomes");
+    assert_eq!(
+        inner
+            .pointer("/outcomes/0/err/kind")
+            .and_then(serde_json::Value::as_str),
+        Some("refused"),
+        "a's call back to b is refused as a cycle: {inner}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(10), "refused, not timed out");
+    let (status, _) = common::http_body(
+        "POST",
+        &format!("{}{}", n1.base, wasmkeep_shim::cluster_calls::CALL_PATH),
+        "{}",
+    );
+    assert_eq!(status, 403, "a client without the cluster's token");
+}

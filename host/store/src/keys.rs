@@ -11,6 +11,7 @@
 //! apps/<tenant>/<app>/nodes/<node>                         a serving node's heartbeat
 //! cluster/nodes/<node>                                     a node process's lease (epoch, address)
 //! cluster/control                                          the control lease (who runs the control pass)
+//! cluster/secret                                           the token node processes show each other (ADR 034)
 //! alarms/<tenant>/<app>/<class>/<encoded name>/<at>        an actor's alarm, for any node to wake
 //! ```
 
@@ -126,6 +127,10 @@ pub fn node_lease(node: &str) -> String {
 /// `cluster/control`: the control lease, held by the node process that runs
 /// the control pass and idle expiry (outside [`NODE_LEASES`]).
 pub const CONTROL_LEASE: &str = "cluster/control";
+
+/// `cluster/secret`: the token a node process shows another when it carries
+/// a call there (ADR 034): whoever reads the bucket is of the cluster.
+pub const CLUSTER_SECRET: &str = "cluster/secret";
 
 /// The node a key under [`NODE_LEASES`] is the lease of.
 pub fn node_of_lease(object: &str) -> Option<&str> {

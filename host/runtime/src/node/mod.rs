@@ -20,6 +20,7 @@ use crate::imports::{HostState, NodeHandles, NodeServices};
 use crate::job::{self, CallFailure, EventKind, Job};
 use crate::manifest::Access;
 use crate::metrics::Metrics;
+use crate::remote_calls::{CallRoute, RemoteCall};
 use crate::residency::{Admission, Residency, UsedAt};
 use crate::sockets::{NOT_READING, SendRefused, SocketTable};
 use crate::storage::ActorStorage;
@@ -152,6 +153,9 @@ pub struct Host {
     pass_book: crate::pass_book::PassBook,
     /// Threads kept from workers that ended, for the next to start.
     worker_threads: Arc<WorkerThreads>,
+    /// How a call reaches an actor held by a node of another process:
+    /// installed once at start-up by a node process's dev server (ADR 034).
+    remote_calls: std::sync::OnceLock<Arc<dyn crate::remote_calls::RemoteCalls>>,
 }
 
 pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -500,7 +504,53 @@ impl Host {
         ids.len()
     }
 
+    /// Installs how calls reach actors held by other node processes; the
+    /// first one installed stays (chosen once, at start-up).
+    pub(crate) fn set_remote_calls(&self, remote: Arc<dyn crate::remote_calls::RemoteCalls>) -> bool {
+        self.remote_calls.set(remote).is_ok()
+    }
+
     pub(crate) fn call_blocking(
+        self: &Arc<Self>,
+        target: &ActorKey,
+        caller: Option<ActorKey>,
+        payload: Vec<u8>,
+        chain: Vec<ActorKey>,
+        limit: Duration,
+        route: CallRoute,
+    ) -> Result<Vec<u8>, CallFailure> {
+        let started = std::time::Instant::now();
+        // Kept only where it may be carried to another node process.
+        let remote = self.remote_calls.get().filter(|_| route == CallRoute::FromHere);
+        let kept = remote.map(|_| RemoteCall {
+            target: target.clone(),
+            caller: caller.clone(),
+            payload: payload.clone(),
+            chain: chain.clone(),
+            limit,
+        });
+        let answer = self.call_here(target, caller, payload, chain, limit);
+        match (answer, remote, kept) {
+            (
+                Err(CallFailure::Failed {
+                    kind: FailureKind::HolderUnreachable,
+                    message,
+                }),
+                Some(remote),
+                Some(mut call),
+            ) => match self.remote_holder(target) {
+                Some((_, Some(address))) => {
+                    call.limit = limit.saturating_sub(started.elapsed());
+                    remote.call(&address, call)
+                }
+                _ => Err(CallFailure::failed(FailureKind::HolderUnreachable, message)),
+            },
+            (answer, _, _) => answer,
+        }
+    }
+
+    /// Queues the call on this node and waits for its answer.
+    fn call_here(
         self: &Arc<Self>,
         target: &ActorKey,
         caller: Option<ActorKey>,
@@ -602,7 +652,7 @@ impl NodeServices for Host {
             .me
             .upgrade()
             .ok_or_else(|| CallFailure::failed(FailureKind::ShuttingDown, job::SHUTTING_DOWN))?;
-        me.call_blocking(target, caller, payload, chain, limit)
+        me.call_blocking(target, caller, payload, chain, limit, CallRoute::FromHere)
     }
 }
 

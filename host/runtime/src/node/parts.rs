@@ -65,6 +65,7 @@ impl Host {
             stops: super::Stops::default(),
             pass_book: crate::pass_book::PassBook::default(),
             worker_threads: super::WorkerThreads::new(IDLE_WORKER_THREADS, IDLE_WORKER_THREAD_LINGER),
+            remote_calls: std::sync::OnceLock::new(),
         })
     }
 

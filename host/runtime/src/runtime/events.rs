@@ -2,6 +2,7 @@
 //! waiting for an actor's queued events.
 
 use super::*;
+use crate::remote_calls::{CallRoute, RemoteCall, RemoteCalls};
 
 impl Runtime {
     /// Delivers a request event from outside the app, as the dev server does.
@@ -43,9 +44,41 @@ impl Runtime {
     /// Unknown app or class. The call's own failure is the inner result.
     pub fn call(&self, key: &ActorKey, payload: Vec<u8>) -> Result<Result<Vec<u8>, CallFailure>, RuntimeError> {
         self.host.class(key)?;
-        Ok(self
-            .host
-            .call_blocking(key, None, payload, Vec::new(), self.host.config().event_timeout))
+        Ok(self.host.call_blocking(
+            key,
+            None,
+            payload,
+            Vec::new(),
+            self.host.config().event_timeout,
+            CallRoute::FromHere,
+        ))
+    }
+
+    /// Runs a call carried here from another node process (ADR 034): from
+    /// `caller`, with the actors waiting on it in `chain`, for at most
+    /// `limit`. It runs on this node or fails; it is never carried on.
+    ///
+    /// # Errors
+    /// Unknown app or class. The call's own failure is the inner result
+    /// (`holder-unreachable` when this node does not hold the actor either).
+    pub fn call_arrived(&self, call: RemoteCall) -> Result<Result<Vec<u8>, CallFailure>, RuntimeError> {
+        self.host.class(&call.target)?;
+        let limit = call.limit.min(self.host.config().event_timeout);
+        Ok(self.host.call_blocking(
+            &call.target,
+            call.caller,
+            call.payload,
+            call.chain,
+            limit,
+            CallRoute::Arrived,
+        ))
+    }
+
+    /// Installs how this node's calls reach actors held by other node
+    /// processes (ADR 034). Chosen once, at start-up: false when one was
+    /// installed already (it stays).
+    pub fn set_remote_calls(&self, remote: std::sync::Arc<dyn RemoteCalls>) -> bool {
+        self.host.set_remote_calls(remote)
     }
 
     /// Where the live node process that holds `key` answers HTTP, when a

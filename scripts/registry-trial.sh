@@ -126,6 +126,24 @@ wait_http "$npm_url/-/ping" "$tmp/verdaccio.log" verdaccio
 wait_http "$pypi_url/simple/" "$tmp/pypiserver.log" pypiserver
 wait_http "$cargo_url/index/config.json" "$tmp/cargo-registry.log" cargo-registry.py
 
+# --- npm's checkers of published packages ------------------------------------
+# Each tarball's contents pass publint, and the ones with types pass
+# arethetypeswrong as an ESM-only package (require() from CommonJS and node10's
+# resolution, which ignores "exports", are not supported; ADR 032).
+tools=$root/scripts/registry-tools/node_modules/.bin
+[ -x "$tools/publint" ] && [ -x "$tools/attw" ] ||
+  die "publint or attw is missing: bash scripts/setup.sh (npm ci in scripts/registry-tools)"
+for tgz in "$release"/npm/*.tgz; do
+  rm -rf "$tmp/lint" && mkdir -p "$tmp/lint" && tar -xzf "$tgz" -C "$tmp/lint"
+  "$tools/publint" --pack false "$tmp/lint/package" >"$tmp/publint.log" 2>&1 ||
+    { cat "$tmp/publint.log" >&2; die "publint $(basename "$tgz")"; }
+  if grep -q '"types"' "$tmp/lint/package/package.json"; then
+    "$tools/attw" --profile esm-only "$tgz" >"$tmp/attw.log" 2>&1 ||
+      { cat "$tmp/attw.log" >&2; die "arethetypeswrong $(basename "$tgz")"; }
+  fi
+done
+say "npm tarballs pass publint and arethetypeswrong (esm-only): $(ls "$release"/npm/*.tgz | xargs -n1 basename | tr '\n' ' ')"
+
 # --- Publish every package --------------------------------------------------
 start=$(date +%s.%N)
 token=$(curl -fs -X PUT -H 'Content-Type: application/json' \

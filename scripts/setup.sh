@@ -93,12 +93,13 @@ if ! $for_serve; then
   fi
 fi
 
-# The registry trial (test only; ADR 032): verdaccio from scripts/registry-tools'
-# lock file, and pypiserver, twine, auditwheel and wheel (the release's
+# The registry trial (test only; ADR 032): verdaccio, publint and
+# arethetypeswrong from scripts/registry-tools' lock file, and pypiserver, twine, auditwheel and wheel (the release's
 # checks of the Python wheels) in the venv.
 if ! $for_serve; then
-  if [ ! -d scripts/registry-tools/node_modules ]; then
-    say "registry trial: npm ci in scripts/registry-tools (verdaccio 6.8.0)"
+  tools=scripts/registry-tools/node_modules/.bin
+  if [ ! -x $tools/verdaccio ] || [ ! -x $tools/publint ] || [ ! -x $tools/attw ]; then
+    say "registry trial: npm ci in scripts/registry-tools (verdaccio 6.8.0, publint 0.3.25, @arethetypeswrong/cli 0.18.5)"
     (cd scripts/registry-tools && npm ci --no-audit --no-fund --loglevel=error)
   fi
   if ! target/py-venv/bin/python -c "import pypiserver, twine, auditwheel, wheel" 2>/dev/null; then

@@ -10,7 +10,8 @@
 //! count answered twice between deletes, none below what was acknowledged
 //! before it was asked), nothing deleted comes back, one holder per actor.
 //!
-//! `WASMKEEP_PROCESS_SIM_CYCLES` sets the kill/pause cycles (default 6),
+//! `WASMKEEP_PROCESS_SIM_CYCLES` sets the kill/restart cycles (default 6;
+//! pauses come between them, about one for every two kills),
 //! `WASMKEEP_PROCESS_SIM_SEED` replays a seed. With a broken fence
 //! (`serve --testing-break-the-fence`: uploads acknowledged without their
 //! condition) the paused holder's write is acknowledged after the takeover,
@@ -227,7 +228,8 @@ fn process_simulation(url: &str, cycles: u64, broken_fence: bool) -> Outcome {
                 .map(|d| d.as_nanos() as u64 | 1)
                 .unwrap_or(1)
         });
-    eprintln!("process simulation over {url}: seed {seed}, {cycles} kill/pause cycles, broken fence: {broken_fence}");
+    let what = if broken_fence { "pauses" } else { "kill/restart cycles" };
+    eprintln!("process simulation over {url}: seed {seed}, {cycles} {what}, broken fence: {broken_fence}");
     let dir = tempfile::tempdir().expect("tempdir");
     let run = Arc::new(Run {
         url: url.to_owned(),
@@ -277,28 +279,37 @@ fn process_simulation(url: &str, cycles: u64, broken_fence: bool) -> Outcome {
     }
 }
 
-/// The chaos: each cycle either kills a random node (`kill -9`) and restarts
-/// it, or sends the holder of a random counter a slow write, pauses the
-/// holder in the middle of it until its lease lapses (the client meanwhile
-/// writes through the others, which take the counter over), and resumes it.
+/// The chaos: `cycles` kill/restart cycles (a random node killed with
+/// `kill -9` and started again), and between them pauses: the holder of a
+/// random counter is sent a slow write and paused in the middle of it until
+/// its lease lapses (the client meanwhile writes through the others, which
+/// take the counter over), then resumed. Two draws in three kill. With the
+/// fence broken, `cycles` pauses and no kill: each pause can catch it.
 fn chaos(run: &Run, nodes: &Mutex<Nodes>, book: &Mutex<Book>, cycles: u64, ids: &[&'static str; 3]) {
     let mut draws = Draws(run.seed ^ 0x9e37_79b9_7f4a_7c15);
-    for _ in 0..cycles {
+    let mut done = 0;
+    // Bounded, should the counters find no holder to pause for long.
+    let mut draws_left = cycles * 20;
+    while done < cycles && draws_left > 0 {
+        draws_left -= 1;
         std::thread::sleep(Duration::from_millis(300 + draws.next(1_200)));
-        // With the fence broken, pauses only: each one can catch it.
-        let paused = (run.broken_fence || draws.next(2) != 0)
-            && pause_the_holder(run, nodes, book, ACTORS[draws.index(ACTORS.len())]);
-        // A cycle whose counter has no holder to pause kills instead, so that
-        // every cycle is a kill or a pause (the issue asks for 200 per backend).
-        if !paused && !run.broken_fence {
-            let i = draws.index(3);
-            // kill -9 (dropping it kills it), then a restart at the next epoch.
-            drop(nodes.lock().expect("nodes").list.remove(i));
-            std::thread::sleep(Duration::from_millis(draws.next(LEASE_MS)));
-            let back = run.start(ids[i]);
-            nodes.lock().expect("nodes").list.insert(i, back);
-            book.lock().expect("book").kills += 1;
+        if run.broken_fence {
+            done += u64::from(pause_the_holder(run, nodes, book, ACTORS[draws.index(ACTORS.len())]));
+            continue;
         }
+        // A pause whose counter has no holder is no cycle: the next draw goes on.
+        if draws.next(3) == 0 {
+            pause_the_holder(run, nodes, book, ACTORS[draws.index(ACTORS.len())]);
+            continue;
+        }
+        let i = draws.index(3);
+        // kill -9 (dropping it kills it), then a restart at the next epoch.
+        drop(nodes.lock().expect("nodes").list.remove(i));
+        std::thread::sleep(Duration::from_millis(draws.next(LEASE_MS)));
+        let back = run.start(ids[i]);
+        nodes.lock().expect("nodes").list.insert(i, back);
+        book.lock().expect("book").kills += 1;
+        done += 1;
     }
 }
 

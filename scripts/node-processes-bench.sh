@@ -7,13 +7,13 @@
 #
 # BUCKET_URL: file:///DIR, or s3://…/az://… with the exports of
 # scripts/s3-server.sh or scripts/azurite-server.sh (use a fresh prefix).
-# Uses target/release/wasmkeep-shim when built, else target/debug (built if
-# missing), and target/components/counter-rust.wasm (cargo xtask guests).
+# Uses $WASMKEEP_SHIM when set, else target/release/wasmkeep-shim when built,
+# else target/debug (built if missing), and target/components/counter-rust.wasm (cargo xtask guests).
 # Stops the two processes it started, by their PIDs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 url=${1:?usage: bash scripts/node-processes-bench.sh BUCKET_URL}
-bin=target/release/wasmkeep-shim
+bin=${WASMKEEP_SHIM:-target/release/wasmkeep-shim}
 if [ ! -x "$bin" ]; then
   bin=target/debug/wasmkeep-shim
   [ -x "$bin" ] || cargo build --quiet -p wasmkeep-shim

@@ -88,7 +88,9 @@ pub(crate) enum EventKind {
     },
     Call {
         caller: Option<ActorKey>,
-        payload: Vec<u8>,
+        /// Shared, so that a call kept for another node process (ADR 034)
+        /// costs no copy of it.
+        payload: std::sync::Arc<Vec<u8>>,
         reply: mpsc::Sender<Result<Vec<u8>, CallFailure>>,
     },
     Alarm {

@@ -17,8 +17,8 @@ pub struct RemoteCall {
     pub target: ActorKey,
     /// The calling actor (`None`: the host).
     pub caller: Option<ActorKey>,
-    /// What the callee's `on-call` gets.
-    pub payload: Vec<u8>,
+    /// What the callee's `on-call` gets (shared with the call queued here).
+    pub payload: std::sync::Arc<Vec<u8>>,
     /// The actors waiting on this call, the caller last: the holder refuses
     /// a call back along it (a cycle would wait forever).
     pub chain: Vec<ActorKey>,

@@ -158,7 +158,7 @@ impl HttpRemoteCalls {
             caller: call.caller.clone(),
             chain: call.chain.clone(),
             limit_ms: u64::try_from(call.limit.as_millis()).unwrap_or(u64::MAX),
-            payload: hex::encode(&call.payload),
+            payload: hex::encode(call.payload.as_slice()),
         };
         let body = serde_json::to_vec(&carried).map_err(|e| e.to_string())?;
         let req = hyper::Request::builder()
@@ -248,7 +248,7 @@ async fn call_arrived(State(arrivals): State<Arrivals>, headers: HeaderMap, body
     let call = RemoteCall {
         target: call.target,
         caller: call.caller,
-        payload,
+        payload: Arc::new(payload),
         chain: call.chain,
         limit: Duration::from_millis(call.limit_ms),
     };

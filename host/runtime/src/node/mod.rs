@@ -514,13 +514,14 @@ impl Host {
         self: &Arc<Self>,
         target: &ActorKey,
         caller: Option<ActorKey>,
-        payload: Vec<u8>,
+        payload: Arc<Vec<u8>>,
         chain: Vec<ActorKey>,
         limit: Duration,
         route: CallRoute,
     ) -> Result<Vec<u8>, CallFailure> {
         let started = std::time::Instant::now();
-        // Kept only where it may be carried to another node process.
+        // Kept only where it may be carried to another node process: the
+        // payload is shared, the caller and the chain (a few keys) copied.
         let remote = self.remote_calls.get().filter(|_| route == CallRoute::FromHere);
         let kept = remote.map(|_| RemoteCall {
             target: target.clone(),
@@ -554,7 +555,7 @@ impl Host {
         self: &Arc<Self>,
         target: &ActorKey,
         caller: Option<ActorKey>,
-        payload: Vec<u8>,
+        payload: Arc<Vec<u8>>,
         chain: Vec<ActorKey>,
         limit: Duration,
     ) -> Result<Vec<u8>, CallFailure> {
@@ -652,7 +653,7 @@ impl NodeServices for Host {
             .me
             .upgrade()
             .ok_or_else(|| CallFailure::failed(FailureKind::ShuttingDown, job::SHUTTING_DOWN))?;
-        me.call_blocking(target, caller, payload, chain, limit, CallRoute::FromHere)
+        me.call_blocking(target, caller, Arc::new(payload), chain, limit, CallRoute::FromHere)
     }
 }
 

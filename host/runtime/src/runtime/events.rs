@@ -47,7 +47,7 @@ impl Runtime {
         Ok(self.host.call_blocking(
             key,
             None,
-            payload,
+            std::sync::Arc::new(payload),
             Vec::new(),
             self.host.config().event_timeout,
             CallRoute::FromHere,

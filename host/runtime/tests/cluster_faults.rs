@@ -48,6 +48,9 @@ fn the_control_pass_takes_no_fault_armed_for_an_actor() {
     let rt = common::testee_cluster_node(dir.path());
     let k = ActorKey::new("t/app", "testee", "a");
     assert_eq!(request(&rt, &k, json!([])).status, 200);
+    // The request's end (its upload) runs after the answer: wait for it, or
+    // it takes the fault armed below. CI failed on this race.
+    rt.settle(&k);
     for kind in [
         FaultKind::FailUpload,
         FaultKind::UploadLandsButFails,

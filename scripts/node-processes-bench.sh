@@ -13,6 +13,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 url=${1:?usage: bash scripts/node-processes-bench.sh BUCKET_URL}
+if [ -n "${WASMKEEP_SHIM:-}" ] && [ ! -x "$WASMKEEP_SHIM" ]; then
+  echo "node-processes-bench: WASMKEEP_SHIM=$WASMKEEP_SHIM is not an executable file; build it or unset WASMKEEP_SHIM" >&2
+  exit 2
+fi
 bin=${WASMKEEP_SHIM:-target/release/wasmkeep-shim}
 if [ ! -x "$bin" ]; then
   bin=target/debug/wasmkeep-shim

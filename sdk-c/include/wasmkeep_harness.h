@@ -287,6 +287,20 @@ struct wkh_chaos_result *wkh_run_chaos(struct wkh_host *host,
                                        wkh_chaos_body body,
                                        void *ctx);
 
+// Ends the chaos `wkh_chaos_start` started as a failure of its body: for a
+// harness that runs its own loop over `wkh_reset`, `wkh_chaos_start` and
+// `wkh_chaos_end` (the Rust one, whose bodies are closures). Prints to
+// stderr what explained the seed's answers of 500 or more, as
+// `wkh_run_chaos` does, and returns the result with `failed` true, `ran` 1,
+// the seed, `message`, the schedule and the report (free it with
+// `wkh_chaos_result_free`); NULL on failure (no chaos was running, a NULL
+// host or message).
+//
+// # Safety
+// `host` is a live host; `message` NUL-terminated.
+struct wkh_chaos_result *wkh_chaos_fail(const struct wkh_host *host,
+                                        const char *message);
+
 // Frees what `wkh_run_chaos` returned. NULL does nothing.
 //
 // # Safety
@@ -629,6 +643,19 @@ int32_t wkh_exists(const struct wkh_host *host,
                    const char *app,
                    const char *class_,
                    const char *name);
+
+// Every table of an actor's database as JSON: `{"<table>": {"columns":
+// [...], "rows": [[...]]}}`, each value tagged as the conformance protocol
+// writes them (`{"integer": "1"}`, `{"text": "a"}`, `{"null": null}`). Free
+// it with `wkh_string_free`; NULL on failure (no such actor). Added in 0.2.0
+// for harnesses that read every table at once (the Rust one).
+//
+// # Safety
+// `host` is a live host; strings NUL-terminated.
+char *wkh_tables_json(const struct wkh_host *host,
+                      const char *app,
+                      const char *class_,
+                      const char *name);
 
 // Reads one table of an actor's database (the actor's own tables; not the
 // host's). Returns it (free it with `wkh_table_free`), or NULL when the actor

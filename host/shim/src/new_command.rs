@@ -326,15 +326,21 @@ fn gitignore(extra: &[&str]) -> String {
 }
 
 /// Rust: a cdylib crate on the SDK, tested with wasmkeep-actor-testing.
-/// From the registries it builds in its own `target/` (its first `cargo test`
-/// compiles the host). On a checkout it builds in the checkout's target
-/// directory with its lock file, profiles and workspace-hack, so the host
-/// under test (wasmtime) is the one already compiled there (ADR 015).
+/// From the registries it builds in its own `target/`, and its tests drive
+/// the release's prebuilt harness library (beside the `wasmkeep-shim` on
+/// `PATH`): it compiles no host (ADR 035). On a checkout it builds in the
+/// checkout's target directory with its lock file, profiles and
+/// workspace-hack, and compiles the host in (`in-process`), the one already
+/// compiled there (ADR 015).
 fn rust(p: &Project) -> Result<Vec<File>> {
     let (deps, dev_deps, profiles, extra) = match &p.sdk {
         Sdk::Registry => (
             format!("wasmkeep-actor = \"{VERSION}\"\n"),
-            format!("wasmkeep-actor-testing = \"{VERSION}\"\n"),
+            format!(
+                "# The host is the release's harness library, found beside the wasmkeep-shim\n\
+                 # on PATH (or set WASMKEEP_HARNESS_LIB to it): no host is compiled here.\n\
+                 wasmkeep-actor-testing = \"{VERSION}\"\n"
+            ),
             PROFILES.to_owned(),
             Vec::new(),
         ),
@@ -355,7 +361,7 @@ fn rust(p: &Project) -> Result<Vec<File>> {
             (
                 format!("wasmkeep-actor = {{ path = \"{sdk}/sdk-rust\" }}\n"),
                 format!(
-                    "wasmkeep-actor-testing = {{ path = \"{sdk}/sdk-rust/testing\" }}\n\
+                    "wasmkeep-actor-testing = {{ path = \"{sdk}/sdk-rust/testing\", features = [\"in-process\"] }}\n\
                      # The repository's feature set of the host's dependencies: with its profiles\n\
                      # below and its target directory (.cargo/config.toml), the host is reused.\n\
                      wasmkeep-workspace-hack = {{ path = \"{sdk}/host/workspace-hack\" }}\n"

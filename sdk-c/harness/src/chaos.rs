@@ -4,7 +4,7 @@
 //! seed, the schedule and the report every harness prints.
 
 use crate::error::guard;
-use crate::ffi_str::{free_owned, owned};
+use crate::ffi_str::{arg, free_owned, owned};
 use crate::host::WkhHost;
 use std::ffi::{CStr, c_char, c_void};
 use std::io::Write as _;
@@ -162,6 +162,41 @@ pub unsafe extern "C" fn wkh_run_chaos(
             Err(other) => return Err(other.to_string().into()),
         };
         Ok(Box::into_raw(Box::new(result)))
+    })
+}
+
+/// Ends the chaos `wkh_chaos_start` started as a failure of its body: for a
+/// harness that runs its own loop over `wkh_reset`, `wkh_chaos_start` and
+/// `wkh_chaos_end` (the Rust one, whose bodies are closures). Prints to
+/// stderr what explained the seed's answers of 500 or more, as
+/// `wkh_run_chaos` does, and returns the result with `failed` true, `ran` 1,
+/// the seed, `message`, the schedule and the report (free it with
+/// `wkh_chaos_result_free`); NULL on failure (no chaos was running, a NULL
+/// host or message).
+///
+/// # Safety
+/// `host` is a live host; `message` NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_chaos_fail(host: *const WkhHost, message: *const c_char) -> *mut WkhChaosResult {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: per the contract.
+        let (host, message) = unsafe { (WkhHost::from_ptr(host)?, arg(message, "message")?) };
+        if host.host.chaos_seed().is_none() {
+            return Err("no chaos is running: start it with wkh_chaos_start".into());
+        }
+        let failure = host.host.fail_chaos(message);
+        let mut err = std::io::stderr().lock();
+        for why in &failure.explanations {
+            let _ = err.write_all(why.as_bytes());
+        }
+        Ok(Box::into_raw(Box::new(WkhChaosResult {
+            ran: 1,
+            failed: true,
+            seed: failure.seed,
+            message: owned(failure.message.clone()),
+            schedule: owned(lines(&failure.schedule)),
+            report: owned(failure.report()),
+        })))
     })
 }
 

@@ -212,6 +212,29 @@ pub unsafe extern "C" fn wkh_exists(
     })
 }
 
+/// Every table of an actor's database as JSON: `{"<table>": {"columns":
+/// [...], "rows": [[...]]}}`, each value tagged as the conformance protocol
+/// writes them (`{"integer": "1"}`, `{"text": "a"}`, `{"null": null}`). Free
+/// it with `wkh_string_free`; NULL on failure (no such actor). Added in 0.2.0
+/// for harnesses that read every table at once (the Rust one).
+///
+/// # Safety
+/// `host` is a live host; strings NUL-terminated.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_tables_json(
+    host: *const WkhHost,
+    app: *const c_char,
+    class: *const c_char,
+    name: *const c_char,
+) -> *mut c_char {
+    guard(std::ptr::null_mut(), || {
+        // SAFETY: per the contract.
+        let (host, key) = unsafe { (WkhHost::from_ptr(host)?, actor_key(app, class, name)?) };
+        let tables = host.host.tables_json(&key).map_err(Failure::from)?;
+        Ok(owned(tables.to_string()))
+    })
+}
+
 fn value(v: SqlValue) -> WkhValue {
     let mut out = WkhValue {
         kind: WkhValueKind::Null,

@@ -1,22 +1,33 @@
 //! Seeded chaos: run a test body many times, each under its own seeded
 //! schedule of what goes wrong at the durable boundaries, and on a failure
 //! say the seed and the schedule; the same seed replays the same run. The
-//! loop, its report and what a failing seed prints are the host testing
-//! library's (`wasmkeep_host_testing::run_chaos`); this turns the body's
-//! panics into its failures.
+//! schedule, its report and what a failing seed prints are the host's (in
+//! either driver); the loop is here, over the pieces the TypeScript and
+//! Python harnesses loop over too (reset, start, end, fail), because the
+//! body is a Rust closure that panics.
 
 use crate::harness::{ActorTest, Builder};
-pub use wasmkeep_host_testing::{ChaosFailure, ChaosRecord, ChaosStep};
-use wasmkeep_host_testing::{ChaosRunError, HasTestHost, TestHost};
+use crate::types::ChaosFailure;
+use anyhow::Context as _;
 
-impl HasTestHost for ActorTest {
-    fn test_host(&mut self) -> &mut TestHost {
-        self.host_mut()
+/// The variable that replays one seed.
+const CHAOS_SEED_VAR: &str = "WASMKEEP_CHAOS_SEED";
+
+/// The seeds to run: only `WASMKEEP_CHAOS_SEED` when set, else `given`.
+fn chaos_seeds(given: impl IntoIterator<Item = u64>) -> anyhow::Result<Vec<u64>> {
+    match std::env::var(CHAOS_SEED_VAR) {
+        Ok(s) if !s.trim().is_empty() => {
+            let seed = s.trim().parse().map_err(|_| {
+                anyhow::anyhow!("{CHAOS_SEED_VAR}={s:?} is not a seed: give the number a failure printed")
+            })?;
+            Ok(vec![seed])
+        }
+        _ => Ok(given.into_iter().collect()),
     }
 }
 
 /// Runs `body` once per seed of `seeds` (or only `WASMKEEP_CHAOS_SEED`
-/// when set), each on a fresh host under its seeded schedule; the first
+/// when set), each on a reset host under its seeded schedule; the first
 /// failure is returned with its seed and schedule, after what explained the
 /// seed's 5xx answers is printed to stderr.
 ///
@@ -29,29 +40,35 @@ pub fn run_chaos(
     seeds: impl IntoIterator<Item = u64>,
     body: impl Fn(&ActorTest),
 ) -> anyhow::Result<Result<usize, ChaosFailure>> {
+    let seeds = chaos_seeds(seeds)?;
     let mut t = builder.clone().start()?;
-    let outcome = wasmkeep_host_testing::run_chaos(&mut t, seeds, |t, _seed| {
+    for (passed, &seed) in seeds.iter().enumerate() {
+        t.driver_mut()
+            .reset()
+            .with_context(|| format!("resetting the host before seed {seed}"))?;
+        t.driver_mut().start_chaos(seed)?;
+        t.chaos_seed = Some(seed);
         // The body's assertions panic; the panic hook would print each one.
         let hook = std::panic::take_hook();
         std::panic::set_hook(Box::new(|_| {}));
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(t)));
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(&t)));
         std::panic::set_hook(hook);
-        outcome.map_err(|panic| {
-            panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                .unwrap_or_else(|| "(a panic without a message)".into())
-        })
-    });
-    match outcome {
-        Ok(ran) => Ok(Ok(ran)),
-        Err(ChaosRunError::Failed(failure)) => {
-            for why in &failure.explanations {
-                eprint!("{why}");
+        t.chaos_seed = None;
+        match outcome {
+            Ok(()) => {
+                t.driver_mut().end_chaos()?;
             }
-            Ok(Err(*failure))
+            Err(panic) => {
+                let message = panic
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                    .unwrap_or_else(|| "(a panic without a message)".into());
+                let mut failure = t.driver_mut().fail_chaos(&message)?;
+                failure.passed = passed;
+                return Ok(Err(failure));
+            }
         }
-        Err(other) => Err(other.into()),
     }
+    Ok(Ok(seeds.len()))
 }

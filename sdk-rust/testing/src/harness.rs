@@ -1,14 +1,11 @@
 //! [`ActorTest`]: one actor class in a test host, with short verbs for what
-//! a test does most, and the whole [`TestHost`] underneath for the rest.
+//! a test does most, over the driver chosen at start ([`Driver`]).
 
 use crate::build::component_with_features;
+use crate::driver::{Driver, HarnessError, HostDriver, HostSetup};
+use crate::types::{Access, ActorKey, AdminDeleted, CallFailure, DeletionStatus, HttpResponse, LogLine, Outbound};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
-use wasmkeep_host::deletion::DeletionStatus;
-use wasmkeep_host::{
-    Access, ActorKey, AdminDeleted, CallFailure, ClassSpec, HttpRequest, HttpResponse, LogLine, Outbound, SocketMessage,
-};
-use wasmkeep_host_testing::{TestHost, TestHostOptions};
 
 /// The app every [`ActorTest`] loads its class into.
 const APP: &str = "test/app";
@@ -20,7 +17,8 @@ pub struct Builder {
     features: Vec<String>,
     class: String,
     access: Access,
-    options: TestHostOptions,
+    setup: HostSetup,
+    driver: Option<Driver>,
 }
 
 impl Builder {
@@ -43,7 +41,7 @@ impl Builder {
     /// ones to the node named.
     #[must_use]
     pub fn nodes(mut self, n: usize) -> Self {
-        self.options.nodes = Some(n);
+        self.setup.nodes = Some(n);
         self
     }
 
@@ -57,40 +55,63 @@ impl Builder {
     /// An event's time limit; default 5 s.
     #[must_use]
     pub fn event_timeout(mut self, limit: Duration) -> Self {
-        self.options.event_timeout = Some(limit);
+        self.setup.event_timeout = Some(limit);
+        self
+    }
+
+    /// Runs the host with this driver rather than the one
+    /// [`Driver::from_env`] picks.
+    #[must_use]
+    pub fn driver(mut self, driver: Driver) -> Self {
+        self.driver = Some(driver);
         self
     }
 
     /// Builds the crate (once per test process) and starts the host.
     ///
     /// # Errors
-    /// The crate does not build into a component, or the host cannot start.
+    /// The crate does not build into a component, the driver's host cannot
+    /// start (the prebuilt library is not found: the message says where it
+    /// looked and what to install), or the class does not load.
     pub fn start(self) -> anyhow::Result<ActorTest> {
         let features: Vec<&str> = self.features.iter().map(String::as_str).collect();
         let component = component_with_features(&self.manifest_dir, &features)?;
-        let host = TestHost::new(self.options)?;
-        host.add_app(
-            APP,
-            &[ClassSpec {
-                name: self.class.clone(),
-                component,
-                access: self.access,
-            }],
-        )?;
+        let driver = match self.driver {
+            Some(d) => d,
+            None => Driver::from_env()?,
+        };
+        let host: Box<dyn HostDriver + Send + Sync> = match driver {
+            Driver::Prebuilt => Box::new(crate::prebuilt::PrebuiltHost::start(&self.setup)?),
+            #[cfg(feature = "in-process")]
+            Driver::InProcess => Box::new(crate::in_process::InProcessHost::start(&self.setup)?),
+            #[cfg(not(feature = "in-process"))]
+            Driver::InProcess => anyhow::bail!(
+                "the in-process driver is not compiled in: turn on wasmkeep-actor-testing's `in-process` \
+                 feature, or use the prebuilt one (unset WASMKEEP_HARNESS)"
+            ),
+        };
+        host.add_class(APP, &self.class, &component, self.access)?;
         Ok(ActorTest {
             host,
             class: self.class,
+            chaos_seed: None,
         })
     }
 }
 
-/// An actor crate under test: its class loaded in a fresh [`TestHost`] (a
+/// An actor crate under test: its class loaded in a fresh test host (a
 /// virtual clock, a temporary data directory). The verbs panic with the
-/// host's message when the host refuses, as test helpers do; the host
-/// itself, with `Result`s, is [`ActorTest::host`].
+/// host's message when the host refuses, as test helpers do.
 pub struct ActorTest {
-    host: TestHost,
+    host: Box<dyn HostDriver + Send + Sync>,
     class: String,
+    /// The seed [`run_chaos`](crate::run_chaos) runs the body under.
+    pub(crate) chaos_seed: Option<u64>,
+}
+
+/// A verb's refusal as a test helper's panic: what it did, and the host's words.
+fn refused<T>(what: impl FnOnce() -> String) -> impl FnOnce(HarnessError) -> T {
+    move |e| panic!("{}: {e}", what())
 }
 
 impl ActorTest {
@@ -110,7 +131,8 @@ impl ActorTest {
             features: Vec::new(),
             class: "actor".into(),
             access: Access::Open,
-            options: TestHostOptions::default(),
+            setup: HostSetup::default(),
+            driver: None,
         }
     }
 
@@ -119,14 +141,21 @@ impl ActorTest {
         ActorKey::new(APP, &self.class, name)
     }
 
-    /// The host, for everything the short verbs leave out.
-    pub fn host(&self) -> &TestHost {
-        &self.host
+    /// The whole host compiled in, for everything the short verbs leave out
+    /// (feature `in-process`).
+    ///
+    /// # Panics
+    /// The test runs the prebuilt driver (`WASMKEEP_HARNESS=prebuilt`).
+    #[cfg(feature = "in-process")]
+    pub fn host(&self) -> &wasmkeep_host_testing::TestHost {
+        self.host
+            .test_host()
+            .expect("ActorTest::host needs the in-process driver, and this test runs the prebuilt one")
     }
 
-    /// The host, to reset it (the chaos loop does between seeds).
-    pub(crate) fn host_mut(&mut self) -> &mut TestHost {
-        &mut self.host
+    /// The driver, for the chaos loop.
+    pub(crate) fn driver_mut(&mut self) -> &mut (dyn HostDriver + Send + Sync) {
+        self.host.as_mut()
     }
 
     /// Sends `method path` with `body` to the actor named `name` and waits
@@ -149,17 +178,12 @@ impl ActorTest {
 
     fn send(&self, name: &str, node: Option<usize>, method: &str, path: &str, body: Vec<u8>) -> HttpResponse {
         let key = self.key(name);
-        let answer = self
-            .host
-            .request(&key, HttpRequest::new(method, path, body), node)
-            .unwrap_or_else(|e| {
+        self.host
+            .request(&key, method, path, &body, node)
+            .unwrap_or_else(refused(|| {
                 let on = node.map(|n| format!(" on node {n}")).unwrap_or_default();
-                panic!("{method} {path} to {key}{on}: {e}")
-            });
-        if let Some(why) = answer.explanation {
-            eprint!("{why}");
-        }
-        answer.response
+                format!("{method} {path} to {key}{on}")
+            }))
     }
 
     /// Cuts node `n` off: it holds nothing from now on, and the other nodes
@@ -219,7 +243,7 @@ impl ActorTest {
     pub fn call(&self, name: &str, payload: impl Into<Vec<u8>>) -> Result<Vec<u8>, CallFailure> {
         let key = self.key(name);
         self.host
-            .call(&key, payload.into())
+            .call(&key, &payload.into())
             .unwrap_or_else(|e| panic!("call to {key}: {e}"))
     }
 
@@ -242,7 +266,7 @@ impl ActorTest {
     /// The seed [`run_chaos`](crate::run_chaos) runs the body under, if any:
     /// draw the body's own choices from it, so that the seed replays them.
     pub fn chaos_seed(&self) -> Option<u64> {
-        self.host.chaos_seed()
+        self.chaos_seed
     }
 
     /// Runs every due alarm; how many ran. In a cluster the lowest live node
@@ -255,7 +279,9 @@ impl ActorTest {
     /// ran. In a cluster it goes through the lowest live node, which forwards
     /// it to the holder.
     pub fn run_alarm(&self, name: &str) -> bool {
-        self.host.run_alarm(&self.key(name)).unwrap_or_else(|e| panic!("{e}"))
+        self.host
+            .run_alarm(None, &self.key(name))
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// As [`ActorTest::run_alarm`], through node `n` (numbered from 1).
@@ -264,7 +290,7 @@ impl ActorTest {
     /// No such node.
     pub fn run_alarm_on(&self, n: usize, name: &str) -> bool {
         self.host
-            .run_alarm_on(n, &self.key(name))
+            .run_alarm(Some(n), &self.key(name))
             .unwrap_or_else(|e| panic!("{e}"))
     }
 
@@ -273,7 +299,7 @@ impl ActorTest {
     pub fn tables(&self, name: &str) -> serde_json::Value {
         let key = self.key(name);
         self.host
-            .tables_json(&key)
+            .tables(&key)
             .unwrap_or_else(|e| panic!("tables of {key}: {e}"))
     }
 
@@ -293,7 +319,7 @@ impl ActorTest {
     /// # Panics
     /// No such fault.
     pub fn arm_fault(&self, name: &str, count: u32) {
-        self.host.arm_fault(name, count).unwrap_or_else(|e| panic!("{e}"));
+        self.host.arm_fault(None, name, count).unwrap_or_else(|e| panic!("{e}"));
     }
 
     /// Arms `count` occurrences of the fault `name` on node `n` (numbered
@@ -302,7 +328,9 @@ impl ActorTest {
     /// # Panics
     /// No such fault or node.
     pub fn arm_fault_on(&self, n: usize, name: &str, count: u32) {
-        self.host.arm_fault_on(n, name, count).unwrap_or_else(|e| panic!("{e}"));
+        self.host
+            .arm_fault(Some(n), name, count)
+            .unwrap_or_else(|e| panic!("{e}"));
     }
 
     /// Restarts the actor named `name` as a crash and recovery would: what it
@@ -320,7 +348,7 @@ impl ActorTest {
     pub fn operator_delete(&self, name: &str) -> AdminDeleted {
         let key = self.key(name);
         self.host
-            .delete_actor(&key)
+            .operator_delete(&key)
             .unwrap_or_else(|e| panic!("deleting {key}: {e}"))
     }
 
@@ -371,9 +399,7 @@ impl ActorTest {
 
     /// Sends a text message on socket `id` and waits for the actor to handle it.
     pub fn socket_send_text(&self, name: &str, id: u64, text: &str) {
-        self.host
-            .socket_send(id, SocketMessage::Text(text.into()))
-            .unwrap_or_else(|e| panic!("{e}"));
+        self.host.socket_send_text(id, text).unwrap_or_else(|e| panic!("{e}"));
         self.settle(name);
     }
 

@@ -16,17 +16,41 @@
 //! [`wasmkeep_guest_build`], in its own target directory so that it never
 //! waits for the `cargo test` that runs it; a test process builds each crate
 //! once, and cargo's cache makes the next run's build take a moment.
+//!
+//! The host is the prebuilt harness library of a wasmkeep release
+//! (`lib/libwasmkeep_c_harness.so` beside the archive's `bin/wasmkeep-shim`,
+//! found through `PATH` or `WASMKEEP_HARNESS_LIB`), so a project compiles no
+//! host. With the `in-process` feature the host is compiled into the tests
+//! instead, and [`ActorTest::host`] reaches all of it ([`Driver`]; ADR 035).
 
 mod build;
 mod chaos;
+mod driver;
 mod harness;
+#[cfg(feature = "in-process")]
+mod in_process;
+#[allow(
+    unsafe_code,
+    reason = "the prebuilt driver calls the harness library's C ABI; each call says what it needs"
+)]
+mod prebuilt;
+mod types;
+#[cfg(feature = "in-process")]
 pub mod verbs;
 
 pub use build::{component_of, component_with_features};
-pub use chaos::{ChaosFailure, ChaosRecord, ChaosStep, run_chaos};
+pub use chaos::run_chaos;
+pub use driver::{Driver, HarnessError};
 pub use harness::{ActorTest, Builder};
-pub use wasmkeep_host::{
-    Access, ActorKey, AdminDeleted, CallFailure, HttpRequest, HttpResponse, LogLine, Outbound, RuntimeError,
-    SocketMessage,
+pub use types::{
+    Access, ActorKey, AdminDeleted, CallFailure, ChaosFailure, DeletionStatus, FAILURE_HEADER, HttpResponse,
+    LOST_ANSWER_HEADER, LogLine, Outbound, SocketMessage,
 };
-pub use wasmkeep_host_testing::{LOST_ANSWER_HEADER, TestAnswer, TestHost, TestHostError, TestHostOptions};
+
+/// The host's own types and its test host, for tests that reach past the
+/// verbs (feature `in-process`).
+#[cfg(feature = "in-process")]
+pub mod in_process_host {
+    pub use wasmkeep_host::{HttpRequest, RuntimeError};
+    pub use wasmkeep_host_testing::{TestAnswer, TestHost, TestHostError, TestHostOptions};
+}

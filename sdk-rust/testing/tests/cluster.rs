@@ -2,7 +2,8 @@
 //! and take-over, operator delete, idle expiry on the virtual clock, app delete.
 
 use std::time::Duration;
-use wasmkeep_actor_testing::{ActorTest, HttpRequest, RuntimeError, TestHostError};
+use wasmkeep_actor_testing::ActorTest;
+use wasmkeep_actor_testing::in_process_host::{HttpRequest, RuntimeError, TestHostError};
 
 fn cluster() -> ActorTest {
     ActorTest::builder(concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/counter-rust"))
@@ -47,7 +48,7 @@ fn an_operator_delete_and_idle_expiry_and_an_app_delete() {
     t.delete_app();
     let after = t
         .host()
-        .request(&t.key("after"), HttpRequest::new("POST", "/", ""), Some(2));
+        .request(&t.key("after").into(), HttpRequest::new("POST", "/", ""), Some(2));
     assert!(
         matches!(after, Err(TestHostError::Runtime(RuntimeError::NoSuchApp(_)))),
         "a deleted app is served no more: {after:?}"

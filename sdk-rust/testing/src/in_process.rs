@@ -1,0 +1,258 @@
+//! The in-process driver (feature `in-process`): the host compiled into the
+//! test binary, as the workspace's own tests run it, with the whole
+//! [`TestHost`] reachable through [`ActorTest::host`](crate::ActorTest::host).
+
+use crate::driver::{HarnessError, HostDriver, HostSetup, Verb};
+use crate::types::{
+    Access, ActorKey, AdminDeleted, CallFailure, ChaosFailure, DeletionStatus, HttpResponse, LogLine, Outbound,
+    SocketMessage,
+};
+use std::path::Path;
+use std::time::Duration;
+use wasmkeep_host_testing::{TestHost, TestHostError, TestHostOptions};
+
+/// A host compiled in.
+pub(crate) struct InProcessHost {
+    host: TestHost,
+}
+
+impl From<TestHostError> for HarnessError {
+    fn from(e: TestHostError) -> Self {
+        Self {
+            message: e.to_string(),
+            kind: Some(e.kind().as_str().to_owned()),
+        }
+    }
+}
+
+fn key_of(key: &ActorKey) -> wasmkeep_host::ActorKey {
+    wasmkeep_host::ActorKey::new(&key.app, &key.class, &key.name)
+}
+
+/// The same address as the host's own type, for [`ActorTest::host`](crate::ActorTest::host).
+impl From<ActorKey> for wasmkeep_host::ActorKey {
+    fn from(key: ActorKey) -> Self {
+        Self::new(key.app, key.class, key.name)
+    }
+}
+
+impl InProcessHost {
+    /// Starts a host.
+    ///
+    /// # Errors
+    /// The host cannot start.
+    pub(crate) fn start(setup: &HostSetup) -> Verb<Self> {
+        let host = TestHost::new(TestHostOptions {
+            nodes: setup.nodes,
+            event_timeout: setup.event_timeout,
+            ..TestHostOptions::default()
+        })?;
+        Ok(Self { host })
+    }
+}
+
+impl HostDriver for InProcessHost {
+    fn add_class(&self, app: &str, class: &str, component: &Path, access: Access) -> Verb<()> {
+        let access = match access {
+            Access::Open => wasmkeep_host::Access::Open,
+            Access::Existing => wasmkeep_host::Access::Existing,
+            Access::Internal => wasmkeep_host::Access::Internal,
+        };
+        let spec = wasmkeep_host::ClassSpec {
+            name: class.to_owned(),
+            component: component.to_path_buf(),
+            access,
+        };
+        Ok(self.host.add_app(app, &[spec])?)
+    }
+
+    fn request(
+        &self,
+        key: &ActorKey,
+        method: &str,
+        path: &str,
+        body: &[u8],
+        node: Option<usize>,
+    ) -> Verb<HttpResponse> {
+        let req = wasmkeep_host::HttpRequest::new(method, path, body.to_vec());
+        let answer = self.host.request(&key_of(key), req, node)?;
+        if let Some(why) = answer.explanation {
+            eprint!("{why}");
+        }
+        let r = answer.response;
+        Ok(HttpResponse {
+            status: r.status,
+            headers: r.headers,
+            body: r.body,
+        })
+    }
+
+    fn call(&self, key: &ActorKey, payload: &[u8]) -> Verb<Result<Vec<u8>, CallFailure>> {
+        use wasmkeep_host::CallFailure as F;
+        Ok(self.host.call(&key_of(key), payload.to_vec())?.map_err(|f| match f {
+            F::Refused { message, .. } => CallFailure::Refused(message),
+            F::Rejected(message) => CallFailure::Rejected(message),
+            F::Failed { message, .. } => CallFailure::Failed(message),
+        }))
+    }
+
+    fn settle(&self, key: &ActorKey) -> Verb<()> {
+        Ok(self.host.settle(&key_of(key))?)
+    }
+
+    fn now_ms(&self) -> Verb<u64> {
+        Ok(self.host.now_ms()?)
+    }
+
+    fn advance_clock(&self, ms: u64) -> Verb<u64> {
+        Ok(self.host.advance_clock(ms)?)
+    }
+
+    fn run_due_alarms(&self) -> Verb<usize> {
+        Ok(self.host.run_due_alarms()?)
+    }
+
+    fn run_alarm(&self, node: Option<usize>, key: &ActorKey) -> Verb<bool> {
+        Ok(match node {
+            None => self.host.run_alarm(&key_of(key))?,
+            Some(n) => self.host.run_alarm_on(n, &key_of(key))?,
+        })
+    }
+
+    fn tables(&self, key: &ActorKey) -> Verb<serde_json::Value> {
+        Ok(self.host.tables_json(&key_of(key))?)
+    }
+
+    fn exists(&self, key: &ActorKey) -> Verb<bool> {
+        Ok(self.host.exists(&key_of(key))?)
+    }
+
+    fn logs_of(&self, key: &ActorKey) -> Verb<Vec<LogLine>> {
+        Ok(self
+            .host
+            .logs_of(&key_of(key))?
+            .into_iter()
+            .map(|l| LogLine {
+                at: l.at,
+                actor: l.actor,
+                level: l.level.to_owned(),
+                message: l.message,
+            })
+            .collect())
+    }
+
+    fn arm_fault(&self, node: Option<usize>, name: &str, count: u32) -> Verb<()> {
+        match node {
+            None => self.host.arm_fault(name, count)?,
+            Some(n) => self.host.arm_fault_on(n, name, count)?,
+        }
+        Ok(())
+    }
+
+    fn restart(&self, key: &ActorKey) -> Verb<()> {
+        Ok(self.host.restart(&key_of(key))?)
+    }
+
+    fn operator_delete(&self, key: &ActorKey) -> Verb<AdminDeleted> {
+        Ok(match self.host.delete_actor(&key_of(key))? {
+            wasmkeep_host::AdminDeleted::Deleted => AdminDeleted::Deleted,
+            wasmkeep_host::AdminDeleted::RemovedUnopenable => AdminDeleted::RemovedUnopenable,
+            wasmkeep_host::AdminDeleted::Absent => AdminDeleted::Absent,
+        })
+    }
+
+    fn deletion_status(&self, key: &ActorKey) -> Verb<DeletionStatus> {
+        use wasmkeep_host::deletion::DeletionStatus as S;
+        Ok(match self.host.deletion_status(&key_of(key))? {
+            S::Deleted { at_ms, how } => DeletionStatus::Deleted { at_ms, how },
+            S::NotDeleted => DeletionStatus::NotDeleted,
+            S::Unknown { reason } => DeletionStatus::Unknown { reason },
+        })
+    }
+
+    fn reset(&mut self) -> Verb<()> {
+        Ok(self.host.reset()?)
+    }
+
+    fn restart_host(&mut self) -> Verb<()> {
+        Ok(self.host.restart_host()?)
+    }
+
+    fn hibernate_all(&self) -> Verb<()> {
+        Ok(self.host.hibernate_all()?)
+    }
+
+    fn open_socket(&self, key: &ActorKey, path: &str) -> Verb<u64> {
+        Ok(self.host.open_socket(&key_of(key), path)?)
+    }
+
+    fn socket_send_text(&self, id: u64, text: &str) -> Verb<()> {
+        Ok(self
+            .host
+            .socket_send(id, wasmkeep_host::SocketMessage::Text(text.into()))?)
+    }
+
+    fn socket_take(&self, id: u64) -> Verb<Vec<Outbound>> {
+        use wasmkeep_host::{Outbound as O, SocketMessage as M};
+        Ok(self
+            .host
+            .socket_take(id)?
+            .into_iter()
+            .map(|o| match o {
+                O::Message(M::Text(t)) => Outbound::Message(SocketMessage::Text(t)),
+                O::Message(M::Binary(b)) => Outbound::Message(SocketMessage::Binary(b)),
+                O::Close { code, reason } => Outbound::Close { code, reason },
+            })
+            .collect())
+    }
+
+    fn cut_off(&self, n: usize) -> Verb<()> {
+        Ok(self.host.cut_off(n)?)
+    }
+
+    fn request_operator_delete(&self, key: &ActorKey) -> Verb<String> {
+        Ok(self.host.request_operator_delete(&key_of(key))?)
+    }
+
+    fn set_expire_after_idle(&self, app: &str, class: &str, limit: Option<Duration>) -> Verb<()> {
+        Ok(self.host.set_expire_after_idle(app, class, limit)?)
+    }
+
+    fn run_expiry_passes(&self) -> Verb<usize> {
+        Ok(self.host.run_expiry_passes()?)
+    }
+
+    fn delete_app(&self, app: &str) -> Verb<()> {
+        Ok(self.host.delete_app(app)?)
+    }
+
+    fn start_chaos(&self, seed: u64) -> Verb<()> {
+        self.host.start_chaos(seed);
+        Ok(())
+    }
+
+    fn end_chaos(&self) -> Verb<Vec<String>> {
+        Ok(self.host.end_chaos().iter().map(ToString::to_string).collect())
+    }
+
+    fn fail_chaos(&self, message: &str) -> Verb<ChaosFailure> {
+        if self.host.chaos_seed().is_none() {
+            return Err(HarnessError::new("no chaos is running: start it first"));
+        }
+        let f = self.host.fail_chaos(message);
+        for why in &f.explanations {
+            eprint!("{why}");
+        }
+        Ok(ChaosFailure {
+            seed: f.seed,
+            schedule: f.schedule.iter().map(ToString::to_string).collect(),
+            report: f.report(),
+            message: f.message,
+            passed: 0,
+        })
+    }
+
+    fn test_host(&self) -> Option<&TestHost> {
+        Some(&self.host)
+    }
+}

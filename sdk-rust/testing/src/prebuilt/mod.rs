@@ -1,0 +1,515 @@
+//! The prebuilt driver: the harness library of a release
+//! (`libwasmkeep_c_harness`, the C SDK's harness, with the whole host in
+//! it), loaded at start, so that a project's `cargo test` compiles no host
+//! (ADR 035).
+
+mod ffi;
+mod locate;
+
+use crate::driver::{HarnessError, HostDriver, HostSetup, Verb};
+use crate::types::{
+    Access, ActorKey, AdminDeleted, CallFailure, ChaosFailure, DeletionStatus, HttpResponse, LogLine, Outbound,
+    SocketMessage,
+};
+use ffi::Api;
+use std::ffi::{CStr, CString, c_char};
+use std::path::Path;
+use std::time::Duration;
+
+/// A host of the harness library.
+pub(crate) struct PrebuiltHost {
+    api: &'static Api,
+    host: *mut ffi::WkhHost,
+}
+
+// SAFETY: the library's host is shared by the threads of a test (its verbs
+// take `const wkh_host *` and lock inside); `reset` and `restart_host` take
+// `&mut self`, so nothing else uses it meanwhile.
+unsafe impl Send for PrebuiltHost {}
+// SAFETY: as above.
+unsafe impl Sync for PrebuiltHost {}
+
+/// A Rust string as C's: a NUL inside is the caller's mistake, said plainly.
+fn c(s: &str) -> Result<CString, HarnessError> {
+    CString::new(s).map_err(|_| HarnessError::new(format!("{s:?} holds a NUL byte, which the host cannot take")))
+}
+
+/// Owned C strings of an actor's address, in the ABI's order.
+struct Key(CString, CString, CString);
+
+impl Key {
+    fn of(key: &ActorKey) -> Result<Self, HarnessError> {
+        Ok(Self(c(&key.app)?, c(&key.class)?, c(&key.name)?))
+    }
+}
+
+/// Copies `len` bytes at `data` (NULL or empty: none).
+///
+/// # Safety
+/// `data` is NULL or valid for `len` bytes.
+unsafe fn bytes(data: *const u8, len: usize) -> Vec<u8> {
+    if data.is_null() || len == 0 {
+        Vec::new()
+    } else {
+        // SAFETY: per the contract.
+        unsafe { std::slice::from_raw_parts(data, len) }.to_vec()
+    }
+}
+
+/// Copies a NUL-terminated string (NULL: empty).
+///
+/// # Safety
+/// `s` is NULL or NUL-terminated.
+unsafe fn text(s: *const c_char) -> String {
+    if s.is_null() {
+        String::new()
+    } else {
+        // SAFETY: per the contract.
+        unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned()
+    }
+}
+
+impl PrebuiltHost {
+    /// Loads the library (once per process) and starts a host.
+    ///
+    /// # Errors
+    /// The library is missing or of another version, or the host cannot start.
+    pub(crate) fn start(setup: &HostSetup) -> Verb<Self> {
+        let api = locate::api()?;
+        let nodes = setup.nodes.unwrap_or(1);
+        let options = ffi::HostOptions {
+            data_dir: std::ptr::null(),
+            cache_dir: std::ptr::null(),
+            event_timeout_ms: setup
+                .event_timeout
+                .map_or(0, |d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX).max(1)),
+            idle_timeout_ms: 0,
+            nodes: u32::try_from(nodes).map_err(|_| HarnessError::new(format!("{nodes} nodes are too many")))?,
+        };
+        let me = Self {
+            api,
+            // SAFETY: valid options, no strings.
+            host: unsafe { (api.wkh_host_new)(&raw const options) },
+        };
+        if me.host.is_null() {
+            return Err(me.last_error());
+        }
+        Ok(me)
+    }
+
+    /// What the library said about the last failed call on this thread.
+    fn last_error(&self) -> HarnessError {
+        // SAFETY: both are static or thread-owned NUL-terminated strings, or NULL.
+        let (message, kind) = unsafe { ((self.api.wkh_last_error)(), (self.api.wkh_last_error_kind)()) };
+        HarnessError {
+            // SAFETY: as above.
+            message: unsafe { text(message) },
+            kind: (!kind.is_null()).then(|| {
+                // SAFETY: as above.
+                unsafe { text(kind) }
+            }),
+        }
+    }
+
+    fn ptr(&self) -> *const ffi::WkhHost {
+        self.host
+    }
+
+    /// 0 is success; anything else, the last error.
+    fn status(&self, rc: i32) -> Verb<()> {
+        if rc == 0 { Ok(()) } else { Err(self.last_error()) }
+    }
+
+    /// A string the library allocated, copied and freed; NULL: the last error.
+    fn owned_string(&self, s: *mut c_char) -> Verb<String> {
+        if s.is_null() {
+            return Err(self.last_error());
+        }
+        // SAFETY: a NUL-terminated string of the library, freed once here.
+        unsafe {
+            let out = text(s);
+            (self.api.wkh_string_free)(s);
+            Ok(out)
+        }
+    }
+
+    fn json(&self, s: *mut c_char, what: &str) -> Verb<serde_json::Value> {
+        let s = self.owned_string(s)?;
+        serde_json::from_str(&s)
+            .map_err(|e| HarnessError::new(format!("the harness library's {what} is not JSON: {e}")))
+    }
+
+    fn node(n: usize) -> Verb<u32> {
+        u32::try_from(n).map_err(|_| HarnessError::new(format!("there is no node {n}")))
+    }
+}
+
+impl Drop for PrebuiltHost {
+    fn drop(&mut self) {
+        // SAFETY: made by wkh_host_new, freed once.
+        unsafe { (self.api.wkh_host_free)(self.host) };
+    }
+}
+
+impl HostDriver for PrebuiltHost {
+    fn add_class(&self, app: &str, class: &str, component: &Path, access: Access) -> Verb<()> {
+        let (app, name) = (c(app)?, c(class)?);
+        let component = c(&component.to_string_lossy())?;
+        let spec = ffi::Class {
+            name: name.as_ptr(),
+            component: component.as_ptr(),
+            access: match access {
+                Access::Open => 0,
+                Access::Existing => 1,
+                Access::Internal => 2,
+            },
+        };
+        // SAFETY: a live host; the strings outlive the call.
+        self.status(unsafe { (self.api.wkh_add_app)(self.ptr(), app.as_ptr(), &raw const spec, 1) })
+    }
+
+    fn request(
+        &self,
+        key: &ActorKey,
+        method: &str,
+        path: &str,
+        body: &[u8],
+        node: Option<usize>,
+    ) -> Verb<HttpResponse> {
+        let k = Key::of(key)?;
+        let (method, path) = (c(method)?, c(path)?);
+        // SAFETY: a live host; the strings and body outlive the call; no headers.
+        let r = unsafe {
+            match node {
+                None => (self.api.wkh_request)(
+                    self.ptr(),
+                    k.0.as_ptr(),
+                    k.1.as_ptr(),
+                    k.2.as_ptr(),
+                    method.as_ptr(),
+                    path.as_ptr(),
+                    std::ptr::null(),
+                    0,
+                    body.as_ptr(),
+                    body.len(),
+                ),
+                Some(n) => (self.api.wkh_request_on)(
+                    self.ptr(),
+                    Self::node(n)?,
+                    k.0.as_ptr(),
+                    k.1.as_ptr(),
+                    k.2.as_ptr(),
+                    method.as_ptr(),
+                    path.as_ptr(),
+                    std::ptr::null(),
+                    0,
+                    body.as_ptr(),
+                    body.len(),
+                ),
+            }
+        };
+        if r.is_null() {
+            return Err(self.last_error());
+        }
+        // SAFETY: a response of the library, read then freed once.
+        unsafe {
+            let resp = &*r;
+            let headers = if resp.headers.is_null() {
+                Vec::new()
+            } else {
+                std::slice::from_raw_parts(resp.headers, resp.header_count)
+                    .iter()
+                    .map(|h| (text(h.name), text(h.value)))
+                    .collect()
+            };
+            let out = HttpResponse {
+                status: resp.status,
+                headers,
+                body: bytes(resp.body, resp.body_len),
+            };
+            (self.api.wkh_response_free)(r);
+            Ok(out)
+        }
+    }
+
+    fn call(&self, key: &ActorKey, payload: &[u8]) -> Verb<Result<Vec<u8>, CallFailure>> {
+        let k = Key::of(key)?;
+        // SAFETY: a live host; the strings and payload outlive the call.
+        let r = unsafe {
+            (self.api.wkh_call)(
+                self.ptr(),
+                k.0.as_ptr(),
+                k.1.as_ptr(),
+                k.2.as_ptr(),
+                payload.as_ptr(),
+                payload.len(),
+            )
+        };
+        if r.is_null() {
+            return Err(self.last_error());
+        }
+        // SAFETY: a call result of the library, read then freed once.
+        unsafe {
+            let data = bytes((*r).data, (*r).len);
+            let status = (*r).status;
+            (self.api.wkh_call_result_free)(r);
+            let message = || String::from_utf8_lossy(&data).into_owned();
+            Ok(match status {
+                ffi::CALL_OK => Ok(data),
+                ffi::CALL_REFUSED => Err(CallFailure::Refused(message())),
+                ffi::CALL_REJECTED => Err(CallFailure::Rejected(message())),
+                _ => Err(CallFailure::Failed(message())),
+            })
+        }
+    }
+
+    fn settle(&self, key: &ActorKey) -> Verb<()> {
+        let k = Key::of(key)?;
+        // SAFETY: a live host; the strings outlive the call.
+        self.status(unsafe { (self.api.wkh_settle)(self.ptr(), k.0.as_ptr(), k.1.as_ptr(), k.2.as_ptr()) })
+    }
+
+    fn now_ms(&self) -> Verb<u64> {
+        // SAFETY: a live host.
+        Ok(unsafe { (self.api.wkh_now)(self.ptr()) })
+    }
+
+    fn advance_clock(&self, ms: u64) -> Verb<u64> {
+        // SAFETY: a live host.
+        let now = unsafe { (self.api.wkh_advance_clock)(self.ptr(), ms) };
+        if now == 0 { Err(self.last_error()) } else { Ok(now) }
+    }
+
+    fn run_due_alarms(&self) -> Verb<usize> {
+        // SAFETY: a live host. (It answers a count; a failure is printed by the host.)
+        Ok(unsafe { (self.api.wkh_run_due_alarms)(self.ptr()) })
+    }
+
+    fn run_alarm(&self, node: Option<usize>, key: &ActorKey) -> Verb<bool> {
+        let k = Key::of(key)?;
+        let node = node.map_or(Ok(0), Self::node)?;
+        // SAFETY: a live host; the strings outlive the call.
+        match unsafe { (self.api.wkh_run_alarm)(self.ptr(), node, k.0.as_ptr(), k.1.as_ptr(), k.2.as_ptr()) } {
+            1 => Ok(true),
+            0 => Ok(false),
+            _ => Err(self.last_error()),
+        }
+    }
+
+    fn tables(&self, key: &ActorKey) -> Verb<serde_json::Value> {
+        let k = Key::of(key)?;
+        // SAFETY: a live host; the strings outlive the call.
+        let s = unsafe { (self.api.wkh_tables_json)(self.ptr(), k.0.as_ptr(), k.1.as_ptr(), k.2.as_ptr()) };
+        self.json(s, "tables")
+    }
+
+    fn exists(&self, key: &ActorKey) -> Verb<bool> {
+        let k = Key::of(key)?;
+        // SAFETY: a live host; the strings outlive the call.
+        match unsafe { (self.api.wkh_exists)(self.ptr(), k.0.as_ptr(), k.1.as_ptr(), k.2.as_ptr()) } {
+            1 => Ok(true),
+            0 => Ok(false),
+            _ => Err(self.last_error()),
+        }
+    }
+
+    fn logs_of(&self, key: &ActorKey) -> Verb<Vec<LogLine>> {
+        // SAFETY: a live host.
+        let all = self.json(unsafe { (self.api.wkh_logs_json)(self.ptr()) }, "logs")?;
+        let actor = key.to_string();
+        let field = |l: &serde_json::Value, name: &str| l[name].as_str().unwrap_or_default().to_owned();
+        Ok(all
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .filter(|l| l["actor"] == actor.as_str())
+            .map(|l| LogLine {
+                at: l["at"].as_u64().unwrap_or_default(),
+                actor: field(l, "actor"),
+                level: field(l, "level"),
+                message: field(l, "message"),
+            })
+            .collect())
+    }
+
+    fn arm_fault(&self, node: Option<usize>, name: &str, count: u32) -> Verb<()> {
+        let name = c(name)?;
+        // SAFETY: a live host; the string outlives the call.
+        self.status(unsafe {
+            match node {
+                None => (self.api.wkh_arm_fault)(self.ptr(), name.as_ptr(), count),
+                Some(n) => (self.api.wkh_arm_fault_on)(self.ptr(), Self::node(n)?, name.as_ptr(), count),
+            }
+        })
+    }
+
+    fn restart(&self, key: &ActorKey) -> Verb<()> {
+        let k = Key::of(key)?;
+        // SAFETY: a live host; the strings outlive the call.
+        self.status(unsafe { (self.api.wkh_restart)(self.ptr(), k.0.as_ptr(), k.1.as_ptr(), k.2.as_ptr()) })
+    }
+
+    fn operator_delete(&self, key: &ActorKey) -> Verb<AdminDeleted> {
+        let k = Key::of(key)?;
+        let mut outcome = -1;
+        // SAFETY: a live host; the strings and `outcome` outlive the call.
+        self.status(unsafe {
+            (self.api.wkh_operator_delete)(self.ptr(), k.0.as_ptr(), k.1.as_ptr(), k.2.as_ptr(), &raw mut outcome)
+        })?;
+        Ok(match outcome {
+            ffi::ADMIN_DELETED => AdminDeleted::Deleted,
+            ffi::ADMIN_REMOVED_UNOPENABLE => AdminDeleted::RemovedUnopenable,
+            _ => AdminDeleted::Absent,
+        })
+    }
+
+    fn deletion_status(&self, key: &ActorKey) -> Verb<DeletionStatus> {
+        let k = Key::of(key)?;
+        // SAFETY: a live host; the strings outlive the call.
+        let d = unsafe { (self.api.wkh_deletion_status)(self.ptr(), k.0.as_ptr(), k.1.as_ptr(), k.2.as_ptr()) };
+        if d.is_null() {
+            return Err(self.last_error());
+        }
+        // SAFETY: a deletion of the library, read then freed once.
+        unsafe {
+            let out = match (*d).kind {
+                ffi::DELETION_DELETED => DeletionStatus::Deleted {
+                    at_ms: (*d).at_ms,
+                    how: text((*d).how),
+                },
+                ffi::DELETION_UNKNOWN => DeletionStatus::Unknown {
+                    reason: text((*d).reason),
+                },
+                _ => DeletionStatus::NotDeleted,
+            };
+            (self.api.wkh_deletion_free)(d);
+            Ok(out)
+        }
+    }
+
+    fn reset(&mut self) -> Verb<()> {
+        // SAFETY: a live host nothing else uses meanwhile (`&mut self`).
+        self.status(unsafe { (self.api.wkh_reset)(self.host) })
+    }
+
+    fn restart_host(&mut self) -> Verb<()> {
+        // SAFETY: as `reset`.
+        self.status(unsafe { (self.api.wkh_restart_host)(self.host) })
+    }
+
+    fn hibernate_all(&self) -> Verb<()> {
+        // SAFETY: a live host.
+        self.status(unsafe { (self.api.wkh_hibernate_all)(self.ptr()) })
+    }
+
+    fn open_socket(&self, key: &ActorKey, path: &str) -> Verb<u64> {
+        let k = Key::of(key)?;
+        let path = c(path)?;
+        // SAFETY: a live host; the strings outlive the call.
+        let id =
+            unsafe { (self.api.wkh_socket_open)(self.ptr(), k.0.as_ptr(), k.1.as_ptr(), k.2.as_ptr(), path.as_ptr()) };
+        if id == 0 { Err(self.last_error()) } else { Ok(id) }
+    }
+
+    fn socket_send_text(&self, id: u64, text: &str) -> Verb<()> {
+        let text = c(text)?;
+        // SAFETY: a live host; the string outlives the call.
+        self.status(unsafe { (self.api.wkh_socket_send_text)(self.ptr(), id, text.as_ptr()) })
+    }
+
+    fn socket_take(&self, id: u64) -> Verb<Vec<Outbound>> {
+        // NULL means "nothing waiting" or a failure, and a failure alone sets
+        // the thread's last error: a failing call of known words first marks
+        // it, so an unchanged mark after NULL means nothing was waiting.
+        // SAFETY: a NULL host is refused by the library, which sets its error.
+        let _ = unsafe { (self.api.wkh_socket_take)(std::ptr::null(), id) };
+        let mark = self.last_error();
+        let mut out = Vec::new();
+        loop {
+            // SAFETY: a live host.
+            let o = unsafe { (self.api.wkh_socket_take)(self.ptr(), id) };
+            if o.is_null() {
+                let now = self.last_error();
+                return if now == mark { Ok(out) } else { Err(now) };
+            }
+            // SAFETY: an outbound of the library, read then freed once.
+            unsafe {
+                let data = bytes((*o).data, (*o).len);
+                out.push(match (*o).kind {
+                    ffi::OUTBOUND_TEXT => Outbound::Message(SocketMessage::Text(String::from_utf8_lossy(&data).into())),
+                    ffi::OUTBOUND_BINARY => Outbound::Message(SocketMessage::Binary(data)),
+                    _ => Outbound::Close {
+                        code: (*o).code,
+                        reason: String::from_utf8_lossy(&data).into(),
+                    },
+                });
+                (self.api.wkh_outbound_free)(o);
+            }
+        }
+    }
+
+    fn cut_off(&self, n: usize) -> Verb<()> {
+        // SAFETY: a live host.
+        self.status(unsafe { (self.api.wkh_cut_off)(self.ptr(), Self::node(n)?) })
+    }
+
+    fn request_operator_delete(&self, key: &ActorKey) -> Verb<String> {
+        let k = Key::of(key)?;
+        // SAFETY: a live host; the strings outlive the call.
+        self.owned_string(unsafe {
+            (self.api.wkh_request_operator_delete)(self.ptr(), k.0.as_ptr(), k.1.as_ptr(), k.2.as_ptr())
+        })
+    }
+
+    fn set_expire_after_idle(&self, app: &str, class: &str, limit: Option<Duration>) -> Verb<()> {
+        let (app, class) = (c(app)?, c(class)?);
+        // 0 removes the limit; a limit under 1 ms is below the host's hour anyway.
+        let ms = limit.map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX).max(1));
+        // SAFETY: a live host; the strings outlive the call.
+        self.status(unsafe { (self.api.wkh_set_expire_after_idle)(self.ptr(), app.as_ptr(), class.as_ptr(), ms) })
+    }
+
+    fn run_expiry_passes(&self) -> Verb<usize> {
+        // SAFETY: a live host.
+        Ok(unsafe { (self.api.wkh_run_expiry_passes)(self.ptr()) })
+    }
+
+    fn delete_app(&self, app: &str) -> Verb<()> {
+        let app = c(app)?;
+        // SAFETY: a live host; the string outlives the call.
+        self.status(unsafe { (self.api.wkh_delete_app)(self.ptr(), app.as_ptr()) })
+    }
+
+    fn start_chaos(&self, seed: u64) -> Verb<()> {
+        // SAFETY: a live host.
+        self.status(unsafe { (self.api.wkh_chaos_start)(self.ptr(), seed) })
+    }
+
+    fn end_chaos(&self) -> Verb<Vec<String>> {
+        // SAFETY: a live host.
+        let lines = self.owned_string(unsafe { (self.api.wkh_chaos_end)(self.ptr()) })?;
+        Ok(lines.lines().map(str::to_owned).collect())
+    }
+
+    fn fail_chaos(&self, message: &str) -> Verb<ChaosFailure> {
+        let m = c(&message.replace('\0', "\\0"))?;
+        // SAFETY: a live host; the string outlives the call.
+        let r = unsafe { (self.api.wkh_chaos_fail)(self.ptr(), m.as_ptr()) };
+        if r.is_null() {
+            return Err(self.last_error());
+        }
+        // SAFETY: a result of the library, read then freed once.
+        unsafe {
+            let out = ChaosFailure {
+                seed: (*r).seed,
+                schedule: text((*r).schedule).lines().map(str::to_owned).collect(),
+                message: text((*r).message),
+                passed: 0,
+                report: text((*r).report),
+            };
+            (self.api.wkh_chaos_result_free)(r);
+            Ok(out)
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! The driver contract: one script of every verb, run on the prebuilt
+//! harness library and on the host compiled in, must see the same. The
+//! prebuilt driver loads the library this workspace builds
+//! (`target/<profile>/libwasmkeep_c_harness.so`, built by `cargo test
+//! --workspace` or `cargo build -p wasmkeep-c-harness`), unless
+//! `WASMKEEP_HARNESS_LIB` names another.
+#![allow(unsafe_code, reason = "setting the library's variable before any other thread runs")]
+
+use std::time::Duration;
+use wasmkeep_actor_testing::{ActorTest, AdminDeleted, Builder, Driver, Outbound, run_chaos};
+
+const COUNTER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/counter-rust");
+
+fn counter(driver: Driver) -> Builder {
+    ActorTest::builder(COUNTER).class("counter").driver(driver)
+}
+
+/// Every verb on one node, a line per observation.
+fn one_node(driver: Driver) -> Vec<String> {
+    let mut seen = Vec::new();
+    let mut t = counter(driver).start().expect("the counter starts");
+    let mut see = |what: &str, v: String| seen.push(format!("{what}: {v}"));
+    see("get", t.get("c", "/").text());
+    see("post", t.post("c", "/", "").text());
+    let r = t.request("c", "PUT", "/", "");
+    see("put", format!("{} {}", r.status, r.text()));
+    see("tables", t.tables("c").to_string());
+    see("exists", format!("{} {}", t.exists("c"), t.exists("never")));
+    t.hibernate_all();
+    see("after hibernation", t.get("c", "/").text());
+    t.restart("c");
+    see("after restart", t.get("c", "/").text());
+    let start = t.now_ms();
+    see("clock", format!("{}", t.advance_clock(60_000) - start));
+    see("due alarms", t.run_due_alarms().to_string());
+    see("alarm", t.run_alarm("c").to_string());
+    see("call", format!("{:?}", t.call("c", "hi")));
+    let socket = t.open_socket("c", "/");
+    t.socket_send_text("c", socket, "hello");
+    let taken: Vec<Outbound> = t.socket_take(socket);
+    see("socket", format!("{taken:?}"));
+    t.arm_fault("fail-removal", 1);
+    let r = t.delete("c", "/");
+    see("failed removal", format!("{} {:?}", r.status, r.failure_kind()));
+    see("after the delete", t.get("c", "/").text());
+    see("operator delete", format!("{:?}", t.operator_delete("c")));
+    assert_eq!(t.operator_delete("c"), AdminDeleted::Absent);
+    see("logs", t.logs_of("c").len().to_string());
+    t.post("d", "/", "");
+    t.restart_host();
+    see("after a host restart", t.get("d", "/").text());
+    t.reset();
+    see("after reset", format!("{} {}", t.exists("d"), t.now_ms() == start));
+    seen
+}
+
+/// The cluster verbs on two nodes.
+fn two_nodes(driver: Driver) -> Vec<String> {
+    let mut seen = Vec::new();
+    let t = counter(driver).nodes(2).start().expect("a cluster of 2 starts");
+    seen.push(t.request_on(1, "c", "POST", "/", "").text());
+    seen.push(t.request_on(2, "c", "POST", "/", "").text());
+    t.cut_off(1);
+    seen.push(t.request_on(2, "c", "GET", "/", "").text());
+    t.request_on(2, "e", "POST", "/", "");
+    seen.push((!t.request_operator_delete("e").is_empty()).to_string());
+    seen.push(
+        format!("{:?}", t.deletion_status("e"))
+            .starts_with("Deleted")
+            .to_string(),
+    );
+    t.expire_after_idle(Some(Duration::from_secs(3600)));
+    seen.push(t.run_expiry_passes().to_string());
+    t.arm_fault_on(2, "fail-upload", 1);
+    seen.push(t.request_on(2, "f", "POST", "/", "").status.to_string());
+    seen.push(t.run_alarm_on(2, "c").to_string());
+    t.delete_app();
+    seen
+}
+
+/// Seeded chaos: a body that holds passes every seed; one that does not
+/// fails with a seed whose schedule replays.
+fn chaos(driver: Driver) -> Vec<String> {
+    let builder = counter(driver);
+    let ran = run_chaos(&builder, 0..20, |t| {
+        assert!(t.chaos_seed().is_some());
+        let r = t.post("c", "/", "");
+        assert!(r.status == 200 || r.status >= 500, "{}", r.status);
+    })
+    .expect("chaos runs")
+    .expect("every seed passes");
+    let fails = |t: &ActorTest| {
+        t.post("c", "/", "");
+        t.post("c", "/", "");
+        assert_eq!(t.get("c", "/").text(), "2", "two posts are two");
+    };
+    let failure = run_chaos(&builder, 0..200, fails)
+        .expect("chaos runs")
+        .expect_err("some schedule breaks a test that ignores failures");
+    let again = run_chaos(&builder, [failure.seed], fails)
+        .expect("chaos runs")
+        .expect_err("the seed replays");
+    assert_eq!(again.schedule, failure.schedule);
+    assert!(failure.report.contains(&failure.seed.to_string()));
+    vec![
+        ran.to_string(),
+        failure.seed.to_string(),
+        failure.passed.to_string(),
+        failure.schedule.join("\n"),
+        failure.message,
+    ]
+}
+
+#[test]
+fn both_drivers_see_the_same() {
+    if std::env::var_os("WASMKEEP_HARNESS_LIB").is_none() {
+        // tests/<this>-<hash> is in target/<profile>/deps; the library in target/<profile>.
+        let exe = std::env::current_exe().expect("the test's own path");
+        let lib = exe
+            .parent()
+            .and_then(std::path::Path::parent)
+            .expect("target/<profile>")
+            .join(libloading_name());
+        assert!(
+            lib.is_file(),
+            "{} is missing: build it with `cargo build -p wasmkeep-c-harness`",
+            lib.display()
+        );
+        // SAFETY: the only test of this binary, before it starts any thread.
+        unsafe { std::env::set_var("WASMKEEP_HARNESS_LIB", &lib) };
+    }
+    for script in [one_node, two_nodes, chaos] {
+        assert_eq!(script(Driver::Prebuilt), script(Driver::InProcess));
+    }
+}
+
+/// `libwasmkeep_c_harness.so` on this platform.
+fn libloading_name() -> String {
+    format!(
+        "{}wasmkeep_c_harness{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    )
+}

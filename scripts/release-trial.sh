@@ -7,7 +7,8 @@
 # response. The registry trial (local registries, the checkout hidden) is
 # issue 27's next step; until then the packages come from the folder:
 #   rust    [patch.crates-io] to the unpacked .crate files; builds in the
-#           project's own target/ (its first `cargo test` compiles the host)
+#           project's own target/; its tests drive the C archive's harness
+#           library (WASMKEEP_HARNESS_LIB; ADR 035), so no host is compiled
 #   ts      npm install of the two tarballs (the SDK and this platform's package)
 #   python  a venv, the two wheels (--no-deps), then their dependencies from PyPI
 #   c       the archive unpacked, PKG_CONFIG_PATH to its lib/pkgconfig
@@ -16,7 +17,7 @@
 #
 # DIR defaults to target/release-packages/<version> (`cargo xtask release
 # --profile debug` writes it in about 2 minutes once the debug builds exist).
-# Not in the test command: the Rust trial compiles the host from its packages.
+# Not in the test command (the registry trial is).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -68,7 +69,11 @@ for lang in "${langs[@]}"; do
           echo "${base%-*} = { path = \"$tmp/crates/$base\" }"
         done
       } >>"$dir/Cargo.toml"
-      (cd "$dir" && "$shim" build --out "$name.wasm" && cargo test --quiet) >>"$log" 2>&1 || fail "build and cargo test" ;;
+      mkdir -p "$tmp/c-sdk"
+      tar -xzf "$release"/c/*.tar.gz -C "$tmp/c-sdk"
+      lib=$(echo "$tmp"/c-sdk/*/lib/libwasmkeep_c_harness.so)
+      (cd "$dir" && "$shim" build --out "$name.wasm" && WASMKEEP_HARNESS_LIB=$lib cargo test --quiet) >>"$log" 2>&1 ||
+        fail "build and cargo test" ;;
     ts)
       (cd "$dir" && npm install --no-audit --no-fund --loglevel=error "$release"/npm/*.tgz \
         && npm run build --silent && npm test --silent) >>"$log" 2>&1 || fail "npm install, build and test" ;;
@@ -79,8 +84,7 @@ for lang in "${langs[@]}"; do
         && .venv/bin/python -m wasmkeep_actor build actor.py -o "$name.wasm" && .venv/bin/python -m pytest -q) >>"$log" 2>&1 \
         || fail "venv, install, build and pytest" ;;
     c)
-      mkdir -p "$tmp/c-sdk"
-      tar -xzf "$release"/c/*.tar.gz -C "$tmp/c-sdk"
+      [ -d "$tmp/c-sdk" ] || { mkdir -p "$tmp/c-sdk" && tar -xzf "$release"/c/*.tar.gz -C "$tmp/c-sdk"; }
       pc=$(echo "$tmp"/c-sdk/*/lib/pkgconfig)
       (cd "$dir" && PKG_CONFIG_PATH=$pc make --quiet && PKG_CONFIG_PATH=$pc make --quiet test) >>"$log" 2>&1 || fail "make and make test" ;;
   esac

@@ -289,7 +289,8 @@ struct wkh_chaos_result *wkh_run_chaos(struct wkh_host *host,
 
 // Ends the chaos `wkh_chaos_start` started as a failure of its body: for a
 // harness that runs its own loop over `wkh_reset`, `wkh_chaos_start` and
-// `wkh_chaos_end` (the Rust one, whose bodies are closures). Prints to
+// `wkh_chaos_end` (the Rust one, whose bodies are closures; added after
+// 0.2.0). Prints to
 // stderr what explained the seed's answers of 500 or more, as
 // `wkh_run_chaos` does, and returns the result with `failed` true, `ran` 1,
 // the seed, `message`, the schedule and the report (free it with
@@ -301,10 +302,10 @@ struct wkh_chaos_result *wkh_run_chaos(struct wkh_host *host,
 struct wkh_chaos_result *wkh_chaos_fail(const struct wkh_host *host,
                                         const char *message);
 
-// Frees what `wkh_run_chaos` returned. NULL does nothing.
+// Frees what `wkh_run_chaos` or `wkh_chaos_fail` returned. NULL does nothing.
 //
 // # Safety
-// `result` is NULL or from `wkh_run_chaos`, not freed before.
+// `result` is NULL or from `wkh_run_chaos` or `wkh_chaos_fail`, not freed before.
 void wkh_chaos_result_free(struct wkh_chaos_result *result);
 
 // Cuts node `node` (numbered from 1) off from the cluster: it holds nothing
@@ -364,6 +365,12 @@ size_t wkh_run_expiry_passes(const struct wkh_host *host);
 // `host` is a live host; `app` NUL-terminated.
 int32_t wkh_delete_app(const struct wkh_host *host,
                        const char *app);
+
+// Forgets this thread's last error, so that a call whose NULL or 0 can mean
+// "nothing" as well as a failure (`wkh_socket_take`, `wkh_run_due_alarms`,
+// `wkh_run_expiry_passes`) tells them apart: after it, a failure is a
+// `wkh_last_error()` that is not NULL. Added after 0.2.0.
+void wkh_clear_last_error(void);
 
 // What the last failed `wkh_` call on this thread said, or NULL if none
 // failed yet. The text belongs to the harness and stays valid until the next
@@ -645,10 +652,11 @@ int32_t wkh_exists(const struct wkh_host *host,
                    const char *name);
 
 // Every table of an actor's database as JSON: `{"<table>": {"columns":
-// [...], "rows": [[...]]}}`, each value tagged as the conformance protocol
-// writes them (`{"integer": "1"}`, `{"text": "a"}`, `{"null": null}`). Free
-// it with `wkh_string_free`; NULL on failure (no such actor). Added in 0.2.0
-// for harnesses that read every table at once (the Rust one).
+// [...], "rows": [[...]]}}`, a value per column: an integer as
+// `{"integer": "<decimal>"}` (exact beyond 2^53), a real as `{"real": <number>}`,
+// text as a JSON string, a blob as `{"blob": "<hex>"}`, NULL as `null`. Free
+// it with `wkh_string_free`; NULL on failure (no such actor). Added after
+// 0.2.0, for harnesses that read every table at once (the Rust one).
 //
 // # Safety
 // `host` is a live host; strings NUL-terminated.

@@ -167,7 +167,8 @@ pub unsafe extern "C" fn wkh_run_chaos(
 
 /// Ends the chaos `wkh_chaos_start` started as a failure of its body: for a
 /// harness that runs its own loop over `wkh_reset`, `wkh_chaos_start` and
-/// `wkh_chaos_end` (the Rust one, whose bodies are closures). Prints to
+/// `wkh_chaos_end` (the Rust one, whose bodies are closures; added after
+/// 0.2.0). Prints to
 /// stderr what explained the seed's answers of 500 or more, as
 /// `wkh_run_chaos` does, and returns the result with `failed` true, `ran` 1,
 /// the seed, `message`, the schedule and the report (free it with
@@ -206,10 +207,10 @@ impl HasTestHost for WkhHost {
     }
 }
 
-/// Frees what `wkh_run_chaos` returned. NULL does nothing.
+/// Frees what `wkh_run_chaos` or `wkh_chaos_fail` returned. NULL does nothing.
 ///
 /// # Safety
-/// `result` is NULL or from `wkh_run_chaos`, not freed before.
+/// `result` is NULL or from `wkh_run_chaos` or `wkh_chaos_fail`, not freed before.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn wkh_chaos_result_free(result: *mut WkhChaosResult) {
     if !result.is_null() {

@@ -67,6 +67,15 @@ pub(crate) fn guard<T>(fail: T, f: impl FnOnce() -> Result<T, Failure>) -> T {
     }
 }
 
+/// Forgets this thread's last error, so that a call whose NULL or 0 can mean
+/// "nothing" as well as a failure (`wkh_socket_take`, `wkh_run_due_alarms`,
+/// `wkh_run_expiry_passes`) tells them apart: after it, a failure is a
+/// `wkh_last_error()` that is not NULL. Added after 0.2.0.
+#[unsafe(no_mangle)]
+pub extern "C" fn wkh_clear_last_error() {
+    LAST_ERROR.with(|e| *e.borrow_mut() = None);
+}
+
 /// What the last failed `wkh_` call on this thread said, or NULL if none
 /// failed yet. The text belongs to the harness and stays valid until the next
 /// failing call on this thread; copy it to keep it.

@@ -213,10 +213,11 @@ pub unsafe extern "C" fn wkh_exists(
 }
 
 /// Every table of an actor's database as JSON: `{"<table>": {"columns":
-/// [...], "rows": [[...]]}}`, each value tagged as the conformance protocol
-/// writes them (`{"integer": "1"}`, `{"text": "a"}`, `{"null": null}`). Free
-/// it with `wkh_string_free`; NULL on failure (no such actor). Added in 0.2.0
-/// for harnesses that read every table at once (the Rust one).
+/// [...], "rows": [[...]]}}`, a value per column: an integer as
+/// `{"integer": "<decimal>"}` (exact beyond 2^53), a real as `{"real": <number>}`,
+/// text as a JSON string, a blob as `{"blob": "<hex>"}`, NULL as `null`. Free
+/// it with `wkh_string_free`; NULL on failure (no such actor). Added after
+/// 0.2.0, for harnesses that read every table at once (the Rust one).
 ///
 /// # Safety
 /// `host` is a live host; strings NUL-terminated.

@@ -295,7 +295,8 @@ impl ActorTest {
     }
 
     /// The actor's tables, as `{"<table>": {"columns": [...], "rows": [[...]]}}`,
-    /// each value tagged as the conformance protocol writes them (`{"integer": "1"}`).
+    /// a value per column: `{"integer": "1"}` (exact beyond 2^53),
+    /// `{"real": 1.5}`, text as a string, `{"blob": "<hex>"}`, NULL as `null`.
     pub fn tables(&self, name: &str) -> serde_json::Value {
         let key = self.key(name);
         self.host

@@ -6,10 +6,12 @@
 //! `WASMKEEP_HARNESS_LIB` names another.
 #![allow(unsafe_code, reason = "setting the library's variable before any other thread runs")]
 
+use std::panic::AssertUnwindSafe;
 use std::time::Duration;
-use wasmkeep_actor_testing::{ActorTest, AdminDeleted, Builder, Driver, Outbound, run_chaos};
+use wasmkeep_actor_testing::{ActorTest, AdminDeleted, Builder, Driver, HarnessError, Outbound, run_chaos};
 
 const COUNTER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/counter-rust");
+const BANK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/bank-rust");
 
 fn counter(driver: Driver) -> Builder {
     ActorTest::builder(COUNTER).class("counter").driver(driver)
@@ -111,6 +113,43 @@ fn chaos(driver: Driver) -> Vec<String> {
     ]
 }
 
+/// Alarms that run, and tables with text: the bank's daily interest.
+fn alarms_and_tables(driver: Driver) -> Vec<String> {
+    let t = ActorTest::builder(BANK)
+        .class("bank")
+        .driver(driver)
+        .start()
+        .expect("the bank starts");
+    let mut seen = vec![t.post("acct", "/deposit?op=d1&amount=1000", "").text()];
+    t.advance_clock(24 * 3600 * 1000);
+    seen.push(t.run_due_alarms().to_string());
+    t.advance_clock(24 * 3600 * 1000);
+    seen.push(t.run_alarm("acct").to_string());
+    seen.push(t.tables("acct").to_string());
+    seen.push(format!(
+        "{:?}",
+        t.logs_of("acct").iter().map(|l| &l.level).collect::<Vec<_>>()
+    ));
+    seen
+}
+
+/// What each driver refuses, by kind or by the verb's panic.
+fn refusals(driver: Driver) -> Vec<String> {
+    let kind = |b: Builder| {
+        b.start()
+            .err()
+            .and_then(|e| e.downcast_ref::<HarnessError>().and_then(|h| h.kind.clone()))
+    };
+    let mut seen = vec![format!("{:?}", kind(counter(driver).nodes(0)))];
+    let t = counter(driver).start().expect("the counter starts");
+    let panics = |f: &dyn Fn()| std::panic::catch_unwind(AssertUnwindSafe(f)).is_err();
+    seen.push(panics(&|| drop(t.run_alarm_on(0, "c"))).to_string());
+    seen.push(panics(&|| t.arm_fault("no-such-fault", 1)).to_string());
+    seen.push(panics(&|| t.cut_off(1)).to_string());
+    seen.push(panics(&|| drop(t.socket_take(12_345))).to_string());
+    seen
+}
+
 #[test]
 fn both_drivers_see_the_same() {
     if std::env::var_os("WASMKEEP_HARNESS_LIB").is_none() {
@@ -129,7 +168,14 @@ fn both_drivers_see_the_same() {
         // SAFETY: the only test of this binary, before it starts any thread.
         unsafe { std::env::set_var("WASMKEEP_HARNESS_LIB", &lib) };
     }
-    for script in [one_node, two_nodes, chaos] {
+    // The refusals' panics are expected: their messages would fill the output.
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let refused = (refusals(Driver::Prebuilt), refusals(Driver::InProcess));
+    std::panic::set_hook(hook);
+    assert_eq!(refused.0, refused.1);
+    assert_eq!(refused.0, ["Some(\"bad-nodes\")", "true", "true", "true", "true"]);
+    for script in [one_node, two_nodes, chaos, alarms_and_tables] {
         assert_eq!(script(Driver::Prebuilt), script(Driver::InProcess));
     }
 }

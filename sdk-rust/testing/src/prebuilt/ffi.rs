@@ -132,6 +132,7 @@ macro_rules! harness_api {
 harness_api! {
     wkh_last_error: fn() -> Str;
     wkh_last_error_kind: fn() -> Str;
+    wkh_clear_last_error: fn() -> ();
     wkh_string_free: fn(*mut c_char) -> ();
     wkh_host_new: fn(*const HostOptions) -> *mut WkhHost;
     wkh_host_free: fn(*mut WkhHost) -> ();

@@ -86,8 +86,10 @@ fn load() -> Result<Api, String> {
     Ok(api)
 }
 
-/// The library's version must have this crate's major and minor: the
-/// structs' layout and the functions are those of one minor version.
+/// The library's version must have this crate's major and minor (the
+/// structs' layout is that of one minor version) and be at least this
+/// crate's version (a patch adds functions; a missing one is then named by
+/// `Api::load`).
 fn check_version(lib: &libloading::Library, file: &Path) -> Result<(), String> {
     // SAFETY: `wkh_version` returns a static NUL-terminated string in every version.
     let version = unsafe {
@@ -96,9 +98,15 @@ fn check_version(lib: &libloading::Library, file: &Path) -> Result<(), String> {
             .map_err(|e| format!("{} is not a wasmkeep harness library: {e}", file.display()))?;
         CStr::from_ptr(f()).to_string_lossy().into_owned()
     };
-    let minor = |v: &str| v.split('.').take(2).collect::<Vec<_>>().join(".");
+    let parts = |v: &str| -> Vec<u64> {
+        v.split(['.', '-', '+'])
+            .take(3)
+            .map(|p| p.parse().unwrap_or(0))
+            .collect()
+    };
     let ours = env!("CARGO_PKG_VERSION");
-    if minor(&version) == minor(ours) {
+    let (theirs, mine) = (parts(&version), parts(ours));
+    if theirs.get(..2) == mine.get(..2) && theirs >= mine {
         Ok(())
     } else {
         Err(format!(

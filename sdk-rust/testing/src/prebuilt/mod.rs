@@ -77,6 +77,14 @@ impl PrebuiltHost {
     pub(crate) fn start(setup: &HostSetup) -> Verb<Self> {
         let api = locate::api()?;
         let nodes = setup.nodes.unwrap_or(1);
+        if nodes == 0 {
+            // The library reads 0 as "one node"; the host compiled in refuses it.
+            return Err(HarnessError {
+                message: "nodes = 0: a test host runs 1 node or more (1 is a single node, 2 or more a local cluster)"
+                    .into(),
+                kind: Some("bad-nodes".into()),
+            });
+        }
         let options = ffi::HostOptions {
             data_dir: std::ptr::null(),
             cache_dir: std::ptr::null(),
@@ -139,8 +147,26 @@ impl PrebuiltHost {
             .map_err(|e| HarnessError::new(format!("the harness library's {what} is not JSON: {e}")))
     }
 
+    /// A node's number for the library, where 0 means "the default node":
+    /// nodes are numbered from 1, so 0 is refused here as the host compiled
+    /// in refuses it.
     fn node(n: usize) -> Verb<u32> {
-        u32::try_from(n).map_err(|_| HarnessError::new(format!("there is no node {n}")))
+        u32::try_from(n).ok().filter(|n| *n > 0).ok_or_else(|| HarnessError {
+            message: format!("there is no node {n}: nodes are numbered from 1"),
+            kind: Some("no-such-node".into()),
+        })
+    }
+
+    /// Runs `call`, whose NULL or 0 answer means "nothing" as well as a
+    /// failure: with the last error cleared first, a failure is one that is
+    /// set afterwards.
+    fn clear_then<T>(&self, call: impl FnOnce() -> T) -> (T, Option<HarnessError>) {
+        // SAFETY: no arguments; it only clears this thread's last error.
+        unsafe { (self.api.wkh_clear_last_error)() };
+        let out = call();
+        // SAFETY: a static or thread-owned string, or NULL.
+        let failed = !unsafe { (self.api.wkh_last_error)() }.is_null();
+        (out, failed.then(|| self.last_error()))
     }
 }
 
@@ -270,8 +296,9 @@ impl HostDriver for PrebuiltHost {
     }
 
     fn now_ms(&self) -> Verb<u64> {
-        // SAFETY: a live host.
-        Ok(unsafe { (self.api.wkh_now)(self.ptr()) })
+        // SAFETY: a live host. Its clock is never 0; 0 is a failure.
+        let now = unsafe { (self.api.wkh_now)(self.ptr()) };
+        if now == 0 { Err(self.last_error()) } else { Ok(now) }
     }
 
     fn advance_clock(&self, ms: u64) -> Verb<u64> {
@@ -281,8 +308,11 @@ impl HostDriver for PrebuiltHost {
     }
 
     fn run_due_alarms(&self) -> Verb<usize> {
-        // SAFETY: a live host. (It answers a count; a failure is printed by the host.)
-        Ok(unsafe { (self.api.wkh_run_due_alarms)(self.ptr()) })
+        // SAFETY: a live host.
+        match self.clear_then(|| unsafe { (self.api.wkh_run_due_alarms)(self.ptr()) }) {
+            (_, Some(e)) => Err(e),
+            (ran, None) => Ok(ran),
+        }
     }
 
     fn run_alarm(&self, node: Option<usize>, key: &ActorKey) -> Verb<bool> {
@@ -419,19 +449,12 @@ impl HostDriver for PrebuiltHost {
     }
 
     fn socket_take(&self, id: u64) -> Verb<Vec<Outbound>> {
-        // NULL means "nothing waiting" or a failure, and a failure alone sets
-        // the thread's last error: a failing call of known words first marks
-        // it, so an unchanged mark after NULL means nothing was waiting.
-        // SAFETY: a NULL host is refused by the library, which sets its error.
-        let _ = unsafe { (self.api.wkh_socket_take)(std::ptr::null(), id) };
-        let mark = self.last_error();
         let mut out = Vec::new();
         loop {
-            // SAFETY: a live host.
-            let o = unsafe { (self.api.wkh_socket_take)(self.ptr(), id) };
+            // SAFETY: a live host. NULL is "nothing waiting" or a failure.
+            let (o, failed) = self.clear_then(|| unsafe { (self.api.wkh_socket_take)(self.ptr(), id) });
             if o.is_null() {
-                let now = self.last_error();
-                return if now == mark { Ok(out) } else { Err(now) };
+                return failed.map_or(Ok(out), Err);
             }
             // SAFETY: an outbound of the library, read then freed once.
             unsafe {
@@ -472,7 +495,10 @@ impl HostDriver for PrebuiltHost {
 
     fn run_expiry_passes(&self) -> Verb<usize> {
         // SAFETY: a live host.
-        Ok(unsafe { (self.api.wkh_run_expiry_passes)(self.ptr()) })
+        match self.clear_then(|| unsafe { (self.api.wkh_run_expiry_passes)(self.ptr()) }) {
+            (_, Some(e)) => Err(e),
+            (expired, None) => Ok(expired),
+        }
     }
 
     fn delete_app(&self, app: &str) -> Verb<()> {

@@ -109,9 +109,10 @@ pub struct ActorTest {
     pub(crate) chaos_seed: Option<u64>,
 }
 
-/// A verb's refusal as a test helper's panic: what it did, and the host's words.
-fn refused<T>(what: impl FnOnce() -> String) -> impl FnOnce(HarnessError) -> T {
-    move |e| panic!("{}: {e}", what())
+/// A request's refusal as a test helper's panic: the driver's message already
+/// names the request, its actor and node (as the C library words it).
+fn refused<T>(e: HarnessError) -> T {
+    panic!("{e}")
 }
 
 impl ActorTest {
@@ -180,10 +181,7 @@ impl ActorTest {
         let key = self.key(name);
         self.host
             .request(&key, method, path, &body, node)
-            .unwrap_or_else(refused(|| {
-                let on = node.map(|n| format!(" on node {n}")).unwrap_or_default();
-                format!("{method} {path} to {key}{on}")
-            }))
+            .unwrap_or_else(refused)
     }
 
     /// Cuts node `n` off: it holds nothing from now on, and the other nodes

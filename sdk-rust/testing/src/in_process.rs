@@ -75,7 +75,14 @@ impl HostDriver for InProcessHost {
         node: Option<usize>,
     ) -> Verb<HttpResponse> {
         let req = wasmkeep_host::HttpRequest::new(method, path, body.to_vec());
-        let answer = self.host.request(&key_of(key), req, node)?;
+        // Worded as the C library words a refused request (the prebuilt driver's).
+        let answer = self.host.request(&key_of(key), req, node).map_err(|e| {
+            let on = node.map(|n| format!(" on node {n}")).unwrap_or_default();
+            HarnessError {
+                message: format!("{method} {path} to {key}{on}: {e}"),
+                kind: Some(e.kind().as_str().to_owned()),
+            }
+        })?;
         if let Some(why) = answer.explanation {
             eprint!("{why}");
         }

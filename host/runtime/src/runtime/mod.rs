@@ -63,13 +63,20 @@ impl std::fmt::Debug for PendingResponse {
 impl PendingResponse {
     /// Blocks until the actor answers (or the host answers for it).
     pub fn wait(self) -> HttpResponse {
-        crate::block_on::block_on(self.recv())
+        crate::block_on::block_on(self.answer(Duration::ZERO))
     }
 
     /// Waits asynchronously. Dropping this (or the future) before the answer
     /// came, as when the client went away, gives the event up if it has not
     /// started.
     pub async fn recv(self) -> HttpResponse {
+        self.answer(ANSWER_SPIN).await
+    }
+
+    /// The answer, looked for during `spin` before parking on it. A thread
+    /// blocked in [`PendingResponse::wait`] has nothing else to run: it
+    /// parks at once.
+    async fn answer(self, spin: Duration) -> HttpResponse {
         let Self {
             mut rx,
             ticket,
@@ -79,6 +86,20 @@ impl PendingResponse {
         let ended = |r: Result<HttpResponse, _>| {
             r.unwrap_or_else(|_| HttpResponse::host_failure(FailureKind::Host, "the event ended without an answer"))
         };
+        // A short event answers within tens of microseconds. A task that
+        // parks on the answer lets its worker thread sleep, and the answer
+        // then waits for that thread to be woken and scheduled again (about
+        // as long as the event itself on this hardware). Yielding for a
+        // while instead keeps the thread polling, as the actor's worker
+        // looks for its next job before it parks (ADR 037).
+        let spin_until = std::time::Instant::now() + spin;
+        while std::time::Instant::now() < spin_until {
+            match rx.try_recv() {
+                Ok(r) => return r,
+                Err(tokio::sync::oneshot::error::TryRecvError::Empty) => tokio::task::yield_now().await,
+                Err(tokio::sync::oneshot::error::TryRecvError::Closed) => break,
+            }
+        }
         let mut stops = host.stops().subscribe();
         loop {
             if host.halted(&app) {
@@ -209,3 +230,6 @@ impl Runtime {
         self.host.is_stopping()
     }
 }
+
+/// How long a waiter for an answer yields before it parks (ADR 037).
+const ANSWER_SPIN: Duration = Duration::from_micros(100);

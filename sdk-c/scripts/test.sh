@@ -56,11 +56,11 @@ cc "${cflags[@]}" -o "$out/misuse_test" "$m/misuse_test.c" "${ldflags[@]}"
 "$out/misuse_test" target/components/sdk-c-misuse.wasm
 
 step "the same under valgrind (leak check; suppressions: sdk-c/tests/valgrind.supp)"
-# Definite leaks fail the step. "Possibly lost" blocks do not: at exit, a
-# thread the host keeps (an ended worker's thread waits 10 s for the next
-# wake, ADR 030) may still hold a reference into the host, so all of a
-# freed host's tables read as possibly lost (124 records in one loaded run,
-# none when run again alone). Two suppressions chased single cases of it.
+# Definite leaks fail the step. "Possibly lost" blocks do not: the process
+# may exit while one of a host's threads still ends (a worker, a timer) and
+# holds a reference into it, and then a whole host's tables read as
+# possibly lost (124 records in one loaded run, none when run again alone).
+# Two suppressions chased single cases of it.
 vg=(valgrind -q --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite
     --error-exitcode=1 --suppressions=sdk-c/tests/valgrind.supp)
 "${vg[@]}" "$out/harness_test" "$testee"

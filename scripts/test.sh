@@ -31,7 +31,7 @@ step "no import cycle among the host crates' modules, and every arrow docs/archi
 bash scripts/module-cycles.sh
 step "lints (cargo clippy -D warnings)"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
-step "tests (cargo test; first the C harness library, which the Rust harness's prebuilt driver loads in its contract test and cargo test does not link)"
+step "tests (cargo test; first the C harness library, which the Rust harness's prebuilt driver loads in its contract test and cargo test does not build)"
 cargo build --quiet -p wasmkeep-c-harness
 cargo test --workspace --quiet
 step "the bucket on real servers: moto (S3) and Azurite on 127.0.0.1 (scripts/s3-server.sh, scripts/azurite-server.sh), the bucket contract, bucket check's probes and 16 racing creates over each, then wasmkeep-shim bucket check, two then three node processes over each (kill -9 of the holder), the purge, the process simulation (kill -9, SIGSTOP, durable, operator and app deletes), and the cluster conformance cases on two and three node processes over file://, moto and Azurite"

@@ -28,9 +28,9 @@ pub trait StateStore: Send + Sync + 'static {
     /// removal began, holding `record` (when and how, `<ms> <how>`), so that a
     /// failure or a crash part way is finished before the actor is used again,
     /// never read as data; then the WAL, the database, the shm; then the
-    /// directory is synced and the marker becomes the deletion record
-    /// ([`StateStore::last_deletion`]). A marker left by an unfinished removal
-    /// keeps its record. Missing files are not an error.
+    /// marker becomes the deletion record ([`StateStore::last_deletion`]) and
+    /// the removal is made durable before this returns. A marker left by an
+    /// unfinished removal keeps its record. Missing files are not an error.
     ///
     /// # Errors
     /// The file system's error (or an injected one); the marker then remains
@@ -223,9 +223,12 @@ impl StateStore for LocalStateStore {
         remove_if_present(&wal)?;
         remove_if_present(&db)?;
         remove_if_present(&shm)?;
-        std::fs::File::open(&dir)?.sync_all()?;
-        // The marker becomes the record; a crash before this rename only makes the
-        // next use finish the removal again.
+        // The marker becomes the record. One sync covers the unlinks and the
+        // rename: the file system journals them in this order, as it does the
+        // marker's creation, so a crash keeps a prefix of the steps, and each
+        // prefix is finished by the next use (ADR 038, and the test
+        // `every_prefix_of_a_removal_is_finished`). The delete answers only
+        // after this sync.
         std::fs::rename(&mark, record(&db))?;
         std::fs::File::open(&dir)?.sync_all()?;
         self.keep_reserve();
@@ -377,6 +380,51 @@ pub mod contract {
             Some("3000 self_durable"),
             "removing nothing records no deletion"
         );
+    }
+
+    /// A crash during a removal keeps a prefix of its steps (marker, WAL,
+    /// database, shm, rename to the record): ADR 038's single sync rests on
+    /// this. Each prefix must read as gone or pending, never as the old data,
+    /// and the next removal must finish it with the first attempt's record.
+    #[test]
+    fn every_prefix_of_a_removal_is_finished() {
+        for done in 0..=5 {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let store = LocalStateStore::new(dir.path(), Arc::new(Faults::default()));
+            let k = ActorKey::new("acme/shop", "cart", "u-1842");
+            store.prepare(&k).expect("prepare");
+            let db = store.db_path(&k);
+            let (wal, shm) = sidecars(&db);
+            for p in [&db, &wal, &shm] {
+                std::fs::write(p, b"x").expect("write a file");
+            }
+            if done >= 1 {
+                std::fs::write(marker(&db), "1000 self").expect("marker");
+            }
+            for (step, p) in [(2, &wal), (3, &db), (4, &shm)] {
+                if done >= step {
+                    std::fs::remove_file(p).expect("unlink");
+                }
+            }
+            if done >= 5 {
+                std::fs::rename(marker(&db), record(&db)).expect("rename");
+            }
+            if done >= 1 {
+                assert!(!store.exists(&k), "after {done} steps the actor no longer exists");
+            }
+            store
+                .remove(&k, "2000 operator")
+                .expect("the next use finishes the removal");
+            for p in [&db, &wal, &shm, &marker(&db)] {
+                assert!(!p.exists(), "after {done} steps {} is left", p.display());
+            }
+            let want = if done >= 1 { "1000 self" } else { "2000 operator" };
+            assert_eq!(
+                store.last_deletion(&k).as_deref(),
+                Some(want),
+                "after {done} steps the record is the first attempt's"
+            );
+        }
     }
 
     #[test]

@@ -598,18 +598,27 @@ fn killed_paused_and_restarted_node_processes_keep_every_invariant() {
 /// The same with the fence broken on purpose: a paused holder's write is
 /// acknowledged after another node took the counter over, and the
 /// simulation reports it. Pauses only, so that each cycle can catch it.
+///
+/// A pause catches it only when the client's writes take the counter over
+/// while the holder is stopped; on a loaded machine a whole run of pauses
+/// once caught nothing (and 6-30 violations in other runs). A fence that is
+/// broken is caught by one of three runs; a run that catches it ends the test.
 #[test]
 fn the_process_simulation_catches_a_broken_fence() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let outcome = process_simulation(&file_url(dir.path()), cycles().max(4), true);
-    assert!(
-        !outcome.violations.is_empty(),
-        "a broken fence went unnoticed: {}",
-        outcome.summary
-    );
-    for v in &outcome.violations {
-        eprintln!("caught: {v}");
+    const RUNS: usize = 3;
+    let mut summaries = Vec::new();
+    for _ in 0..RUNS {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let outcome = process_simulation(&file_url(dir.path()), cycles().max(4), true);
+        if !outcome.violations.is_empty() {
+            for v in &outcome.violations {
+                eprintln!("caught: {v}");
+            }
+            return;
+        }
+        summaries.push(outcome.summary);
     }
+    panic!("a broken fence went unnoticed in {RUNS} runs: {}", summaries.join("; "));
 }
 
 /// The simulation over the test command's moto server.

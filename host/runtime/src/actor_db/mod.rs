@@ -22,7 +22,6 @@ mod idle_memory;
 mod lookaside;
 mod persist_wal;
 mod rows;
-mod sql_text;
 pub(crate) mod sqlite_code;
 mod sqlite_error;
 #[cfg(test)]
@@ -83,8 +82,6 @@ pub struct ActorDb {
     /// removes the mark from an open database, so later events need not
     /// read it again (one statement less per event).
     initialized: std::cell::Cell<bool>,
-    /// The guard's checks of the last guest SQL text.
-    last_text: sql_text::LastText,
 }
 
 /// How an `exec` runs its text.
@@ -153,7 +150,6 @@ impl ActorDb {
             quota_bytes: std::cell::Cell::new(None),
             host_changes,
             initialized: std::cell::Cell::new(false),
-            last_text: sql_text::LastText::default(),
         })
     }
 

@@ -102,6 +102,10 @@ pub(crate) fn fail_job(kind: EventKind, why: &EventError) {
         EventKind::Inspect { reply } => {
             let _ = reply.send(Err(crate::error::RuntimeError::Event(why.to_string())));
         }
+        EventKind::LentRead { read } => read(Err(crate::actor_db::LentReadError::NotRun {
+            kind: why.kind(),
+            message: why.to_string(),
+        })),
         EventKind::Barrier { done } | EventKind::Hibernate { done } => {
             let _ = done.send(());
         }

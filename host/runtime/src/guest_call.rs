@@ -223,6 +223,7 @@ pub(crate) fn run_event(host: &Arc<Host>, res: &mut Resident, kind: EventKind, c
             .call_on_socket_close(&mut res.store, id, code, &reason)
             .map_err(|e| (e, None)),
         EventKind::Inspect { .. }
+        | EventKind::LentRead { .. }
         | EventKind::Barrier { .. }
         | EventKind::Hibernate { .. }
         | EventKind::AdminDelete { .. }

@@ -78,6 +78,11 @@ pub enum AdminDeleted {
     Absent,
 }
 
+/// A reader from outside the actor, given a read-only connection to its
+/// database, or why none could be had.
+pub(crate) type LentRead =
+    Box<dyn FnOnce(Result<&rusqlite::Connection, crate::actor_db::LentReadError>) + Send + 'static>;
+
 /// What an event is.
 pub(crate) enum EventKind {
     Request {
@@ -112,6 +117,11 @@ pub(crate) enum EventKind {
     /// Host-side: read the actor's tables.
     Inspect {
         reply: oneshot::Sender<Result<Vec<(String, QueryResult)>, crate::error::RuntimeError>>,
+    },
+    /// Host-side: a read of the actor's database from outside it (the
+    /// dashboard), on a read-only connection (ADR 040); never wakes it.
+    LentRead {
+        read: LentRead,
     },
     /// Host-side: every earlier job has run.
     Barrier {
@@ -148,6 +158,7 @@ impl EventKind {
             EventKind::SocketMessage { .. } => "socket_message",
             EventKind::SocketClose { .. } => "socket_close",
             EventKind::Inspect { .. }
+            | EventKind::LentRead { .. }
             | EventKind::Barrier { .. }
             | EventKind::Hibernate { .. }
             | EventKind::AdminDelete { .. }

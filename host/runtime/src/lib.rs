@@ -66,6 +66,7 @@ mod sql_types;
 mod storage;
 mod worker;
 
+pub use actor_db::{LENT_READ_TIME, LentReadError};
 pub use address::ActorKey;
 pub use cluster::Cluster;
 pub use component_cache::CacheOutcome;

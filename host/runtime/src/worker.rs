@@ -56,7 +56,20 @@ pub(crate) fn run(host: &Arc<Host>, slot: &Arc<Mailbox>, rx: &mpsc::Receiver<Job
             let _ = done.send(());
             return;
         }
+        let lent_read = matches!(job.kind, EventKind::LentRead { .. });
         cell.run_job(job);
+        if lent_read && !cell.is_resident() {
+            // A read of a hibernated actor left it hibernated: its worker
+            // does not stay on to be listed as resident until the idle timeout.
+            let mut inner = slot.lock();
+            if let Ok(next) = rx.try_recv() {
+                drop(inner);
+                cell.run_job(next);
+                continue;
+            }
+            inner.sender = None;
+            return;
+        }
     }
 }
 

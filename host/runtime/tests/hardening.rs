@@ -330,9 +330,10 @@ fn a_hibernated_actor_keeps_its_wal_and_a_delete_removes_every_file() {
     rt.dev().hibernate_all();
     let db = rt.admin().db_path(&k);
     let file = |suffix: &str| std::path::PathBuf::from(format!("{}{suffix}", db.display()));
-    // Kept so the next wake does not create them again (issue 25).
+    // Kept so the next wake does not create it again (issue 25); no shm is
+    // ever made: the connection holds the file exclusively (ADR 040).
     assert_eq!(std::fs::metadata(file("-wal")).expect("the WAL stays").len(), 0);
-    assert!(file("-shm").exists());
+    assert!(!file("-shm").exists());
     let (status, body) = ops(&rt, &k, json!([{"op": "delete-self-durable"}]));
     assert_eq!(status, 200, "{body}");
     rt.settle(&k);

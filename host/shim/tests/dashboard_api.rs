@@ -311,6 +311,51 @@ async fn the_query_box_reads_and_never_writes() {
     assert_eq!(r["rows"], json!([[120]]), "nothing was written");
 }
 
+/// A resident actor holds its file exclusively (ADR 040): the page reads
+/// through its mailbox, on its connection lent read-only, and the actor
+/// writes after; a hibernated actor is read without being woken.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_go_through_the_mailbox_and_leave_the_actor_as_it_was() {
+    let s = start().await;
+    fill(&s, "a1").await;
+    let a = format!("{}/_shim/actors/testee/a1", s.base);
+    let count = || async {
+        let (status, _, r) = call(
+            "POST",
+            &format!("{a}/query"),
+            Some(json!({"sql": "SELECT count(*) FROM t"})),
+        )
+        .await;
+        assert_eq!(status, 200, "{r}");
+        r["rows"][0][0].clone()
+    };
+    assert_eq!(count().await, json!(120), "read beside a resident actor");
+    let (status, kind, _) = call("POST", &format!("{a}/query"), Some(json!({"sql": "DELETE FROM t"}))).await;
+    assert_eq!((status, kind.as_deref()), (403, Some("sql")));
+    ops(
+        &s,
+        "a1",
+        json!([{"op": "exec", "sql": "INSERT INTO t(n) VALUES (121)"}]),
+    )
+    .await;
+    assert_eq!(count().await, json!(121), "the actor wrote after the lent reads");
+
+    let (status, _, _) = call("POST", &format!("{a}/hibernate"), Some(json!({}))).await;
+    assert_eq!(status, 200);
+    let (status, _, schema) = call("GET", &format!("{a}/schema"), None).await;
+    assert_eq!(status, 200, "{schema}");
+    assert_eq!(count().await, json!(121));
+    let (_, _, info) = call("GET", &format!("{a}/info"), None).await;
+    assert_eq!(info["status"], "hibernated", "reading did not wake it");
+    ops(
+        &s,
+        "a1",
+        json!([{"op": "exec", "sql": "INSERT INTO t(n) VALUES (122)"}]),
+    )
+    .await;
+    assert_eq!(count().await, json!(122), "and it woke and wrote after");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn run_its_alarm_and_hibernate_it() {
     let s = start().await;

@@ -1,15 +1,31 @@
-//! The host's own jobs in an actor's mailbox, which run no guest code: an
-//! operator delete request (ADR 0028 §3), the admin API's delete, and idle
-//! expiry (§4).
+//! The host's own jobs in an actor's mailbox, which run no guest code: a
+//! read from outside (ADR 040), an operator delete request (ADR 0028 §3),
+//! the admin API's delete, and idle expiry (§4).
 
 use super::{ActorCell, Prepared};
+use crate::actor_db::open_for_reading;
 use crate::deletion::DeleteHow;
-use crate::job::{AdminDeleted, EventKind, Job};
+use crate::job::{AdminDeleted, EventKind, Job, LentRead};
 use crate::node::Host;
 use crate::operator::{DeleteRequest, Outcome};
 use crate::storage::OpenMode;
 
 impl ActorCell {
+    /// A read of the actor's database from outside it (ADR 040): on its own
+    /// connection, lent read-only, while it is resident; else on a
+    /// connection opened for the read alone. It never wakes the actor, and
+    /// runs in the mailbox so that no wake takes the file meanwhile.
+    pub(crate) fn lend_for_reading(&mut self, read: LentRead) {
+        if let Some(db) = self.resident.as_ref().and_then(|r| r.store.data().actor.open_db()) {
+            return db.lend_for_reading(read);
+        }
+        let path = self.host.storage().db_path(&self.mailbox.key);
+        match open_for_reading(&path) {
+            Ok(conn) => read(Ok(&conn)),
+            Err(e) => read(Err(e)),
+        }
+    }
+
     /// ADR 0028 §3: an operator delete request, carried out in the actor's
     /// mailbox after the jobs queued before it. It runs no guest code: absent
     /// → `.absent`; held by another node → that node's mailbox; carried out

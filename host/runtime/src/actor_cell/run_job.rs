@@ -11,6 +11,7 @@ impl ActorCell {
         let guest_event = !matches!(
             job.kind,
             EventKind::Inspect { .. }
+                | EventKind::LentRead { .. }
                 | EventKind::Barrier { .. }
                 | EventKind::Hibernate { .. }
                 | EventKind::AdminDelete { .. }
@@ -34,6 +35,7 @@ impl ActorCell {
                 return;
             }
             EventKind::Inspect { reply } => return self.inspect(reply, job.chain),
+            EventKind::LentRead { read } => return self.lend_for_reading(read),
             EventKind::Hibernate { done } => {
                 self.hibernate();
                 let _ = done.send(());

@@ -19,6 +19,7 @@ mod dump;
 mod guard;
 mod host_table;
 mod idle_memory;
+mod lent_read;
 mod lookaside;
 mod persist_wal;
 mod rows;
@@ -40,6 +41,12 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use transaction::TxMode;
+
+pub use lent_read::{LENT_READ_TIME, LentReadError, open_for_reading};
+
+/// How long an actor's statement waits for a lock another connection holds
+/// (a listing reading a shortened name, `verify`) before it fails busy.
+const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// The host table guests may not touch.
 pub const META_TABLE: &str = crate::state_store::HOST_TABLE;
@@ -124,8 +131,16 @@ impl ActorDb {
         if let Err(code) = persist_wal::keep_wal_on_close(&conn) {
             tracing::debug!("SQLite would not keep the WAL on close (code {code}): each wake creates it again");
         }
+        // Exclusive locking before the first access in WAL mode: SQLite keeps
+        // the WAL-index in the connection's heap instead of a shared `-shm`
+        // file, so the first read of a wake neither maps nor rewrites it, and
+        // no statement takes and drops shared-memory locks (ADR 040). Readers
+        // from outside go through the actor's mailbox (`lent_read`); one that
+        // opens the file anyway (the listing, `verify`) holds it for
+        // microseconds, which the busy timeout waits out.
+        conn.busy_timeout(BUSY_WAIT)?;
         conn.execute_batch(&format!(
-            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;
+            "PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;
              PRAGMA journal_size_limit={};
              CREATE TABLE IF NOT EXISTS main.{META_TABLE}{META_COLUMNS};",
             persist_wal::JOURNAL_SIZE_LIMIT
@@ -134,23 +149,29 @@ impl ActorDb {
         conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
         conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0)?;
         conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)?;
-        let guard = Arc::new(Guard::default());
-        let g = guard.clone();
-        conn.authorizer(Some(move |ctx: AuthContext<'_>| g.check(ctx)));
-        let g = guard.clone();
-        conn.progress_handler(10_000, Some(move || g.past_deadline()));
         // The rows of the set-up (a migration of the host table) are the host's.
         let host_changes = HostChanges::default();
         host_changes.add(0, conn.total_changes());
         register_total_changes(&conn, host_changes.clone())?;
-        Ok(Self {
+        let db = Self {
             conn,
-            guard,
+            guard: Arc::new(Guard::default()),
             tx: std::cell::Cell::new(TxMode::Plain),
             quota_bytes: std::cell::Cell::new(None),
             host_changes,
             initialized: std::cell::Cell::new(false),
-        })
+        };
+        db.guard_connection();
+        Ok(db)
+    }
+
+    /// Puts the guard on the connection: its authorizer, and its deadline
+    /// check every 10,000 steps.
+    fn guard_connection(&self) {
+        let g = self.guard.clone();
+        self.conn.authorizer(Some(move |ctx: AuthContext<'_>| g.check(ctx)));
+        let g = self.guard.clone();
+        self.conn.progress_handler(10_000, Some(move || g.past_deadline()));
     }
 
     /// Caps the database at `bytes` (rounded down to whole pages): past it,

@@ -1,4 +1,4 @@
-//! Keeps the actor's WAL and shm files when its database closes.
+//! Keeps the actor's WAL file when its database closes.
 //!
 //! By default SQLite deletes `-wal` and `-shm` when the last connection
 //! closes, so every wake created both again: two new inodes, two `fchown`s,
@@ -6,8 +6,9 @@
 //! inode allocation alone was the largest kernel cost of a wake (issue 25).
 //! With `SQLITE_FCNTL_PERSIST_WAL` the files stay; the close still
 //! checkpoints, and with a journal size limit set the WAL is truncated to
-//! zero bytes, so a hibernated actor keeps an empty WAL and a 32 KiB shm.
-//! Deletes remove both (`state_store::sidecars`), as before.
+//! zero bytes, so a hibernated actor keeps an empty WAL. (Since ADR 040 the
+//! connection holds its file in exclusive locking mode and makes no shm.)
+//! Deletes remove both sidecars (`state_store::sidecars`), as before.
 
 use rusqlite::Connection;
 use std::os::raw::{c_int, c_void};

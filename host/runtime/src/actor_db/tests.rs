@@ -184,7 +184,10 @@ fn a_closed_database_keeps_an_empty_wal_for_the_next_open() {
     db.close().expect("close");
     let wal = std::fs::metadata(dir.path().join("a.db-wal")).expect("the WAL is kept");
     assert_eq!(wal.len(), 0, "the close checkpointed and truncated it");
-    assert!(dir.path().join("a.db-shm").exists(), "the shm is kept");
+    assert!(
+        !dir.path().join("a.db-shm").exists(),
+        "no shm at all: the WAL-index lives in the connection (ADR 040)"
+    );
     let db = ActorDb::open(&path).expect("open again");
     let n: i64 = db
         .conn

@@ -2,6 +2,8 @@
 //! logs, counters, an operator's delete of one actor).
 
 use super::*;
+use crate::actor_db::LentReadError;
+use crate::job::LentRead;
 use crate::last_event::LastEvent;
 
 /// What an administrator of one node reads and does: [`Runtime::admin`].
@@ -105,6 +107,35 @@ impl<'a> Admin<'a> {
             .enqueue(key, Job::new(EventKind::Inspect { reply: tx }, Vec::new()));
         rx.blocking_recv()
             .map_err(|_| RuntimeError::Host("the actor's worker stopped".into()))?
+    }
+
+    /// Runs `read` on a read-only connection to the actor's database on this
+    /// node, in its mailbox after what is queued (ADR 040): its own
+    /// connection lent while it is resident (which holds the file
+    /// exclusively), else one opened for the read; the actor is not woken.
+    /// The connection allows reading only (`query_only`, an authorizer that
+    /// refuses anything else) and interrupts statements after
+    /// [`LENT_READ_TIME`](crate::LENT_READ_TIME).
+    ///
+    /// # Errors
+    /// [`LentReadError::NoDatabase`] if the actor has no database here,
+    /// [`LentReadError::Open`] if it could not be opened,
+    /// [`LentReadError::NotRun`] if its mailbox did not run the read.
+    pub fn read_database<T: Send + 'static>(
+        &self,
+        key: &ActorKey,
+        read: impl FnOnce(&rusqlite::Connection) -> T + Send + 'static,
+    ) -> Result<T, LentReadError> {
+        let (tx, rx) = oneshot::channel();
+        let lent: LentRead = Box::new(move |conn| {
+            let _ = tx.send(conn.map(read));
+        });
+        self.host
+            .enqueue(key, Job::new(EventKind::LentRead { read: lent }, Vec::new()));
+        rx.blocking_recv().map_err(|_| LentReadError::NotRun {
+            kind: FailureKind::Host,
+            message: "the actor's worker stopped".into(),
+        })?
     }
 
     /// Deletes an actor on this node as an operator would (the admin API's

@@ -13,7 +13,7 @@ use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use wasmkeep_host::{ActorKey, FailureKind, Runtime};
+use wasmkeep_host::{ActorKey, FailureKind, LentReadError, Runtime};
 
 /// Which node of a local cluster to ask about the actor (`?node=node-2`,
 /// the one holding it, as the actors list says); this node when absent.
@@ -154,19 +154,25 @@ fn read_failure(e: &ReadError) -> Response {
     }
 }
 
-/// Opens `key`'s database read-only and runs `f` on it, off the async threads.
+/// Runs `f` on `key`'s database, read-only, in its mailbox (the actor is
+/// not woken), off the async threads.
 async fn read<T: Send + 'static>(
     rt: &Runtime,
     key: &ActorKey,
-    f: impl FnOnce(&ReadOnlyDb) -> Result<T, ReadError> + Send + 'static,
+    f: impl FnOnce(&ReadOnlyDb<'_>) -> Result<T, ReadError> + Send + 'static,
 ) -> Result<T, Response> {
     if !rt.admin().exists(key) {
         return Err(kind(FailureKind::NoSuchActor, format!("no such actor: {key}")));
     }
-    let path = rt.admin().db_path(key);
-    blocking(move || ReadOnlyDb::open(&path).and_then(|db| f(&db)))
-        .await?
-        .map_err(|e| read_failure(&e))
+    let (rt, key) = (rt.clone(), key.clone());
+    let read = blocking(move || rt.admin().read_database(&key, move |conn| f(&ReadOnlyDb::new(conn)))).await?;
+    match read {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(read_failure(&e)),
+        Err(LentReadError::NoDatabase) => Err(read_failure(&ReadError::NoDatabase)),
+        Err(LentReadError::NotRun { kind: k, message }) => Err(kind(k, message)),
+        Err(e) => Err(kind(FailureKind::Host, e.to_string())),
+    }
 }
 
 fn rows_json(r: Rows) -> Value {

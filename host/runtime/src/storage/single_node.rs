@@ -40,10 +40,14 @@ impl ActorStorage for SingleNodeStorage {
             // Idle expiry is a cluster's (its candidates are ownership records).
             OpenMode::Existing | OpenMode::Unchanged(_) => return Ok(Opened::Absent),
         }
-        self.files.prepare(key).map_err(|source| StorageError::Files {
-            what: format!("creating the directory of {key}"),
-            source,
-        })?;
+        // A database that exists has its directory: a wake spares the
+        // `mkdir` and the `stat` that creating it takes (issue 25).
+        if !exists {
+            self.files.prepare(key).map_err(|source| StorageError::Files {
+                what: format!("creating the directory of {key}"),
+                source,
+            })?;
+        }
         let db = ActorDb::open(&self.files.db_path(key))?;
         if !exists && let Some(record) = self.files.last_deletion(key) {
             // The removal record goes into the new database, as a cluster's

@@ -91,7 +91,9 @@ fn the_sql_oracle_sees_a_file_outside_and_a_changed_host_table() {
         matches!(t.run(&benign), Verdict::Pass(_)),
         "and passes again once it is gone"
     );
-    // A row of the host table changed behind the guard.
+    // A row of the host table changed behind the guard (the actor
+    // hibernated first: while resident it holds its file, ADR 040).
+    t.hibernate();
     let db = t.db_path();
     let conn = rusqlite::Connection::open(&db).expect("open");
     conn.execute("INSERT INTO _wasmkeep_meta VALUES('alarm', '1')", [])

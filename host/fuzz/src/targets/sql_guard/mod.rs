@@ -62,4 +62,10 @@ impl SqlGuardTarget {
     pub fn db_path(&self) -> PathBuf {
         self.rt.admin().db_path(&self.key)
     }
+
+    /// Hibernates the steady actor, closing its database: while it is
+    /// resident its connection holds the file exclusively (ADR 040).
+    pub fn hibernate(&self) {
+        self.rt.dev().hibernate_all();
+    }
 }

@@ -23,41 +23,12 @@ pub(super) fn files_under(root: &Path) -> BTreeSet<String> {
 
 impl SqlGuardTarget {
     /// The host table's rows and every object on it or named like it, read
-    /// beside the host (read-only) from the actor's database file.
+    /// in the actor's mailbox on its connection lent read-only: a resident
+    /// actor holds its file exclusively (ADR 040).
     pub(super) fn read_meta(&self) -> anyhow::Result<String> {
-        use rusqlite::OpenFlags;
-        let conn = rusqlite::Connection::open_with_flags(
-            self.rt.admin().db_path(&self.key),
-            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-        )?;
-        let mut out = String::new();
-        let mut rows = conn.prepare("SELECT key, value FROM main._wasmkeep_meta ORDER BY key")?;
-        for r in rows.query_map([], |r| {
-            Ok(format!(
-                "row {:?}={:?}\n",
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?
-            ))
-        })? {
-            out.push_str(&r?);
-        }
-        let mut objects = conn.prepare(
-            "SELECT type, name, tbl_name, ifnull(sql, '') FROM main.sqlite_schema \
-             WHERE lower(tbl_name) = '_wasmkeep_meta' OR lower(name) = '_wasmkeep_meta' ORDER BY name",
-        )?;
-        for r in objects.query_map([], |r| {
-            Ok(format!(
-                "object {} {} on {}: {}\n",
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, String>(2)?,
-                r.get::<_, String>(3)?
-            ))
-        })? {
-            out.push_str(&r?);
-        }
-        Ok(out)
+        self.rt.admin().read_database(&self.key, read_meta_on)?
     }
+
     /// Everything that must hold after an input.
     pub(super) fn check_files(&self) -> Result<(), String> {
         let extra: Vec<String> = files_under(self.data.path())
@@ -101,4 +72,34 @@ impl SqlGuardTarget {
         }
         Ok(())
     }
+}
+
+fn read_meta_on(conn: &rusqlite::Connection) -> anyhow::Result<String> {
+    let mut out = String::new();
+    let mut rows = conn.prepare("SELECT key, value FROM main._wasmkeep_meta ORDER BY key")?;
+    for r in rows.query_map([], |r| {
+        Ok(format!(
+            "row {:?}={:?}\n",
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?
+        ))
+    })? {
+        out.push_str(&r?);
+    }
+    let mut objects = conn.prepare(
+        "SELECT type, name, tbl_name, ifnull(sql, '') FROM main.sqlite_schema \
+         WHERE lower(tbl_name) = '_wasmkeep_meta' OR lower(name) = '_wasmkeep_meta' ORDER BY name",
+    )?;
+    for r in objects.query_map([], |r| {
+        Ok(format!(
+            "object {} {} on {}: {}\n",
+            r.get::<_, String>(0)?,
+            r.get::<_, String>(1)?,
+            r.get::<_, String>(2)?,
+            r.get::<_, String>(3)?
+        ))
+    })? {
+        out.push_str(&r?);
+    }
+    Ok(out)
 }

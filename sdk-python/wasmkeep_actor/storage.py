@@ -27,6 +27,7 @@ Values: `None` is NULL, `int` INTEGER (64-bit), `float` REAL, `str` TEXT and
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, Callable, SupportsIndex, TypeVar, Union, overload
@@ -82,7 +83,7 @@ class Row(tuple):  # type: ignore[type-arg]
     """
 
     # A tuple cannot carry attributes: the column names live on a subclass
-    # made once per query (see _row_type), shared by its rows.
+    # made once per set of column names (see _row_type), shared by its rows.
     __slots__ = ()
     _columns: tuple[str, ...] = ()
     _index: dict[str, int] = {}  # noqa: RUF012 (replaced per query, never mutated)
@@ -132,10 +133,18 @@ class Rows(list):  # type: ignore[type-arg]
 
 
 def _row_type(columns: list[str]) -> type[Row]:
+    return _row_type_of(tuple(columns))
+
+
+@functools.lru_cache(maxsize=256)
+def _row_type_of(columns: tuple[str, ...]) -> type[Row]:
+    # Made once per set of column names, not once per query: making a class
+    # is one of the dearest things CPython does, and each one lives until a
+    # cyclic collection finds it (issue 25, item 5).
     index: dict[str, int] = {}
     for i, c in enumerate(columns):
         index.setdefault(c, i)
-    return type("Row", (Row,), {"__slots__": (), "_columns": tuple(columns), "_index": index})
+    return type("Row", (Row,), {"__slots__": (), "_columns": columns, "_index": index})
 
 
 def _to_wit(p: object, n: int) -> _t.SqlValue:

@@ -191,7 +191,7 @@ fn run(args: &Args) -> Result<Report> {
         }];
         for label in ["counter-c", "counter-py"] {
             let wasm = paths.components.join(format!("{label}.wasm"));
-            if wasm.exists() {
+            if wasm.exists() && !args.no_other_counters {
                 wake_counters.push(wake::WakeCounter {
                     label: label.into(),
                     wasm,

@@ -15,12 +15,7 @@ pub(super) const META_COLUMNS: &str = "(key TEXT PRIMARY KEY, value TEXT NOT NUL
 /// A database made before the host table was WITHOUT ROWID gets the new
 /// table, with its rows, in one transaction.
 pub(super) fn migrate_meta_without_rowid(conn: &Connection) -> rusqlite::Result<()> {
-    let sql: String = conn.query_row(
-        "SELECT sql FROM main.sqlite_schema WHERE type = 'table' AND name = ?1",
-        [META_TABLE],
-        |r| r.get(0),
-    )?;
-    if sql.to_ascii_uppercase().contains("WITHOUT ROWID") {
+    if !meta_has_rowid(conn) {
         return Ok(());
     }
     // `_wasmkeep…` names are the host's; a table a guest once took by a
@@ -36,6 +31,36 @@ pub(super) fn migrate_meta_without_rowid(conn: &Connection) -> rusqlite::Result<
     ))
 }
 
+/// True if the host table records rowids (made before it was WITHOUT
+/// ROWID). Every open asks, so it asks the schema SQLite has already read
+/// (`sqlite3_table_column_metadata` on the column `rowid`), not the schema
+/// table with a statement: that query was about 5% of a wake (issue 25,
+/// ADR 041). A table without rowids has no such column, so SQLite answers
+/// with an error; so does a missing table, which set-up has just created.
+#[allow(unsafe_code)]
+pub(super) fn meta_has_rowid(conn: &Connection) -> bool {
+    let table = std::ffi::CString::new(META_TABLE).unwrap_or_default();
+    let null = std::ptr::null_mut();
+    // SAFETY: `handle()` is the live connection owned by `conn`, used on
+    // this thread for the duration of the call; the three names are
+    // NUL-terminated strings that outlive it, and SQLite writes nothing
+    // through the null output pointers.
+    let rc = unsafe {
+        rusqlite::ffi::sqlite3_table_column_metadata(
+            conn.handle(),
+            c"main".as_ptr(),
+            table.as_ptr(),
+            c"rowid".as_ptr(),
+            null,
+            null,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
+    };
+    rc == rusqlite::ffi::SQLITE_OK
+}
+
 /// Above this many rows, [`ActorDb::meta_set`] does not put `changes()` back
 /// (it would insert and roll back that many rows).
 const MOST_CHANGES_RESTORED: u64 = 100_000;
@@ -46,13 +71,12 @@ impl ActorDb {
     /// # Errors
     /// `internal` if SQLite failed.
     pub fn meta_get(&self, key: &str) -> Result<Option<String>, SqlError> {
+        // Cached: a wake reads four keys (a removal's record, an operator's
+        // marker, the alarm, the on-init mark) and an event may read the
+        // alarm again; one compile per open serves them all (issue 25).
         self.conn
-            .query_row(
-                &format!("SELECT value FROM main.{META_TABLE} WHERE key = ?1"),
-                [key],
-                |r| r.get(0),
-            )
-            .optional()
+            .prepare_cached(&format!("SELECT value FROM main.{META_TABLE} WHERE key = ?1"))
+            .and_then(|mut stmt| stmt.query_row([key], |r| r.get(0)).optional())
             .map_err(|e| SqlError::Internal(format!("reading host metadata: {e}")))
     }
 
@@ -77,11 +101,16 @@ impl ActorDb {
         let guest_changes = self.conn.changes();
         let total_before = self.conn.total_changes();
         let r = match value {
-            Some(v) => self.conn.execute(
-                &format!("INSERT INTO main.{META_TABLE}(key, value) VALUES(?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value"),
-                [key, v],
-            ),
-            None => self.conn.execute(&format!("DELETE FROM main.{META_TABLE} WHERE key = ?1"), [key]),
+            Some(v) => self
+                .conn
+                .prepare_cached(&format!(
+                    "INSERT INTO main.{META_TABLE}(key, value) VALUES(?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+                ))
+                .and_then(|mut stmt| stmt.execute([key, v])),
+            None => self
+                .conn
+                .prepare_cached(&format!("DELETE FROM main.{META_TABLE} WHERE key = ?1"))
+                .and_then(|mut stmt| stmt.execute([key])),
         };
         r.map(|_| ())
             .map_err(|e| SqlError::Internal(format!("writing host metadata: {e}")))?;

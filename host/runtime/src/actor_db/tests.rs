@@ -31,6 +31,23 @@ fn a_database_from_before_keeps_its_host_rows_in_a_table_without_rowid() {
 }
 
 #[test]
+fn the_host_table_answers_whether_it_has_rowids_from_the_schema_read_at_open() {
+    let conn = Connection::open_in_memory().expect("open");
+    conn.execute_batch(&format!(
+        "CREATE TABLE {META_TABLE}(key TEXT PRIMARY KEY, value TEXT NOT NULL)"
+    ))
+    .expect("old schema");
+    assert!(host_table::meta_has_rowid(&conn), "the table from before has rowids");
+    let (_d, db) = db();
+    assert!(!host_table::meta_has_rowid(&db.conn), "the host's table has none");
+    // A guest's table of the same shape with rowids is not the host's.
+    db.conn
+        .execute_batch("CREATE TABLE t(key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        .expect("guest table");
+    assert!(!host_table::meta_has_rowid(&db.conn));
+}
+
+#[test]
 fn a_host_write_leaves_the_guests_total_changes_as_it_was() {
     let (_d, db) = db();
     let total = |db: &ActorDb| db.query("SELECT total_changes()", &[]).expect("query").rows;

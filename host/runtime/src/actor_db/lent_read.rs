@@ -79,14 +79,25 @@ pub fn open_for_reading(path: &Path) -> Result<Connection, LentReadError> {
         return Err(LentReadError::NoDatabase);
     }
     // Read-write without create, held read-only by `query_only`: a WAL
-    // database opened with SQLITE_OPEN_READONLY cannot be read while its
-    // `-shm` is missing (a hibernated actor), and nothing here may create it.
+    // database opened with SQLITE_OPEN_READONLY cannot be read without a
+    // `-shm`, and a hibernated actor has none.
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .map_err(LentReadError::Open)?;
     conn.busy_timeout(Duration::from_millis(500))
+        .map_err(LentReadError::Open)?;
+    // As the actor's own connection (ADR 040): exclusive locking before the
+    // first read, so SQLite keeps the WAL-index in this connection's heap
+    // and makes no `-shm` that would stay beside a hibernated actor's file.
+    // The WAL stays too, as the actor left it, and the close writes nothing.
+    conn.execute_batch("PRAGMA locking_mode=EXCLUSIVE")
+        .map_err(LentReadError::Open)?;
+    if let Err(code) = super::persist_wal::keep_wal_on_close(&conn) {
+        tracing::debug!("SQLite would not keep the WAL after a read (code {code})");
+    }
+    conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, true)
         .map_err(LentReadError::Open)?;
     hold_to_reading(&conn).map_err(LentReadError::Open)?;
     Ok(conn)
@@ -234,6 +245,23 @@ mod tests {
             Err(LentReadError::NoDatabase)
         ));
         assert!(!dir.path().join("none.db").exists(), "nothing is created");
+    }
+
+    #[test]
+    fn a_read_of_a_hibernated_actor_leaves_its_files_as_they_were() {
+        let (_dir, path, db) = actor_db();
+        db.close().expect("close");
+        let sidecar = |ext: &str| {
+            let mut p = path.clone().into_os_string();
+            p.push(ext);
+            std::path::PathBuf::from(p)
+        };
+        assert!(sidecar("-wal").exists(), "a hibernated actor keeps its WAL");
+        let conn = open_for_reading(&path).expect("open");
+        assert_reads_only(&conn);
+        drop(conn);
+        assert!(!sidecar("-shm").exists(), "the read made no -shm beside the file");
+        assert!(sidecar("-wal").exists(), "the read left the actor's WAL in place");
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //! ([`host_table`]), the table dump and replication images ([`dump`]), the
 //! one row reader ([`rows`]) and SQLite's codes by name ([`sqlite_code`]).
 
+mod batch;
 #[cfg(test)]
 mod db_status;
 mod dump;
@@ -215,20 +216,18 @@ impl ActorDb {
             Shape::Batch => {
                 // A batch runs inside a savepoint so that it changes nothing when
                 // one of its statements is refused or fails.
-                self.conn
-                    .execute_batch("SAVEPOINT wasmkeep_exec")
-                    .map_err(|e| self.map_error(e))?;
+                run_cached(&self.conn, &["SAVEPOINT wasmkeep_exec"]).map_err(|e| self.map_error(e))?;
                 let r = self.guest(sql, |c| {
                     let before = c.total_changes();
-                    c.execute_batch(sql)?;
+                    batch::run_text(c, sql)?;
                     Ok(c.total_changes().saturating_sub(before))
                 });
-                let end = if r.is_ok() {
-                    "RELEASE wasmkeep_exec"
+                let end: &[&str] = if r.is_ok() {
+                    &["RELEASE wasmkeep_exec"]
                 } else {
-                    "ROLLBACK TO wasmkeep_exec; RELEASE wasmkeep_exec"
+                    &["ROLLBACK TO wasmkeep_exec", "RELEASE wasmkeep_exec"]
                 };
-                if let Err(e) = self.conn.execute_batch(end) {
+                if let Err(e) = run_cached(&self.conn, end) {
                     // ON CONFLICT ROLLBACK inside the batch already rolled the whole
                     // transaction back, savepoint included: nothing is left to undo.
                     if !self.conn.is_autocommit() {
@@ -323,4 +322,13 @@ impl ActorDb {
             .close()
             .map_err(|(_, e)| SqlError::Internal(format!("closing the database: {e}")))
     }
+}
+
+/// Runs the host's own statements around a guest's, each from the
+/// statement cache: they are the same few texts at every `exec`.
+fn run_cached(conn: &Connection, statements: &[&str]) -> rusqlite::Result<()> {
+    for sql in statements {
+        conn.prepare_cached(sql)?.execute([])?;
+    }
+    Ok(())
 }

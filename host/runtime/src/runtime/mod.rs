@@ -3,6 +3,7 @@
 //! (choosing its storage once) and hands events to actors' mailboxes.
 
 mod admin;
+mod answer_spin;
 mod apps;
 mod cluster_passes;
 mod dev_controls;
@@ -92,12 +93,18 @@ impl PendingResponse {
         // as long as the event itself on this hardware). Yielding for a
         // while instead keeps the thread polling, as the actor's worker
         // looks for its next job before it parks (ADR 037).
-        let spin_until = std::time::Instant::now() + spin;
-        while std::time::Instant::now() < spin_until {
-            match rx.try_recv() {
-                Ok(r) => return r,
-                Err(tokio::sync::oneshot::error::TryRecvError::Empty) => tokio::task::yield_now().await,
-                Err(tokio::sync::oneshot::error::TryRecvError::Closed) => break,
+        // One waiter spins at a time; the others park at once (`answer_spin`).
+        if let Some(_turn) = (!spin.is_zero())
+            .then(|| answer_spin::ANSWER_SPIN_TURNS.take())
+            .flatten()
+        {
+            let spin_until = std::time::Instant::now() + spin;
+            while std::time::Instant::now() < spin_until {
+                match rx.try_recv() {
+                    Ok(r) => return r,
+                    Err(tokio::sync::oneshot::error::TryRecvError::Empty) => tokio::task::yield_now().await,
+                    Err(tokio::sync::oneshot::error::TryRecvError::Closed) => break,
+                }
             }
         }
         let mut stops = host.stops().subscribe();

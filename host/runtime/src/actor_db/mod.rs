@@ -54,6 +54,10 @@ pub const META_TABLE: &str = crate::state_store::HOST_TABLE;
 
 /// Meta key: set once `on-init` returned for this database.
 pub const META_INITIALIZED: &str = "initialized";
+/// Compiled statements a connection keeps: rusqlite's default 16 for the
+/// guest's, and room for the host's own.
+const STATEMENT_CACHE: usize = 24;
+
 /// Meta key: the pending alarm, in ms since the epoch.
 pub const META_ALARM: &str = "alarm";
 /// Meta key: the deletion record (`<ms> <how>`) of the address's last deletion
@@ -150,6 +154,10 @@ impl ActorDb {
         conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
         conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0)?;
         conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)?;
+        // rusqlite keeps 16 by default; the host's own statements (the host
+        // table's read and writes, `exec`'s savepoint) take up to six of them
+        // (ADR 041), so the guest keeps room for as many as before.
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         // The rows of the set-up (a migration of the host table) are the host's.
         let host_changes = HostChanges::default();
         host_changes.add(0, conn.total_changes());

@@ -40,7 +40,6 @@ pub(super) fn migrate_meta_without_rowid(conn: &Connection) -> rusqlite::Result<
 #[allow(unsafe_code)]
 pub(super) fn meta_has_rowid(conn: &Connection) -> bool {
     let table = std::ffi::CString::new(META_TABLE).unwrap_or_default();
-    let null = std::ptr::null_mut();
     // SAFETY: `handle()` is the live connection owned by `conn`, used on
     // this thread for the duration of the call; the three names are
     // NUL-terminated strings that outlive it, and SQLite writes nothing
@@ -51,8 +50,8 @@ pub(super) fn meta_has_rowid(conn: &Connection) -> bool {
             c"main".as_ptr(),
             table.as_ptr(),
             c"rowid".as_ptr(),
-            null,
-            null,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
             std::ptr::null_mut(),
             std::ptr::null_mut(),
             std::ptr::null_mut(),
@@ -60,6 +59,22 @@ pub(super) fn meta_has_rowid(conn: &Connection) -> bool {
     };
     rc == rusqlite::ffi::SQLITE_OK
 }
+
+/// The host table's read, write and removal, made once: each runs from the
+/// statement cache, looked up by its text at every call.
+struct MetaSql {
+    get: String,
+    set: String,
+    remove: String,
+}
+
+static META_SQL: std::sync::LazyLock<MetaSql> = std::sync::LazyLock::new(|| MetaSql {
+    get: format!("SELECT value FROM main.{META_TABLE} WHERE key = ?1"),
+    set: format!(
+        "INSERT INTO main.{META_TABLE}(key, value) VALUES(?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value"
+    ),
+    remove: format!("DELETE FROM main.{META_TABLE} WHERE key = ?1"),
+});
 
 /// Above this many rows, [`ActorDb::meta_set`] does not put `changes()` back
 /// (it would insert and roll back that many rows).
@@ -75,7 +90,7 @@ impl ActorDb {
         // marker, the alarm, the on-init mark) and an event may read the
         // alarm again; one compile per open serves them all (issue 25).
         self.conn
-            .prepare_cached(&format!("SELECT value FROM main.{META_TABLE} WHERE key = ?1"))
+            .prepare_cached(&META_SQL.get)
             .and_then(|mut stmt| stmt.query_row([key], |r| r.get(0)).optional())
             .map_err(|e| SqlError::Internal(format!("reading host metadata: {e}")))
     }
@@ -103,13 +118,11 @@ impl ActorDb {
         let r = match value {
             Some(v) => self
                 .conn
-                .prepare_cached(&format!(
-                    "INSERT INTO main.{META_TABLE}(key, value) VALUES(?1, ?2) ON CONFLICT(key) DO UPDATE SET value = excluded.value"
-                ))
+                .prepare_cached(&META_SQL.set)
                 .and_then(|mut stmt| stmt.execute([key, v])),
             None => self
                 .conn
-                .prepare_cached(&format!("DELETE FROM main.{META_TABLE} WHERE key = ?1"))
+                .prepare_cached(&META_SQL.remove)
                 .and_then(|mut stmt| stmt.execute([key])),
         };
         r.map(|_| ())

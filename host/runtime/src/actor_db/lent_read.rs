@@ -91,7 +91,9 @@ pub fn open_for_reading(path: &Path) -> Result<Connection, LentReadError> {
     // As the actor's own connection (ADR 040): exclusive locking before the
     // first read, so SQLite keeps the WAL-index in this connection's heap
     // and makes no `-shm` that would stay beside a hibernated actor's file.
-    // The WAL stays too, as the actor left it, and the close writes nothing.
+    // The WAL is kept on close (SQLite creates an empty one if the actor
+    // had none, as the actor's own open does), and the close checkpoints
+    // nothing into the file.
     conn.execute_batch("PRAGMA locking_mode=EXCLUSIVE")
         .map_err(LentReadError::Open)?;
     if let Err(code) = super::persist_wal::keep_wal_on_close(&conn) {

@@ -48,16 +48,15 @@ pub use lent_read::{LENT_READ_TIME, LentReadError, open_for_reading};
 /// How long an actor's statement waits for a lock another connection holds
 /// (a listing reading a shortened name, `verify`) before it fails busy.
 const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+/// Compiled statements a connection keeps: rusqlite's default 16 for the
+/// guest's, and room for the host's own.
+const STATEMENT_CACHE: usize = 24;
 
 /// The host table guests may not touch.
 pub const META_TABLE: &str = crate::state_store::HOST_TABLE;
 
 /// Meta key: set once `on-init` returned for this database.
 pub const META_INITIALIZED: &str = "initialized";
-/// Compiled statements a connection keeps: rusqlite's default 16 for the
-/// guest's, and room for the host's own.
-const STATEMENT_CACHE: usize = 24;
-
 /// Meta key: the pending alarm, in ms since the epoch.
 pub const META_ALARM: &str = "alarm";
 /// Meta key: the deletion record (`<ms> <how>`) of the address's last deletion

@@ -4,9 +4,9 @@
 //! answer is read by a thread already awake. One spinner is enough for
 //! that. With eight connections to one actor, eight spinning waiters kept
 //! both tokio threads busy yielding to each other while the answers they
-//! waited for queued behind one actor: the rate did not change, and the
-//! GET's p99 was 1.5–3.5× the one with a single spinner (ADR 037,
-//! addendum). So one waiter spins at a time, and the others park at once.
+//! waited for queued behind one actor: the rate was the same as with a
+//! single spinner, and the GET's p99 1.3–3.8× as long (five pairs of runs,
+//! ADR 037 addendum). So one waiter spins at a time, and the others park at once.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 

@@ -94,10 +94,12 @@ impl PendingResponse {
         // while instead keeps the thread polling, as the actor's worker
         // looks for its next job before it parks (ADR 037).
         // One waiter spins at a time; the others park at once (`answer_spin`).
-        if let Some(_turn) = (!spin.is_zero())
-            .then(|| answer_spin::ANSWER_SPIN_TURNS.take())
-            .flatten()
-        {
+        let turn = if spin.is_zero() {
+            None
+        } else {
+            answer_spin::ANSWER_SPIN_TURNS.take()
+        };
+        if let Some(_turn) = turn {
             let spin_until = std::time::Instant::now() + spin;
             while std::time::Instant::now() < spin_until {
                 match rx.try_recv() {

@@ -1,5 +1,6 @@
 //! How a runtime is set up.
 
+pub use crate::instance_pool::{InstanceSlots, SlotShape};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -35,12 +36,16 @@ pub struct RuntimeConfig {
     /// The most an actor's database may hold (bytes, whole pages); past it
     /// its writes fail with a message saying so (ADR 012). Default 1 GiB.
     pub max_actor_bytes: u64,
+    /// Where instances' memories and tables come from: a pool of slots, one
+    /// per resident actor (the default: a wake takes a warm slot), or a
+    /// mapping per instance (`for_tests`). ADR 042.
+    pub instance_slots: InstanceSlots,
 }
 
 impl RuntimeConfig {
     /// Defaults for a data directory: real clock, 5 s events, 256 MiB memory,
-    /// 30 s idle, the machine's resident cap, 1 GiB per actor, compiled
-    /// components cached in [`default_cache_dir`].
+    /// 30 s idle, the machine's resident cap, 1 GiB per actor, pooled
+    /// instance slots, compiled components cached in [`default_cache_dir`].
     pub fn new(data_dir: impl Into<PathBuf>) -> Self {
         let data_dir = data_dir.into();
         let cache_dir = default_cache_dir(&data_dir);
@@ -55,14 +60,18 @@ impl RuntimeConfig {
             passes_on_virtual_clock: false,
             max_resident: crate::residency::default_resident_limit(),
             max_actor_bytes: 1 << 30,
+            instance_slots: InstanceSlots::Pooled(SlotShape::default()),
         }
     }
 
-    /// For tests: virtual clock, in-memory alarm index.
+    /// For tests: virtual clock, in-memory alarm index, instances mapped on
+    /// demand (a test process runs many runtimes at once, and each pool
+    /// reserves its address space up front).
     pub fn for_tests(data_dir: impl Into<PathBuf>) -> Self {
         Self {
             virtual_clock: true,
             memory_alarm_index: true,
+            instance_slots: InstanceSlots::OnDemand,
             ..Self::new(data_dir)
         }
     }

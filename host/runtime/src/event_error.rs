@@ -35,6 +35,17 @@ pub enum EventError {
         /// The cap.
         limit: usize,
     },
+    /// Every memory slot of the node's instance pool is held by a resident
+    /// actor (their components define more memories each than a slot's
+    /// share): one has to hibernate first (ADR 042).
+    #[error(
+        "this node's {memories} instance memory slots are all held by resident actors: try again shortly \
+         (the answer says when, in Retry-After), or give the host more slots"
+    )]
+    PoolFull {
+        /// The pool's memory slots.
+        memories: u32,
+    },
     /// Too many events from outside wait for this actor already.
     #[error("{0} has too many events waiting (256, or 32 MiB of bodies): try again shortly (Retry-After says when)")]
     MailboxFull(ActorKey),
@@ -56,7 +67,7 @@ impl EventError {
             EventError::NoSuchActor(_) => FailureKind::NoSuchActor,
             EventError::NotLoaded(_) => FailureKind::NotLoaded,
             EventError::ShuttingDown => FailureKind::ShuttingDown,
-            EventError::Overloaded { .. } => FailureKind::Overloaded,
+            EventError::Overloaded { .. } | EventError::PoolFull { .. } => FailureKind::Overloaded,
             EventError::MailboxFull(_) => FailureKind::MailboxFull,
             EventError::Storage(e) => match e {
                 StorageError::AppDeleted { .. } => FailureKind::AppDeleted,

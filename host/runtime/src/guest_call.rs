@@ -89,6 +89,11 @@ pub(crate) fn run_event(host: &Arc<Host>, res: &mut Resident, kind: EventKind, c
                 res.instance = Some(i);
                 res.class = Some(class);
             }
+            Err(e) if crate::instance_pool::pool_full(&e) => {
+                let memories = host.instance_pool().map_or(0, |p| p.size.memories);
+                tracing::warn!("no instance slot free for {key}: {e:#}");
+                return fail_kind(kind, EventError::PoolFull { memories });
+            }
             Err(e) => {
                 // Its own output first (a constructor's or module init's message).
                 let why = format!(

@@ -10,6 +10,7 @@ use crate::error::RuntimeError;
 use crate::faults::Faults;
 use crate::function_cache::FunctionCache;
 use crate::imports::HostState;
+use crate::instance_pool::{InstancePool, InstanceSlots};
 use crate::metrics::Metrics;
 use crate::node::{Host, HostParts};
 use crate::passes::{start_alarm_timer, start_control_pass, start_epoch_ticker};
@@ -51,6 +52,7 @@ pub(crate) fn build_host(
     let functions = Arc::new(FunctionCache::new(&config.cache_dir));
     wcfg.enable_incremental_compilation(functions.clone())
         .map_err(|e| host_err(&e))?;
+    let instance_pool = choose_instance_slots(&mut wcfg, &config);
     let engine = Engine::new(&wcfg).map_err(|e| host_err(&e))?;
     let mut linker = Linker::new(&engine);
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| host_err(&e))?;
@@ -109,6 +111,7 @@ pub(crate) fn build_host(
         sockets,
         cache,
         cluster,
+        instance_pool,
     });
     if let Some(c) = host.cluster() {
         let me: std::sync::Weak<dyn crate::cluster::NodeMailboxes> = Arc::downgrade(&host) as _;
@@ -125,4 +128,27 @@ pub(crate) fn build_host(
         start_control_pass(&host);
     }
     Ok(host)
+}
+
+/// Puts the pooling allocator on the engine's configuration when the node
+/// asks for it and the process has address space left for its pool (ADR 042).
+fn choose_instance_slots(wcfg: &mut Config, config: &RuntimeConfig) -> Option<InstancePool> {
+    let InstanceSlots::Pooled(shape) = config.instance_slots else {
+        return None;
+    };
+    let Some((pool, claim, size)) =
+        crate::instance_pool::pooling_config(shape, config.max_resident, config.memory_limit_bytes)
+    else {
+        tracing::info!(
+            "this process's other nodes hold the address space a pool of instance slots needs: this node maps \
+             each actor's memory on demand (its wakes take tens of microseconds longer)"
+        );
+        return None;
+    };
+    wcfg.allocation_strategy(wasmtime::InstanceAllocationStrategy::Pooling(pool));
+    Some(InstancePool {
+        _claim: claim,
+        size,
+        shape,
+    })
 }

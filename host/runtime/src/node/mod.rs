@@ -147,6 +147,9 @@ pub struct Host {
     logs: Mutex<std::collections::VecDeque<LogLine>>,
     /// Set in cluster mode: the cluster and this node's place in it.
     cluster: Option<crate::cluster::ClusterNode>,
+    /// The engine's pool of instance slots and its claim on the process's
+    /// address space, given back when the node is dropped (ADR 042).
+    instance_pool: Option<crate::instance_pool::InstancePool>,
     /// What has stopped here: the host, or single apps.
     stops: Stops,
     /// What the passes keep between runs.

@@ -32,6 +32,8 @@ pub(crate) struct HostParts {
     pub(crate) sockets: Arc<SocketTable>,
     pub(crate) cache: ComponentCache,
     pub(crate) cluster: Option<crate::cluster::ClusterNode>,
+    /// The engine's pool of instance slots, when it has one (ADR 042).
+    pub(crate) instance_pool: Option<crate::instance_pool::InstancePool>,
 }
 
 /// How many threads of ended workers a node keeps for the next wakes.
@@ -62,6 +64,7 @@ impl Host {
             residency,
             logs: Mutex::new(std::collections::VecDeque::new()),
             cluster: parts.cluster,
+            instance_pool: parts.instance_pool,
             stops: super::Stops::default(),
             pass_book: crate::pass_book::PassBook::default(),
             worker_threads: super::WorkerThreads::new(IDLE_WORKER_THREADS, IDLE_WORKER_THREAD_LINGER),
@@ -72,6 +75,11 @@ impl Host {
     /// The wasmtime engine every actor's store runs on.
     pub(crate) fn engine(&self) -> &Engine {
         &self.engine
+    }
+
+    /// The engine's pool of instance slots, when it has one.
+    pub(crate) fn instance_pool(&self) -> Option<&crate::instance_pool::InstancePool> {
+        self.instance_pool.as_ref()
     }
 
     /// The linker of the guest's imports.

@@ -98,6 +98,12 @@ impl Runtime {
                     )));
                 }
                 self.host.cache().load_file(self.host.engine(), path, &bytes).map_err(|e| {
+                    let reason = format!("{e:#}");
+                    if let Some(pool) = self.host.instance_pool()
+                        && crate::instance_pool::exceeds_slot(&reason)
+                    {
+                        return err(pool.refusal(&reason, self.host.config().memory_limit_bytes));
+                    }
                     err(format!(
                         "not a valid WebAssembly component ({e:#}); build the actor into a wasm32-wasip2 component ({})",
                         crate::manifest::BUILD_HINT

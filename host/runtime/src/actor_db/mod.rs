@@ -23,6 +23,7 @@ mod idle_memory;
 mod lent_read;
 mod lookaside;
 mod persist_wal;
+mod plain_path_vfs;
 mod rows;
 pub(crate) mod sqlite_code;
 mod sqlite_error;
@@ -120,7 +121,13 @@ impl ActorDb {
             };
             SqlError::Internal(format!("{doing} the actor's database: {why}"))
         };
-        let conn = Connection::open(path).map_err(|e| failed("opening", e))?;
+        // The host's own paths need none of SQLite's resolution (ADR 043).
+        let conn = if plain_path_vfs::registered() {
+            Connection::open_with_flags_and_vfs(path, rusqlite::OpenFlags::default(), plain_path_vfs::NAME)
+        } else {
+            Connection::open(path)
+        }
+        .map_err(|e| failed("opening", e))?;
         Self::setup(conn).map_err(|e| failed("setting up", e))
     }
 

@@ -58,6 +58,9 @@ const MOST_MEMORY_SLOTS: u32 = 12_000;
 /// successor starts.
 const SPARE_ACTORS: u32 = 8;
 
+/// What a slot keeps mapped when its instance ends (memory and each table).
+const KEEP_RESIDENT: usize = 1 << 20;
+
 static RESERVED: AtomicU64 = AtomicU64::new(0);
 
 /// A pool's share of the process's address-space budget, given back when
@@ -140,6 +143,14 @@ pub(crate) fn pooling_config(
         // A QuickJS or CPython instance's state is larger than the 1 MiB default.
         .max_core_instance_size(16 << 20)
         .max_component_instance_size(16 << 20);
+    // A slot given back keeps its first MiB mapped, zeroed where the actor
+    // wrote (the kernel's page-map scan finds those pages; without it, all
+    // of that MiB is zeroed): the next instance in it takes no page faults
+    // there, and nothing is unmapped, so no other core is interrupted to
+    // flush its TLB. The rest of the slot is given back to the kernel.
+    pool.linear_memory_keep_resident(KEEP_RESIDENT)
+        .table_keep_resident(KEEP_RESIDENT)
+        .pagemap_scan(wasmtime::Enabled::Auto);
     Some((pool, claim, PoolSize { actors, memories }))
 }
 

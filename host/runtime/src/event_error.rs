@@ -35,17 +35,12 @@ pub enum EventError {
         /// The cap.
         limit: usize,
     },
-    /// Every memory slot of the node's instance pool is held by a resident
-    /// actor (their components define more memories each than a slot's
-    /// share): one has to hibernate first (ADR 042).
-    #[error(
-        "this node's {memories} instance memory slots are all held by resident actors: try again shortly \
-         (the answer says when, in Retry-After), or give the host more slots"
-    )]
-    PoolFull {
-        /// The pool's memory slots.
-        memories: u32,
-    },
+    /// The node had no room to instantiate the actor: every memory slot of
+    /// its instance pool is held by a resident actor (ADR 042), or the
+    /// process could not map more memory (`vm.max_map_count`, or memory).
+    /// One has to hibernate first; the text says which and what to change.
+    #[error("{0}")]
+    NoRoomToInstantiate(String),
     /// Too many events from outside wait for this actor already.
     #[error("{0} has too many events waiting (256, or 32 MiB of bodies): try again shortly (Retry-After says when)")]
     MailboxFull(ActorKey),
@@ -67,7 +62,7 @@ impl EventError {
             EventError::NoSuchActor(_) => FailureKind::NoSuchActor,
             EventError::NotLoaded(_) => FailureKind::NotLoaded,
             EventError::ShuttingDown => FailureKind::ShuttingDown,
-            EventError::Overloaded { .. } | EventError::PoolFull { .. } => FailureKind::Overloaded,
+            EventError::Overloaded { .. } | EventError::NoRoomToInstantiate(_) => FailureKind::Overloaded,
             EventError::MailboxFull(_) => FailureKind::MailboxFull,
             EventError::Storage(e) => match e {
                 StorageError::AppDeleted { .. } => FailureKind::AppDeleted,

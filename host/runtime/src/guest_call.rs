@@ -89,10 +89,9 @@ pub(crate) fn run_event(host: &Arc<Host>, res: &mut Resident, kind: EventKind, c
                 res.instance = Some(i);
                 res.class = Some(class);
             }
-            Err(e) if crate::instance_pool::pool_full(&e) => {
-                let memories = host.instance_pool().map_or(0, |p| p.size.memories);
-                tracing::warn!("no instance slot free for {key}: {e:#}");
-                return fail_kind(kind, EventError::PoolFull { memories });
+            Err(e) if let Some(why) = crate::instance_pool::no_room(&e, host) => {
+                tracing::warn!("no room to instantiate {key}: {e:#}");
+                return fail_kind(kind, EventError::NoRoomToInstantiate(why));
             }
             Err(e) => {
                 // Its own output first (a constructor's or module init's message).

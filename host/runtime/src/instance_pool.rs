@@ -172,10 +172,43 @@ pub(crate) fn exceeds_slot(reason: &str) -> bool {
     reason.contains("pooling allocator")
 }
 
-/// Whether an instantiation failed because every slot of the pool is taken.
-pub(crate) fn pool_full(e: &wasmtime::Error) -> bool {
-    e.chain()
+/// Why an instantiation found no room, with what to do, if that is why it
+/// failed: every memory slot of the pool is taken, or the process could not
+/// map memory (its maps are at `vm.max_map_count`, or memory ran out). Both
+/// pass once a resident actor hibernates, so the event is answered 503.
+pub(crate) fn no_room(e: &wasmtime::Error, host: &crate::node::Host) -> Option<String> {
+    let resident = host.config().max_resident;
+    if e.chain()
         .any(|cause| cause.downcast_ref::<wasmtime::PoolConcurrencyLimitError>().is_some())
+    {
+        let memories = host.instance_pool().map_or(0, |p| p.size.memories);
+        return Some(format!(
+            "this node's {memories} instance memory slots are all held by resident actors: try again shortly \
+             (Retry-After says when), or give the host more slots (RuntimeConfig::instance_slots) or fewer \
+             resident actors (serve --max-resident, now {resident})"
+        ));
+    }
+    if out_of_memory_maps(e) {
+        return Some(format!(
+            "this node could not map memory for another instance (the process is at its memory maps, \
+             vm.max_map_count, or out of memory): try again shortly (Retry-After says when), or raise \
+             vm.max_map_count or start the host with fewer resident actors (serve --max-resident, now {resident})"
+        ));
+    }
+    None
+}
+
+/// Whether an error comes from a failed `mmap` or `mprotect` (`ENOMEM`).
+fn out_of_memory_maps(e: &wasmtime::Error) -> bool {
+    let enomem = rustix::io::Errno::NOMEM.raw_os_error();
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.raw_os_error() == Some(enomem))
+            || cause
+                .downcast_ref::<rustix::io::Errno>()
+                .is_some_and(|errno| *errno == rustix::io::Errno::NOMEM)
+    })
 }
 
 #[cfg(test)]
@@ -200,6 +233,20 @@ mod tests {
         drop(_claim);
         let (_, _claim, size) = pooling_config(SlotShape::default(), 15_000, 256 << 20).expect("room");
         assert_eq!(size.memories, 15_008, "one memory slot for each resident actor");
+    }
+
+    #[test]
+    fn a_failed_mapping_is_told_from_other_failures() {
+        let mapped = wasmtime::Error::from(std::io::Error::from_raw_os_error(
+            rustix::io::Errno::NOMEM.raw_os_error(),
+        ))
+        .context("allocating the instance's memory");
+        assert!(out_of_memory_maps(&mapped));
+        let other = wasmtime::Error::from(std::io::Error::from_raw_os_error(
+            rustix::io::Errno::ACCESS.raw_os_error(),
+        ));
+        assert!(!out_of_memory_maps(&other));
+        assert!(!out_of_memory_maps(&wasmtime::Error::msg("a trap")));
     }
 
     #[test]

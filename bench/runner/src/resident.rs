@@ -106,6 +106,7 @@ pub fn child(spec: &str) -> Result<()> {
         anyhow::bail!("--resident-child {spec:?}: give label|wasm|count");
     };
     let n: usize = n.parse().with_context(|| format!("--resident-child: count {n:?}"))?;
+    raise_open_files(n);
     let cache = tempfile::Builder::new()
         .prefix("wasmkeep-bench-resident-cache-")
         .tempdir()
@@ -124,6 +125,36 @@ pub fn child(spec: &str) -> Result<()> {
         println!("{NOTE}{note}");
     }
     Ok(())
+}
+
+/// Lets this process hold `n` resident actors' files (a database and its
+/// WAL each) with room for as many sockets: raises the open-files limit, the
+/// hard one too where the user may (root), as an operator would for a host
+/// of that size (`LimitNOFILE=`). Where it cannot, the row stops where the
+/// limit does and says so.
+fn raise_open_files(n: usize) {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let wanted = u64::try_from(n)
+        .unwrap_or(u64::MAX)
+        .saturating_mul(4)
+        .saturating_add(4096);
+    let limit = getrlimit(Resource::Nofile);
+    if limit.current.is_some_and(|c| c >= wanted) {
+        return;
+    }
+    let raised = Rlimit {
+        current: Some(wanted),
+        maximum: Some(wanted.max(limit.maximum.unwrap_or(0))),
+    };
+    if setrlimit(Resource::Nofile, raised).is_err() {
+        let _ = setrlimit(
+            Resource::Nofile,
+            Rlimit {
+                current: limit.maximum,
+                maximum: limit.maximum,
+            },
+        );
+    }
 }
 
 /// Holds `n` counters resident in this process and measures it.

@@ -45,6 +45,7 @@ mod guest_call;
 mod guest_counters;
 mod guest_output;
 mod http_types;
+mod idle_sweep;
 mod imports;
 mod instance_pool;
 mod job;

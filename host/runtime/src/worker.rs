@@ -1,16 +1,24 @@
-//! One actor's worker thread: takes jobs from its mailbox one at a time and
-//! gives each to the actor's cell ([`ActorCell::run_job`]); after the idle
-//! timeout with nothing to do, it hibernates the actor and ends.
+//! One actor's worker: takes jobs from its mailbox one at a time and gives
+//! each to the actor's cell ([`ActorCell::run_job`]). After a second with
+//! nothing to do it gives back its thread and waits in the mailbox, parked,
+//! until a job resumes it on a thread or the idle sweep hibernates the actor
+//! at the idle timeout (ADR 044); with an idle timeout under five seconds it
+//! keeps its thread and hibernates the actor itself.
 
 use crate::actor_cell::ActorCell;
 use crate::job::{EventKind, Job};
-use crate::node::{ActorStatus, Host, Mailbox};
+use crate::node::{ActorStatus, Host, Mailbox, ParkedWorker, WorkerEnd};
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
-/// The worker loop: runs until the mailbox stays empty for the idle timeout.
-pub(crate) fn run(host: &Arc<Host>, slot: &Arc<Mailbox>, rx: &mpsc::Receiver<Job>) {
-    let mut cell = ActorCell::new(Arc::clone(host), Arc::clone(slot));
+/// Worker `id`'s loop: runs until the mailbox stays empty for the idle
+/// timeout, or parks once it has waited [`RELEASE_AFTER`] (ADR 044).
+pub(crate) fn run(host: &Arc<Host>, slot: &Arc<Mailbox>, rx: mpsc::Receiver<Job>, id: u64) -> WorkerEnd {
+    let cell = ActorCell::new(Arc::clone(host), Arc::clone(slot));
+    serve(Arc::clone(host), Arc::clone(slot), rx, cell, id)
+}
+
+fn serve(host: Arc<Host>, slot: Arc<Mailbox>, rx: mpsc::Receiver<Job>, mut cell: ActorCell, id: u64) -> WorkerEnd {
     loop {
         // While actors wait for a resident slot, an idle worker leaves at once.
         let idle = if host.residency().anyone_waiting() {
@@ -18,9 +26,27 @@ pub(crate) fn run(host: &Arc<Host>, slot: &Arc<Mailbox>, rx: &mpsc::Receiver<Job
         } else {
             host.config().idle_timeout
         };
-        let job = match spin_then_wait(rx, idle, &cell) {
+        let job = match spin_then_wait(&rx, idle, &cell) {
             Ok(job) => job,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
+            Err(Waited::Idle) if cell.is_resident() => {
+                let mut inner = slot.lock();
+                if let Ok(job) = rx.try_recv() {
+                    drop(inner);
+                    job
+                } else {
+                    // Under the mailbox's lock: a job enqueued from now on
+                    // finds the worker parked and resumes it on a thread.
+                    let (host, slot) = (Arc::clone(&host), Arc::clone(&slot));
+                    inner.parked = Some(ParkedWorker {
+                        worker: id,
+                        since: std::time::Instant::now(),
+                        resume: Box::new(move || serve(host, slot, rx, cell, id)),
+                    });
+                    return WorkerEnd::Parked;
+                }
+            }
+            Err(Waited::Idle) => continue,
+            Err(Waited::Timeout) => {
                 let mut inner = slot.lock();
                 if let Ok(job) = rx.try_recv() {
                     drop(inner);
@@ -32,12 +58,12 @@ pub(crate) fn run(host: &Arc<Host>, slot: &Arc<Mailbox>, rx: &mpsc::Receiver<Job
                     if inner.status == ActorStatus::Resident {
                         inner.status = ActorStatus::Hibernated;
                     }
-                    return;
+                    return WorkerEnd::Left;
                 }
             }
-            Err(mpsc::RecvTimeoutError::Disconnected) => {
+            Err(Waited::Disconnected) => {
                 cell.hibernate();
-                return;
+                return WorkerEnd::Left;
             }
         };
         if let EventKind::Hibernate { done } = job.kind {
@@ -54,7 +80,7 @@ pub(crate) fn run(host: &Arc<Host>, slot: &Arc<Mailbox>, rx: &mpsc::Receiver<Job
                 inner.status = ActorStatus::Hibernated;
             }
             let _ = done.send(());
-            return;
+            return WorkerEnd::Left;
         }
         let lent_read = matches!(job.kind, EventKind::LentRead { .. });
         cell.run_job(job);
@@ -68,7 +94,27 @@ pub(crate) fn run(host: &Arc<Host>, slot: &Arc<Mailbox>, rx: &mpsc::Receiver<Job
                 continue;
             }
             inner.sender = None;
-            return;
+            return WorkerEnd::Left;
+        }
+    }
+}
+
+/// Why [`spin_then_wait`] came back without a job.
+enum Waited {
+    /// The idle timeout passed: the actor hibernates.
+    Timeout,
+    /// [`RELEASE_AFTER`] passed and the idle timeout is long enough for the
+    /// idle sweep to keep it: the worker may park.
+    Idle,
+    /// The mailbox's sender is gone.
+    Disconnected,
+}
+
+impl From<mpsc::RecvTimeoutError> for Waited {
+    fn from(e: mpsc::RecvTimeoutError) -> Self {
+        match e {
+            mpsc::RecvTimeoutError::Timeout => Waited::Timeout,
+            mpsc::RecvTimeoutError::Disconnected => Waited::Disconnected,
         }
     }
 }
@@ -78,31 +124,39 @@ pub(crate) fn run(host: &Arc<Host>, slot: &Arc<Mailbox>, rx: &mpsc::Receiver<Job
 /// waking it again costs more than that, so look briefly before parking.
 /// After [`RELEASE_AFTER`] of waiting, the actor gives back what only a
 /// running actor needs, and waits on until `idle`.
-fn spin_then_wait(rx: &mpsc::Receiver<Job>, idle: Duration, cell: &ActorCell) -> Result<Job, mpsc::RecvTimeoutError> {
+fn spin_then_wait(rx: &mpsc::Receiver<Job>, idle: Duration, cell: &ActorCell) -> Result<Job, Waited> {
     let spin_until = std::time::Instant::now() + SPIN;
     while std::time::Instant::now() < spin_until {
         match rx.try_recv() {
             Ok(job) => return Ok(job),
-            Err(mpsc::TryRecvError::Disconnected) => return Err(mpsc::RecvTimeoutError::Disconnected),
+            Err(mpsc::TryRecvError::Disconnected) => return Err(Waited::Disconnected),
             Err(mpsc::TryRecvError::Empty) => std::thread::yield_now(),
         }
     }
     if idle <= RELEASE_AFTER {
-        return rx.recv_timeout(idle);
+        return rx.recv_timeout(idle).map_err(Waited::from);
     }
     match rx.recv_timeout(RELEASE_AFTER) {
         Err(mpsc::RecvTimeoutError::Timeout) => {
             cell.went_idle();
-            rx.recv_timeout(idle - RELEASE_AFTER)
+            if idle >= PARK_FROM_IDLE_TIMEOUT {
+                return Err(Waited::Idle);
+            }
+            rx.recv_timeout(idle - RELEASE_AFTER).map_err(Waited::from)
         }
-        got => got,
+        got => got.map_err(Waited::from),
     }
 }
+
+/// The shortest idle timeout at which an idle resident's worker parks: the
+/// idle sweep that hibernates parked actors looks once a second, so it keeps
+/// a timeout of this length to within a fifth (ADR 044).
+pub(crate) const PARK_FROM_IDLE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How long a resident actor waits for an event before it gives back its
 /// page cache: long enough that a steady client's actor never reads its
 /// pages again, short against the idle timeout (ADR 033).
-const RELEASE_AFTER: Duration = Duration::from_secs(1);
+pub(crate) const RELEASE_AFTER: Duration = Duration::from_secs(1);
 
 /// How long a worker looks for its next job before it parks.
 const SPIN: Duration = Duration::from_micros(100);

@@ -5,9 +5,8 @@
 
 mod common;
 
-use serde_json::json;
 use std::time::Duration;
-use wasmkeep_host::{ActorKey, FailureKind, HttpRequest, InstanceSlots, Runtime, RuntimeConfig, SlotShape};
+use wasmkeep_host::{ActorKey, FailureKind, InstanceSlots, Runtime, RuntimeConfig, SlotShape};
 
 fn config(dir: &std::path::Path, max_resident: usize, shape: SlotShape) -> RuntimeConfig {
     let mut config = RuntimeConfig::for_tests(dir);
@@ -16,18 +15,6 @@ fn config(dir: &std::path::Path, max_resident: usize, shape: SlotShape) -> Runti
     config.max_resident = max_resident;
     config.instance_slots = InstanceSlots::Pooled(shape);
     config
-}
-
-fn count(rt: &Runtime, key: &ActorKey) -> (u16, String) {
-    let body = json!({ "ops": [
-        { "op": "exec", "sql": "CREATE TABLE IF NOT EXISTS n(v INTEGER)" },
-        { "op": "exec", "sql": "INSERT INTO n VALUES (1)" },
-        { "op": "query", "sql": "SELECT count(*) FROM n" },
-    ]});
-    let r = rt
-        .request_blocking(key, HttpRequest::new("POST", "/", body.to_string()))
-        .expect("request");
-    (r.status, r.text())
 }
 
 #[test]
@@ -41,7 +28,7 @@ fn more_actors_than_the_pool_has_slots_wake_one_after_another_and_keep_their_sta
         .collect();
     for round in 1..=2 {
         for key in &keys {
-            let (status, body) = count(&rt, key);
+            let (status, body) = common::count_request(&rt, key);
             assert_eq!(status, 200, "{key}: {body}");
             assert!(
                 body.contains(&format!(r#""rows":[[{{"integer":"{round}"}}]]"#)),

@@ -19,18 +19,6 @@ fn runtime(dir: &std::path::Path, max_resident: usize) -> Runtime {
     rt
 }
 
-fn count_request(rt: &Runtime, key: &ActorKey) -> (u16, String) {
-    let body = json!({ "ops": [
-        { "op": "exec", "sql": "CREATE TABLE IF NOT EXISTS n(v INTEGER)" },
-        { "op": "exec", "sql": "INSERT INTO n VALUES (1)" },
-        { "op": "query", "sql": "SELECT count(*) FROM n" },
-    ]});
-    let r = rt
-        .request_blocking(key, HttpRequest::new("POST", "/", body.to_string()))
-        .expect("request");
-    (r.status, r.text())
-}
-
 #[test]
 fn a_node_keeps_at_most_its_cap_of_actors_resident_and_loses_no_state() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -39,7 +27,7 @@ fn a_node_keeps_at_most_its_cap_of_actors_resident_and_loses_no_state() {
         .map(|i| ActorKey::new("t/app", "testee", format!("a{i}")))
         .collect();
     for key in &keys {
-        let (status, body) = count_request(&rt, key);
+        let (status, body) = common::count_request(&rt, key);
         assert_eq!(status, 200, "{key}: {body}");
         rt.settle(key);
         assert!(
@@ -50,7 +38,7 @@ fn a_node_keeps_at_most_its_cap_of_actors_resident_and_loses_no_state() {
     }
     // Every actor kept what it wrote through being hibernated to make room.
     for key in &keys {
-        let (status, body) = count_request(&rt, key);
+        let (status, body) = common::count_request(&rt, key);
         assert_eq!(status, 200, "{key}: {body}");
         assert!(
             body.contains(r#""rows":[[{"integer":"2"}]]"#),
@@ -78,7 +66,7 @@ fn beyond_the_cap_and_its_queue_an_event_is_refused_with_retry_after() {
     // The next actor waits for the slot (the queue holds as many as the cap)...
     let rt2 = rt.clone();
     let w = waiting.clone();
-    let queued = std::thread::spawn(move || count_request(&rt2, &w));
+    let queued = std::thread::spawn(move || common::count_request(&rt2, &w));
     std::thread::sleep(Duration::from_millis(200));
     // ...and one more is refused at once, saying when to come back.
     let started = std::time::Instant::now();

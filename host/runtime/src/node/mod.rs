@@ -34,9 +34,30 @@ use wasmtime::Engine;
 use wasmtime::component::Linker;
 use worker_threads::WorkerThreads;
 
-/// How a node starts an actor's worker: the runtime passes the worker loop in,
-/// so that this module does not depend on the worker that depends on it.
-pub(crate) type SpawnWorker = fn(&Arc<Host>, &Arc<Mailbox>, &mpsc::Receiver<Job>);
+/// How a node starts an actor's worker `id`: the runtime passes the worker
+/// loop in, so that this module does not depend on the worker that depends
+/// on it.
+pub(crate) type SpawnWorker = fn(&Arc<Host>, &Arc<Mailbox>, mpsc::Receiver<Job>, u64) -> WorkerEnd;
+
+/// How a worker's run on a thread ended.
+pub(crate) enum WorkerEnd {
+    /// The actor hibernated (or its worker failed): the worker is gone.
+    Left,
+    /// The actor stays resident without a thread: its worker waits in its
+    /// mailbox (`MailboxState::parked`) for the next job (ADR 044).
+    Parked,
+}
+
+/// A resident actor's worker that gave back its thread while the actor
+/// waits for an event: the next job runs `resume` on a thread of the node's.
+pub(crate) struct ParkedWorker {
+    /// The worker's id in the residency.
+    pub(crate) worker: u64,
+    /// When it parked: the idle sweep hibernates it at the idle timeout.
+    pub(crate) since: std::time::Instant,
+    /// The rest of the worker's run: its cell and its mailbox's receiver.
+    pub(crate) resume: Box<dyn FnOnce() -> WorkerEnd + Send>,
+}
 
 /// A class of a loaded app.
 pub(crate) struct Class {
@@ -82,6 +103,8 @@ pub(crate) struct MailboxState {
     pub(crate) generation: u64,
     /// Its last guest event here (set by its cell as each one ends).
     pub(crate) last_event: Option<crate::last_event::LastEvent>,
+    /// Its worker, while the actor is resident and idle without a thread.
+    pub(crate) parked: Option<ParkedWorker>,
 }
 
 /// One actor's mailbox and status.
@@ -246,6 +269,7 @@ impl Host {
                         status: ActorStatus::Hibernated,
                         generation: 0,
                         last_event: None,
+                        parked: None,
                     }),
                     last_used: std::sync::atomic::AtomicU64::new(0),
                     bound: Arc::default(),
@@ -300,7 +324,13 @@ impl Host {
         job.generation = inner.generation;
         let job = match &inner.sender {
             Some(tx) => match tx.send(job) {
-                Ok(()) => return,
+                Ok(()) => {
+                    if let Some(parked) = inner.parked.take() {
+                        drop(inner);
+                        self.resume_worker(&slot, parked);
+                    }
+                    return;
+                }
                 // The worker is gone (it panicked): start a new one with this job.
                 Err(mpsc::SendError(job)) => job,
             },
@@ -319,7 +349,7 @@ impl Host {
                 drop(inner);
                 self.metrics.inc(crate::metrics::RESIDENT_WAITS_TOTAL, "");
                 for victim in evict {
-                    Self::ask_to_hibernate(&victim);
+                    self.ask_to_hibernate(&victim);
                 }
             }
             Admission::Full { rx } => {
@@ -370,9 +400,9 @@ impl Host {
         let host = self.clone();
         let spawn = self.spawn_worker;
         let started = self.worker_threads.run(Box::new(move || {
-            spawn(&host, &slot, &rx);
-            drop(rx);
-            host.worker_left(id);
+            if let WorkerEnd::Left = spawn(&host, &slot, rx, id) {
+                host.worker_left(id);
+            }
         }));
         match started {
             Ok(()) => Ok(()),
@@ -397,13 +427,55 @@ impl Host {
         }
     }
 
+    /// A job came for a parked worker: it goes on with its run on a thread
+    /// (one that waits from an earlier worker, or a new one).
+    fn resume_worker(self: &Arc<Self>, slot: &Arc<Mailbox>, parked: ParkedWorker) {
+        let host = self.clone();
+        let id = parked.worker;
+        let started = self.worker_threads.run(Box::new(move || {
+            if let WorkerEnd::Left = (parked.resume)() {
+                host.worker_left(id);
+            }
+        }));
+        if let Err(e) = started {
+            // The run (its cell with it) is dropped: the actor's files close,
+            // and its queued jobs are answered as a gone worker's are.
+            tracing::error!("cannot start a thread for {}'s worker: {e}", slot.key);
+            slot.lock().sender = None;
+            self.worker_left(id);
+        }
+    }
+
+    /// Hibernates `mailbox`'s actor if its worker has been parked for
+    /// `idle` or longer: checked and asked under one lock, so an actor that
+    /// got a job meanwhile is left alone.
+    pub(crate) fn hibernate_if_parked_for(self: &Arc<Self>, mailbox: &Arc<Mailbox>, idle: Duration) {
+        let mut inner = mailbox.lock();
+        if inner.parked.as_ref().is_none_or(|p| p.since.elapsed() < idle) {
+            return;
+        }
+        let Some(tx) = &inner.sender else { return };
+        let (done, _) = tokio::sync::oneshot::channel();
+        if tx.send(Job::new(EventKind::Hibernate { done }, Vec::new())).is_ok()
+            && let Some(parked) = inner.parked.take()
+        {
+            drop(inner);
+            self.resume_worker(mailbox, parked);
+        }
+    }
+
     /// Asks a resident's worker to hibernate after what it has queued; never
-    /// starts a worker for it.
-    fn ask_to_hibernate(victim: &Mailbox) {
-        let inner = victim.lock();
+    /// starts a worker for it (a parked one goes on to hibernate).
+    fn ask_to_hibernate(self: &Arc<Self>, victim: &Arc<Mailbox>) {
+        let mut inner = victim.lock();
         if let Some(tx) = &inner.sender {
             let (done, _) = tokio::sync::oneshot::channel();
-            let _ = tx.send(Job::new(EventKind::Hibernate { done }, Vec::new()));
+            if tx.send(Job::new(EventKind::Hibernate { done }, Vec::new())).is_ok()
+                && let Some(parked) = inner.parked.take()
+            {
+                drop(inner);
+                self.resume_worker(victim, parked);
+            }
         }
     }
 

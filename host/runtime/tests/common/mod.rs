@@ -61,3 +61,18 @@ pub fn testee_cluster_node(dir: &std::path::Path) -> wasmkeep_host::Runtime {
     add_testee_app(&rt);
     rt
 }
+
+/// Sends the testee a request that adds a row to its table `n` (made on
+/// first use) and reads how many it has: its status and body. Each call
+/// counts one more, so a count that goes on shows the actor kept its state.
+pub fn count_request(rt: &wasmkeep_host::Runtime, key: &wasmkeep_host::ActorKey) -> (u16, String) {
+    let body = serde_json::json!({ "ops": [
+        { "op": "exec", "sql": "CREATE TABLE IF NOT EXISTS n(v INTEGER)" },
+        { "op": "exec", "sql": "INSERT INTO n VALUES (1)" },
+        { "op": "query", "sql": "SELECT count(*) FROM n" },
+    ]});
+    let r = rt
+        .request_blocking(key, wasmkeep_host::HttpRequest::new("POST", "/", body.to_string()))
+        .expect("request");
+    (r.status, r.text())
+}

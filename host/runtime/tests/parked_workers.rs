@@ -1,0 +1,110 @@
+//! An idle resident actor gives back its thread (ADR 044): its worker parks
+//! in its mailbox after a second without an event, the actor stays resident
+//! (its instance and database open), the next event resumes it on a thread,
+//! and the idle sweep hibernates it at the idle timeout. One test, in its
+//! own binary: it counts the process's threads.
+
+mod common;
+
+use serde_json::json;
+use std::time::{Duration, Instant};
+use wasmkeep_host::{ActorKey, HttpRequest, Runtime, RuntimeConfig};
+
+const ACTORS: usize = 40;
+
+fn threads() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").expect("status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("Threads:"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("Threads")
+}
+
+fn count(rt: &Runtime, key: &ActorKey) -> String {
+    let (status, body) = common::count_request(rt, key);
+    assert_eq!(status, 200, "{key}: {body}");
+    body
+}
+
+fn wait_until(what: &str, limit: Duration, done: impl Fn() -> bool) {
+    let until = Instant::now() + limit;
+    while !done() {
+        assert!(Instant::now() < until, "{what} within {limit:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn an_idle_resident_actor_gives_back_its_thread_keeps_its_state_and_hibernates_at_the_idle_timeout() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = RuntimeConfig::for_tests(dir.path());
+    config.cache_dir = common::cache_dir();
+    config.idle_timeout = Duration::from_secs(6);
+    let rt = Runtime::new(config).expect("runtime");
+    common::add_testee_app(&rt);
+    let keys: Vec<ActorKey> = (0..ACTORS)
+        .map(|i| ActorKey::new("t/app", "testee", format!("k{i}")))
+        .collect();
+    // All resident at once, each on a thread of its own.
+    let before = threads();
+    let pending: Vec<_> = keys
+        .iter()
+        .map(|k| {
+            let body = json!({ "ops": [{ "op": "exec", "sql": "CREATE TABLE n(v INTEGER)" }] }).to_string();
+            rt.request(k, HttpRequest::new("POST", "/", body)).expect("request")
+        })
+        .collect();
+    for p in pending {
+        assert_eq!(p.wait().status, 200);
+    }
+    let busy = threads();
+    assert!(
+        busy >= before + ACTORS / 2,
+        "{before} threads before, {busy} with {ACTORS} actors running"
+    );
+    // After a second idle, the workers park: the threads go (all but the
+    // few the node keeps for the next wakes), the actors stay resident.
+    wait_until(
+        "the idle workers give back their threads",
+        Duration::from_secs(20),
+        || threads() + ACTORS / 2 <= busy,
+    );
+    assert_eq!(rt.admin().resident_count(), ACTORS, "parked actors stay resident");
+    // The next event resumes the parked worker: the database it holds open
+    // has the table, and the count goes on.
+    for key in &keys {
+        assert!(count(&rt, key).contains(r#""rows":[[{"integer":"1"}]]"#));
+    }
+    assert_eq!(rt.admin().resident_count(), ACTORS);
+    // At the idle timeout the sweep hibernates them.
+    wait_until(
+        "the idle sweep hibernates the parked actors",
+        Duration::from_secs(20),
+        || rt.admin().resident_count() == 0,
+    );
+    // And they wake with what they wrote.
+    assert!(count(&rt, &keys[0]).contains(r#""rows":[[{"integer":"2"}]]"#));
+}
+
+#[test]
+fn a_parked_actor_makes_room_when_another_needs_its_place() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = RuntimeConfig::for_tests(dir.path());
+    config.cache_dir = common::cache_dir();
+    config.idle_timeout = Duration::from_secs(60);
+    config.max_resident = 2;
+    let rt = Runtime::new(config).expect("runtime");
+    common::add_testee_app(&rt);
+    let first = ActorKey::new("t/app", "testee", "first");
+    let second = ActorKey::new("t/app", "testee", "second");
+    let third = ActorKey::new("t/app", "testee", "third");
+    count(&rt, &first);
+    count(&rt, &second);
+    // Both park after a second; the third needs a place: the least recently
+    // used parked one hibernates for it.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(count(&rt, &third).contains(r#""rows":[[{"integer":"1"}]]"#));
+    assert!(rt.admin().resident_count() <= 2);
+    assert!(count(&rt, &first).contains(r#""rows":[[{"integer":"2"}]]"#));
+}

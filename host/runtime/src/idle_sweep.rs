@@ -12,18 +12,25 @@ const SWEEP_EVERY: Duration = Duration::from_secs(1);
 
 /// Starts the node's sweep when its idle timeout lets workers park. It ends
 /// with the node.
-pub(crate) fn start(host: &Arc<Host>) {
+///
+/// # Errors
+/// The system would not start its thread: without it parked actors would
+/// never hibernate, so the node does not start either.
+pub(crate) fn start(host: &Arc<Host>) -> std::io::Result<()> {
     if host.config().idle_timeout < crate::worker::PARK_FROM_IDLE_TIMEOUT {
-        return;
+        return Ok(());
     }
     let weak = Arc::downgrade(host);
-    let _ = std::thread::Builder::new().name("idle sweep".into()).spawn(move || {
-        loop {
-            std::thread::sleep(SWEEP_EVERY);
-            let Some(host) = weak.upgrade() else { return };
-            hibernate_parked_past_idle(&host);
-        }
-    });
+    std::thread::Builder::new()
+        .name("idle sweep".into())
+        .spawn(move || {
+            loop {
+                std::thread::sleep(SWEEP_EVERY);
+                let Some(host) = weak.upgrade() else { return };
+                hibernate_parked_past_idle(&host);
+            }
+        })
+        .map(drop)
 }
 
 /// Asks each parked actor that has been idle for the idle timeout to

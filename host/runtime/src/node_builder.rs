@@ -120,7 +120,7 @@ pub(crate) fn build_host(
             .map_err(|e| RuntimeError::Host(e.to_string()))?;
     }
     start_epoch_ticker(host.engine());
-    crate::idle_sweep::start(&host);
+    crate::idle_sweep::start(&host).map_err(|e| host_err(&format!("starting the idle sweep's thread: {e}")))?;
     let real_clock = host.clock().as_virtual().is_none();
     if real_clock {
         start_alarm_timer(&host);

@@ -28,7 +28,7 @@ fn serve(host: Arc<Host>, slot: Arc<Mailbox>, rx: mpsc::Receiver<Job>, mut cell:
         };
         let job = match spin_then_wait(&rx, idle, &cell) {
             Ok(job) => job,
-            Err(Waited::Idle) if cell.is_resident() => {
+            Err(Waited::Idle) => {
                 let mut inner = slot.lock();
                 if let Ok(job) = rx.try_recv() {
                     drop(inner);
@@ -45,7 +45,6 @@ fn serve(host: Arc<Host>, slot: Arc<Mailbox>, rx: mpsc::Receiver<Job>, mut cell:
                     return WorkerEnd::Parked;
                 }
             }
-            Err(Waited::Idle) => continue,
             Err(Waited::Timeout) => {
                 let mut inner = slot.lock();
                 if let Ok(job) = rx.try_recv() {
@@ -103,8 +102,8 @@ fn serve(host: Arc<Host>, slot: Arc<Mailbox>, rx: mpsc::Receiver<Job>, mut cell:
 enum Waited {
     /// The idle timeout passed: the actor hibernates.
     Timeout,
-    /// [`RELEASE_AFTER`] passed and the idle timeout is long enough for the
-    /// idle sweep to keep it: the worker may park.
+    /// [`RELEASE_AFTER`] passed, the actor is resident and the idle timeout
+    /// is long enough for the idle sweep to keep it: the worker may park.
     Idle,
     /// The mailbox's sender is gone.
     Disconnected,
@@ -139,7 +138,10 @@ fn spin_then_wait(rx: &mpsc::Receiver<Job>, idle: Duration, cell: &ActorCell) ->
     match rx.recv_timeout(RELEASE_AFTER) {
         Err(mpsc::RecvTimeoutError::Timeout) => {
             cell.went_idle();
-            if idle >= PARK_FROM_IDLE_TIMEOUT {
+            // Only a resident actor has something to keep while its worker
+            // parks; a worker whose actor is not open here (absent, held
+            // elsewhere, given up) waits out the idle timeout and ends.
+            if cell.is_resident() && idle >= PARK_FROM_IDLE_TIMEOUT {
                 return Err(Waited::Idle);
             }
             rx.recv_timeout(idle - RELEASE_AFTER).map_err(Waited::from)

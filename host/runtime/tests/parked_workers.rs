@@ -108,3 +108,22 @@ fn a_parked_actor_makes_room_when_another_needs_its_place() {
     assert!(rt.admin().resident_count() <= 2);
     assert!(count(&rt, &first).contains(r#""rows":[[{"integer":"2"}]]"#));
 }
+
+#[test]
+fn a_worker_whose_actor_is_not_open_ends_at_the_idle_timeout() {
+    // Review of ADR 044: such a worker (here an admin delete of an actor that
+    // never existed) has nothing to park, and must still leave.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = RuntimeConfig::for_tests(dir.path());
+    config.cache_dir = common::cache_dir();
+    config.idle_timeout = Duration::from_secs(5);
+    let rt = Runtime::new(config).expect("runtime");
+    common::add_testee_app(&rt);
+    let never = ActorKey::new("t/app", "testee", "never-existed");
+    let _ = rt.admin().delete_actor(&never);
+    wait_until(
+        "the worker of an actor that is not open ends",
+        Duration::from_secs(12),
+        || rt.admin().resident_count() == 0,
+    );
+}

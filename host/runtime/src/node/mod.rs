@@ -325,9 +325,11 @@ impl Host {
         let job = match &inner.sender {
             Some(tx) => match tx.send(job) {
                 Ok(()) => {
-                    if let Some(parked) = inner.parked.take() {
+                    if let Some(parked) = inner.parked.take()
+                        && let Some(gone) = self.resume_worker(&slot, &mut inner, parked)
+                    {
                         drop(inner);
-                        self.resume_worker(&slot, parked);
+                        self.worker_left(gone);
                     }
                     return;
                 }
@@ -428,8 +430,14 @@ impl Host {
     }
 
     /// A job came for a parked worker: it goes on with its run on a thread
-    /// (one that waits from an earlier worker, or a new one).
-    fn resume_worker(self: &Arc<Self>, slot: &Arc<Mailbox>, parked: ParkedWorker) {
+    /// (one that waits from an earlier worker, or a new one). Called under
+    /// the mailbox's lock (`inner`), as a worker is started, so that when no
+    /// thread starts, no job finds the mailbox between the run dropped (its
+    /// cell and receiver with it) and the mailbox marked as having no worker.
+    /// Returns the worker's id when no thread started: the caller reports
+    /// it gone ([`Host::worker_left`]) once it has let go of the lock.
+    #[must_use]
+    fn resume_worker(self: &Arc<Self>, slot: &Mailbox, inner: &mut MailboxState, parked: ParkedWorker) -> Option<u64> {
         let host = self.clone();
         let id = parked.worker;
         let started = self.worker_threads.run(Box::new(move || {
@@ -438,12 +446,18 @@ impl Host {
             }
         }));
         if let Err(e) = started {
-            // The run (its cell with it) is dropped: the actor's files close,
-            // and its queued jobs are answered as a gone worker's are.
+            // The run was dropped with its cell: the actor's files are closed
+            // (a cluster hold lapses with its lease), and the jobs it had
+            // queued are answered as a gone worker's are. The next job starts
+            // a new worker.
             tracing::error!("cannot start a thread for {}'s worker: {e}", slot.key);
-            slot.lock().sender = None;
-            self.worker_left(id);
+            inner.sender = None;
+            if inner.status == ActorStatus::Resident {
+                inner.status = ActorStatus::Hibernated;
+            }
+            return Some(id);
         }
+        None
     }
 
     /// Hibernates `mailbox`'s actor if its worker has been parked for
@@ -458,9 +472,10 @@ impl Host {
         let (done, _) = tokio::sync::oneshot::channel();
         if tx.send(Job::new(EventKind::Hibernate { done }, Vec::new())).is_ok()
             && let Some(parked) = inner.parked.take()
+            && let Some(gone) = self.resume_worker(mailbox, &mut inner, parked)
         {
             drop(inner);
-            self.resume_worker(mailbox, parked);
+            self.worker_left(gone);
         }
     }
 
@@ -472,9 +487,10 @@ impl Host {
             let (done, _) = tokio::sync::oneshot::channel();
             if tx.send(Job::new(EventKind::Hibernate { done }, Vec::new())).is_ok()
                 && let Some(parked) = inner.parked.take()
+                && let Some(gone) = self.resume_worker(victim, &mut inner, parked)
             {
                 drop(inner);
-                self.resume_worker(victim, parked);
+                self.worker_left(gone);
             }
         }
     }

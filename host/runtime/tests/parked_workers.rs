@@ -21,6 +21,19 @@ fn threads() -> usize {
         .expect("Threads")
 }
 
+/// A node of the testee app with this idle timeout (and resident cap).
+fn runtime(dir: &std::path::Path, idle_timeout: Duration, max_resident: Option<usize>) -> Runtime {
+    let mut config = RuntimeConfig::for_tests(dir);
+    config.cache_dir = common::cache_dir();
+    config.idle_timeout = idle_timeout;
+    if let Some(cap) = max_resident {
+        config.max_resident = cap;
+    }
+    let rt = Runtime::new(config).expect("runtime");
+    common::add_testee_app(&rt);
+    rt
+}
+
 fn count(rt: &Runtime, key: &ActorKey) -> String {
     let (status, body) = common::count_request(rt, key);
     assert_eq!(status, 200, "{key}: {body}");
@@ -38,11 +51,7 @@ fn wait_until(what: &str, limit: Duration, done: impl Fn() -> bool) {
 #[test]
 fn an_idle_resident_actor_gives_back_its_thread_keeps_its_state_and_hibernates_at_the_idle_timeout() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut config = RuntimeConfig::for_tests(dir.path());
-    config.cache_dir = common::cache_dir();
-    config.idle_timeout = Duration::from_secs(6);
-    let rt = Runtime::new(config).expect("runtime");
-    common::add_testee_app(&rt);
+    let rt = runtime(dir.path(), Duration::from_secs(6), None);
     let keys: Vec<ActorKey> = (0..ACTORS)
         .map(|i| ActorKey::new("t/app", "testee", format!("k{i}")))
         .collect();
@@ -90,12 +99,7 @@ fn an_idle_resident_actor_gives_back_its_thread_keeps_its_state_and_hibernates_a
 #[test]
 fn a_parked_actor_makes_room_when_another_needs_its_place() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut config = RuntimeConfig::for_tests(dir.path());
-    config.cache_dir = common::cache_dir();
-    config.idle_timeout = Duration::from_secs(60);
-    config.max_resident = 2;
-    let rt = Runtime::new(config).expect("runtime");
-    common::add_testee_app(&rt);
+    let rt = runtime(dir.path(), Duration::from_secs(60), Some(2));
     let first = ActorKey::new("t/app", "testee", "first");
     let second = ActorKey::new("t/app", "testee", "second");
     let third = ActorKey::new("t/app", "testee", "third");
@@ -114,11 +118,7 @@ fn a_worker_whose_actor_is_not_open_ends_at_the_idle_timeout() {
     // Review of ADR 044: such a worker (here an admin delete of an actor that
     // never existed) has nothing to park, and must still leave.
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut config = RuntimeConfig::for_tests(dir.path());
-    config.cache_dir = common::cache_dir();
-    config.idle_timeout = Duration::from_secs(5);
-    let rt = Runtime::new(config).expect("runtime");
-    common::add_testee_app(&rt);
+    let rt = runtime(dir.path(), Duration::from_secs(5), None);
     let never = ActorKey::new("t/app", "testee", "never-existed");
     let _ = rt.admin().delete_actor(&never);
     wait_until(

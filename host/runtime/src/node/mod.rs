@@ -464,10 +464,21 @@ impl Host {
     /// `idle` or longer: checked and asked under one lock, so an actor that
     /// got a job meanwhile is left alone.
     pub(crate) fn hibernate_if_parked_for(self: &Arc<Self>, mailbox: &Arc<Mailbox>, idle: Duration) {
-        let mut inner = mailbox.lock();
-        if inner.parked.as_ref().is_none_or(|p| p.since.elapsed() < idle) {
-            return;
+        let inner = mailbox.lock();
+        if inner.parked.as_ref().is_some_and(|p| p.since.elapsed() >= idle) {
+            self.send_hibernate(mailbox, inner);
         }
+    }
+
+    /// Asks a resident's worker to hibernate after what it has queued; never
+    /// starts a worker for it (a parked one goes on to hibernate).
+    fn ask_to_hibernate(self: &Arc<Self>, victim: &Arc<Mailbox>) {
+        self.send_hibernate(victim, victim.lock());
+    }
+
+    /// Queues a hibernation for the worker of `mailbox` (whose lock `inner`
+    /// is), resuming it if it is parked; nothing when it has no worker.
+    fn send_hibernate(self: &Arc<Self>, mailbox: &Mailbox, mut inner: std::sync::MutexGuard<'_, MailboxState>) {
         let Some(tx) = &inner.sender else { return };
         let (done, _) = tokio::sync::oneshot::channel();
         if tx.send(Job::new(EventKind::Hibernate { done }, Vec::new())).is_ok()
@@ -476,22 +487,6 @@ impl Host {
         {
             drop(inner);
             self.worker_left(gone);
-        }
-    }
-
-    /// Asks a resident's worker to hibernate after what it has queued; never
-    /// starts a worker for it (a parked one goes on to hibernate).
-    fn ask_to_hibernate(self: &Arc<Self>, victim: &Arc<Mailbox>) {
-        let mut inner = victim.lock();
-        if let Some(tx) = &inner.sender {
-            let (done, _) = tokio::sync::oneshot::channel();
-            if tx.send(Job::new(EventKind::Hibernate { done }, Vec::new())).is_ok()
-                && let Some(parked) = inner.parked.take()
-                && let Some(gone) = self.resume_worker(victim, &mut inner, parked)
-            {
-                drop(inner);
-                self.worker_left(gone);
-            }
         }
     }
 

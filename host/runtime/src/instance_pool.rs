@@ -91,8 +91,9 @@ impl InstancePool {
         format!(
             "needs more than an actor's instance slot holds ({reason}). A slot holds {} linear memories of at most \
              {} MiB each, {} tables of at most {} elements, and {} core module instances; this node has {} slots. \
-             Build the actor with fewer or smaller memories and tables, or start the host with larger slots \
-             (RuntimeConfig::instance_slots, memory_limit_bytes)",
+             Build the actor with fewer or smaller memories and tables (`serve` has no setting for a slot's \
+             size; a program that embeds the host sets it with RuntimeConfig::instance_slots and \
+             memory_limit_bytes)",
             s.memories,
             memory_limit_bytes >> 20,
             s.tables,
@@ -184,8 +185,8 @@ pub(crate) fn no_room(e: &wasmtime::Error, host: &crate::node::Host) -> Option<S
         let memories = host.instance_pool().map_or(0, |p| p.size.memories);
         return Some(format!(
             "this node's {memories} instance memory slots are all held by resident actors: try again shortly \
-             (Retry-After says when), or give the host more slots (RuntimeConfig::instance_slots) or fewer \
-             resident actors (serve --max-resident, now {resident})"
+             (Retry-After says when), or start the host with fewer resident actors (serve --max-resident, now \
+             {resident}), each of which then gets more of the pool's memory slots"
         ));
     }
     if out_of_memory_maps(e) {

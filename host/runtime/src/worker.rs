@@ -1,6 +1,7 @@
 //! One actor's worker: takes jobs from its mailbox one at a time and gives
 //! each to the actor's cell ([`ActorCell::run_job`]). After a second with
-//! nothing to do it gives back its thread and waits in the mailbox, parked,
+//! nothing to do it closes the actor's database and gives back its thread,
+//! and waits in the mailbox, parked,
 //! until a job resumes it on a thread or the idle sweep hibernates the actor
 //! at the idle timeout (ADR 044); with an idle timeout under five seconds it
 //! keeps its thread and hibernates the actor itself.
@@ -26,7 +27,7 @@ fn serve(host: Arc<Host>, slot: Arc<Mailbox>, rx: mpsc::Receiver<Job>, mut cell:
         } else {
             host.config().idle_timeout
         };
-        let job = match spin_then_wait(&rx, idle, &cell) {
+        let job = match spin_then_wait(&rx, idle, &mut cell) {
             Ok(job) => job,
             Err(Waited::Idle) => {
                 let mut inner = slot.lock();
@@ -123,7 +124,7 @@ impl From<mpsc::RecvTimeoutError> for Waited {
 /// waking it again costs more than that, so look briefly before parking.
 /// After [`RELEASE_AFTER`] of waiting, the actor gives back what only a
 /// running actor needs, and waits on until `idle`.
-fn spin_then_wait(rx: &mpsc::Receiver<Job>, idle: Duration, cell: &ActorCell) -> Result<Job, Waited> {
+fn spin_then_wait(rx: &mpsc::Receiver<Job>, idle: Duration, cell: &mut ActorCell) -> Result<Job, Waited> {
     let spin_until = std::time::Instant::now() + SPIN;
     while std::time::Instant::now() < spin_until {
         match rx.try_recv() {
@@ -155,9 +156,10 @@ fn spin_then_wait(rx: &mpsc::Receiver<Job>, idle: Duration, cell: &ActorCell) ->
 /// a timeout of this length to within a fifth (ADR 044).
 pub(crate) const PARK_FROM_IDLE_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// How long a resident actor waits for an event before it gives back its
-/// page cache: long enough that a steady client's actor never reads its
-/// pages again, short against the idle timeout (ADR 033).
+/// How long a resident actor waits for an event before it closes its
+/// database (ADR 045) and its worker parks (ADR 044): long enough that a
+/// steady client's actor never opens its database again, short against the
+/// idle timeout.
 pub(crate) const RELEASE_AFTER: Duration = Duration::from_secs(1);
 
 /// How long a worker looks for its next job before it parks.

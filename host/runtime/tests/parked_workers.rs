@@ -127,3 +127,38 @@ fn a_worker_whose_actor_is_not_open_ends_at_the_idle_timeout() {
         || rt.admin().resident_count() == 0,
     );
 }
+
+/// The files under `dir` this process holds open.
+fn files_open_under(dir: &std::path::Path) -> usize {
+    std::fs::read_dir("/proc/self/fd")
+        .expect("fd")
+        .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .filter(|target| target.starts_with(dir))
+        .count()
+}
+
+#[test]
+fn an_idle_resident_actor_closes_its_database_and_opens_it_at_its_next_event() {
+    // ADR 045: after a second without an event the actor stays resident, its
+    // instance kept, but holds neither its database file nor its WAL.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let dir_path = dir.path().canonicalize().expect("canonical");
+    let rt = runtime(dir.path(), Duration::from_secs(60), None);
+    let key = ActorKey::new("t/app", "testee", "resting");
+    let before = files_open_under(&dir_path);
+    assert!(count(&rt, &key).contains(r#""rows":[[{"integer":"1"}]]"#));
+    let busy = files_open_under(&dir_path);
+    assert!(busy >= before + 2, "{before} files open before the event, {busy} after");
+    wait_until(
+        "the idle actor closes its database and its WAL",
+        Duration::from_secs(10),
+        || files_open_under(&dir_path) + 2 <= busy,
+    );
+    assert_eq!(rt.admin().resident_count(), 1, "a resting actor stays resident");
+    // The next job opens it again, with what it wrote: the admin dump, then
+    // an event whose count goes on.
+    let tables = rt.admin().tables(&key).expect("tables");
+    assert!(tables.iter().any(|(name, _)| name == "n"), "{tables:?}");
+    assert!(count(&rt, &key).contains(r#""rows":[[{"integer":"2"}]]"#));
+    assert!(files_open_under(&dir_path) >= busy, "the database is open again");
+}

@@ -65,6 +65,18 @@ impl ActorCell {
     /// # Errors
     /// The storage could not open it, or its quota could not be set.
     pub(crate) fn prepare(&mut self, mode: OpenMode) -> Result<Prepared<'_>, EventError> {
+        if self.resident.is_some() && matches!(mode, OpenMode::Unchanged(_)) {
+            // Resident here: active, never expired (the job never counts a hold it has).
+            return Ok(Prepared::Absent);
+        }
+        if let Some(r) = self.resident.as_mut()
+            && let Err(e) = r.store.data_mut().actor.wake(self.host.config().max_actor_bytes)
+        {
+            // Opened again from the start below: through the storage, which
+            // says what stands in the way if it still cannot.
+            tracing::warn!(actor = %self.mailbox.key, "reopening an idle actor's database: {e}");
+            self.hibernate();
+        }
         let host = &self.host;
         let key = &self.mailbox.key;
         if self.resident.is_none() {
@@ -100,9 +112,6 @@ impl ActorCell {
                 class: None,
                 reloads_seen: host.class_reloads(),
             });
-        } else if matches!(mode, OpenMode::Unchanged(_)) {
-            // Resident here: active, never expired (the job never counts a hold it has).
-            return Ok(Prepared::Absent);
         }
         let Some(resident) = self.resident.as_mut() else {
             return Err(EventError::Host("no resident".into()));
@@ -111,11 +120,12 @@ impl ActorCell {
         Ok(Prepared::Ready(Ready { host, resident }))
     }
 
-    /// The actor has waited a while for its next event: its database gives
-    /// back the memory only a running actor needs (ADR 033).
-    pub(crate) fn went_idle(&self) {
-        if let Some(db) = self.resident.as_ref().and_then(|r| r.store.data().actor.open_db()) {
-            db.release_idle_memory();
+    /// The actor has waited a while for its next event: it stays resident
+    /// (instance and hold kept) with its database closed, so it holds no
+    /// file and none of SQLite's memory until its next job (ADR 045).
+    pub(crate) fn went_idle(&mut self) {
+        if let Some(r) = self.resident.as_mut() {
+            r.store.data_mut().actor.rest();
         }
     }
 

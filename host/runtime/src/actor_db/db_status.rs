@@ -1,5 +1,5 @@
 //! SQLite's per-connection counters, read by the tests of what a
-//! connection keeps in memory (`lookaside`, `idle_memory`).
+//! connection keeps in memory (`lookaside`).
 
 use super::ActorDb;
 use std::os::raw::c_int;

@@ -19,7 +19,6 @@ mod db_status;
 mod dump;
 mod guard;
 mod host_table;
-mod idle_memory;
 mod lent_read;
 mod lookaside;
 mod persist_wal;
@@ -308,6 +307,11 @@ impl ActorDb {
                 MAX_RESULT_BYTES >> 20
             ),
         })
+    }
+
+    /// The file this connection opened, as it was given to [`ActorDb::open`].
+    pub fn path(&self) -> Option<std::path::PathBuf> {
+        self.conn.path().filter(|p| !p.is_empty()).map(std::path::PathBuf::from)
     }
 
     /// Closes the database (checkpointing the WAL).

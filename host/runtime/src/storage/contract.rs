@@ -67,6 +67,22 @@ fn check(storage: &dyn ActorStorage, fail_next_reset: &dyn Fn()) {
     let a = open(storage, &k, OpenMode::Existing);
     assert_eq!(count(&a), 2, "an acknowledged durable write is never lost");
 
+    // A resting actor (ADR 045) keeps its hold: its database closed between
+    // events and opened again for the next, whose writes are kept.
+    let mut a = a;
+    a.rest();
+    assert!(a.open_db().is_none(), "a resting actor's database is closed");
+    a.wake(1 << 30).expect("opened again");
+    a.db()
+        .expect("open")
+        .exec("INSERT INTO t VALUES (3)", &[])
+        .expect("insert");
+    a.end_event().expect("end of event");
+    a.rest();
+    a.release();
+    let a = open(storage, &k, OpenMode::Existing);
+    assert_eq!(count(&a), 3, "a write after a rest is kept");
+
     // A failed reset: storage closed for the event, a retry succeeds.
     let mut a = a;
     fail_next_reset();

@@ -10,12 +10,17 @@ use crate::address::ActorKey;
 use crate::deletion::DeleteHow;
 use crate::operator::META_OPERATOR_DELETE;
 use crate::sql_types::{SqlError, refusals};
+use std::path::PathBuf;
 
 /// The database as the current event may use it.
 #[derive(Debug)]
 enum DbState {
-    /// Open and usable (boxed: the other states are empty).
+    /// Open and usable (boxed: the other states are small).
     Open(Box<ActorDb>),
+    /// Closed while the actor waits for its next event, the hold kept: its
+    /// files and the connection's memory given back (ADR 045). The next job
+    /// opens it again from this path before it runs.
+    Resting(PathBuf),
     /// A reset recorded the delete in this event.
     DeletedInEvent,
     /// A reset failed in this event: closed, files (or history) maybe still there.
@@ -69,6 +74,8 @@ impl OpenActor {
             DbState::Open(db) => Ok(db),
             DbState::DeletedInEvent => Err(SqlError::NotAllowed(refusals::DELETED_IN_EVENT.into())),
             DbState::ClosedByFailedDelete => Err(SqlError::NotAllowed(refusals::CLOSED_BY_FAILED_DELETE.into())),
+            // The cell opens a resting database before any job that uses it.
+            DbState::Resting(_) => Err(SqlError::Internal("the actor's database was not reopened".into())),
         }
     }
 
@@ -76,8 +83,39 @@ impl OpenActor {
     pub(crate) fn open_db(&self) -> Option<&ActorDb> {
         match &self.db {
             DbState::Open(db) => Some(db),
-            DbState::DeletedInEvent | DbState::ClosedByFailedDelete => None,
+            DbState::DeletedInEvent | DbState::ClosedByFailedDelete | DbState::Resting(_) => None,
         }
+    }
+
+    /// The actor waits for its next event: closes the database (folding the
+    /// WAL into it) and keeps the hold, so an idle resident actor holds no
+    /// file and none of SQLite's memory (ADR 045). A database whose path is
+    /// unknown stays open.
+    pub(crate) fn rest(&mut self) {
+        let DbState::Open(db) = &self.db else { return };
+        let Some(path) = db.path() else { return };
+        if let DbState::Open(db) = std::mem::replace(&mut self.db, DbState::Resting(path)) {
+            db.rollback_if_open();
+            if let Err(e) = db.close() {
+                tracing::warn!(actor = %self.key, "closing the database of an idle actor: {e}");
+            }
+        }
+    }
+
+    /// Opens a resting database again, with the quota it had; nothing when
+    /// it is not resting.
+    ///
+    /// # Errors
+    /// SQLite could not open it or set the quota: the database stays resting,
+    /// and the caller lets the actor go so that the next open starts over.
+    pub(crate) fn wake(&mut self, quota_bytes: u64) -> Result<(), SqlError> {
+        let DbState::Resting(path) = &self.db else {
+            return Ok(());
+        };
+        let db = ActorDb::open(path)?;
+        db.set_quota(quota_bytes)?;
+        self.db = DbState::Open(Box::new(db));
+        Ok(())
     }
 
     /// Whether a reset recorded the delete in this event.

@@ -1,11 +1,13 @@
-//! Gives the memory a compile freed back to the system.
+//! Gives the memory a compile, or closed databases, freed back to the system.
 //!
 //! Compiling a component allocates hundreds of MiB in cranelift's threads
 //! and frees it at the end; glibc keeps freed memory in its arenas, so a
 //! host that compiled the example classes once held about 460 MiB it no
 //! longer used (issue 25: `serve` of the examples at 483 MiB RSS after a cold
 //! start, 203 MiB after `malloc_trim`). Called after each compile, which is
-//! rare (a class's first load, or a rebuild under `serve --watch`).
+//! rare (a class's first load, or a rebuild under `serve --watch`), and
+//! after an idle sweep that closed actors' databases (ADR 045), at most
+//! once a second.
 
 /// Returns the free pages of every malloc arena to the system (glibc);
 /// nothing elsewhere.

@@ -1,14 +1,14 @@
 //! One actor's worker: takes jobs from its mailbox one at a time and gives
 //! each to the actor's cell ([`ActorCell::run_job`]). After a second with
-//! nothing to do it closes the actor's database and gives back its thread,
-//! and waits in the mailbox, parked,
+//! nothing to do it gives back its thread and waits in the mailbox, parked,
 //! until a job resumes it on a thread or the idle sweep hibernates the actor
-//! at the idle timeout (ADR 044); with an idle timeout under five seconds it
+//! at the idle timeout (ADR 044), having closed its database after ten
+//! seconds (ADR 045); with an idle timeout under five seconds it
 //! keeps its thread and hibernates the actor itself.
 
 use crate::actor_cell::ActorCell;
 use crate::job::{EventKind, Job};
-use crate::node::{ActorStatus, Host, Mailbox, ParkedWorker, WorkerEnd};
+use crate::node::{ActorStatus, Host, Mailbox, ParkedRun, ParkedWorker, WorkerEnd};
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
 
@@ -27,7 +27,7 @@ fn serve(host: Arc<Host>, slot: Arc<Mailbox>, rx: mpsc::Receiver<Job>, mut cell:
         } else {
             host.config().idle_timeout
         };
-        let job = match spin_then_wait(&rx, idle, &mut cell) {
+        let job = match spin_then_wait(&rx, idle, &cell) {
             Ok(job) => job,
             Err(Waited::Idle) => {
                 let mut inner = slot.lock();
@@ -37,11 +37,17 @@ fn serve(host: Arc<Host>, slot: Arc<Mailbox>, rx: mpsc::Receiver<Job>, mut cell:
                 } else {
                     // Under the mailbox's lock: a job enqueued from now on
                     // finds the worker parked and resumes it on a thread.
-                    let (host, slot) = (Arc::clone(&host), Arc::clone(&slot));
                     inner.parked = Some(ParkedWorker {
                         worker: id,
                         since: std::time::Instant::now(),
-                        resume: Box::new(move || serve(host, slot, rx, cell, id)),
+                        rested: false,
+                        run: Box::new(Parked {
+                            host: Arc::clone(&host),
+                            slot: Arc::clone(&slot),
+                            rx,
+                            cell,
+                            id,
+                        }),
                     });
                     return WorkerEnd::Parked;
                 }
@@ -99,6 +105,32 @@ fn serve(host: Arc<Host>, slot: Arc<Mailbox>, rx: mpsc::Receiver<Job>, mut cell:
     }
 }
 
+/// A parked worker's run, as its mailbox keeps it (ADR 044).
+struct Parked {
+    host: Arc<Host>,
+    slot: Arc<Mailbox>,
+    rx: mpsc::Receiver<Job>,
+    cell: ActorCell,
+    id: u64,
+}
+
+impl ParkedRun for Parked {
+    fn resume(self: Box<Self>) -> WorkerEnd {
+        let Parked {
+            host,
+            slot,
+            rx,
+            cell,
+            id,
+        } = *self;
+        serve(host, slot, rx, cell, id)
+    }
+
+    fn rest(&mut self) {
+        self.cell.rest();
+    }
+}
+
 /// Why [`spin_then_wait`] came back without a job.
 enum Waited {
     /// The idle timeout passed: the actor hibernates.
@@ -122,9 +154,9 @@ impl From<mpsc::RecvTimeoutError> for Waited {
 /// Waits for the next job. A busy actor's next event often comes within
 /// microseconds (one client, request after request); parking the thread and
 /// waking it again costs more than that, so look briefly before parking.
-/// After [`RELEASE_AFTER`] of waiting, the actor gives back what only a
-/// running actor needs, and waits on until `idle`.
-fn spin_then_wait(rx: &mpsc::Receiver<Job>, idle: Duration, cell: &mut ActorCell) -> Result<Job, Waited> {
+/// After [`RELEASE_AFTER`] of waiting, a resident actor's worker parks
+/// (ADR 044); another waits on until `idle`.
+fn spin_then_wait(rx: &mpsc::Receiver<Job>, idle: Duration, cell: &ActorCell) -> Result<Job, Waited> {
     let spin_until = std::time::Instant::now() + SPIN;
     while std::time::Instant::now() < spin_until {
         match rx.try_recv() {
@@ -138,7 +170,6 @@ fn spin_then_wait(rx: &mpsc::Receiver<Job>, idle: Duration, cell: &mut ActorCell
     }
     match rx.recv_timeout(RELEASE_AFTER) {
         Err(mpsc::RecvTimeoutError::Timeout) => {
-            cell.went_idle();
             // Only a resident actor has something to keep while its worker
             // parks; a worker whose actor is not open here (absent, held
             // elsewhere, given up) waits out the idle timeout and ends.
@@ -156,10 +187,9 @@ fn spin_then_wait(rx: &mpsc::Receiver<Job>, idle: Duration, cell: &mut ActorCell
 /// a timeout of this length to within a fifth (ADR 044).
 pub(crate) const PARK_FROM_IDLE_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// How long a resident actor waits for an event before it closes its
-/// database (ADR 045) and its worker parks (ADR 044): long enough that a
-/// steady client's actor never opens its database again, short against the
-/// idle timeout.
+/// How long a resident actor waits for an event before its worker parks
+/// (ADR 044): long enough that a steady client's actor keeps its thread,
+/// short against the idle timeout.
 pub(crate) const RELEASE_AFTER: Duration = Duration::from_secs(1);
 
 /// How long a worker looks for its next job before it parks.

@@ -123,7 +123,7 @@ impl ActorCell {
     /// The actor has waited a while for its next event: it stays resident
     /// (instance and hold kept) with its database closed, so it holds no
     /// file and none of SQLite's memory until its next job (ADR 045).
-    pub(crate) fn went_idle(&mut self) {
+    pub(crate) fn rest(&mut self) {
         if let Some(r) = self.resident.as_mut() {
             r.store.data_mut().actor.rest();
         }

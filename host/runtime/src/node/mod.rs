@@ -48,15 +48,28 @@ pub(crate) enum WorkerEnd {
     Parked,
 }
 
+/// The rest of a parked worker's run: its cell (store, instance, database)
+/// and its mailbox's receiver. The worker module makes it, so that this
+/// module does not depend on the worker that depends on it.
+pub(crate) trait ParkedRun: Send {
+    /// Goes on with the worker's run on this thread (a job came).
+    fn resume(self: Box<Self>) -> WorkerEnd;
+    /// Closes the actor's database while it waits; it opens again at its
+    /// next job (ADR 045).
+    fn rest(&mut self);
+}
+
 /// A resident actor's worker that gave back its thread while the actor
-/// waits for an event: the next job runs `resume` on a thread of the node's.
+/// waits for an event: the next job resumes its run on a thread of the node's.
 pub(crate) struct ParkedWorker {
     /// The worker's id in the residency.
     pub(crate) worker: u64,
-    /// When it parked: the idle sweep hibernates it at the idle timeout.
+    /// When it parked: the idle sweep rests it after a while and hibernates
+    /// it at the idle timeout.
     pub(crate) since: std::time::Instant,
-    /// The rest of the worker's run: its cell and its mailbox's receiver.
-    pub(crate) resume: Box<dyn FnOnce() -> WorkerEnd + Send>,
+    /// Whether the sweep has closed its database (ADR 045).
+    pub(crate) rested: bool,
+    pub(crate) run: Box<dyn ParkedRun>,
 }
 
 /// A class of a loaded app.
@@ -441,7 +454,7 @@ impl Host {
         let host = self.clone();
         let id = parked.worker;
         let started = self.worker_threads.run(Box::new(move || {
-            if let WorkerEnd::Left = (parked.resume)() {
+            if let WorkerEnd::Left = parked.run.resume() {
                 host.worker_left(id);
             }
         }));
@@ -468,6 +481,23 @@ impl Host {
         if inner.parked.as_ref().is_some_and(|p| p.since.elapsed() >= idle) {
             self.send_hibernate(mailbox, inner);
         }
+    }
+
+    /// Closes the database of `mailbox`'s actor if its worker has been
+    /// parked for `after` or longer and has not closed it yet (ADR 045): on
+    /// this thread, under the mailbox's lock, so no job runs meanwhile.
+    /// Returns whether it closed it.
+    pub(crate) fn rest_if_parked_for(mailbox: &Mailbox, after: Duration) -> bool {
+        let mut inner = mailbox.lock();
+        if let Some(parked) = inner.parked.as_mut()
+            && !parked.rested
+            && parked.since.elapsed() >= after
+        {
+            parked.run.rest();
+            parked.rested = true;
+            return true;
+        }
+        false
     }
 
     /// Asks a resident's worker to hibernate after what it has queued; never

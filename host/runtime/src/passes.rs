@@ -4,7 +4,7 @@
 
 use crate::address::ActorKey;
 use crate::job::{EventKind, Job};
-use crate::node::{ActorStatus, App, Host, Mailbox, lock};
+use crate::node::{App, Host, Mailbox, lock};
 use std::collections::HashMap;
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
@@ -262,12 +262,7 @@ pub(crate) fn expiry_pass(host: &Arc<Host>) -> ExpiryPass {
                 continue;
             }
             // Resident here or with a socket: active (the job never takes a hold it has).
-            let resident = host
-                .actors()
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .get(&key)
-                .is_some_and(|s| s.lock().status == ActorStatus::Resident);
+            let resident = host.is_resident(&key);
             if resident || !host.sockets_of(&key).is_empty() {
                 continue;
             }

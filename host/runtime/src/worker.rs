@@ -126,8 +126,8 @@ impl ParkedRun for Parked {
         serve(host, slot, rx, cell, id)
     }
 
-    fn rest(&mut self) {
-        self.cell.rest();
+    fn rest(&mut self) -> bool {
+        self.cell.rest()
     }
 }
 

@@ -76,6 +76,7 @@ impl ActorCell {
             // says what stands in the way if it still cannot.
             tracing::warn!(actor = %self.mailbox.key, "reopening an idle actor's database: {e}");
             self.hibernate();
+            self.mailbox.lock().status = ActorStatus::Hibernated;
         }
         let host = &self.host;
         let key = &self.mailbox.key;
@@ -123,10 +124,9 @@ impl ActorCell {
     /// The actor has waited a while for its next event: it stays resident
     /// (instance and hold kept) with its database closed, so it holds no
     /// file and none of SQLite's memory until its next job (ADR 045).
-    pub(crate) fn rest(&mut self) {
-        if let Some(r) = self.resident.as_mut() {
-            r.store.data_mut().actor.rest();
-        }
+    /// Returns whether it closed the database.
+    pub(crate) fn rest(&mut self) -> bool {
+        self.resident.as_mut().is_some_and(|r| r.store.data_mut().actor.rest())
     }
 
     /// Drops the instance, closes the database and releases the hold.

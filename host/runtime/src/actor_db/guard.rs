@@ -49,6 +49,10 @@ pub(super) struct Guard {
     pub(super) deadline: Mutex<Option<Instant>>,
     /// Set when a statement was interrupted at the deadline.
     pub(super) timed_out: AtomicBool,
+    /// Set once guest SQL sets `case_sensitive_like`, which SQLite cannot
+    /// read back: the connection then stays open while the actor rests
+    /// (ADR 045), so the setting is not lost.
+    pub(super) set_unreadable_pragma: AtomicBool,
 }
 
 impl Guard {
@@ -78,8 +82,14 @@ impl Guard {
             AuthAction::Attach { .. } | AuthAction::Detach { .. } => {
                 self.deny("ATTACH and DETACH reach outside the actor's database".into())
             }
-            AuthAction::Pragma { pragma_name, .. } => {
+            AuthAction::Pragma {
+                pragma_name,
+                pragma_value,
+            } => {
                 if ALLOWED_PRAGMAS.iter().any(|p| p.eq_ignore_ascii_case(pragma_name)) {
+                    if pragma_value.is_some() && pragma_name.eq_ignore_ascii_case("case_sensitive_like") {
+                        self.set_unreadable_pragma.store(true, Ordering::Relaxed);
+                    }
                     Authorization::Allow
                 } else {
                     self.deny(format!(

@@ -18,6 +18,7 @@ mod batch;
 mod db_status;
 mod dump;
 mod guard;
+mod guest_settings;
 mod host_table;
 mod lent_read;
 mod lookaside;
@@ -43,6 +44,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use transaction::TxMode;
 
+pub use guest_settings::GuestSettings;
 pub use lent_read::{LENT_READ_TIME, LentReadError, open_for_reading};
 
 /// How long an actor's statement waits for a lock another connection holds
@@ -109,6 +111,23 @@ impl ActorDb {
     /// # Errors
     /// SQLite could not open or set up the file.
     pub fn open(path: &Path) -> Result<Self, SqlError> {
+        Self::open_with(path, rusqlite::OpenFlags::default())
+    }
+
+    /// Opens the database at `path` as [`ActorDb::open`] does, but only if
+    /// the file exists: a resting actor's database opening again (ADR 045)
+    /// must not start over empty if its file went away.
+    ///
+    /// # Errors
+    /// The file is missing, or SQLite could not open or set it up.
+    pub fn open_existing(path: &Path) -> Result<Self, SqlError> {
+        Self::open_with(
+            path,
+            rusqlite::OpenFlags::default() - rusqlite::OpenFlags::SQLITE_OPEN_CREATE,
+        )
+    }
+
+    fn open_with(path: &Path, flags: rusqlite::OpenFlags) -> Result<Self, SqlError> {
         // The path goes to the host's log, not into the message: the message
         // can reach an HTTP client, which has no business knowing the host's paths.
         let failed = |doing: &str, e: rusqlite::Error| {
@@ -122,9 +141,9 @@ impl ActorDb {
         };
         // The host's own paths need none of SQLite's resolution (ADR 043).
         let conn = if plain_path_vfs::registered() {
-            Connection::open_with_flags_and_vfs(path, rusqlite::OpenFlags::default(), plain_path_vfs::NAME)
+            Connection::open_with_flags_and_vfs(path, flags, plain_path_vfs::NAME)
         } else {
-            Connection::open(path)
+            Connection::open_with_flags(path, flags)
         }
         .map_err(|e| failed("opening", e))?;
         Self::setup(conn).map_err(|e| failed("setting up", e))

@@ -55,8 +55,8 @@ pub(crate) trait ParkedRun: Send {
     /// Goes on with the worker's run on this thread (a job came).
     fn resume(self: Box<Self>) -> WorkerEnd;
     /// Closes the actor's database while it waits; it opens again at its
-    /// next job (ADR 045).
-    fn rest(&mut self);
+    /// next job (ADR 045). Returns whether it closed it.
+    fn rest(&mut self) -> bool;
 }
 
 /// A resident actor's worker that gave back its thread while the actor
@@ -87,7 +87,7 @@ pub(crate) struct App {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ActorStatus {
-    /// In memory, with its database open.
+    /// In memory, its database open or, idle, closed until its next event (ADR 045).
     Resident,
     /// Only its files: the next event wakes it.
     Hibernated,
@@ -300,9 +300,10 @@ impl Host {
 
     /// Whether `key` is resident here now (its database open in its worker).
     pub(crate) fn is_resident(&self, key: &ActorKey) -> bool {
-        lock(&self.actors)
-            .get(key)
-            .is_some_and(|s| s.lock().status == ActorStatus::Resident)
+        // The node's lock is let go before the mailbox's: a mailbox may be
+        // held for a while (its database closing, ADR 045).
+        let slot = lock(&self.actors).get(key).cloned();
+        slot.is_some_and(|s| s.lock().status == ActorStatus::Resident)
     }
 
     /// Whether an ordered shutdown began.
@@ -493,9 +494,8 @@ impl Host {
             && !parked.rested
             && parked.since.elapsed() >= after
         {
-            parked.run.rest();
             parked.rested = true;
-            return true;
+            return parked.run.rest();
         }
         false
     }

@@ -60,7 +60,12 @@ impl<'a> Admin<'a> {
         for k in self.host.storage().local_actors() {
             seen.insert(k, (ActorStatus::Hibernated, None));
         }
-        for (k, slot) in lock(self.host.actors()).iter() {
+        // The node's lock is let go before any mailbox's (ADR 045).
+        let slots: Vec<(ActorKey, Arc<crate::node::Mailbox>)> = lock(self.host.actors())
+            .iter()
+            .map(|(k, s)| (k.clone(), s.clone()))
+            .collect();
+        for (k, slot) in &slots {
             let inner = slot.lock();
             let status = if inner.sender.is_some() && inner.status != ActorStatus::Deleted {
                 ActorStatus::Resident
@@ -190,8 +195,7 @@ pub(super) fn actor_exists(host: &Host, key: &ActorKey) -> bool {
 
 /// How many actors are resident on `host` now.
 pub(super) fn resident_count(host: &Host) -> usize {
-    lock(host.actors())
-        .values()
-        .filter(|s| s.lock().sender.is_some())
-        .count()
+    // The node's lock is let go before any mailbox's (ADR 045).
+    let slots: Vec<_> = lock(host.actors()).values().cloned().collect();
+    slots.iter().filter(|s| s.lock().sender.is_some()).count()
 }

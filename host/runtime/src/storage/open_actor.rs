@@ -5,7 +5,7 @@
 
 use super::error::StorageError;
 use super::holding::Holding;
-use crate::actor_db::{ActorDb, META_DELETED};
+use crate::actor_db::{ActorDb, GuestSettings, META_DELETED};
 use crate::address::ActorKey;
 use crate::deletion::DeleteHow;
 use crate::operator::META_OPERATOR_DELETE;
@@ -19,8 +19,8 @@ enum DbState {
     Open(Box<ActorDb>),
     /// Closed while the actor waits for its next event, the hold kept: its
     /// files and the connection's memory given back (ADR 045). The next job
-    /// opens it again from this path before it runs.
-    Resting(PathBuf),
+    /// opens it again from this path, with the guest's settings, before it runs.
+    Resting(PathBuf, GuestSettings),
     /// A reset recorded the delete in this event.
     DeletedInEvent,
     /// A reset failed in this event: closed, files (or history) maybe still there.
@@ -75,7 +75,7 @@ impl OpenActor {
             DbState::DeletedInEvent => Err(SqlError::NotAllowed(refusals::DELETED_IN_EVENT.into())),
             DbState::ClosedByFailedDelete => Err(SqlError::NotAllowed(refusals::CLOSED_BY_FAILED_DELETE.into())),
             // The cell opens a resting database before any job that uses it.
-            DbState::Resting(_) => Err(SqlError::Internal("the actor's database was not reopened".into())),
+            DbState::Resting(..) => Err(SqlError::Internal("the actor's database was not reopened".into())),
         }
     }
 
@@ -83,37 +83,44 @@ impl OpenActor {
     pub(crate) fn open_db(&self) -> Option<&ActorDb> {
         match &self.db {
             DbState::Open(db) => Some(db),
-            DbState::DeletedInEvent | DbState::ClosedByFailedDelete | DbState::Resting(_) => None,
+            DbState::DeletedInEvent | DbState::ClosedByFailedDelete | DbState::Resting(..) => None,
         }
     }
 
     /// The actor waits for its next event: closes the database (folding the
     /// WAL into it) and keeps the hold, so an idle resident actor holds no
-    /// file and none of SQLite's memory (ADR 045). A database whose path is
-    /// unknown stays open.
-    pub(crate) fn rest(&mut self) {
-        let DbState::Open(db) = &self.db else { return };
-        let Some(path) = db.path() else { return };
-        if let DbState::Open(db) = std::mem::replace(&mut self.db, DbState::Resting(path)) {
+    /// file and none of SQLite's memory (ADR 045). Returns whether it closed
+    /// it: one whose path is unknown, or whose guest set what a new
+    /// connection could not be given again, stays open.
+    pub(crate) fn rest(&mut self) -> bool {
+        let DbState::Open(db) = &self.db else { return false };
+        let (Some(path), Some(settings)) = (db.path(), db.guest_settings()) else {
+            return false;
+        };
+        if let DbState::Open(db) = std::mem::replace(&mut self.db, DbState::Resting(path, settings)) {
             db.rollback_if_open();
             if let Err(e) = db.close() {
                 tracing::warn!(actor = %self.key, "closing the database of an idle actor: {e}");
             }
         }
+        true
     }
 
-    /// Opens a resting database again, with the quota it had; nothing when
-    /// it is not resting.
+    /// Opens a resting database again, with the quota and the guest's
+    /// settings it had; nothing when it is not resting. A file that went
+    /// away is not created again empty.
     ///
     /// # Errors
-    /// SQLite could not open it or set the quota: the database stays resting,
-    /// and the caller lets the actor go so that the next open starts over.
+    /// The file is gone, or SQLite could not open it or set it up: the
+    /// database stays resting, and the caller lets the actor go so that the
+    /// next open starts over (in a cluster, from the bucket).
     pub(crate) fn wake(&mut self, quota_bytes: u64) -> Result<(), SqlError> {
-        let DbState::Resting(path) = &self.db else {
+        let DbState::Resting(path, settings) = &self.db else {
             return Ok(());
         };
-        let db = ActorDb::open(path)?;
+        let db = ActorDb::open_existing(path)?;
         db.set_quota(quota_bytes)?;
+        db.restore_guest_settings(*settings)?;
         self.db = DbState::Open(Box::new(db));
         Ok(())
     }

@@ -171,9 +171,14 @@ fn spin_then_wait(rx: &mpsc::Receiver<Job>, idle: Duration, cell: &ActorCell) ->
     match rx.recv_timeout(RELEASE_AFTER) {
         Err(mpsc::RecvTimeoutError::Timeout) => {
             // Only a resident actor has something to keep while its worker
-            // parks; a worker whose actor is not open here (absent, held
-            // elsewhere, given up) waits out the idle timeout and ends.
-            if cell.is_resident() && idle >= PARK_FROM_IDLE_TIMEOUT {
+            // parks. A worker whose actor is not open here (absent, held
+            // elsewhere, given up, failed to open) has nothing to keep: it
+            // ends now rather than hold a thread and a resident place for
+            // the idle timeout, and the next job starts another.
+            if !cell.is_resident() {
+                return Err(Waited::Timeout);
+            }
+            if idle >= PARK_FROM_IDLE_TIMEOUT {
                 return Err(Waited::Idle);
             }
             rx.recv_timeout(idle - RELEASE_AFTER).map_err(Waited::from)

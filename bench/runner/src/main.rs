@@ -16,6 +16,7 @@ mod micro;
 mod miniflare;
 mod report;
 mod resident;
+mod resident_sockets;
 mod setup;
 mod ts_memory;
 mod wake;
@@ -48,6 +49,8 @@ enum Figure {
     Wake,
     /// RSS, threads and p99 with 1,000 and 10,000 resident counters.
     Resident,
+    /// RSS and p99 with 10,000 resident actors, each with one open WebSocket.
+    Sockets,
     /// One actor broadcasting to 1,000 open WebSockets, in messages/s.
     Fanout,
 }
@@ -102,6 +105,9 @@ struct Args {
     /// Internal: measure one resident count in this process (`label|wasm|count`).
     #[arg(long, hide = true)]
     resident_child: Option<String>,
+    /// Internal: serve resident bench guests whose sockets the parent opens (`wasm|count`).
+    #[arg(long, hide = true)]
+    socket_child: Option<String>,
     /// The bench guest component [default: <target>/components/bench-guest.wasm, built if missing].
     #[arg(long)]
     bench_guest: Option<PathBuf>,
@@ -115,6 +121,15 @@ impl Args {
 
 fn main() -> ExitCode {
     let args = Args::parse();
+    if let Some(spec) = &args.socket_child {
+        return match resident_sockets::child(spec) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("wasmkeep-bench --socket-child failed: {e:#}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     if let Some(spec) = &args.resident_child {
         return match resident::child(spec) {
             Ok(()) => ExitCode::SUCCESS,
@@ -139,7 +154,10 @@ fn main() -> ExitCode {
 fn run(args: &Args) -> Result<Report> {
     let paths = setup::Paths::find()?;
     let needs_counter = args.wants(Figure::Http) || args.wants(Figure::Load) || args.wants(Figure::Memory);
-    let needs_guest = args.wants(Figure::Exec) || args.wants(Figure::Delete) || args.wants(Figure::Fanout);
+    let needs_guest = args.wants(Figure::Exec)
+        || args.wants(Figure::Delete)
+        || args.wants(Figure::Fanout)
+        || args.wants(Figure::Sockets);
     let counter = match &args.counter {
         Some(p) => p.clone(),
         None if needs_counter => paths.component("counter-rust", "examples/counter-rust")?,
@@ -181,6 +199,10 @@ fn run(args: &Args) -> Result<Report> {
     if args.wants(Figure::Fanout) {
         eprintln!("== WebSocket fan-out: one actor to {} sockets", fanout::SOCKETS);
         fanout::run(&guest, &mut report)?;
+    }
+    if args.wants(Figure::Sockets) {
+        eprintln!("== {} resident actors with a WebSocket each", resident_sockets::ACTORS);
+        resident_sockets::run(&guest, resident_sockets::ACTORS, &mut report)?;
     }
     let ts_counters = ts_counters(args, &paths)?;
     if args.wants(Figure::Wake) {

@@ -34,7 +34,7 @@ const TOUCH_BATCH: usize = 100;
 /// are read: past the ten seconds after which an idle actor's database is
 /// closed (its worker parks after one), with a margin for the idle sweep's
 /// second and a loaded machine.
-const IDLE_WAIT: std::time::Duration = std::time::Duration::from_millis(12_500);
+pub(crate) const IDLE_WAIT: std::time::Duration = std::time::Duration::from_millis(12_500);
 /// Other actors answered while many are resident: p99 at most this.
 const TARGET_P99_MS: f64 = 5.0;
 
@@ -139,7 +139,7 @@ pub fn child(spec: &str) -> Result<()> {
 /// hard one too where the user may (root), as an operator would for a host
 /// of that size (`LimitNOFILE=`). Where it cannot, the row stops where the
 /// limit does and says so.
-fn raise_open_files(n: usize) {
+pub(crate) fn raise_open_files(n: usize) {
     use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
     let wanted = u64::try_from(n)
         .unwrap_or(u64::MAX)

@@ -73,6 +73,16 @@ pub fn resident_runtime(
     cache: &Path,
     resident: Option<usize>,
 ) -> Result<(Runtime, tempfile::TempDir)> {
+    resident_runtime_of("counter", component, cache, resident)
+}
+
+/// [`resident_runtime`] with the component loaded as `class`.
+pub fn resident_runtime_of(
+    class: &str,
+    component: &Path,
+    cache: &Path,
+    resident: Option<usize>,
+) -> Result<(Runtime, tempfile::TempDir)> {
     let dir = tempfile::Builder::new()
         .prefix("wasmkeep-bench-resident-")
         .tempdir()
@@ -87,7 +97,7 @@ pub fn resident_runtime(
     rt.add_app(
         APP,
         &[ClassSpec {
-            name: "counter".into(),
+            name: class.to_owned(),
             component: component.to_owned(),
             access: Access::Open,
         }],

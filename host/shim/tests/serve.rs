@@ -288,6 +288,27 @@ async fn websockets_deliver_socket_events_and_deletes_close_them() {
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_socket_message_larger_than_its_read_buffer_arrives_whole() {
+    // ADR 046: a connection reads 8 KiB at a time; a 1 MiB message grows
+    // its buffer and still arrives as one message.
+    let s = start(true).await;
+    let ws_url = format!("{}/testee/room/big", s.base.replace("http://", "ws://"));
+    let (mut ws, _) = tokio_tungstenite::connect_async(&ws_url)
+        .await
+        .expect("websocket connects");
+    let big: String = std::iter::repeat_n('x', 1 << 20).collect();
+    ws.send(Message::Text(format!("echo:{big}").into()))
+        .await
+        .expect("send");
+    let got = tokio::time::timeout(std::time::Duration::from_secs(10), ws.next())
+        .await
+        .expect("an answer in time");
+    let text = got.expect("message").expect("ok").into_text().expect("text");
+    assert_eq!(text.len(), big.len(), "the whole message came back");
+    assert!(text.as_str() == big, "unchanged");
+}
+
 /// Sends `head` and `body` on a raw connection, stops sending, and reads the answer.
 async fn raw_exchange(base: &str, head: &str, body: &[u8]) -> String {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};

@@ -119,14 +119,17 @@ pub(crate) fn build_host(
             .join(&c.node, me)
             .map_err(|e| RuntimeError::Host(e.to_string()))?;
     }
-    start_epoch_ticker(host.engine());
+    // Each of these threads keeps a promise (deadlines trap, parked actors
+    // hibernate, alarms fire, operator deletes run): a node without one does
+    // not start.
+    start_epoch_ticker(host.engine()).map_err(|e| host_err(&format!("starting the epoch ticker's thread: {e}")))?;
     crate::idle_sweep::start(&host).map_err(|e| host_err(&format!("starting the idle sweep's thread: {e}")))?;
     let real_clock = host.clock().as_virtual().is_none();
     if real_clock {
-        start_alarm_timer(&host);
+        start_alarm_timer(&host).map_err(|e| host_err(&format!("starting the alarm timer's thread: {e}")))?;
     }
     if host.cluster().is_some() && (real_clock || host.config().passes_on_virtual_clock) {
-        start_control_pass(&host);
+        start_control_pass(&host).map_err(|e| host_err(&format!("starting the control pass's thread: {e}")))?;
     }
     Ok(host)
 }

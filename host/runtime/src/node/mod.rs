@@ -69,6 +69,7 @@ pub(crate) struct ParkedWorker {
     pub(crate) since: std::time::Instant,
     /// Whether the sweep has closed its database (ADR 045).
     pub(crate) rested: bool,
+    /// Its cell and its mailbox's receiver, resumed by the next job.
     pub(crate) run: Box<dyn ParkedRun>,
 }
 
@@ -298,7 +299,7 @@ impl Host {
         slot.is_some_and(|s| s.lock().sender.is_some())
     }
 
-    /// Whether `key` is resident here now (its database open in its worker).
+    /// Whether `key` is resident here now (its instance kept by its worker).
     pub(crate) fn is_resident(&self, key: &ActorKey) -> bool {
         // The node's lock is let go before the mailbox's: a mailbox may be
         // held for a while (its database closing, ADR 045).

@@ -12,14 +12,14 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, Result, bail, ensure};
+use anyhow::{Context as _, Result, bail};
 use futures_util::{SinkExt as _, StreamExt as _};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
 use crate::memory::{mib, status_kib};
-use crate::report::{Met, Report, Row, met, thousands};
+use crate::report::{Met, Report, Row, thousands};
 use crate::resident::{IDLE_WAIT, raise_open_files};
 use crate::setup;
 
@@ -89,7 +89,9 @@ pub fn run(guest: &Path, n: usize, report: &mut Report) -> Result<()> {
     for line in from_child.by_ref() {
         if let Some(fields) = line?.strip_prefix(ROW) {
             let f: Vec<String> = fields.split('\t').map(str::to_owned).collect();
-            ensure!(f.len() == 4, "the socket child printed {fields:?}");
+            let f: [String; 4] = f
+                .try_into()
+                .map_err(|_| anyhow::anyhow!("the socket child printed {fields:?}"))?;
             row = Some(f);
             break;
         }
@@ -101,7 +103,7 @@ pub fn run(guest: &Path, n: usize, report: &mut Report) -> Result<()> {
     drop(sockets);
     drop(to_child);
     let status = child.wait()?;
-    let Some([figure, shim, target, is_met]) = row.map(|f| <[String; 4]>::try_from(f).unwrap_or_default()) else {
+    let Some([figure, shim, target, is_met]) = row else {
         bail!("the socket child gave no figure ({status})");
     };
     let counted_ok = matches!(&counted, Ok(counts) if counts.iter().all(|c| c == "1"));
@@ -231,7 +233,7 @@ pub fn child(spec: &str) -> Result<()> {
          ≤ {TARGET_MIB:.0} MiB, p99 ≤ {TARGET_P99_MS:.0} ms\t{}",
         thousands(n as f64),
         grown * 1024.0 / n as f64,
-        if matches!(met(is_met), Met::Yes) { "yes" } else { "no" }
+        if is_met { "yes" } else { "no" }
     );
     std::io::stdout().flush()?;
     let _ = std::io::stdin().read_line(&mut line);

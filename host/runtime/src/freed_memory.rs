@@ -6,8 +6,7 @@
 //! longer used (issue 25: `serve` of the examples at 483 MiB RSS after a cold
 //! start, 203 MiB after `malloc_trim`). Called after each compile, which is
 //! rare (a class's first load, or a rebuild under `serve --watch`), and
-//! after an idle sweep that closed actors' databases (ADR 045), at most
-//! once a second.
+//! by the idle sweep after every 256 databases it closes (ADR 045).
 
 /// Returns the free pages of every malloc arena to the system (glibc);
 /// nothing elsewhere.

@@ -475,26 +475,27 @@ impl Host {
         None
     }
 
-    /// Hibernates `mailbox`'s actor if its worker has been parked for
-    /// `idle` or longer: checked and asked under one lock, so an actor that
-    /// got a job meanwhile is left alone.
-    pub(crate) fn hibernate_if_parked_for(self: &Arc<Self>, mailbox: &Arc<Mailbox>, idle: Duration) {
-        let inner = mailbox.lock();
-        if inner.parked.as_ref().is_some_and(|p| p.since.elapsed() >= idle) {
-            self.send_hibernate(mailbox, inner);
-        }
-    }
-
-    /// Closes the database of `mailbox`'s actor if its worker has been
-    /// parked for `after` or longer and has not closed it yet (ADR 045): on
-    /// this thread, under the mailbox's lock, so no job runs meanwhile.
-    /// Returns whether it closed it.
-    pub(crate) fn rest_if_parked_for(mailbox: &Mailbox, after: Duration) -> bool {
+    /// The idle sweep's look at one mailbox, under one lock so that an
+    /// actor that got a job meanwhile is left alone: if its worker has been
+    /// parked for `hibernate_after`, asks it to hibernate; otherwise, if for
+    /// `rest_after` and its database is still open, closes it on this thread
+    /// (ADR 045). Returns whether it closed a database.
+    pub(crate) fn sweep_parked(
+        self: &Arc<Self>,
+        mailbox: &Arc<Mailbox>,
+        rest_after: Duration,
+        hibernate_after: Duration,
+    ) -> bool {
         let mut inner = mailbox.lock();
-        if let Some(parked) = inner.parked.as_mut()
-            && !parked.rested
-            && parked.since.elapsed() >= after
-        {
+        let Some(parked) = inner.parked.as_mut() else {
+            return false;
+        };
+        let parked_for = parked.since.elapsed();
+        if parked_for >= hibernate_after {
+            self.send_hibernate(mailbox, inner);
+            return false;
+        }
+        if parked_for >= rest_after && !parked.rested {
             parked.rested = true;
             return parked.run.rest();
         }

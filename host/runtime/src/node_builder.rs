@@ -122,14 +122,20 @@ pub(crate) fn build_host(
     // Each of these threads keeps a promise (deadlines trap, parked actors
     // hibernate, alarms fire, operator deletes run): a node without one does
     // not start.
-    start_epoch_ticker(host.engine()).map_err(|e| host_err(&format!("starting the epoch ticker's thread: {e}")))?;
-    crate::idle_sweep::start(&host).map_err(|e| host_err(&format!("starting the idle sweep's thread: {e}")))?;
+    let no_thread = |which: &str, e: std::io::Error| {
+        host_err(&format!(
+            "the system would not start the {which}'s thread ({e}): raise this process's limits on threads \
+             or memory (ulimit -u, systemd's TasksMax) and start it again"
+        ))
+    };
+    start_epoch_ticker(host.engine()).map_err(|e| no_thread("epoch ticker", e))?;
+    crate::idle_sweep::start(&host).map_err(|e| no_thread("idle sweep", e))?;
     let real_clock = host.clock().as_virtual().is_none();
     if real_clock {
-        start_alarm_timer(&host).map_err(|e| host_err(&format!("starting the alarm timer's thread: {e}")))?;
+        start_alarm_timer(&host).map_err(|e| no_thread("alarm timer", e))?;
     }
     if host.cluster().is_some() && (real_clock || host.config().passes_on_virtual_clock) {
-        start_control_pass(&host).map_err(|e| host_err(&format!("starting the control pass's thread: {e}")))?;
+        start_control_pass(&host).map_err(|e| no_thread("control pass", e))?;
     }
     Ok(host)
 }

@@ -25,6 +25,12 @@ pub(super) fn run_text(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// True if `sql` is surely one statement, and a PRAGMA.
+pub(super) fn is_one_pragma(sql: &str) -> bool {
+    let body = sql.trim_start();
+    is_one_statement(sql) && body.get(..6).is_some_and(|w| w.eq_ignore_ascii_case("pragma"))
+}
+
 /// True if `sql` is surely one statement: no `;` but at its end, and not
 /// starting with a comment (text that is only a comment compiles to no
 /// statement, which cannot be stepped). Anything else, a `;` inside a

@@ -245,6 +245,14 @@ impl ActorDb {
                 let n = stmt.execute(params_from_iter(params.iter().map(Param)))?;
                 Ok(n as u64)
             }),
+            // One PRAGMA changes no row, so it needs no savepoint; and SQLite
+            // ignores some inside a transaction (`foreign_keys`), which a
+            // savepoint opens: the guest's setting would be dropped unsaid.
+            Shape::Batch if batch::is_one_pragma(sql) => self.guest(sql, |c| {
+                let before = c.total_changes();
+                batch::run_text(c, sql)?;
+                Ok(c.total_changes().saturating_sub(before))
+            }),
             Shape::Batch => {
                 // A batch runs inside a savepoint so that it changes nothing when
                 // one of its statements is refused or fails.

@@ -212,3 +212,27 @@ fn a_closed_database_keeps_an_empty_wal_for_the_next_open() {
         .expect("read");
     assert_eq!(n, 1, "what was written before the close is read after it");
 }
+
+/// SQLite ignores `PRAGMA foreign_keys` inside a transaction, and an `exec`
+/// without parameters ran in a savepoint: the guest's setting was dropped
+/// without a word.
+#[test]
+fn a_guest_s_foreign_keys_setting_through_exec_takes_effect() {
+    let (_dir, db) = db();
+    let foreign_keys = |db: &ActorDb| db.query("PRAGMA foreign_keys", &[]).expect("read").rows;
+    db.exec(
+        "CREATE TABLE parent(id INTEGER PRIMARY KEY); CREATE TABLE child(p INTEGER REFERENCES parent(id))",
+        &[],
+    )
+    .expect("tables");
+    db.exec("PRAGMA foreign_keys=OFF", &[]).expect("off");
+    assert_eq!(foreign_keys(&db), vec![vec![SqlValue::Integer(0)]]);
+    db.exec("INSERT INTO child VALUES (7)", &[])
+        .expect("no parent needed while off");
+    db.exec("pragma Foreign_Keys = on;", &[]).expect("on");
+    assert_eq!(foreign_keys(&db), vec![vec![SqlValue::Integer(1)]]);
+    let refused = db
+        .exec("INSERT INTO child VALUES (8)", &[])
+        .expect_err("a parent is needed again");
+    assert!(matches!(refused, SqlError::Sqlite { .. }), "{refused:?}");
+}

@@ -33,7 +33,10 @@ impl ActorStorage for SingleNodeStorage {
             // Here the removal is the delete: it is recorded now.
             self.metrics.inc(DELETES_TOTAL, how.label());
         }
-        let exists = self.files.exists(key);
+        // No removal is pending now, so the database's file is the answer:
+        // `StateStore::exists` would look for the marker a second time.
+        let path = self.files.db_path(key);
+        let exists = path.exists();
         match mode {
             OpenMode::Create => {}
             OpenMode::Existing if exists => {}
@@ -48,7 +51,7 @@ impl ActorStorage for SingleNodeStorage {
                 source,
             })?;
         }
-        let db = ActorDb::open(&self.files.db_path(key))?;
+        let db = ActorDb::open(&path)?;
         if !exists && let Some(record) = self.files.last_deletion(key) {
             // The removal record goes into the new database, as a cluster's
             // reset carries it (context.previous-deletion reads it).

@@ -40,6 +40,11 @@ pub struct RuntimeConfig {
     /// per resident actor (the default: a wake takes a warm slot), or a
     /// mapping per instance (`for_tests`). ADR 042.
     pub instance_slots: InstanceSlots,
+    /// How long a request that changed nothing may take and still let its
+    /// actor's next request run on the thread that receives it (single
+    /// node; ADR 048). A longer one, or a write, sends the next requests to
+    /// the actor's own worker thread. Default 1 ms.
+    pub quick_read: Duration,
 }
 
 impl RuntimeConfig {
@@ -61,6 +66,7 @@ impl RuntimeConfig {
             max_resident: crate::residency::default_resident_limit(),
             max_actor_bytes: 1 << 30,
             instance_slots: InstanceSlots::Pooled(SlotShape::default()),
+            quick_read: Duration::from_millis(1),
         }
     }
 

@@ -36,8 +36,13 @@ pub const RESIDENT_REFUSALS_TOTAL: &str = "wasmkeep_resident_refusals_total";
 /// their actor's mailbox was full.
 pub const MAILBOX_REFUSALS_TOTAL: &str = "wasmkeep_mailbox_refusals_total";
 
+/// `wasmkeep_requests_run_here_total`: requests run on the thread that
+/// received them, without a hand-off to their actor's worker (ADR 048).
+pub const REQUESTS_RUN_HERE_TOTAL: &str = "wasmkeep_requests_run_here_total";
+
 /// Counters with one series and no label.
 const UNLABELLED: &[&str] = &[
+    REQUESTS_RUN_HERE_TOTAL,
     HISTORY_COLLECT_FAILURES_TOTAL,
     EXPIRY_CANDIDATES_TOTAL,
     RESIDENT_WAITS_TOTAL,
@@ -75,6 +80,10 @@ const HELP: &[(&str, &str)] = &[
     (
         MAILBOX_REFUSALS_TOTAL,
         "Events from outside refused because their actor's mailbox was full.",
+    ),
+    (
+        REQUESTS_RUN_HERE_TOTAL,
+        "Requests run on the thread that received them, without a hand-off to their actor's worker.",
     ),
 ];
 

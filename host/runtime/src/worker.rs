@@ -4,22 +4,48 @@
 //! until a job resumes it on a thread or the idle sweep hibernates the actor
 //! at the idle timeout (ADR 044), having closed its database after ten
 //! seconds (ADR 045); with an idle timeout under five seconds it
-//! keeps its thread and hibernates the actor itself.
+//! keeps its thread and hibernates the actor itself. On a single node, a
+//! worker that ran a quick read parks at once, and the next request runs on
+//! the thread that received it, without a hand-off (ADR 048).
 
 use crate::actor_cell::ActorCell;
 use crate::job::{EventKind, Job};
-use crate::node::{ActorStatus, Host, Mailbox, ParkedRun, ParkedWorker, WorkerEnd};
+use crate::node::{ActorStatus, Host, Mailbox, ParkedRun, ParkedWorker, Resumed, WorkerEnd};
 use std::sync::{Arc, mpsc};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Worker `id`'s loop: runs until the mailbox stays empty for the idle
 /// timeout, or parks once it has waited [`RELEASE_AFTER`] (ADR 044).
 pub(crate) fn run(host: &Arc<Host>, slot: &Arc<Mailbox>, rx: mpsc::Receiver<Job>, id: u64) -> WorkerEnd {
     let cell = ActorCell::new(Arc::clone(host), Arc::clone(slot));
-    serve(Arc::clone(host), Arc::clone(slot), rx, cell, id)
+    serve(
+        Parked {
+            host: Arc::clone(host),
+            slot: Arc::clone(slot),
+            rx,
+            cell,
+            id,
+            first: None,
+        },
+        None,
+    )
 }
 
-fn serve(host: Arc<Host>, slot: Arc<Mailbox>, rx: mpsc::Receiver<Job>, mut cell: ActorCell, id: u64) -> WorkerEnd {
+/// The worker's loop on a thread of its own. `ran_read` is how long the
+/// job it last ran took, if that job was a request that wrote nothing: on a
+/// single node, a resident actor's worker then parks at once when nothing
+/// waits, so that the next request runs on the thread that received it
+/// (ADR 048). After a write it looks for the next job first, as before.
+fn serve(run: Parked, ran_read: Option<Duration>) -> WorkerEnd {
+    let Parked {
+        host,
+        slot,
+        rx,
+        mut cell,
+        id,
+        mut first,
+    } = run;
+    let mut ran_read = ran_read;
     loop {
         // While actors wait for a resident slot, an idle worker leaves at once.
         let idle = if host.residency().anyone_waiting() {
@@ -27,7 +53,12 @@ fn serve(host: Arc<Host>, slot: Arc<Mailbox>, rx: mpsc::Receiver<Job>, mut cell:
         } else {
             host.config().idle_timeout
         };
-        let job = match spin_then_wait(&rx, idle, &cell) {
+        let park_now = ran_read.is_some() && host.runs_requests_here();
+        let waited = match first.take() {
+            Some(job) => Ok(job),
+            None => spin_then_wait(&rx, idle, &cell, park_now),
+        };
+        let job = match waited {
             Ok(job) => job,
             Err(Waited::Idle) => {
                 let mut inner = slot.lock();
@@ -36,19 +67,18 @@ fn serve(host: Arc<Host>, slot: Arc<Mailbox>, rx: mpsc::Receiver<Job>, mut cell:
                     job
                 } else {
                     // Under the mailbox's lock: a job enqueued from now on
-                    // finds the worker parked and resumes it on a thread.
-                    inner.parked = Some(ParkedWorker {
-                        worker: id,
-                        since: std::time::Instant::now(),
-                        rested: false,
-                        run: Box::new(Parked {
-                            host: Arc::clone(&host),
-                            slot: Arc::clone(&slot),
-                            rx,
-                            cell,
-                            id,
-                        }),
-                    });
+                    // finds the worker parked and resumes it on a thread (a
+                    // request after a quick read: on the receiving one).
+                    let runs_here = ran_read.is_some_and(|took| took <= host.config().quick_read);
+                    let parked = Parked {
+                        host: Arc::clone(&host),
+                        slot: Arc::clone(&slot),
+                        rx,
+                        cell,
+                        id,
+                        first: None,
+                    };
+                    inner.parked = Some(parked.into_parked(runs_here));
                     return WorkerEnd::Parked;
                 }
             }
@@ -78,6 +108,7 @@ fn serve(host: Arc<Host>, slot: Arc<Mailbox>, rx: mpsc::Receiver<Job>, mut cell:
             if let Ok(next) = rx.try_recv() {
                 drop(inner);
                 let _ = done.send(());
+                ran_read = None;
                 cell.run_job(next);
                 continue;
             }
@@ -89,13 +120,23 @@ fn serve(host: Arc<Host>, slot: Arc<Mailbox>, rx: mpsc::Receiver<Job>, mut cell:
             return WorkerEnd::Left;
         }
         let lent_read = matches!(job.kind, EventKind::LentRead { .. });
+        if let EventKind::Barrier { .. } = job.kind {
+            // Only a wait for what was queued: it changes nothing of the above.
+            cell.run_job(job);
+            continue;
+        }
+        let request = matches!(job.kind, EventKind::Request { .. });
+        let started = Instant::now();
+        let changes = cell.db_changes();
         cell.run_job(job);
+        ran_read = (request && cell.db_changes() == changes).then(|| started.elapsed());
         if lent_read && !cell.is_resident() {
             // A read of a hibernated actor left it hibernated: its worker
             // does not stay on to be listed as resident until the idle timeout.
             let mut inner = slot.lock();
             if let Ok(next) = rx.try_recv() {
                 drop(inner);
+                ran_read = None;
                 cell.run_job(next);
                 continue;
             }
@@ -112,18 +153,83 @@ struct Parked {
     rx: mpsc::Receiver<Job>,
     cell: ActorCell,
     id: u64,
+    /// A job taken from the receiver that the run goes on with first: one
+    /// that came while it ran on a caller's thread and that it does not
+    /// run there.
+    first: Option<Job>,
+}
+
+impl Parked {
+    fn into_parked(self, runs_here: bool) -> ParkedWorker {
+        ParkedWorker {
+            worker: self.id,
+            since: Instant::now(),
+            rested: false,
+            runs_here,
+            run: Box::new(self),
+        }
+    }
 }
 
 impl ParkedRun for Parked {
     fn resume(self: Box<Self>) -> WorkerEnd {
-        let Parked {
-            host,
-            slot,
-            rx,
-            cell,
-            id,
-        } = *self;
-        serve(host, slot, rx, cell, id)
+        serve(*self, None)
+    }
+
+    fn resume_here(self: Box<Self>) -> Resumed {
+        let mut run = *self;
+        let began = Instant::now();
+        loop {
+            let next = match run.first.take() {
+                Some(job) => Ok(job),
+                None => run.rx.try_recv(),
+            };
+            let job = match next {
+                Ok(job) => job,
+                Err(mpsc::TryRecvError::Empty) => {
+                    // Under the mailbox's lock, as a worker on a thread parks:
+                    // a job enqueued from now on finds it parked.
+                    let slot = Arc::clone(&run.slot);
+                    let mut inner = slot.lock();
+                    if let Ok(job) = run.rx.try_recv() {
+                        drop(inner);
+                        run.first = Some(job);
+                        continue;
+                    }
+                    if !run.cell.is_resident() {
+                        // Nothing to keep (the request found no actor, or its
+                        // files did not open): its thread decides when it ends.
+                        drop(inner);
+                        return Resumed::ToThread(run.into_parked(false));
+                    }
+                    inner.parked = Some(run.into_parked(true));
+                    return Resumed::Parked;
+                }
+                // Its thread's run sees the mailbox gone and ends.
+                Err(mpsc::TryRecvError::Disconnected) => return Resumed::ToThread(run.into_parked(false)),
+            };
+            if let EventKind::Barrier { .. } = job.kind {
+                run.cell.run_job(job);
+                continue;
+            }
+            // Only requests run here, and only for a while: the caller's
+            // thread serves other connections too.
+            if !matches!(job.kind, EventKind::Request { .. }) || began.elapsed() >= HERE_FOR {
+                run.first = Some(job);
+                return Resumed::ToThread(run.into_parked(false));
+            }
+            let started = Instant::now();
+            let changes = run.cell.db_changes();
+            run.cell.run_job(job);
+            run.host.metrics().inc(crate::metrics::REQUESTS_RUN_HERE_TOTAL, "");
+            if started.elapsed() > run.host.config().quick_read || run.cell.db_changes() != changes {
+                // A slow request held the caller's thread; a write commits,
+                // and a commit can checkpoint and sync for milliseconds. The
+                // next requests go to the worker's own thread, which goes
+                // there now, until one is a quick read again.
+                return Resumed::ToThread(run.into_parked(false));
+            }
+        }
     }
 
     fn rest(&mut self) -> bool {
@@ -156,7 +262,17 @@ impl From<mpsc::RecvTimeoutError> for Waited {
 /// waking it again costs more than that, so look briefly before parking.
 /// After [`RELEASE_AFTER`] of waiting, a resident actor's worker parks
 /// (ADR 044); another waits on until `idle`.
-fn spin_then_wait(rx: &mpsc::Receiver<Job>, idle: Duration, cell: &ActorCell) -> Result<Job, Waited> {
+/// With `park_now` (a request just ran, on a single node), a resident
+/// actor's worker parks as soon as nothing waits: the next request runs on
+/// the thread that received it (ADR 048).
+fn spin_then_wait(rx: &mpsc::Receiver<Job>, idle: Duration, cell: &ActorCell, park_now: bool) -> Result<Job, Waited> {
+    if park_now && cell.is_resident() && idle >= PARK_FROM_IDLE_TIMEOUT {
+        return match rx.try_recv() {
+            Ok(job) => Ok(job),
+            Err(mpsc::TryRecvError::Empty) => Err(Waited::Idle),
+            Err(mpsc::TryRecvError::Disconnected) => Err(Waited::Disconnected),
+        };
+    }
     let spin_until = std::time::Instant::now() + SPIN;
     while std::time::Instant::now() < spin_until {
         match rx.try_recv() {
@@ -199,3 +315,7 @@ pub(crate) const RELEASE_AFTER: Duration = Duration::from_secs(1);
 
 /// How long a worker looks for its next job before it parks.
 const SPIN: Duration = Duration::from_micros(100);
+
+/// How long a run on a caller's thread goes on taking requests that came
+/// meanwhile before it hands the rest to the worker's own thread.
+const HERE_FOR: Duration = Duration::from_micros(200);

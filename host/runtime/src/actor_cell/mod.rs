@@ -10,6 +10,7 @@ mod guest_event;
 mod host_jobs;
 mod run_job;
 
+use crate::actor_db::ActorDb;
 use crate::cluster::NodeMailboxes;
 use crate::event_error::EventError;
 use crate::imports::HostState;
@@ -127,6 +128,16 @@ impl ActorCell {
     /// Returns whether it closed the database.
     pub(crate) fn rest(&mut self) -> bool {
         self.resident.as_mut().is_some_and(|r| r.store.data_mut().actor.rest())
+    }
+
+    /// The rows changed on the actor's open database since it opened (0
+    /// when it is not open): two readings around a job tell whether the
+    /// job wrote (ADR 048).
+    pub(crate) fn db_changes(&self) -> u64 {
+        self.resident
+            .as_ref()
+            .and_then(|r| r.store.data().actor.open_db())
+            .map_or(0, ActorDb::changes_since_open)
     }
 
     /// Drops the instance, closes the database and releases the hold.

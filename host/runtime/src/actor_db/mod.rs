@@ -226,6 +226,13 @@ impl ActorDb {
         Ok(())
     }
 
+    /// Rows inserted, updated or deleted on this connection since it
+    /// opened, the host's own included: what changed between two readings
+    /// tells whether an event wrote.
+    pub fn changes_since_open(&self) -> u64 {
+        self.conn.total_changes()
+    }
+
     /// Sets when guest SQL must stop (the event's deadline), or none.
     pub fn set_deadline(&self, deadline: Option<Instant>) {
         *lock(&self.guard.deadline) = deadline;

@@ -54,9 +54,21 @@ pub(crate) enum WorkerEnd {
 pub(crate) trait ParkedRun: Send {
     /// Goes on with the worker's run on this thread (a job came).
     fn resume(self: Box<Self>) -> WorkerEnd;
+    /// Runs the requests that came on the calling thread, the one that
+    /// received them, and parks again when none is left (ADR 048).
+    fn resume_here(self: Box<Self>) -> Resumed;
     /// Closes the actor's database while it waits; it opens again at its
     /// next job (ADR 045). Returns whether it closed it.
     fn rest(&mut self) -> bool;
+}
+
+/// How a run on a caller's thread ([`ParkedRun::resume_here`]) ended.
+pub(crate) enum Resumed {
+    /// It ran what came and is parked in its mailbox again.
+    Parked,
+    /// A job that does not run on a caller's thread came, a request was
+    /// slow, or it has run its share: it goes on on a thread of the node's.
+    ToThread(ParkedWorker),
 }
 
 /// A resident actor's worker that gave back its thread while the actor
@@ -69,6 +81,9 @@ pub(crate) struct ParkedWorker {
     pub(crate) since: std::time::Instant,
     /// Whether the sweep has closed its database (ADR 045).
     pub(crate) rested: bool,
+    /// Whether the next request may run on the thread that receives it: the
+    /// last one it ran was quick (ADR 048).
+    pub(crate) runs_here: bool,
     /// Its cell and its mailbox's receiver, resumed by the next job.
     pub(crate) run: Box<dyn ParkedRun>,
 }
@@ -335,16 +350,27 @@ impl Host {
                 }
             }
         }
+        // A barrier (a test host's wait for what is queued) runs where a
+        // request would, so that waiting on one does not move the worker.
+        let here =
+            matches!(job.kind, EventKind::Request { .. } | EventKind::Barrier { .. }) && self.runs_requests_here();
         let mut inner = slot.lock();
         job.generation = inner.generation;
         let job = match &inner.sender {
             Some(tx) => match tx.send(job) {
                 Ok(()) => {
-                    if let Some(parked) = inner.parked.take()
-                        && let Some(gone) = self.resume_worker(&slot, &mut inner, parked)
-                    {
-                        drop(inner);
-                        self.worker_left(gone);
+                    match inner.parked.take() {
+                        Some(parked) if here && parked.runs_here => {
+                            drop(inner);
+                            self.run_here(&slot, parked);
+                        }
+                        Some(parked) => {
+                            if let Some(gone) = self.resume_worker(&slot, &mut inner, parked) {
+                                drop(inner);
+                                self.worker_left(gone);
+                            }
+                        }
+                        None => {}
                     }
                     return;
                 }
@@ -442,6 +468,27 @@ impl Host {
             mailbox.lock().sender = None;
             id = next_id;
         }
+    }
+
+    /// A request came for a parked worker that runs requests where they are
+    /// received: it runs on this thread, as the receiving one (ADR 048),
+    /// and what it does not run here goes on on a thread of the node's.
+    fn run_here(self: &Arc<Self>, slot: &Mailbox, parked: ParkedWorker) {
+        if let Resumed::ToThread(parked) = parked.run.resume_here() {
+            let mut inner = slot.lock();
+            if let Some(gone) = self.resume_worker(slot, &mut inner, parked) {
+                drop(inner);
+                self.worker_left(gone);
+            }
+        }
+    }
+
+    /// Whether a resident actor's requests run on the thread that received
+    /// them (ADR 048): on a single node. A cluster's storage and calls to
+    /// another node process wait on the network inside an event, which
+    /// would hold an HTTP server's thread.
+    pub(crate) fn runs_requests_here(&self) -> bool {
+        self.cluster.is_none() && self.remote_calls.get().is_none()
     }
 
     /// A job came for a parked worker: it goes on with its run on a thread

@@ -7,7 +7,9 @@ use std::sync::Mutex;
 /// The host's counters.
 #[derive(Debug, Default)]
 pub struct Metrics {
-    counters: Mutex<BTreeMap<(&'static str, String), u64>>,
+    /// By name, then label: a count of an existing series allocates nothing
+    /// (every event counts one, ADR 048).
+    counters: Mutex<BTreeMap<&'static str, BTreeMap<String, u64>>>,
 }
 
 /// `wasmkeep_idle_expiry_candidates_total`: idle expiry candidates found, summed over passes.
@@ -96,15 +98,19 @@ impl Metrics {
     /// Adds `n` to `name{label}`.
     pub fn add(&self, name: &'static str, label: &str, n: u64) {
         let mut c = self.counters.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        *c.entry((name, label.to_owned())).or_insert(0) += n;
+        let series = c.entry(name).or_default();
+        match series.get_mut(label) {
+            Some(v) => *v += n,
+            None => {
+                series.insert(label.to_owned(), n);
+            }
+        }
     }
 
     /// The value of `name{label}`.
     pub fn get(&self, name: &str, label: &str) -> u64 {
         let c = self.counters.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        c.iter()
-            .find(|((n, l), _)| *n == name && l == label)
-            .map_or(0, |(_, v)| *v)
+        c.get(name).and_then(|s| s.get(label)).copied().unwrap_or(0)
     }
 
     /// Prometheus text exposition of every counter. The delete metrics are
@@ -119,11 +125,7 @@ impl Metrics {
                 "kind"
             };
             let _ = writeln!(out, "# HELP {name} {help}\n# TYPE {name} counter");
-            let mut rows: BTreeMap<String, u64> = c
-                .iter()
-                .filter(|((n, _), _)| n == name)
-                .map(|((_, l), v)| (l.clone(), *v))
-                .collect();
+            let mut rows: BTreeMap<String, u64> = c.get(name).cloned().unwrap_or_default();
             if label_name == "how" {
                 for how in [
                     crate::deletion::DeleteHow::SelfDelete,

@@ -33,9 +33,10 @@ pub(crate) fn run(host: &Arc<Host>, slot: &Arc<Mailbox>, rx: mpsc::Receiver<Job>
 
 /// The worker's loop on a thread of its own. `ran_read` is how long the
 /// job it last ran took, if that job was a request that wrote nothing: on a
-/// single node, a resident actor's worker then parks at once when nothing
-/// waits, so that the next request runs on the thread that received it
-/// (ADR 048). After a write it looks for the next job first, as before.
+/// single node, after a quick one (`RuntimeConfig::quick_read`) a resident
+/// actor's worker parks at once when nothing waits, so that the next
+/// request runs on the thread that received it (ADR 048). After a write or
+/// a slower read it looks for the next job first, as before.
 fn serve(run: Parked, ran_read: Option<Duration>) -> WorkerEnd {
     let Parked {
         host,
@@ -53,7 +54,8 @@ fn serve(run: Parked, ran_read: Option<Duration>) -> WorkerEnd {
         } else {
             host.config().idle_timeout
         };
-        let park_now = ran_read.is_some() && host.runs_requests_here();
+        let quick_read = host.config().quick_read;
+        let park_now = ran_read.is_some_and(|took| took <= quick_read) && host.runs_requests_here();
         let waited = match first.take() {
             Some(job) => Ok(job),
             None => spin_then_wait(&rx, idle, &cell, park_now),
@@ -69,7 +71,7 @@ fn serve(run: Parked, ran_read: Option<Duration>) -> WorkerEnd {
                     // Under the mailbox's lock: a job enqueued from now on
                     // finds the worker parked and resumes it on a thread (a
                     // request after a quick read: on the receiving one).
-                    let runs_here = ran_read.is_some_and(|took| took <= host.config().quick_read);
+                    let runs_here = ran_read.is_some_and(|took| took <= quick_read);
                     let parked = Parked {
                         host: Arc::clone(&host),
                         slot: Arc::clone(&slot),

@@ -47,20 +47,26 @@ fn read(rt: &Runtime, key: &ActorKey) -> String {
     ops(rt, key, &json!([{ "op": "query", "sql": "SELECT count(*) FROM n" }]))
 }
 
+/// A node with one testee actor, `name`, whose table `n` exists.
+fn actor_with_table(name: &str) -> (tempfile::TempDir, Runtime, ActorKey) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rt = runtime(dir.path());
+    let key = ActorKey::new("t/app", "testee", name);
+    ops(
+        &rt,
+        &key,
+        &json!([{ "op": "exec", "sql": "CREATE TABLE n(v INTEGER)" }]),
+    );
+    (dir, rt, key)
+}
+
 fn write(rt: &Runtime, key: &ActorKey) {
     ops(rt, key, &json!([{ "op": "exec", "sql": "INSERT INTO n VALUES (1)" }]));
 }
 
 #[test]
 fn quick_reads_run_where_they_are_received_and_writes_and_slow_reads_on_the_actor_s_thread() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let rt = runtime(dir.path());
-    let key = ActorKey::new("t/app", "testee", "k");
-    ops(
-        &rt,
-        &key,
-        &json!([{ "op": "exec", "sql": "CREATE TABLE n(v INTEGER)" }]),
-    );
+    let (_dir, rt, key) = actor_with_table("k");
     read(&rt, &key);
 
     // Reads: the worker parks after each, and the next runs on this thread.
@@ -114,14 +120,7 @@ fn quick_reads_run_where_they_are_received_and_writes_and_slow_reads_on_the_acto
 /// is answered, and every write is kept once, whichever thread ran it.
 #[test]
 fn requests_from_many_threads_to_one_actor_are_each_run_once() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let rt = runtime(dir.path());
-    let key = ActorKey::new("t/app", "testee", "many");
-    ops(
-        &rt,
-        &key,
-        &json!([{ "op": "exec", "sql": "CREATE TABLE n(v INTEGER)" }]),
-    );
+    let (_dir, rt, key) = actor_with_table("many");
     std::thread::scope(|s| {
         for t in 0..8 {
             let (rt, key) = (&rt, &key);

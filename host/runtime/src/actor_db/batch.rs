@@ -25,6 +25,16 @@ pub(super) fn run_text(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
     Ok(())
 }
 
+/// Runs `sql` as [`run_text`] does and returns the rows it changed.
+///
+/// # Errors
+/// SQLite's error for the first statement that fails.
+pub(super) fn run_text_counted(conn: &Connection, sql: &str) -> rusqlite::Result<u64> {
+    let before = conn.total_changes();
+    run_text(conn, sql)?;
+    Ok(conn.total_changes().saturating_sub(before))
+}
+
 /// True if `sql` is surely one statement, and a PRAGMA.
 pub(super) fn is_one_pragma(sql: &str) -> bool {
     let body = sql.trim_start();

@@ -255,20 +255,12 @@ impl ActorDb {
             // One PRAGMA changes no row, so it needs no savepoint; and SQLite
             // ignores some inside a transaction (`foreign_keys`), which a
             // savepoint opens: the guest's setting would be dropped unsaid.
-            Shape::Batch if batch::is_one_pragma(sql) => self.guest(sql, |c| {
-                let before = c.total_changes();
-                batch::run_text(c, sql)?;
-                Ok(c.total_changes().saturating_sub(before))
-            }),
+            Shape::Batch if batch::is_one_pragma(sql) => self.guest(sql, |c| batch::run_text_counted(c, sql)),
             Shape::Batch => {
                 // A batch runs inside a savepoint so that it changes nothing when
                 // one of its statements is refused or fails.
                 run_cached(&self.conn, &["SAVEPOINT wasmkeep_exec"]).map_err(|e| self.map_error(e))?;
-                let r = self.guest(sql, |c| {
-                    let before = c.total_changes();
-                    batch::run_text(c, sql)?;
-                    Ok(c.total_changes().saturating_sub(before))
-                });
+                let r = self.guest(sql, |c| batch::run_text_counted(c, sql));
                 let end: &[&str] = if r.is_ok() {
                     &["RELEASE wasmkeep_exec"]
                 } else {

@@ -13,6 +13,7 @@ use crate::job::{EventKind, Job};
 use crate::node::{ActorStatus, Host, Mailbox, ParkedRun, ParkedWorker, Resumed, WorkerEnd};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
 
 /// Worker `id`'s loop: runs until the mailbox stays empty for the idle
 /// timeout, or parks once it has waited [`RELEASE_AFTER`] (ADR 044).
@@ -47,6 +48,9 @@ fn serve(run: Parked, ran_read: Option<Duration>) -> WorkerEnd {
         mut first,
     } = run;
     let mut ran_read = ran_read;
+    // A test host's barrier that came when the worker was about to park:
+    // answered once it has parked, or before the next job runs.
+    let mut held_barrier: Option<oneshot::Sender<()>> = None;
     loop {
         // While actors wait for a resident slot, an idle worker leaves at once.
         let idle = if host.residency().anyone_waiting() {
@@ -55,7 +59,12 @@ fn serve(run: Parked, ran_read: Option<Duration>) -> WorkerEnd {
             host.config().idle_timeout
         };
         let quick_read = host.config().quick_read;
-        let park_now = ran_read.is_some_and(|took| took <= quick_read) && host.runs_requests_here();
+        // Only a resident actor has something to keep while parked, and only
+        // with a long idle timeout does the idle sweep hibernate it (ADR 044).
+        let park_now = ran_read.is_some_and(|took| took <= quick_read)
+            && host.runs_requests_here()
+            && cell.is_resident()
+            && idle >= PARK_FROM_IDLE_TIMEOUT;
         let waited = match first.take() {
             Some(job) => Ok(job),
             None => spin_then_wait(&rx, idle, &cell, park_now),
@@ -81,6 +90,8 @@ fn serve(run: Parked, ran_read: Option<Duration>) -> WorkerEnd {
                         first: None,
                     };
                     inner.parked = Some(parked.into_parked(runs_here));
+                    drop(inner);
+                    answer(held_barrier);
                     return WorkerEnd::Parked;
                 }
             }
@@ -104,6 +115,7 @@ fn serve(run: Parked, ran_read: Option<Duration>) -> WorkerEnd {
                 return WorkerEnd::Left;
             }
         };
+        answer(held_barrier.take());
         if let EventKind::Hibernate { done } = job.kind {
             let mut inner = slot.lock();
             cell.hibernate();
@@ -122,9 +134,18 @@ fn serve(run: Parked, ran_read: Option<Duration>) -> WorkerEnd {
             return WorkerEnd::Left;
         }
         let lent_read = matches!(job.kind, EventKind::LentRead { .. });
-        if let EventKind::Barrier { .. } = job.kind {
-            // Only a wait for what was queued: it changes nothing of the above.
-            cell.run_job(job);
+        if let EventKind::Barrier { done } = job.kind {
+            // Only a wait for what was queued: it changes nothing of the
+            // above. A test host waits on one after each event and then
+            // sends the next: where the worker would park now, it answers
+            // once parked, so that the next request finds it parked, as a
+            // client's would after any pause, and a test sees where
+            // requests run without racing the park (ADR 048).
+            if park_now {
+                held_barrier = Some(done);
+            } else {
+                let _ = done.send(());
+            }
             continue;
         }
         let request = matches!(job.kind, EventKind::Request { .. });
@@ -145,6 +166,13 @@ fn serve(run: Parked, ran_read: Option<Duration>) -> WorkerEnd {
             inner.sender = None;
             return WorkerEnd::Left;
         }
+    }
+}
+
+/// Answers a test host's barrier, if one is held.
+fn answer(barrier: Option<oneshot::Sender<()>>) {
+    if let Some(done) = barrier {
+        let _ = done.send(());
     }
 }
 
@@ -264,11 +292,12 @@ impl From<mpsc::RecvTimeoutError> for Waited {
 /// waking it again costs more than that, so look briefly before parking.
 /// After [`RELEASE_AFTER`] of waiting, a resident actor's worker parks
 /// (ADR 044); another waits on until `idle`.
-/// With `park_now` (a request just ran, on a single node), a resident
-/// actor's worker parks as soon as nothing waits: the next request runs on
-/// the thread that received it (ADR 048).
+/// With `park_now` (a quick read just ran, on a single node, and the actor
+/// is resident with a long idle timeout), the worker parks as soon as
+/// nothing waits: the next request runs on the thread that received it
+/// (ADR 048).
 fn spin_then_wait(rx: &mpsc::Receiver<Job>, idle: Duration, cell: &ActorCell, park_now: bool) -> Result<Job, Waited> {
-    if park_now && cell.is_resident() && idle >= PARK_FROM_IDLE_TIMEOUT {
+    if park_now {
         return match rx.try_recv() {
             Ok(job) => Ok(job),
             Err(mpsc::TryRecvError::Empty) => Err(Waited::Idle),

@@ -1,6 +1,7 @@
 //! A resident actor's quick reads run on the thread that received them,
-//! without a hand-off to its worker; a write, or a read slower than a
-//! millisecond, sends the next requests to the worker's own thread (ADR 048).
+//! without a hand-off to its worker; a write, or a read slower than
+//! `RuntimeConfig::quick_read`, sends the next requests to the worker's own
+//! thread (ADR 048).
 
 mod common;
 
@@ -11,7 +12,7 @@ use wasmkeep_host::{ActorKey, HttpRequest, Runtime, RuntimeConfig};
 const QUICK: Duration = Duration::from_millis(100);
 
 /// A node whose quick reads are those under 100 ms: a test build's events
-/// take longer than the default 1 ms.
+/// take longer than the default 25 µs.
 fn runtime(dir: &std::path::Path) -> Runtime {
     let mut config = RuntimeConfig::for_tests(dir);
     config.cache_dir = common::cache_dir();
@@ -70,12 +71,14 @@ fn quick_reads_run_where_they_are_received_and_writes_and_slow_reads_on_the_acto
     read(&rt, &key);
 
     // Reads: the worker parks after each, and the next runs on this thread.
+    // (The first may run on the worker's thread, which then parks before
+    // `settle` returns.)
     let before = run_here(&rt);
     for _ in 0..20 {
         read(&rt, &key);
     }
     let reads_here = run_here(&rt) - before;
-    assert!(reads_here >= 10, "{reads_here} of 20 reads ran on the receiving thread");
+    assert!(reads_here >= 19, "{reads_here} of 20 reads ran on the receiving thread");
 
     // Writes: at most the first runs here; it sends the rest to the worker's thread.
     let before = run_here(&rt);
@@ -112,7 +115,8 @@ fn quick_reads_run_where_they_are_received_and_writes_and_slow_reads_on_the_acto
     for _ in 0..20 {
         last = read(&rt, &key);
     }
-    assert!(run_here(&rt) - before >= 10, "reads run here again");
+    let again = run_here(&rt) - before;
+    assert!(again >= 19, "{again} of 20 reads ran here again");
     assert!(last.contains("20"), "20 rows: {last}");
 }
 

@@ -150,9 +150,9 @@ fn serve(run: Parked, ran_read: Option<Duration>) -> WorkerEnd {
         }
         let request = matches!(job.kind, EventKind::Request { .. });
         let started = Instant::now();
-        let changes = cell.db_changes();
+        let version = cell.db_version();
         cell.run_job(job);
-        ran_read = (request && cell.db_changes() == changes).then(|| started.elapsed());
+        ran_read = (request && version.is_some() && cell.db_version() == version).then(|| started.elapsed());
         if lent_read && !cell.is_resident() {
             // A read of a hibernated actor left it hibernated: its worker
             // does not stay on to be listed as resident until the idle timeout.
@@ -249,10 +249,11 @@ impl ParkedRun for Parked {
                 return Resumed::ToThread(run.into_parked(false));
             }
             let started = Instant::now();
-            let changes = run.cell.db_changes();
+            let version = run.cell.db_version();
             run.cell.run_job(job);
             run.host.metrics().inc(crate::metrics::REQUESTS_RUN_HERE_TOTAL, "");
-            if started.elapsed() > run.host.config().quick_read || run.cell.db_changes() != changes {
+            if started.elapsed() > run.host.config().quick_read || version.is_none() || run.cell.db_version() != version
+            {
                 // A slow request held the caller's thread; a write commits,
                 // and a commit can checkpoint and sync for milliseconds. The
                 // next requests go to the worker's own thread, which goes

@@ -141,3 +141,27 @@ fn requests_from_many_threads_to_one_actor_are_each_run_once() {
     });
     assert!(read(&rt, &key).contains("200"), "8 × 25 writes kept once each");
 }
+
+/// A request that only changes the schema or the header (`CREATE TABLE`,
+/// `PRAGMA user_version`) changes no row but commits as a write does: the
+/// next request goes to the worker's own thread.
+#[test]
+fn a_request_that_commits_without_changing_a_row_counts_as_a_write() {
+    let (_dir, rt, key) = actor_with_table("schema");
+    for (i, sql) in ["CREATE TABLE m(v INTEGER)", "PRAGMA user_version = 7"]
+        .iter()
+        .enumerate()
+    {
+        for _ in 0..3 {
+            read(&rt, &key);
+        }
+        let before = run_here(&rt);
+        ops(&rt, &key, &json!([{ "op": "exec", "sql": sql }]));
+        read(&rt, &key);
+        let here = run_here(&rt) - before;
+        assert_eq!(
+            here, 1,
+            "case {i} ({sql}): the commit and the read after it; only the commit ran here"
+        );
+    }
+}

@@ -130,14 +130,14 @@ impl ActorCell {
         self.resident.as_mut().is_some_and(|r| r.store.data_mut().actor.rest())
     }
 
-    /// The rows changed on the actor's open database since it opened (0
-    /// when it is not open): two readings around a job tell whether the
-    /// job wrote (ADR 048).
-    pub(crate) fn db_changes(&self) -> u64 {
+    /// The data version of the actor's open database (none when it is not
+    /// open): two readings around a job tell whether the job committed
+    /// (ADR 048). A job that opened the database counts as one that did.
+    pub(crate) fn db_version(&self) -> Option<u32> {
         self.resident
             .as_ref()
             .and_then(|r| r.store.data().actor.open_db())
-            .map_or(0, ActorDb::changes_since_open)
+            .map(ActorDb::data_version)
     }
 
     /// Drops the instance, closes the database and releases the hold.

@@ -14,6 +14,7 @@
 //! one row reader ([`rows`]) and SQLite's codes by name ([`sqlite_code`]).
 
 mod batch;
+mod data_version;
 #[cfg(test)]
 mod db_status;
 mod dump;
@@ -226,11 +227,12 @@ impl ActorDb {
         Ok(())
     }
 
-    /// Rows inserted, updated or deleted on this connection since it
-    /// opened, the host's own included: what changed between two readings
-    /// tells whether an event wrote.
-    pub fn changes_since_open(&self) -> u64 {
-        self.conn.total_changes()
+    /// A counter that changes with every commit to the database, the
+    /// host's own and one that changes only the schema or the header
+    /// included: whether it changed between two readings tells whether an
+    /// event wrote.
+    pub fn data_version(&self) -> u32 {
+        data_version::data_version(self)
     }
 
     /// Sets when guest SQL must stop (the event's deadline), or none.

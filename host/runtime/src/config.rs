@@ -40,12 +40,14 @@ pub struct RuntimeConfig {
     /// per resident actor (the default: a wake takes a warm slot), or a
     /// mapping per instance (`for_tests`). ADR 042.
     pub instance_slots: InstanceSlots,
-    /// How long a request that changed nothing may take and still let its
-    /// actor's next request run on the thread that receives it (single
+    /// How long a request that committed nothing may take and still let
+    /// its actor's next request run on the thread that receives it (single
     /// node; ADR 048). A longer one, or a write, sends the next requests to
-    /// the actor's own worker thread. Default 25 µs: a Rust or C read
-    /// (about 5 µs) runs where it is received; a QuickJS or CPython one
-    /// (50 µs and more), measured slower there, goes to its worker.
+    /// the actor's own worker thread. Default zero, which turns this off:
+    /// on one machine 25 µs took the Rust counter's GET at eight
+    /// connections from 15× to 20× Miniflare, on another it halved its GET
+    /// at one connection, whose reads ran slower on the receiving thread
+    /// than on the worker's and went back and forth (ADR 048, addendum).
     pub quick_read: Duration,
 }
 
@@ -68,7 +70,7 @@ impl RuntimeConfig {
             max_resident: crate::residency::default_resident_limit(),
             max_actor_bytes: 1 << 30,
             instance_slots: InstanceSlots::Pooled(SlotShape::default()),
-            quick_read: Duration::from_micros(25),
+            quick_read: Duration::ZERO,
         }
     }
 

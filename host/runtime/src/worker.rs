@@ -148,11 +148,14 @@ fn serve(run: Parked, ran_read: Option<Duration>) -> WorkerEnd {
             }
             continue;
         }
-        let request = matches!(job.kind, EventKind::Request { .. });
-        let started = Instant::now();
-        let version = cell.db_version();
+        // Whether a request read only, and how long it took, matters only
+        // when quick reads park the worker (off by default: ADR 048 addendum).
+        let measured = (matches!(job.kind, EventKind::Request { .. }) && !quick_read.is_zero())
+            .then(|| (Instant::now(), cell.db_version()));
         cell.run_job(job);
-        ran_read = (request && version.is_some() && cell.db_version() == version).then(|| started.elapsed());
+        ran_read = measured.and_then(|(started, version)| {
+            (version.is_some() && cell.db_version() == version).then(|| started.elapsed())
+        });
         if lent_read && !cell.is_resident() {
             // A read of a hibernated actor left it hibernated: its worker
             // does not stay on to be listed as resident until the idle timeout.

@@ -11,9 +11,17 @@ if [ -n "${CI:-}" ]; then export CARGO_INCREMENTAL=0; fi
 # a project made from them); the test command holds them to 1,000.
 export WASMKEEP_CHAOS_SEEDS="${WASMKEEP_CHAOS_SEEDS:-1000}"
 
+# Each step says when it began; the end lists what each took, so that the
+# fresh-machine budget (60 of CI's 90 minutes) is measured, not guessed.
+step_name="" step_began=$SECONDS timings=()
+step() {
+  if [ -n "$step_name" ]; then timings+=("$(printf '%5d s  %s' $((SECONDS - step_began)) "${step_name:0:90}")"); fi
+  step_name="$*" step_began=$SECONDS
+  echo; echo "==> [at $((SECONDS / 60)) min] $*"
+}
+step "set up what is missing (scripts/setup.sh)"
 bash scripts/setup.sh
 
-step() { echo; echo "==> $*"; }
 step "format (cargo fmt --check)"
 cargo fmt --all --check
 step "WIT copies and generated bindings of every SDK match wit/ (cargo xtask gen --check)"
@@ -95,3 +103,6 @@ step "fuzz targets of the host's boundaries, 10 s each (wasmkeep-fuzz; the corpu
 cargo run --quiet -p wasmkeep-fuzz -- --target all --seconds 10 --no-extend
 step "conformance matrix"
 cargo run --quiet -p conformance-runner -- --no-build
+step "done"
+echo "what each step took (of $((SECONDS / 60)) min):"
+printf '%s\n' "${timings[@]}"

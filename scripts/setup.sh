@@ -8,7 +8,7 @@
 #                                   test-only tools or conformance testees
 set -euo pipefail
 
-say() { echo "setup: $*"; }
+say() { echo "setup: [$(date +%T)] $*"; }
 cd "$(dirname "$0")/.."
 for_serve=false
 case "${1:-}" in

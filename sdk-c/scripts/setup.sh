@@ -11,7 +11,7 @@
 # Run from anywhere: bash sdk-c/scripts/setup.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-say() { echo "setup (C): $*"; }
+say() { echo "setup (C): [$(date +%T)] $*"; }
 for_serve=false
 [ "${WASMKEEP_SETUP_FOR:-test}" = serve ] && for_serve=true
 

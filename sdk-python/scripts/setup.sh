@@ -10,7 +10,7 @@
 # Only package registries are used (PyPI through pip, Debian's apt).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-say() { echo "setup: python: $*"; }
+say() { echo "setup: python: [$(date +%T)] $*"; }
 
 venv=target/py-venv
 py=$venv/bin/python

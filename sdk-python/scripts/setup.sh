@@ -68,8 +68,10 @@ fi
 # did); the wheel is reinstalled only when its bytes changed. A debug build by
 # default: it reuses the workspace's debug artifacts (a release build of
 # wasmtime costs 6-11 minutes on 2 cores), and wasmtime's compiler is
-# optimised in the dev profile anyway. It loads a component in ~0.6 s instead
-# of ~0.04 s: WASMKEEP_PY_HARNESS_PROFILE=release for the release build.
+# optimised in the dev profile anyway, and so is the wasmtime crate itself,
+# where loading a compiled component spends its time (a test host's reset of
+# two 18 MB Python components: about 330 ms a seed unoptimised, 70 ms now).
+# WASMKEEP_PY_HARNESS_PROFILE=release for the release build.
 profile="${WASMKEEP_PY_HARNESS_PROFILE:-dev}"
 say "building the test harness (maturin, cargo $profile profile)"
 rm -f target/wheels/wasmkeep_actor_harness-*.whl

@@ -70,7 +70,8 @@ fi
 # wasmtime costs 6-11 minutes on 2 cores), and wasmtime's compiler is
 # optimised in the dev profile anyway, and so is the wasmtime crate itself,
 # where loading a compiled component spends its time (a test host's reset of
-# two 18 MB Python components: about 330 ms a seed unoptimised, 70 ms now).
+# two 18 MB Python components: a chaos seed took about 330 ms unoptimised,
+# about 70 ms now).
 # WASMKEEP_PY_HARNESS_PROFILE=release for the release build.
 profile="${WASMKEEP_PY_HARNESS_PROFILE:-dev}"
 say "building the test harness (maturin, cargo $profile profile)"

@@ -15,12 +15,24 @@ const BATCH: usize = 500;
 
 /// A field of `/proc/self/status`, in KiB.
 pub(crate) fn status_kib(field: &str) -> Result<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").context("reading /proc/self/status")?;
-    status
-        .lines()
+    proc_field_kib("/proc/self/status", field)
+}
+
+/// A field of `/proc/self/smaps_rollup`, in KiB. Its `Pss` counts a page
+/// mapped N times as 1/N: a component's memory image, mapped copy-on-write
+/// from the compile cache into every instance's slot, counts once there,
+/// where `VmRSS` counts it once per slot.
+pub(crate) fn rollup_kib(field: &str) -> Result<u64> {
+    proc_field_kib("/proc/self/smaps_rollup", field)
+}
+
+/// A `Name:   123 kB` line of a file under `/proc`.
+fn proc_field_kib(path: &str, field: &str) -> Result<u64> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {path}"))?;
+    text.lines()
         .find_map(|l| l.strip_prefix(field)?.strip_prefix(':'))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .with_context(|| format!("no {field} in /proc/self/status"))
+        .with_context(|| format!("no {field} in {path}"))
 }
 
 pub(crate) fn mib(kib: u64) -> f64 {
@@ -101,4 +113,19 @@ pub fn run(counter: &Path, actors: usize, report: &mut Report) -> Result<()> {
         met: met(mib(grown) <= target_mib),
     });
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn this_process_has_a_resident_set_and_a_proportional_share_of_it() {
+        let rss = status_kib("VmRSS").expect("VmRSS");
+        let pss = rollup_kib("Pss").expect("Pss");
+        assert!(rss > 0 && pss > 0, "RSS {rss} KiB, PSS {pss} KiB");
+        // Shared pages count in full in RSS, in part in PSS.
+        assert!(pss <= rss + 64, "PSS {pss} KiB over RSS {rss} KiB");
+        assert!(rollup_kib("NoSuchField").is_err());
+    }
 }

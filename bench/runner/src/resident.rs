@@ -1,4 +1,4 @@
-//! Many actors resident at once: this process's RSS growth and thread count
+//! Many actors resident at once: this process's RSS and PSS growth and thread count
 //! for 1,000 and 10,000 resident counters (Rust and C; TypeScript and
 //! Python at 1,000), and how fast the other actors are still answered. A
 //! resident actor holds a worker thread, a store with its instance, and
@@ -14,7 +14,7 @@ use std::time::Instant;
 use anyhow::{Context, Result, ensure};
 use wasmkeep_shim::{HttpRequest, Runtime};
 
-use crate::memory::{mib, status_kib};
+use crate::memory::{mib, rollup_kib, status_kib};
 use crate::report::{Met, Report, Row, met, thousands};
 use crate::setup;
 
@@ -99,7 +99,9 @@ pub fn run(counters: &[ResidentCounter], report: &mut Report) -> Result<()> {
     report.note(
         "resident: RSS growth and new threads of a fresh process after a GET to each of N counters, all kept \
          resident (max_resident = N + 16, idle 1 h), read 12.5 s after the last GET (idle), and also just after it; \
-         p50 and p99 of 500 GETs to resident ones after that, each to an actor idle since"
+         PSS growth at the same idle point (a page mapped N times counts 1/N: the component's memory image, mapped \
+         copy-on-write into every instance's slot, counts once, where RSS counts it once per instance; the target \
+         is on RSS); p50 and p99 of 500 GETs to resident ones after that, each to an actor idle since"
             .to_owned(),
     );
     Ok(())
@@ -170,6 +172,7 @@ fn one(label: &str, wasm: &Path, cache: &Path, n: usize) -> Result<(Row, Option<
     setup::get_counter(&rt, "warm-up")?;
     rt.dev().hibernate_all();
     let rss_before = status_kib("VmRSS")?;
+    let pss_before = rollup_kib("Pss")?;
     let threads_before = status_kib("Threads").unwrap_or(0);
     let started = Instant::now();
     // Touched 100 at a time: creating an actor's database waits on the
@@ -214,6 +217,7 @@ fn one(label: &str, wasm: &Path, cache: &Path, n: usize) -> Result<(Row, Option<
     // 044), and after ten its database is closed (ADR 045).
     std::thread::sleep(IDLE_WAIT);
     let grown = mib(status_kib("VmRSS")?.saturating_sub(rss_before));
+    let pss_grown = mib(rollup_kib("Pss")?.saturating_sub(pss_before));
     let threads = status_kib("Threads").unwrap_or(0).saturating_sub(threads_before);
     let resident = rt.admin().resident_count();
     let (p50, p99) = if touched > 0 {
@@ -232,12 +236,14 @@ fn one(label: &str, wasm: &Path, cache: &Path, n: usize) -> Result<(Row, Option<
         figure: format!("{} resident {label}", thousands(n as f64)),
         shim: match &stopped {
             None => format!(
-                "+{grown:.1} MiB idle ({:.0} KiB each; +{busy:.1} MiB just after the last event), {threads} threads, \
-                 p50 {p50:.2} ms, p99 {p99:.2} ms",
-                grown * 1024.0 / n as f64
+                "+{grown:.1} MiB idle ({:.0} KiB each; PSS +{pss_grown:.1} MiB, {:.0} KiB each; +{busy:.1} MiB just \
+                 after the last event), {threads} threads, p50 {p50:.2} ms, p99 {p99:.2} ms",
+                grown * 1024.0 / n as f64,
+                pss_grown * 1024.0 / n as f64
             ),
             Some((i, _)) => format!(
-                "stopped at {} (+{grown:.1} MiB idle, +{busy:.1} MiB just after the last event, {threads} threads)",
+                "stopped at {} (+{grown:.1} MiB idle, PSS +{pss_grown:.1} MiB, +{busy:.1} MiB just after the last \
+                 event, {threads} threads)",
                 thousands(*i as f64)
             ),
         },

@@ -46,7 +46,7 @@ pub fn run(components: &[OtherCounter], report: &mut Report) -> Result<()> {
         let (rt, _dir) = setup::resident_runtime(&c.wasm, cache.path(), Some(1000))?;
         setup::get_counter(&rt, "warm-up")?;
         rt.dev().hibernate_all();
-        // The RSS growth over `n` resident counters, as a row.
+        // The RSS and PSS growth over `n` resident counters, as a row.
         let rss_row = |n: usize, (grown, pss): (f64, f64), target: String, met: Met| Row {
             figure: format!(
                 "RSS growth, {} resident {}",

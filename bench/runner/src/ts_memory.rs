@@ -64,17 +64,17 @@ pub fn run(components: &[OtherCounter], report: &mut Report) -> Result<()> {
             met,
         };
         let before = rss_and_pss_mib()?;
-        let grown = |before: (f64, f64)| -> Result<(f64, f64)> {
+        let growth_since = |before: (f64, f64)| -> Result<(f64, f64)> {
             let now = rss_and_pss_mib()?;
             Ok(((now.0 - before.0).max(0.0), (now.1 - before.1).max(0.0)))
         };
         touch(&rt, 0, 100)?;
-        let (at_100, pss_100) = grown(before)?;
+        let (at_100, pss_100) = growth_since(before)?;
         report.row(rss_row(100, (at_100, pss_100), "- (reported)".into(), Met::Unknown));
         let projected = at_100 * 10.0;
         if projected <= MOST_PROJECTED_MIB {
             touch(&rt, 100, 1000)?;
-            let (at_1000, pss_1000) = grown(before)?;
+            let (at_1000, pss_1000) = growth_since(before)?;
             report.row(rss_row(
                 1000,
                 (at_1000, pss_1000),

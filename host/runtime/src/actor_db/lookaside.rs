@@ -13,8 +13,10 @@
 use rusqlite::Connection;
 use std::os::raw::{c_int, c_void};
 
-/// Slot size and count: 16 slots of 256 bytes (4 KiB) serve an actor's
-/// statements' small objects; larger ones go to the heap.
+/// Slot size and count: 8 slots of 1,200 bytes (9,600 bytes, which SQLite
+/// splits into 6 slots of 1,200 and 18 of 128) serve an actor's statements'
+/// small objects; larger ones, and those that find no free slot, go to the
+/// heap.
 const SLOT_BYTES: c_int = 1200;
 const SLOTS: c_int = 8;
 

@@ -44,7 +44,13 @@ for lang in "${langs[@]}"; do
   for f in wasmkeep.toml README.md .gitignore; do [ -f "$dir/$f" ] || fail "new writing $f"; done
   case $lang in
     rust)
-      (cd "$dir" && "$shim" build --out "$name.wasm" && cargo test --quiet) >>"$log" 2>&1 || fail "build and cargo test" ;;
+      (cd "$dir" && "$shim" build --out "$name.wasm" && cargo test --quiet) >>"$log" 2>&1 || fail "build and cargo test"
+      # A build for the machine itself links, and warns of nothing.
+      built=0
+      (cd "$dir" && cargo build) >"$tmp/cargo-build.log" 2>&1 || built=$?
+      cat "$tmp/cargo-build.log" >>"$log"
+      ((built == 0)) || fail "cargo build"
+      ! grep -E '^warning' "$tmp/cargo-build.log" || fail "cargo build (it printed a warning)" ;;
     ts)
       (cd "$dir" && npm install --no-audit --no-fund --loglevel=error && npm run build --silent && npm test --silent) >>"$log" 2>&1 || fail "npm install, build and test" ;;
     python)

@@ -211,6 +211,11 @@ case $lang in
       "$VERSION" "$VERSION" >>Cargo.toml
     wasmkeep-shim build --out "$name.wasm"
     cargo test --quiet
+    # What a Rust author often types first: a build for the machine itself
+    # links (export! makes no component exports there), and warns of nothing
+    # (cargo warns of a profile that names a package the project does not build).
+    cargo build 2>cargo-build.log || { cat cargo-build.log >&2; echo "cargo build failed" >&2; exit 1; }
+    if grep -E '^warning' cargo-build.log >&2; then echo "cargo build warned (above)" >&2; exit 1; fi
     serve=(wasmkeep-shim serve) ;;
 esac
 "${serve[@]}" --manifest wasmkeep.toml --data-dir .wasmkeep --listen 127.0.0.1:0 >serve.log 2>&1 &

@@ -108,6 +108,11 @@ pub mod __private {
     }
 
     pub use crate::actor::Adapter;
+
+    /// What [`export!`](crate::export) leaves of itself in a build for
+    /// another target than wasm32: a check that the type is an actor, which
+    /// also counts as a use of it (no dead-code warning for the actor).
+    pub const fn is_actor<A: crate::Actor>() {}
 }
 
 /// Exports a type implementing [`Actor`] as the component's event handlers.
@@ -117,6 +122,13 @@ pub mod __private {
 /// `#[allow(unsafe_code)]`, so it works in crates that `deny(unsafe_code)`
 /// but not in crates that `forbid` it.
 ///
+/// The exports exist only when the crate is built for wasm32 (by
+/// `wasmkeep-shim build`). A build for the machine itself (`cargo build`,
+/// `cargo test`, an editor's `cargo check`) only checks that the type is an
+/// actor: the component model's export names (`wasmkeep:actor/handler@…#on-request`)
+/// are not symbols a native linker takes, so a `cdylib` exporting them
+/// failed to link there.
+///
 /// ```no_run
 /// struct Nothing;
 /// impl wasmkeep_actor::Actor for Nothing {}
@@ -125,6 +137,7 @@ pub mod __private {
 #[macro_export]
 macro_rules! export {
     ($actor:ty) => {
+        #[cfg(target_arch = "wasm32")]
         #[allow(
             unsafe_code,
             reason = "the generated exports are extern functions the component model calls"
@@ -135,6 +148,8 @@ macro_rules! export {
                 __WasmkeepActorExport with_types_in $crate::__private::bindings
             );
         };
+        #[cfg(not(target_arch = "wasm32"))]
+        const _: () = $crate::__private::is_actor::<$actor>();
     };
 }
 

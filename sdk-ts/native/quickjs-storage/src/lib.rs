@@ -32,6 +32,12 @@ mod convert;
 use bindings::exports::wasmkeep::actor_js::storage::{Guest, QueryResult, SqlError, SqlValue};
 use bindings::wasmkeep::actor::storage as host;
 
+// A build for the machine itself (`cargo build --workspace`, `cargo test`)
+// makes no exports, which leaves the type unused there.
+#[cfg_attr(
+    not(target_arch = "wasm32"),
+    allow(dead_code, reason = "exported only in the wasm32 build")
+)]
 struct Adapter;
 
 impl Guest for Adapter {
@@ -72,6 +78,10 @@ impl Guest for Adapter {
     }
 }
 
+// The exports only in the wasm32 build: a native linker refuses their
+// names (`wasmkeep:actor-js/storage#exec`) in a cdylib's version script
+// (ADR 051).
+#[cfg(target_arch = "wasm32")]
 #[allow(
     unsafe_code,
     reason = "the generated exports are extern functions the component model calls"

@@ -41,6 +41,20 @@ pub enum EventError {
     /// One has to hibernate first; the text says which and what to change.
     #[error("{0}")]
     NoRoomToInstantiate(String),
+    /// The system would not start a thread for the actor's worker (it is at
+    /// its limit on threads or memory): its events are answered 503, to be
+    /// tried again.
+    #[error(
+        "this node could not start a thread for {actor}'s worker ({source}): try again shortly; if it goes on, \
+         raise the host process's limit on threads (ulimit -u, systemd's TasksMax) or lower its resident-actor \
+         cap (serve --max-resident)"
+    )]
+    NoThread {
+        /// The actor.
+        actor: ActorKey,
+        /// Why the system would not.
+        source: std::io::Error,
+    },
     /// Too many events from outside wait for this actor already.
     #[error("{0} has too many events waiting (256, or 32 MiB of bodies): try again shortly (Retry-After says when)")]
     MailboxFull(ActorKey),
@@ -62,7 +76,9 @@ impl EventError {
             EventError::NoSuchActor(_) => FailureKind::NoSuchActor,
             EventError::NotLoaded(_) => FailureKind::NotLoaded,
             EventError::ShuttingDown => FailureKind::ShuttingDown,
-            EventError::Overloaded { .. } | EventError::NoRoomToInstantiate(_) => FailureKind::Overloaded,
+            EventError::Overloaded { .. } | EventError::NoRoomToInstantiate(_) | EventError::NoThread { .. } => {
+                FailureKind::Overloaded
+            }
             EventError::MailboxFull(_) => FailureKind::MailboxFull,
             EventError::Storage(e) => match e {
                 StorageError::AppDeleted { .. } => FailureKind::AppDeleted,

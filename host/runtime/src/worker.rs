@@ -269,6 +269,12 @@ impl ParkedRun for Parked {
     fn rest(&mut self) -> bool {
         self.cell.rest()
     }
+
+    fn into_jobs(self: Box<Self>) -> (Option<Job>, mpsc::Receiver<Job>) {
+        let Parked { rx, first, cell, .. } = *self;
+        drop(cell);
+        (first, rx)
+    }
 }
 
 /// Why [`spin_then_wait`] came back without a job.

@@ -4,6 +4,9 @@
 
 mod parts;
 mod stops;
+#[cfg(test)]
+mod tests;
+mod worker_run;
 mod worker_threads;
 
 use crate::address::ActorKey;
@@ -13,6 +16,7 @@ use crate::clock::Clock;
 use crate::component_cache::ComponentCache;
 use crate::config::RuntimeConfig;
 use crate::error::RuntimeError;
+use crate::event_error::EventError;
 use crate::failure_kind::FailureKind;
 use crate::faults::Faults;
 use crate::http_types::SocketMessage;
@@ -32,6 +36,7 @@ use std::time::Duration;
 use stops::Stops;
 use wasmtime::Engine;
 use wasmtime::component::Linker;
+use worker_run::{NodeWorkerRun, Unstarted};
 use worker_threads::WorkerThreads;
 
 /// How a node starts an actor's worker `id`: the runtime passes the worker
@@ -60,6 +65,10 @@ pub(crate) trait ParkedRun: Send {
     /// Closes the actor's database while it waits; it opens again at its
     /// next job (ADR 045). Returns whether it closed it.
     fn rest(&mut self) -> bool;
+    /// Ends the run without going on (no thread would run it): its cell
+    /// goes, closing the actor's files as a hibernation does, and the jobs
+    /// it holds come back, one it had taken first.
+    fn into_jobs(self: Box<Self>) -> (Option<Job>, mpsc::Receiver<Job>);
 }
 
 /// How a run on a caller's thread ([`ParkedRun::resume_here`]) ended.
@@ -207,7 +216,7 @@ pub struct Host {
     /// What the passes keep between runs.
     pass_book: crate::pass_book::PassBook,
     /// Threads kept from workers that ended, for the next to start.
-    worker_threads: Arc<WorkerThreads>,
+    worker_threads: Arc<WorkerThreads<NodeWorkerRun>>,
     /// How a call reaches an actor held by a node of another process:
     /// installed once at start-up by a node process's dev server (ADR 034).
     remote_calls: std::sync::OnceLock<Arc<dyn crate::remote_calls::RemoteCalls>>,
@@ -365,9 +374,9 @@ impl Host {
                             self.run_here(&slot, parked);
                         }
                         Some(parked) => {
-                            if let Some(gone) = self.resume_worker(&slot, &mut inner, parked) {
+                            if let Some(unstarted) = self.resume_worker(&slot, &mut inner, parked) {
                                 drop(inner);
-                                self.worker_left(gone);
+                                self.worker_unstarted(unstarted);
                             }
                         }
                         None => {}
@@ -384,8 +393,10 @@ impl Host {
         inner.sender = Some(tx);
         match self.residency.admit(&slot, rx) {
             Admission::Start { id, rx } => {
-                if self.start_worker(id, slot.clone(), rx).is_err() {
+                if let Err(unstarted) = self.start_worker(id, slot.clone(), rx) {
                     inner.sender = None;
+                    drop(inner);
+                    self.worker_unstarted(unstarted);
                 }
             }
             Admission::Wait { evict } => {
@@ -439,34 +450,55 @@ impl Host {
     /// Starts worker `id` for `slot` on a thread of its own (one that
     /// waits from an earlier worker, or a new one); when it ends, the next
     /// mailbox waiting for a worker gets one.
-    fn start_worker(self: &Arc<Self>, id: u64, slot: Arc<Mailbox>, rx: mpsc::Receiver<Job>) -> Result<(), ()> {
-        let host = self.clone();
-        let spawn = self.spawn_worker;
-        let started = self.worker_threads.run(Box::new(move || {
-            if let WorkerEnd::Left = spawn(&host, &slot, rx, id) {
-                host.worker_left(id);
-            }
-        }));
-        match started {
-            Ok(()) => Ok(()),
-            Err(e) => {
-                tracing::error!("cannot start a worker thread: {e}");
-                self.worker_left(id);
-                Err(())
-            }
-        }
+    ///
+    /// # Errors
+    /// The system would start no thread: the worker never ran, and its
+    /// jobs come back. The caller takes the mailbox's sender away, and then
+    /// hands them to [`Host::worker_unstarted`].
+    fn start_worker(self: &Arc<Self>, id: u64, slot: Arc<Mailbox>, rx: mpsc::Receiver<Job>) -> Result<(), Unstarted> {
+        let run = NodeWorkerRun::Start {
+            host: self.clone(),
+            slot: slot.clone(),
+            jobs: rx,
+            id,
+        };
+        self.worker_threads
+            .run(run)
+            .map_err(|no| Self::unstarted(id, &slot, no))
+    }
+
+    /// What is left of `slot`'s worker `id`, whose run no thread took.
+    fn unstarted(id: u64, slot: &Mailbox, no: worker_threads::NoThread<NodeWorkerRun>) -> Unstarted {
+        let actor = slot.key.clone();
+        tracing::error!(%actor, "cannot start a thread for the actor's worker: {}", no.error);
+        Unstarted::new(
+            id,
+            no.run.into_jobs(),
+            EventError::NoThread {
+                actor,
+                source: no.error,
+            },
+        )
+    }
+
+    /// A worker found no thread: its jobs are answered (503, try again),
+    /// and its place among the residents goes to the next that waits.
+    /// Called once its mailbox's sender is gone and its lock let go.
+    fn worker_unstarted(self: &Arc<Self>, unstarted: Unstarted) {
+        let id = unstarted.answer();
+        self.worker_left(id);
     }
 
     /// Worker `id` ended: start the next waiting mailbox's worker, if any.
     fn worker_left(self: &Arc<Self>, id: u64) {
         let mut id = id;
         while let Some((next_id, mailbox, rx)) = self.residency.left(id) {
-            if self.start_worker(next_id, mailbox.clone(), rx).is_ok() {
+            let Err(unstarted) = self.start_worker(next_id, mailbox.clone(), rx) else {
                 return;
-            }
+            };
             // No thread: its jobs are answered, and the next one may fare better.
             mailbox.lock().sender = None;
-            id = next_id;
+            id = unstarted.answer();
         }
     }
 
@@ -476,9 +508,9 @@ impl Host {
     fn run_here(self: &Arc<Self>, slot: &Mailbox, parked: ParkedWorker) {
         if let Resumed::ToThread(parked) = parked.run.resume_here() {
             let mut inner = slot.lock();
-            if let Some(gone) = self.resume_worker(slot, &mut inner, parked) {
+            if let Some(unstarted) = self.resume_worker(slot, &mut inner, parked) {
                 drop(inner);
-                self.worker_left(gone);
+                self.worker_unstarted(unstarted);
             }
         }
     }
@@ -496,30 +528,31 @@ impl Host {
     /// the mailbox's lock (`inner`), as a worker is started, so that when no
     /// thread starts, no job finds the mailbox between the run dropped (its
     /// cell and receiver with it) and the mailbox marked as having no worker.
-    /// Returns the worker's id when no thread started: the caller reports
-    /// it gone ([`Host::worker_left`]) once it has let go of the lock.
+    /// Returns what is left of the worker when no thread started: the
+    /// caller hands it to [`Host::worker_unstarted`] once it has let go of
+    /// the lock.
     #[must_use]
-    fn resume_worker(self: &Arc<Self>, slot: &Mailbox, inner: &mut MailboxState, parked: ParkedWorker) -> Option<u64> {
-        let host = self.clone();
+    fn resume_worker(
+        self: &Arc<Self>,
+        slot: &Mailbox,
+        inner: &mut MailboxState,
+        parked: ParkedWorker,
+    ) -> Option<Unstarted> {
         let id = parked.worker;
-        let started = self.worker_threads.run(Box::new(move || {
-            if let WorkerEnd::Left = parked.run.resume() {
-                host.worker_left(id);
-            }
-        }));
-        if let Err(e) = started {
-            // The run was dropped with its cell: the actor's files are closed
-            // (a cluster hold lapses with its lease), and the jobs it had
-            // queued are answered as a gone worker's are. The next job starts
-            // a new worker.
-            tracing::error!("cannot start a thread for {}'s worker: {e}", slot.key);
-            inner.sender = None;
-            if inner.status == ActorStatus::Resident {
-                inner.status = ActorStatus::Hibernated;
-            }
-            return Some(id);
+        let run = NodeWorkerRun::Resume {
+            host: self.clone(),
+            id,
+            run: parked.run,
+        };
+        let no = self.worker_threads.run(run).err()?;
+        // The run goes with its cell: the actor's files are closed (a
+        // cluster hold lapses with its lease), and the jobs it had queued
+        // are answered. The next job starts a new worker.
+        inner.sender = None;
+        if inner.status == ActorStatus::Resident {
+            inner.status = ActorStatus::Hibernated;
         }
-        None
+        Some(Self::unstarted(id, slot, no))
     }
 
     /// The idle sweep's look at one mailbox, under one lock so that an
@@ -562,10 +595,10 @@ impl Host {
         let (done, _) = tokio::sync::oneshot::channel();
         if tx.send(Job::new(EventKind::Hibernate { done }, Vec::new())).is_ok()
             && let Some(parked) = inner.parked.take()
-            && let Some(gone) = self.resume_worker(mailbox, &mut inner, parked)
+            && let Some(unstarted) = self.resume_worker(mailbox, &mut inner, parked)
         {
             drop(inner);
-            self.worker_left(gone);
+            self.worker_unstarted(unstarted);
         }
     }
 

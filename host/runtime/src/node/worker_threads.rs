@@ -8,25 +8,42 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
-/// A worker's whole run, given to a thread.
-pub(crate) type WorkerRun = Box<dyn FnOnce() + Send + 'static>;
+/// A worker's whole run, given to a thread. When no thread starts, the run
+/// comes back unrun ([`NoThread`]), so that its owner can answer the jobs
+/// it holds.
+pub(crate) trait WorkerRun: Send + 'static {
+    /// Runs it on the calling thread.
+    fn run(self);
+}
+
+/// No thread waits and the system would not start one.
+pub(crate) struct NoThread<R> {
+    /// Why the system would not.
+    pub(crate) error: std::io::Error,
+    /// The run, not run.
+    pub(crate) run: R,
+}
 
 /// The threads of one node's workers that are waiting for a worker to run.
-pub(crate) struct WorkerThreads {
+pub(crate) struct WorkerThreads<R> {
     /// One entry per waiting thread: its id and where to send it a run.
-    idle: Mutex<Vec<(u64, mpsc::SyncSender<WorkerRun>)>>,
+    idle: Mutex<Vec<(u64, mpsc::SyncSender<R>)>>,
     next_id: AtomicU64,
     /// At most this many threads wait; one more ends at once.
     max_idle: usize,
     /// How long a thread waits for another run before it ends.
     linger: Duration,
+    /// A test's stand-in for the system refusing threads (as it does at
+    /// its limit on threads or memory), which no test can bring about.
+    #[cfg(test)]
+    pub(crate) refuse_new: std::sync::atomic::AtomicBool,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-impl WorkerThreads {
+impl<R: WorkerRun> WorkerThreads<R> {
     /// Keeps up to `max_idle` threads for `linger` each.
     pub(crate) fn new(max_idle: usize, linger: Duration) -> Arc<Self> {
         Arc::new(Self {
@@ -34,14 +51,17 @@ impl WorkerThreads {
             next_id: AtomicU64::new(0),
             max_idle,
             linger,
+            #[cfg(test)]
+            refuse_new: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
     /// Runs `run` on a waiting thread, or on a new one when none waits.
     ///
     /// # Errors
-    /// No thread waits and the system would not start one.
-    pub(crate) fn run(self: &Arc<Self>, run: WorkerRun) -> std::io::Result<()> {
+    /// No thread waits and the system would not start one: the run comes
+    /// back, not run.
+    pub(crate) fn run(self: &Arc<Self>, run: R) -> Result<(), NoThread<R>> {
         let mut run = run;
         loop {
             let Some((_, waiting)) = lock(&self.idle).pop() else {
@@ -53,19 +73,36 @@ impl WorkerThreads {
                 Err(mpsc::SendError(back)) => run = back,
             }
         }
-        let me = self.clone();
-        std::thread::Builder::new()
-            .name("actor worker".into())
-            .spawn(move || me.serve(run))
-            .map(drop)
+        #[cfg(test)]
+        if self.refuse_new.load(Ordering::Relaxed) {
+            let error = std::io::Error::from(std::io::ErrorKind::WouldBlock);
+            return Err(NoThread { error, run });
+        }
+        // The run waits here until the thread takes it: std drops a closure
+        // whose thread did not start, and the run must outlive that.
+        let handed = Arc::new(Mutex::new(Some(run)));
+        let (me, theirs) = (self.clone(), handed.clone());
+        let spawned = std::thread::Builder::new().name("actor worker".into()).spawn(move || {
+            let first = lock(&theirs).take();
+            if let Some(first) = first {
+                me.serve(first);
+            }
+        });
+        match spawned {
+            Ok(_) => Ok(()),
+            Err(error) => match lock(&handed).take() {
+                Some(run) => Err(NoThread { error, run }),
+                None => Ok(()),
+            },
+        }
     }
 
     /// A thread's life: its first run, then each run it is given while it
     /// waits, until none comes within the linger time.
-    fn serve(self: Arc<Self>, first: WorkerRun) {
+    fn serve(self: Arc<Self>, first: R) {
         let mut run = first;
         loop {
-            run();
+            run.run();
             let id = self.next_id.fetch_add(1, Ordering::Relaxed);
             let (tx, rx) = mpsc::sync_channel(1);
             {
@@ -100,8 +137,21 @@ impl WorkerThreads {
 mod tests {
     use super::*;
 
+    /// A run of these tests: a closure.
+    struct Closure(Box<dyn FnOnce() + Send>);
+
+    impl WorkerRun for Closure {
+        fn run(self) {
+            (self.0)();
+        }
+    }
+
+    fn closure(f: impl FnOnce() + Send + 'static) -> Closure {
+        Closure(Box::new(f))
+    }
+
     /// Waits until a thread is back on the idle list.
-    fn until_one_waits(threads: &WorkerThreads) {
+    fn until_one_waits(threads: &WorkerThreads<Closure>) {
         for _ in 0..500 {
             if !lock(&threads.idle).is_empty() {
                 return;
@@ -118,8 +168,8 @@ mod tests {
         for _ in 0..3 {
             let tx = tx.clone();
             threads
-                .run(Box::new(move || tx.send(std::thread::current().id()).expect("send")))
-                .expect("run");
+                .run(closure(move || tx.send(std::thread::current().id()).expect("send")))
+                .unwrap_or_else(|_| panic!("no thread"));
             ids.insert(rx.recv().expect("ran"));
             until_one_waits(&threads);
         }
@@ -133,7 +183,9 @@ mod tests {
         let (tx, rx) = mpsc::channel();
         for i in 0..2_000 {
             let tx = tx.clone();
-            threads.run(Box::new(move || tx.send(i).expect("send"))).expect("run");
+            if threads.run(closure(move || tx.send(i).expect("send"))).is_err() {
+                panic!("no thread for run {i}");
+            }
             if i % 7 == 0 {
                 std::thread::sleep(Duration::from_micros(60));
             }
@@ -152,16 +204,33 @@ mod tests {
         for _ in 0..5 {
             let (tx, gate) = (tx.clone(), gate.clone());
             threads
-                .run(Box::new(move || {
+                .run(closure(move || {
                     gate.wait();
                     tx.send(()).expect("send");
                 }))
-                .expect("run");
+                .unwrap_or_else(|_| panic!("no thread"));
         }
         for _ in 0..5 {
             rx.recv().expect("ran");
         }
         std::thread::sleep(Duration::from_millis(50));
         assert!(lock(&threads.idle).len() <= 2);
+    }
+
+    #[test]
+    fn a_run_no_thread_takes_comes_back_unrun() {
+        let threads = WorkerThreads::new(2, Duration::from_secs(5));
+        threads.refuse_new.store(true, Ordering::Relaxed);
+        let (tx, rx) = mpsc::channel();
+        let Err(no) = threads.run(closure(move || tx.send(()).expect("send"))) else {
+            panic!("a thread started");
+        };
+        assert!(rx.try_recv().is_err(), "it did not run");
+        // It is whole: it runs once a thread takes it.
+        threads.refuse_new.store(false, Ordering::Relaxed);
+        if threads.run(no.run).is_err() {
+            panic!("no thread");
+        }
+        rx.recv_timeout(Duration::from_secs(5)).expect("ran");
     }
 }

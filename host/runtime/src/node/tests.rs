@@ -1,5 +1,7 @@
 //! A worker that finds no thread (the system at its limit on threads or
 //! memory): its jobs are answered 503, and its resident place is given back.
+//! A worker is started for a hibernated actor, and resumed for a resident
+//! one whose worker parked (ADR 044): both paths are tried.
 
 use super::*;
 use crate::http_types::{HttpRequest, HttpResponse};
@@ -65,4 +67,78 @@ fn a_worker_that_finds_no_thread_answers_503_and_gives_its_place_back() {
     // And the actor refused before starts too, now that threads start.
     let again = answer(request(&host, &key("a"))).expect("an answer");
     assert_eq!(again.failure, Some(FailureKind::NotLoaded));
+}
+
+/// The conformance testee's component, built by `cargo xtask guests` (the
+/// test command builds it before `cargo test`).
+fn testee() -> std::path::PathBuf {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let p = root.join("target/components/conformance-testee-rust.wasm");
+    assert!(
+        p.is_file(),
+        "{} is missing: run `cargo xtask guests` first",
+        p.display()
+    );
+    p
+}
+
+/// A request that adds a row to the testee's table `n` and reads how many
+/// it has.
+fn count(rt: &crate::Runtime, key: &ActorKey) -> HttpResponse {
+    let body = serde_json::json!({ "ops": [
+        { "op": "exec", "sql": "CREATE TABLE IF NOT EXISTS n(v INTEGER)" },
+        { "op": "exec", "sql": "INSERT INTO n VALUES (1)" },
+        { "op": "query", "sql": "SELECT count(*) FROM n" },
+    ]});
+    rt.request_blocking(key, HttpRequest::new("POST", "/", body.to_string()))
+        .expect("request")
+}
+
+#[test]
+fn a_parked_worker_that_finds_no_thread_answers_503_and_its_actor_wakes_later_with_its_state() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = RuntimeConfig::for_tests(dir.path());
+    config.cache_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/wasmkeep-cache");
+    // Long enough that an idle worker parks (ADR 044) rather than hibernates.
+    config.idle_timeout = Duration::from_secs(30);
+    let rt = crate::Runtime::new(config).expect("runtime");
+    rt.add_app(
+        "t/app",
+        &[crate::ClassSpec {
+            name: "testee".into(),
+            component: testee(),
+            access: crate::Access::Open,
+        }],
+    )
+    .expect("the testee app loads");
+    let key = ActorKey::new("t/app", "testee", "parked");
+    let first = count(&rt, &key);
+    assert_eq!(first.status, 200, "{}", first.text());
+
+    let host = rt.host();
+    let slot = host.slot(&key);
+    for _ in 0..1_000 {
+        if slot.lock().parked.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(slot.lock().parked.is_some(), "the idle worker parks within 10 s");
+
+    host.worker_threads.refuse_new.store(true, Ordering::Relaxed);
+    let refused = count(&rt, &key);
+    assert_eq!(refused.status, 503, "{}", refused.text());
+    assert_eq!(refused.failure, Some(FailureKind::Overloaded));
+    assert!(!host.is_resident(&key), "its cell went with the run");
+
+    // Threads start again: the actor wakes from its files, with the row of
+    // its first request and without one from the refused request.
+    host.worker_threads.refuse_new.store(false, Ordering::Relaxed);
+    let again = count(&rt, &key);
+    assert_eq!(again.status, 200, "{}", again.text());
+    assert!(
+        again.text().contains(r#""rows":[[{"integer":"2"}]]"#),
+        "two rows, not three: {}",
+        again.text()
+    );
 }

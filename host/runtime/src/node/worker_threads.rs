@@ -33,8 +33,9 @@ pub(crate) struct WorkerThreads<R> {
     max_idle: usize,
     /// How long a thread waits for another run before it ends.
     linger: Duration,
-    /// A test's stand-in for the system refusing threads (as it does at
-    /// its limit on threads or memory), which no test can bring about.
+    /// A test's stand-in for no thread waiting and the system refusing a
+    /// new one (as it does at its limit on threads or memory), which no
+    /// test can bring about.
     #[cfg(test)]
     pub(crate) refuse_new: std::sync::atomic::AtomicBool,
 }
@@ -62,6 +63,12 @@ impl<R: WorkerRun> WorkerThreads<R> {
     /// No thread waits and the system would not start one: the run comes
     /// back, not run.
     pub(crate) fn run(self: &Arc<Self>, run: R) -> Result<(), NoThread<R>> {
+        // As if no thread waited and the system would start none.
+        #[cfg(test)]
+        if self.refuse_new.load(Ordering::Relaxed) {
+            let error = std::io::Error::from(std::io::ErrorKind::WouldBlock);
+            return Err(NoThread { error, run });
+        }
         let mut run = run;
         loop {
             let Some((_, waiting)) = lock(&self.idle).pop() else {
@@ -72,11 +79,6 @@ impl<R: WorkerRun> WorkerThreads<R> {
                 Ok(()) => return Ok(()),
                 Err(mpsc::SendError(back)) => run = back,
             }
-        }
-        #[cfg(test)]
-        if self.refuse_new.load(Ordering::Relaxed) {
-            let error = std::io::Error::from(std::io::ErrorKind::WouldBlock);
-            return Err(NoThread { error, run });
         }
         // The run waits here until the thread takes it: std drops a closure
         // whose thread did not start, and the run must outlive that.

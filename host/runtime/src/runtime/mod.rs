@@ -8,6 +8,8 @@ mod apps;
 mod cluster_passes;
 mod dev_controls;
 mod events;
+#[cfg(test)]
+mod tests;
 
 pub use admin::Admin;
 pub use cluster_passes::ClusterPasses;
@@ -84,13 +86,15 @@ impl PendingResponse {
             host,
             app,
         } = self;
-        let ended = |r: Result<HttpResponse, _>| {
-            r.unwrap_or_else(|_| HttpResponse::host_failure(FailureKind::Host, "the event ended without an answer"))
-        };
+        let no_answer = || HttpResponse::host_failure(FailureKind::Host, "the event ended without an answer");
+        let ended = |r: Result<HttpResponse, _>| r.unwrap_or_else(|_| no_answer());
         // A request run on the thread that received it (ADR 048) has its
-        // answer already: no turn to spin, no clock.
-        if let Ok(r) = rx.try_recv() {
-            return r;
+        // answer already: no turn to spin, no clock. A receiver that found
+        // its sender gone is spent, and polling it again would panic.
+        match rx.try_recv() {
+            Ok(r) => return r,
+            Err(tokio::sync::oneshot::error::TryRecvError::Closed) => return no_answer(),
+            Err(tokio::sync::oneshot::error::TryRecvError::Empty) => {}
         }
         // A short event answers within tens of microseconds. A task that
         // parks on the answer lets its worker thread sleep, and the answer
@@ -110,7 +114,7 @@ impl PendingResponse {
                 match rx.try_recv() {
                     Ok(r) => return r,
                     Err(tokio::sync::oneshot::error::TryRecvError::Empty) => tokio::task::yield_now().await,
-                    Err(tokio::sync::oneshot::error::TryRecvError::Closed) => break,
+                    Err(tokio::sync::oneshot::error::TryRecvError::Closed) => return no_answer(),
                 }
             }
         }
@@ -163,6 +167,12 @@ pub struct SocketHandle {
 }
 
 impl Runtime {
+    /// The node's host, for the crate's own tests.
+    #[cfg(test)]
+    pub(crate) fn host(&self) -> &Arc<Host> {
+        &self.host
+    }
+
     /// Starts a runtime: the engine, the data directory, the alarm timer.
     ///
     /// # Errors

@@ -68,6 +68,14 @@ mod sql_types;
 mod storage;
 mod worker;
 
+// The integration tests' helpers (the built guests, the testee app), for
+// the crate's own tests too: they name the crate by its outside name.
+#[cfg(test)]
+extern crate self as wasmkeep_host;
+#[cfg(test)]
+#[path = "../tests/common/mod.rs"]
+mod test_common;
+
 pub use actor_db::{LENT_READ_TIME, LentReadError};
 pub use address::ActorKey;
 pub use cluster::Cluster;

@@ -473,7 +473,7 @@ impl Host {
         tracing::error!(%actor, "cannot start a thread for the actor's worker: {}", no.error);
         Unstarted::new(
             id,
-            no.run.into_jobs(),
+            no.run,
             EventError::NoThread {
                 actor,
                 source: no.error,

@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::http_types::{HttpRequest, HttpResponse};
+use crate::test_common;
 use std::sync::atomic::Ordering;
 use tokio::sync::oneshot;
 
@@ -69,51 +70,18 @@ fn a_worker_that_finds_no_thread_answers_503_and_gives_its_place_back() {
     assert_eq!(again.failure, Some(FailureKind::NotLoaded));
 }
 
-/// The conformance testee's component, built by `cargo xtask guests` (the
-/// test command builds it before `cargo test`).
-fn testee() -> std::path::PathBuf {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let p = root.join("target/components/conformance-testee-rust.wasm");
-    assert!(
-        p.is_file(),
-        "{} is missing: run `cargo xtask guests` first",
-        p.display()
-    );
-    p
-}
-
-/// A request that adds a row to the testee's table `n` and reads how many
-/// it has.
-fn count(rt: &crate::Runtime, key: &ActorKey) -> HttpResponse {
-    let body = serde_json::json!({ "ops": [
-        { "op": "exec", "sql": "CREATE TABLE IF NOT EXISTS n(v INTEGER)" },
-        { "op": "exec", "sql": "INSERT INTO n VALUES (1)" },
-        { "op": "query", "sql": "SELECT count(*) FROM n" },
-    ]});
-    rt.request_blocking(key, HttpRequest::new("POST", "/", body.to_string()))
-        .expect("request")
-}
-
 #[test]
 fn a_parked_worker_that_finds_no_thread_answers_503_and_its_actor_wakes_later_with_its_state() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut config = RuntimeConfig::for_tests(dir.path());
-    config.cache_dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/wasmkeep-cache");
+    config.cache_dir = test_common::cache_dir();
     // Long enough that an idle worker parks (ADR 044) rather than hibernates.
     config.idle_timeout = Duration::from_secs(30);
     let rt = crate::Runtime::new(config).expect("runtime");
-    rt.add_app(
-        "t/app",
-        &[crate::ClassSpec {
-            name: "testee".into(),
-            component: testee(),
-            access: crate::Access::Open,
-        }],
-    )
-    .expect("the testee app loads");
+    test_common::add_testee_app(&rt);
     let key = ActorKey::new("t/app", "testee", "parked");
-    let first = count(&rt, &key);
-    assert_eq!(first.status, 200, "{}", first.text());
+    let (status, body) = test_common::count_request(&rt, &key);
+    assert_eq!(status, 200, "{body}");
 
     let host = rt.host();
     let slot = host.slot(&key);
@@ -125,20 +93,22 @@ fn a_parked_worker_that_finds_no_thread_answers_503_and_its_actor_wakes_later_wi
     }
     assert!(slot.lock().parked.is_some(), "the idle worker parks within 10 s");
 
+    // Through the runtime's own waiter, as the dev server waits.
     host.worker_threads.refuse_new.store(true, Ordering::Relaxed);
-    let refused = count(&rt, &key);
-    assert_eq!(refused.status, 503, "{}", refused.text());
+    let refused = rt
+        .request_blocking(&key, HttpRequest::new("POST", "/", r#"{"ops": []}"#))
+        .expect("request");
+    assert_eq!(refused.status, 503);
     assert_eq!(refused.failure, Some(FailureKind::Overloaded));
     assert!(!host.is_resident(&key), "its cell went with the run");
 
     // Threads start again: the actor wakes from its files, with the row of
-    // its first request and without one from the refused request.
+    // its first request and none from the refused one.
     host.worker_threads.refuse_new.store(false, Ordering::Relaxed);
-    let again = count(&rt, &key);
-    assert_eq!(again.status, 200, "{}", again.text());
+    let (status, body) = test_common::count_request(&rt, &key);
+    assert_eq!(status, 200, "{body}");
     assert!(
-        again.text().contains(r#""rows":[[{"integer":"2"}]]"#),
-        "two rows, not three: {}",
-        again.text()
+        body.contains(r#""rows":[[{"integer":"2"}]]"#),
+        "two rows, not three: {body}"
     );
 }

@@ -42,61 +42,44 @@ impl worker_threads::WorkerRun for NodeWorkerRun {
 
 impl NodeWorkerRun {
     /// Gives up the run, which never ran: a parked worker's cell goes (its
-    /// files close, as a hibernation's do), and the jobs it held come back.
-    pub(super) fn into_jobs(self) -> UnrunJobs {
+    /// files close, as a hibernation's do), and the jobs it held come back:
+    /// one it had taken from its mailbox already, and the mailbox's receiver.
+    fn into_jobs(self) -> (Option<Job>, mpsc::Receiver<Job>) {
         match self {
-            NodeWorkerRun::Start { jobs, .. } => UnrunJobs {
-                first: None,
-                rest: jobs,
-            },
-            NodeWorkerRun::Resume { run, .. } => {
-                let (first, rest) = run.into_jobs();
-                UnrunJobs { first, rest }
-            }
+            NodeWorkerRun::Start { jobs, .. } => (None, jobs),
+            NodeWorkerRun::Resume { run, .. } => run.into_jobs(),
         }
     }
 }
 
 /// What is left of a worker that found no thread: its id among the
-/// residents, its jobs, and why.
-/// Boxed: the path is rare, and what it holds is large.
+/// residents, its jobs, and why. Boxed: the path is rare, and what it holds
+/// is large.
 #[must_use = "its jobs wait for an answer (Host::worker_unstarted)"]
 pub(super) struct Unstarted(Box<UnstartedParts>);
 
 struct UnstartedParts {
     id: u64,
-    jobs: UnrunJobs,
+    first: Option<Job>,
+    rest: mpsc::Receiver<Job>,
     why: EventError,
 }
 
 impl Unstarted {
-    pub(super) fn new(id: u64, jobs: UnrunJobs, why: EventError) -> Self {
-        Self(Box::new(UnstartedParts { id, jobs, why }))
+    /// What is left of worker `id`, whose `run` no thread took.
+    pub(super) fn new(id: u64, run: NodeWorkerRun, why: EventError) -> Self {
+        let (first, rest) = run.into_jobs();
+        Self(Box::new(UnstartedParts { id, first, rest, why }))
     }
 
     /// Answers its jobs with why it did not run. The mailbox's sender must
     /// be gone first (under its lock), so that no job comes after. Returns
     /// the worker's id, whose resident place is now free.
     pub(super) fn answer(self) -> u64 {
-        let UnstartedParts { id, jobs, why } = *self.0;
-        jobs.answer(&why);
-        id
-    }
-}
-
-/// The jobs of a worker that found no thread.
-pub(super) struct UnrunJobs {
-    /// One it had taken from its mailbox already.
-    first: Option<Job>,
-    /// The rest, in its mailbox's receiver.
-    rest: mpsc::Receiver<Job>,
-}
-
-impl UnrunJobs {
-    /// Answers each with `why`.
-    fn answer(self, why: &EventError) {
-        for job in self.first.into_iter().chain(self.rest.try_iter()) {
-            fail_job(job.kind, why);
+        let UnstartedParts { id, first, rest, why } = *self.0;
+        for job in first.into_iter().chain(rest.try_iter()) {
+            fail_job(job.kind, &why);
         }
+        id
     }
 }

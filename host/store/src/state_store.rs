@@ -27,9 +27,9 @@ pub trait StateStore: Send + Sync + 'static {
     /// Removes the actor's files durably. First a marker records that the
     /// removal began, holding `record` (when and how, `<ms> <how>`), so that a
     /// failure or a crash part way is finished before the actor is used again,
-    /// never read as data; then the WAL, the database, the shm; then the
-    /// marker becomes the deletion record ([`StateStore::last_deletion`]) and
-    /// the removal is made durable before this returns. A marker left by an
+    /// never read as data; then the WAL and the shm go; then the marker
+    /// becomes the deletion record ([`StateStore::last_deletion`]) and the
+    /// removal is made durable before this returns. A marker left by an
     /// unfinished removal keeps its record. Missing files are not an error.
     ///
     /// # Errors
@@ -88,12 +88,14 @@ impl LocalStateStore {
         }
     }
 
-    /// Writes a removal's marker; on a full disk, gives up the reserve first.
-    fn write_marker(&self, mark: &Path, deletion: &str) -> io::Result<()> {
-        match std::fs::write(mark, deletion) {
+    /// Writes a removal's record into its marker, opened and emptied; on a
+    /// full disk, gives up the reserve first.
+    fn write_record(&self, marker: &std::fs::File, deletion: &str) -> io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        match marker.write_all_at(deletion.as_bytes(), 0) {
             Err(e) if e.kind() == io::ErrorKind::StorageFull => {
                 let _ = std::fs::remove_file(self.reserve());
-                std::fs::write(mark, deletion)
+                marker.write_all_at(deletion.as_bytes(), 0)
             }
             other => other,
         }
@@ -107,6 +109,11 @@ impl LocalStateStore {
         p.push(&key.class);
         p
     }
+}
+
+/// The file at `p` opened for writing, emptied.
+fn emptied(p: &Path) -> io::Result<std::fs::File> {
+    std::fs::OpenOptions::new().write(true).truncate(true).open(p)
 }
 
 fn remove_if_present(p: &Path) -> io::Result<()> {
@@ -151,6 +158,27 @@ fn name_inside(db: &Path) -> Option<String> {
     .ok()
 }
 
+/// The deletion record a removal's marker holds, if it holds one. A marker
+/// is the database file renamed, and until the record is written over it it
+/// still holds the database's pages (ADR 053): those are read no further
+/// than a record's length.
+fn read_record(mark: &Path) -> Option<String> {
+    use std::io::Read;
+    /// Longer than any `<ms> <how>`.
+    const RECORD_MAX: u64 = 128;
+    let mut bytes = Vec::new();
+    std::fs::File::open(mark)
+        .ok()?
+        .take(RECORD_MAX + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    if bytes.len() as u64 > RECORD_MAX {
+        return None;
+    }
+    let text = std::str::from_utf8(&bytes).ok()?.trim();
+    crate::deletion::parse_deletion_record(text).map(|_| text.to_owned())
+}
+
 /// The marker that says a removal of `db` began.
 fn marker(db: &Path) -> PathBuf {
     let mut m = db.as_os_str().to_owned();
@@ -188,9 +216,7 @@ impl StateStore for LocalStateStore {
     }
 
     fn pending_removal_record(&self, key: &ActorKey) -> Option<String> {
-        let text = std::fs::read_to_string(marker(&self.db_path(key))).ok()?;
-        let text = text.trim();
-        (!text.is_empty()).then(|| text.to_owned())
+        read_record(&marker(&self.db_path(key)))
     }
 
     fn prepare(&self, key: &ActorKey) -> io::Result<()> {
@@ -204,31 +230,51 @@ impl StateStore for LocalStateStore {
             return Ok(());
         }
         let mark = marker(&db);
-        if !db.exists() && !mark.exists() {
-            // Nothing was there to delete: no record of a deletion either.
-            let (wal, shm) = sidecars(&db);
-            remove_if_present(&wal)?;
-            return remove_if_present(&shm);
-        }
-        // No sync here: the file system journals the marker's creation before the
-        // unlinks that follow, and the final sync covers them all (ADR 003). A
-        // marker already there (a retry) keeps the record of the first attempt.
-        if !mark.exists() {
-            self.write_marker(&mark, deletion)?;
+        let (wal, shm) = sidecars(&db);
+        // The database file itself becomes the marker: a rename allocates no
+        // inode, and a file system that has freed many inodes lately can
+        // spend half a millisecond finding a new one (ADR 053). No sync here:
+        // the file system journals the rename before the steps that follow,
+        // and the final sync covers them all (ADR 003).
+        if mark.exists() {
+            // A retry, or a marker an earlier version created beside the
+            // database: that database goes too. A marker that holds a record
+            // keeps the first attempt's.
+            remove_if_present(&db)?;
+            if read_record(&mark).is_none() {
+                self.write_record(&emptied(&mark)?, deletion)?;
+            }
+        } else {
+            match std::fs::rename(&db, &mark) {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                    // Nothing was there to delete: no record of a deletion either.
+                    remove_if_present(&wal)?;
+                    return remove_if_present(&shm);
+                }
+                other => other?,
+            }
+            let opened = match emptied(&mark) {
+                Ok(file) => file,
+                Err(e) => {
+                    // Nothing was written over yet: the database goes back,
+                    // so that the failed delete leaves the actor as it was
+                    // rather than a removal with no record.
+                    let _ = std::fs::rename(&mark, &db);
+                    return Err(e);
+                }
+            };
+            self.write_record(&opened, deletion)?;
         }
         if self.faults.take(FaultKind::FailRemoval) {
             return Err(io::Error::other("injected fault: fail-removal"));
         }
-        let (wal, shm) = sidecars(&db);
         remove_if_present(&wal)?;
-        remove_if_present(&db)?;
         remove_if_present(&shm)?;
-        // The marker becomes the record. One sync covers the unlinks and the
-        // rename: the file system journals them in this order, as it does the
-        // marker's creation, so a crash keeps a prefix of the steps, and each
-        // prefix is finished by the next use (ADR 038, and the test
-        // `every_prefix_of_a_removal_is_finished`). The delete answers only
-        // after this sync.
+        // The marker becomes the record. One sync covers the steps: the file
+        // system journals them in this order, so a crash keeps a prefix of
+        // them, and each prefix is finished by the next use (ADR 038, ADR 053,
+        // and the test `every_prefix_of_a_removal_is_finished`). The delete
+        // answers only after this sync.
         std::fs::rename(&mark, record(&db))?;
         std::fs::File::open(&dir)?.sync_all()?;
         self.keep_reserve();
@@ -332,7 +378,7 @@ pub mod contract {
             "an injected removal fault makes remove fail"
         );
         assert_eq!(store.last_deletion(&k), None, "an unfinished removal is no record yet");
-        assert!(db.exists(), "a failed removal leaves the database file in place");
+        assert!(wal.exists(), "a failed removal leaves the files it had not reached");
         assert!(store.removal_pending(&k), "a failed removal is remembered on disk");
         assert_eq!(
             store.pending_removal_record(&k).as_deref(),
@@ -382,26 +428,57 @@ pub mod contract {
         );
     }
 
-    /// A crash during a removal keeps a prefix of its steps (marker, WAL,
-    /// database, shm, rename to the record): ADR 038's single sync rests on
-    /// this. Each prefix must read as gone or pending, never as the old data,
-    /// and the next removal must finish it with the first attempt's record.
+    /// Lays out an actor's three files, each holding `x`, as a database
+    /// would have them.
+    #[cfg(test)]
+    fn actor_files(store: &LocalStateStore, k: &ActorKey) -> (PathBuf, PathBuf, PathBuf) {
+        store.prepare(k).expect("prepare");
+        let db = store.db_path(k);
+        let (wal, shm) = sidecars(&db);
+        for p in [&db, &wal, &shm] {
+            std::fs::write(p, b"x").expect("write a file");
+        }
+        (db, wal, shm)
+    }
+
+    /// Removes `k` again, and checks that no file is left and that the record
+    /// is `want`.
+    #[cfg(test)]
+    fn finishes_with(store: &LocalStateStore, k: &ActorKey, case: &str, want: &str) {
+        let db = store.db_path(k);
+        let (wal, shm) = sidecars(&db);
+        store
+            .remove(k, "2000 operator")
+            .expect("the next use finishes the removal");
+        for p in [&db, &wal, &shm, &marker(&db)] {
+            assert!(!p.exists(), "after {case} {} is left", p.display());
+        }
+        assert_eq!(
+            store.last_deletion(k).as_deref(),
+            Some(want),
+            "after {case} the record is {want:?}"
+        );
+    }
+
+    /// A crash during a removal keeps a prefix of its steps (the database
+    /// renamed to the marker, the record written into it, WAL, shm, rename
+    /// to the record): ADR 038's single sync rests on this. Each prefix must
+    /// read as gone or pending, never as the old data, and the next removal
+    /// must finish it, with the first attempt's record once it was written.
     #[test]
     fn every_prefix_of_a_removal_is_finished() {
         for done in 0..=5 {
             let dir = tempfile::tempdir().expect("tempdir");
             let store = LocalStateStore::new(dir.path(), Arc::new(Faults::default()));
             let k = ActorKey::new("acme/shop", "cart", "u-1842");
-            store.prepare(&k).expect("prepare");
-            let db = store.db_path(&k);
-            let (wal, shm) = sidecars(&db);
-            for p in [&db, &wal, &shm] {
-                std::fs::write(p, b"x").expect("write a file");
-            }
+            let (db, wal, shm) = actor_files(&store, &k);
             if done >= 1 {
-                std::fs::write(marker(&db), "1000 self").expect("marker");
+                std::fs::rename(&db, marker(&db)).expect("rename to the marker");
             }
-            for (step, p) in [(2, &wal), (3, &db), (4, &shm)] {
+            if done >= 2 {
+                std::fs::write(marker(&db), "1000 self").expect("the record");
+            }
+            for (step, p) in [(3, &wal), (4, &shm)] {
                 if done >= step {
                     std::fs::remove_file(p).expect("unlink");
                 }
@@ -411,20 +488,54 @@ pub mod contract {
             }
             if done >= 1 {
                 assert!(!store.exists(&k), "after {done} steps the actor no longer exists");
+                assert!(store.list().is_empty(), "after {done} steps the actor is not listed");
             }
-            store
-                .remove(&k, "2000 operator")
-                .expect("the next use finishes the removal");
-            for p in [&db, &wal, &shm, &marker(&db)] {
-                assert!(!p.exists(), "after {done} steps {} is left", p.display());
-            }
-            let want = if done >= 1 { "1000 self" } else { "2000 operator" };
-            assert_eq!(
-                store.last_deletion(&k).as_deref(),
-                Some(want),
-                "after {done} steps the record is the first attempt's"
-            );
+            // A marker that still holds the database's pages holds no record:
+            // the removal that finishes it writes its own.
+            let want = if done >= 2 { "1000 self" } else { "2000 operator" };
+            finishes_with(&store, &k, &format!("{done} steps"), want);
         }
+    }
+
+    /// A data directory written by an earlier version holds markers created
+    /// beside the database, which was unlinked after the WAL: each prefix
+    /// of those steps is finished too, with its record.
+    #[test]
+    fn a_marker_beside_the_database_is_finished() {
+        for done in 1..=3 {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let store = LocalStateStore::new(dir.path(), Arc::new(Faults::default()));
+            let k = ActorKey::new("acme/shop", "cart", "u-1842");
+            let (db, wal, _) = actor_files(&store, &k);
+            std::fs::write(marker(&db), "1000 self").expect("marker");
+            for (step, p) in [(2, &wal), (3, &db)] {
+                if done >= step {
+                    std::fs::remove_file(p).expect("unlink");
+                }
+            }
+            assert!(!store.exists(&k), "after {done} steps the actor no longer exists");
+            finishes_with(&store, &k, &format!("{done} earlier steps"), "1000 self");
+        }
+    }
+
+    /// A removal allocates no file: the database's own file becomes the
+    /// marker and then the record, so a file system slow to find a free
+    /// inode (one that freed many lately) does not slow the delete (ADR 053).
+    #[test]
+    fn a_removal_keeps_the_database_s_file_as_its_record() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = LocalStateStore::new(dir.path(), Arc::new(Faults::default()));
+        let k = ActorKey::new("acme/shop", "cart", "u-1842");
+        let (db, _, _) = actor_files(&store, &k);
+        let inode = std::fs::metadata(&db).expect("the database").ino();
+        store.remove(&k, "1000 self_durable").expect("remove");
+        assert_eq!(
+            std::fs::metadata(record(&db)).expect("the record").ino(),
+            inode,
+            "the record is the database's file, renamed and written over"
+        );
+        assert_eq!(store.last_deletion(&k).as_deref(), Some("1000 self_durable"));
     }
 
     #[test]

@@ -171,9 +171,10 @@ impl ActorDb {
         conn.busy_timeout(BUSY_WAIT)?;
         conn.execute_batch(&format!(
             "PRAGMA locking_mode=EXCLUSIVE; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;
-             PRAGMA journal_size_limit={};
+             PRAGMA journal_size_limit={}; PRAGMA wal_autocheckpoint={};
              CREATE TABLE IF NOT EXISTS main.{META_TABLE}{META_COLUMNS};",
-            persist_wal::JOURNAL_SIZE_LIMIT
+            persist_wal::JOURNAL_SIZE_LIMIT,
+            persist_wal::AUTOCHECKPOINT_PAGES
         ))?;
         migrate_meta_without_rowid(&conn)?;
         conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;

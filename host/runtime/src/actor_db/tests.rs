@@ -217,6 +217,29 @@ fn a_closed_database_keeps_an_empty_wal_for_the_next_open() {
 /// without parameters ran in a savepoint: the guest's setting was dropped
 /// without a word.
 #[test]
+fn a_commit_checkpoints_only_past_ten_thousand_pages_of_wal() {
+    let (d, db) = db();
+    db.exec("CREATE TABLE t(x)", &[]).expect("create");
+    // Each commit adds at least one page to the WAL: past SQLite's default of
+    // 1,000 pages, a checkpoint would have run and restarted the WAL.
+    for i in 0..1_500 {
+        db.exec("INSERT INTO t VALUES (?1)", &[SqlValue::Integer(i)])
+            .expect("insert");
+    }
+    let frames: i64 = db
+        .conn
+        .query_row("PRAGMA wal_autocheckpoint", [], |r| r.get(0))
+        .expect("read the setting");
+    assert_eq!(frames, i64::from(persist_wal::AUTOCHECKPOINT_PAGES));
+    let wal = std::fs::metadata(d.path().join("a.db-wal")).expect("the WAL");
+    assert!(
+        wal.len() > 1_500 * 4096,
+        "1,500 commits are all still in the WAL ({} bytes): none checkpointed",
+        wal.len()
+    );
+}
+
+#[test]
 fn a_guest_s_foreign_keys_setting_through_exec_takes_effect() {
     let (_dir, db) = db();
     let foreign_keys = |db: &ActorDb| db.query("PRAGMA foreign_keys", &[]).expect("read").rows;

@@ -33,8 +33,9 @@ pub trait StateStore: Send + Sync + 'static {
     /// unfinished removal keeps its record. Missing files are not an error.
     ///
     /// # Errors
-    /// The file system's error (or an injected one); the marker then remains
-    /// and some files may remain.
+    /// The file system's error (or an injected one). When the removal began
+    /// ([`StateStore::removal_pending`] says so), the marker remains and some
+    /// files may remain; otherwise nothing was removed.
     fn remove(&self, key: &ActorKey, record: &str) -> io::Result<()>;
     /// The record of the actor's last finished removal (`<ms> <how>`), if
     /// there is one: positive evidence that its address was deleted. It stays
@@ -45,9 +46,10 @@ pub trait StateStore: Send + Sync + 'static {
 }
 
 /// Disk space the store holds back, in `<data-dir>/state/.space-reserve`: a
-/// removal begins by writing a marker file, which a full disk would refuse,
-/// and then no delete could free the disk (ADR 012). The reserve is given up
-/// for the marker and put back after the removal.
+/// removal writes its record into its marker, which a full disk could
+/// refuse, and then no delete could free the disk (ADR 012). The marker is
+/// the database emptied (ADR 053), which frees its blocks first; the reserve
+/// is still given up if the write is refused, and put back after the removal.
 pub const RESERVE_BYTES: usize = 1 << 20;
 
 /// Databases under `<data-dir>/state/<tenant>/<app>/<class>/<encoded name>.db`.
@@ -247,23 +249,19 @@ impl StateStore for LocalStateStore {
         } else {
             match std::fs::rename(&db, &mark) {
                 Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                    // Nothing was there to delete: no record of a deletion either.
+                    // Nothing was there to delete: no record of a deletion
+                    // either. The sync is for a retry after a removal whose
+                    // own sync failed: its steps are all made, not yet durable.
                     remove_if_present(&wal)?;
-                    return remove_if_present(&shm);
+                    remove_if_present(&shm)?;
+                    return std::fs::File::open(&dir)?.sync_all();
                 }
                 other => other?,
             }
-            let opened = match emptied(&mark) {
-                Ok(file) => file,
-                Err(e) => {
-                    // Nothing was written over yet: the database goes back,
-                    // so that the failed delete leaves the actor as it was
-                    // rather than a removal with no record.
-                    let _ = std::fs::rename(&mark, &db);
-                    return Err(e);
-                }
-            };
-            self.write_record(&opened, deletion)?;
+            // From here the removal is pending: a failure leaves the marker,
+            // and the next use finishes the removal (with no record if none
+            // was written: ADR 053).
+            self.write_record(&emptied(&mark)?, deletion)?;
         }
         if self.faults.take(FaultKind::FailRemoval) {
             return Err(io::Error::other("injected fault: fail-removal"));
@@ -474,6 +472,11 @@ pub mod contract {
             let (db, wal, shm) = actor_files(&store, &k);
             if done >= 1 {
                 std::fs::rename(&db, marker(&db)).expect("rename to the marker");
+                assert_eq!(
+                    store.pending_removal_record(&k),
+                    None,
+                    "a marker that holds the database's pages holds no record"
+                );
             }
             if done >= 2 {
                 std::fs::write(marker(&db), "1000 self").expect("the record");
@@ -494,6 +497,31 @@ pub mod contract {
             // the removal that finishes it writes its own.
             let want = if done >= 2 { "1000 self" } else { "2000 operator" };
             finishes_with(&store, &k, &format!("{done} steps"), want);
+        }
+    }
+
+    /// A crash after the marker was emptied and before its record reached
+    /// the disk leaves an empty marker; a database file whose first bytes
+    /// read like a record is not taken for one. Both are finished, and the
+    /// removal that finishes them writes its own record.
+    #[test]
+    fn a_marker_without_a_record_is_finished_with_the_next_record() {
+        let padded = format!("1000 self{}", " ".repeat(200));
+        for content in ["", padded.as_str()] {
+            let dir = tempfile::tempdir().expect("tempdir");
+            let store = LocalStateStore::new(dir.path(), Arc::new(Faults::default()));
+            let k = ActorKey::new("acme/shop", "cart", "u-1842");
+            let (db, _, _) = actor_files(&store, &k);
+            std::fs::rename(&db, marker(&db)).expect("rename to the marker");
+            std::fs::write(marker(&db), content).expect("the marker's bytes");
+            assert!(store.removal_pending(&k), "the removal is pending");
+            assert_eq!(store.pending_removal_record(&k), None, "with no record");
+            finishes_with(
+                &store,
+                &k,
+                &format!("a marker of {} bytes", content.len()),
+                "2000 operator",
+            );
         }
     }
 

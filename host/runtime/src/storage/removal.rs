@@ -30,3 +30,20 @@ pub(crate) fn finish_unfinished_removal(
         })?;
     Ok(parse_deletion_record(&record).map(|(_, how)| how))
 }
+
+/// The error of a failed removal of the actor's files: unfinished when the
+/// removal began on disk (the host finishes it before the next event, so the
+/// delete still happens), otherwise a file error, and the data stays.
+pub(crate) fn removal_failed(files: &dyn StateStore, key: &ActorKey, source: std::io::Error) -> StorageError {
+    if files.removal_pending(key) {
+        StorageError::RemovalUnfinished {
+            key: key.clone(),
+            source,
+        }
+    } else {
+        StorageError::Files {
+            what: format!("removing the files of {key} (none was removed; the actor keeps its data)"),
+            source,
+        }
+    }
+}

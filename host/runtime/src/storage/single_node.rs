@@ -5,7 +5,7 @@
 use super::error::StorageError;
 use super::holding::Holding;
 use super::open_actor::OpenActor;
-use super::removal::finish_unfinished_removal;
+use super::removal::{finish_unfinished_removal, removal_failed};
 use super::seam::{ActorStorage, OpenMode, Opened};
 use crate::actor_db::{ActorDb, META_DELETED};
 use crate::address::ActorKey;
@@ -79,10 +79,7 @@ impl ActorStorage for SingleNodeStorage {
     fn remove_unopenable(&self, key: &ActorKey, record: &str) -> Result<bool, StorageError> {
         self.files
             .remove(key, record)
-            .map_err(|source| StorageError::RemovalUnfinished {
-                key: key.clone(),
-                source,
-            })?;
+            .map_err(|source| removal_failed(self.files.as_ref(), key, source))?;
         Ok(true)
     }
 
@@ -110,10 +107,7 @@ impl Holding for LocalFiles {
     fn reset(&mut self, _marks: &[(&str, &str)], record: &str) -> Result<(), StorageError> {
         self.files
             .remove(&self.key, record)
-            .map_err(|source| StorageError::RemovalUnfinished {
-                key: self.key.clone(),
-                source,
-            })
+            .map_err(|source| removal_failed(self.files.as_ref(), &self.key, source))
     }
 
     // The reset removed the files; nothing is left.
@@ -124,4 +118,88 @@ impl Holding for LocalFiles {
     fn release(&mut self) {}
 
     fn give_up(&mut self) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::faults::{FaultKind, Faults};
+    use crate::state_store::LocalStateStore;
+    use std::path::PathBuf;
+
+    /// A store whose removals fail before they begin.
+    struct RefusingStore(LocalStateStore);
+
+    impl StateStore for RefusingStore {
+        fn db_path(&self, key: &ActorKey) -> PathBuf {
+            self.0.db_path(key)
+        }
+        fn exists(&self, key: &ActorKey) -> bool {
+            self.0.exists(key)
+        }
+        fn removal_pending(&self, key: &ActorKey) -> bool {
+            self.0.removal_pending(key)
+        }
+        fn pending_removal_record(&self, key: &ActorKey) -> Option<String> {
+            self.0.pending_removal_record(key)
+        }
+        fn prepare(&self, key: &ActorKey) -> std::io::Result<()> {
+            self.0.prepare(key)
+        }
+        fn remove(&self, _key: &ActorKey, _record: &str) -> std::io::Result<()> {
+            Err(std::io::Error::other("refused before anything was removed"))
+        }
+        fn last_deletion(&self, key: &ActorKey) -> Option<String> {
+            self.0.last_deletion(key)
+        }
+        fn list(&self) -> Vec<ActorKey> {
+            self.0.list()
+        }
+    }
+
+    fn with_files(store: &dyn StateStore, key: &ActorKey) {
+        store.prepare(key).expect("prepare");
+        std::fs::write(store.db_path(key), b"x").expect("a database");
+    }
+
+    /// A reset whose removal never began leaves the data: the delete must
+    /// not be reported as under way (before, every failed removal was).
+    #[test]
+    fn a_removal_that_did_not_begin_is_a_file_error_and_the_data_stays() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let key = ActorKey::new("t/app", "c", "a");
+        let files: Arc<dyn StateStore> = Arc::new(RefusingStore(LocalStateStore::new(
+            dir.path(),
+            Arc::new(Faults::default()),
+        )));
+        with_files(files.as_ref(), &key);
+        let mut holding = LocalFiles {
+            files: files.clone(),
+            key: key.clone(),
+        };
+        let e = holding.reset(&[], "1000 self").expect_err("the removal fails");
+        assert!(matches!(e, StorageError::Files { .. }), "{e:?}");
+        assert!(!e.delete_still_happens());
+        assert!(files.exists(&key), "the actor keeps its database");
+    }
+
+    /// A removal that fails after it began is finished before the next
+    /// event: the delete still happens.
+    #[test]
+    fn a_removal_that_failed_after_it_began_still_deletes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let key = ActorKey::new("t/app", "c", "a");
+        let faults = Arc::new(Faults::default());
+        let files: Arc<dyn StateStore> = Arc::new(LocalStateStore::new(dir.path(), faults.clone()));
+        with_files(files.as_ref(), &key);
+        faults.arm(FaultKind::FailRemoval, 1);
+        let mut holding = LocalFiles {
+            files: files.clone(),
+            key: key.clone(),
+        };
+        let e = holding.reset(&[], "1000 self").expect_err("the removal fails");
+        assert!(matches!(e, StorageError::RemovalUnfinished { .. }), "{e:?}");
+        assert!(e.delete_still_happens());
+        assert!(!files.exists(&key), "the actor no longer exists");
+    }
 }

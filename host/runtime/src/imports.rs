@@ -231,6 +231,11 @@ impl HostState {
                         "{e}; the delete is not known to be durable. Storage stays closed for this event; \
                          calling delete-self-durable again is safe, and the end of the event removes the files"
                     )
+                } else if !e.writes_lost() {
+                    format!(
+                        "the delete did not happen ({e}). Storage stays closed for this event; calling \
+                         delete-self-durable again is safe, and the end of the event tries the delete again"
+                    )
                 } else {
                     format!(
                         "the delete is not known to be durable ({e}; the upload may still land). Storage stays \

@@ -426,6 +426,14 @@ pub mod contract {
         );
     }
 
+    /// A store in a new directory, and the actor the tests remove.
+    #[cfg(test)]
+    fn fresh_store() -> (tempfile::TempDir, LocalStateStore, ActorKey) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = LocalStateStore::new(dir.path(), Arc::new(Faults::default()));
+        (dir, store, ActorKey::new("acme/shop", "cart", "u-1842"))
+    }
+
     /// Lays out an actor's three files, each holding `x`, as a database
     /// would have them.
     #[cfg(test)]
@@ -466,9 +474,7 @@ pub mod contract {
     #[test]
     fn every_prefix_of_a_removal_is_finished() {
         for done in 0..=5 {
-            let dir = tempfile::tempdir().expect("tempdir");
-            let store = LocalStateStore::new(dir.path(), Arc::new(Faults::default()));
-            let k = ActorKey::new("acme/shop", "cart", "u-1842");
+            let (_dir, store, k) = fresh_store();
             let (db, wal, shm) = actor_files(&store, &k);
             if done >= 1 {
                 std::fs::rename(&db, marker(&db)).expect("rename to the marker");
@@ -508,9 +514,7 @@ pub mod contract {
     fn a_marker_without_a_record_is_finished_with_the_next_record() {
         let padded = format!("1000 self{}", " ".repeat(200));
         for content in ["", padded.as_str()] {
-            let dir = tempfile::tempdir().expect("tempdir");
-            let store = LocalStateStore::new(dir.path(), Arc::new(Faults::default()));
-            let k = ActorKey::new("acme/shop", "cart", "u-1842");
+            let (_dir, store, k) = fresh_store();
             let (db, _, _) = actor_files(&store, &k);
             std::fs::rename(&db, marker(&db)).expect("rename to the marker");
             std::fs::write(marker(&db), content).expect("the marker's bytes");
@@ -531,9 +535,7 @@ pub mod contract {
     #[test]
     fn a_marker_beside_the_database_is_finished() {
         for done in 1..=3 {
-            let dir = tempfile::tempdir().expect("tempdir");
-            let store = LocalStateStore::new(dir.path(), Arc::new(Faults::default()));
-            let k = ActorKey::new("acme/shop", "cart", "u-1842");
+            let (_dir, store, k) = fresh_store();
             let (db, wal, _) = actor_files(&store, &k);
             std::fs::write(marker(&db), "1000 self").expect("marker");
             for (step, p) in [(2, &wal), (3, &db)] {
@@ -552,9 +554,7 @@ pub mod contract {
     #[test]
     fn a_removal_keeps_the_database_s_file_as_its_record() {
         use std::os::unix::fs::MetadataExt;
-        let dir = tempfile::tempdir().expect("tempdir");
-        let store = LocalStateStore::new(dir.path(), Arc::new(Faults::default()));
-        let k = ActorKey::new("acme/shop", "cart", "u-1842");
+        let (_dir, store, k) = fresh_store();
         let (db, _, _) = actor_files(&store, &k);
         let inode = std::fs::metadata(&db).expect("the database").ino();
         store.remove(&k, "1000 self_durable").expect("remove");

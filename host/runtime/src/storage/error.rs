@@ -94,4 +94,16 @@ impl StorageError {
     pub(crate) fn delete_still_happens(&self) -> bool {
         matches!(self, StorageError::RemovalUnfinished { .. })
     }
+
+    /// Whether a failed reset loses the event's writes: a cluster's reset
+    /// that was not acknowledged (the next event restores what the bucket
+    /// holds). A single node's failed removal keeps them, whether it began
+    /// (it is finished before the next event) or not (nothing was removed,
+    /// and the event's end tries the delete again: ADR 053).
+    pub(crate) fn writes_lost(&self) -> bool {
+        !matches!(
+            self,
+            StorageError::RemovalUnfinished { .. } | StorageError::Files { .. }
+        )
+    }
 }

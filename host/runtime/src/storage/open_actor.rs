@@ -201,7 +201,7 @@ impl OpenActor {
                 Ok(())
             }
             Err(e) => {
-                if !e.delete_still_happens() {
+                if e.writes_lost() {
                     self.durability = Durability::WritesLost;
                 }
                 Err(e)

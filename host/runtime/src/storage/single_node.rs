@@ -180,6 +180,10 @@ mod tests {
         let e = holding.reset(&[], "1000 self").expect_err("the removal fails");
         assert!(matches!(e, StorageError::Files { .. }), "{e:?}");
         assert!(!e.delete_still_happens());
+        assert!(
+            !e.writes_lost(),
+            "the event's writes are kept, and its end tries the delete again"
+        );
         assert!(files.exists(&key), "the actor keeps its database");
     }
 
@@ -200,6 +204,7 @@ mod tests {
         let e = holding.reset(&[], "1000 self").expect_err("the removal fails");
         assert!(matches!(e, StorageError::RemovalUnfinished { .. }), "{e:?}");
         assert!(e.delete_still_happens());
+        assert!(!e.writes_lost());
         assert!(!files.exists(&key), "the actor no longer exists");
     }
 }

@@ -89,6 +89,7 @@ impl EventError {
                 StorageError::TombstoneUnreadable { .. } => FailureKind::TombstoneUnreadable,
                 StorageError::RemovalUnfinished { .. } => FailureKind::RemovalUnfinished,
                 StorageError::Files { .. } => FailureKind::Files,
+                StorageError::OutOfFiles { .. } => FailureKind::Overloaded,
                 StorageError::Sql(_) => FailureKind::Sql,
             },
             EventError::Guest(_) => FailureKind::Guest,

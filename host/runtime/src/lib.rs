@@ -55,6 +55,7 @@ mod manifest;
 mod metrics;
 mod node;
 mod node_builder;
+mod open_files;
 mod outparam;
 mod pass_book;
 mod passes;

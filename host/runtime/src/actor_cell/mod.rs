@@ -82,7 +82,15 @@ impl ActorCell {
         let host = &self.host;
         let key = &self.mailbox.key;
         if self.resident.is_none() {
-            let actor = match host.storage().open(key, mode)? {
+            let opened = match host.storage().open(key, mode.clone()) {
+                // Idle actors hold files the process ran out of: closing
+                // their databases makes room (ADR 055).
+                Err(StorageError::OutOfFiles { .. }) if host.rest_parked_for_files() > 0 => {
+                    host.storage().open(key, mode)
+                }
+                other => other,
+            };
+            let actor = match opened? {
                 Opened::Here(actor) => actor,
                 Opened::Absent => return Ok(Prepared::Absent),
                 Opened::Elsewhere(node) => {

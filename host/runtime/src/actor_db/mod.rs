@@ -23,11 +23,13 @@ mod guest_settings;
 mod host_table;
 mod lent_read;
 mod lookaside;
+mod open_error;
 mod persist_wal;
 mod plain_path_vfs;
 mod rows;
 pub(crate) mod sqlite_code;
 mod sqlite_error;
+mod system_errno;
 #[cfg(test)]
 mod tests;
 mod transaction;
@@ -47,6 +49,7 @@ use transaction::TxMode;
 
 pub use guest_settings::GuestSettings;
 pub use lent_read::{LENT_READ_TIME, LentReadError, open_for_reading};
+pub use open_error::OpenError;
 
 /// How long an actor's statement waits for a lock another connection holds
 /// (a listing reading a shortened name, `verify`) before it fails busy.
@@ -110,8 +113,9 @@ impl ActorDb {
     /// Opens (or creates) the database at `path` in WAL mode and creates the host table.
     ///
     /// # Errors
+    /// The process had no open file left ([`OpenError::OutOfFiles`]), or
     /// SQLite could not open or set up the file.
-    pub fn open(path: &Path) -> Result<Self, SqlError> {
+    pub fn open(path: &Path) -> Result<Self, OpenError> {
         Self::open_with(path, rusqlite::OpenFlags::default())
     }
 
@@ -120,25 +124,39 @@ impl ActorDb {
     /// must not start over empty if its file went away.
     ///
     /// # Errors
-    /// The file is missing, or SQLite could not open or set it up.
-    pub fn open_existing(path: &Path) -> Result<Self, SqlError> {
+    /// The file is missing, the process had no open file left, or SQLite
+    /// could not open or set up the file.
+    pub fn open_existing(path: &Path) -> Result<Self, OpenError> {
         Self::open_with(
             path,
             rusqlite::OpenFlags::default() - rusqlite::OpenFlags::SQLITE_OPEN_CREATE,
         )
     }
 
-    fn open_with(path: &Path, flags: rusqlite::OpenFlags) -> Result<Self, SqlError> {
+    fn open_with(path: &Path, flags: rusqlite::OpenFlags) -> Result<Self, OpenError> {
         // The path goes to the host's log, not into the message: the message
         // can reach an HTTP client, which has no business knowing the host's paths.
-        let failed = |doing: &str, e: rusqlite::Error| {
+        let failed = |doing: &str, e: rusqlite::Error, out_of_files: bool| {
             tracing::warn!("{doing} {}: {e}", path.display());
+            if out_of_files {
+                return OpenError::OutOfFiles {
+                    limit: crate::open_files::limit(),
+                };
+            }
             // SQLite's own message can carry the path: only its code's description goes out.
             let why = match &e {
                 rusqlite::Error::SqliteFailure(code, _) => code.to_string(),
                 other => other.to_string(),
             };
-            SqlError::Internal(format!("{doing} the actor's database: {why}"))
+            OpenError::Sql(SqlError::Internal(format!("{doing} the actor's database: {why}")))
+        };
+        // SQLite says only that it could not open a file: whether the
+        // process was out of files is in the system's error (the thread's
+        // for an open SQLite gave up on, the connection's for its WAL), else
+        // asked again at once.
+        let out_of_files = |e: &rusqlite::Error, errno: i32| {
+            e.sqlite_error_code() == Some(rusqlite::ErrorCode::CannotOpen)
+                && (crate::open_files::is_shortage(errno) || crate::open_files::exhausted())
         };
         // The host's own paths need none of SQLite's resolution (ADR 043).
         let conn = if plain_path_vfs::registered() {
@@ -146,19 +164,31 @@ impl ActorDb {
         } else {
             Connection::open_with_flags(path, flags)
         }
-        .map_err(|e| failed("opening", e))?;
-        Self::setup(conn).map_err(|e| failed("setting up", e))
+        .map_err(|e| {
+            let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+            let out = out_of_files(&e, errno);
+            failed("opening", e, out)
+        })?;
+        match Self::configure(&conn) {
+            Ok(host_changes) => Ok(Self::wrap(conn, host_changes)),
+            Err(e) => {
+                let out = out_of_files(&e, system_errno::of(&conn));
+                drop(conn);
+                Err(failed("setting up", e, out))
+            }
+        }
     }
 
-    fn setup(conn: Connection) -> rusqlite::Result<Self> {
+    /// Sets the connection up for an actor; returns the host's share of its changes so far.
+    fn configure(conn: &Connection) -> rusqlite::Result<HostChanges> {
         // First, before any statement takes a slot of the default lookaside.
-        if let Err(code) = lookaside::make_small(&conn) {
+        if let Err(code) = lookaside::make_small(conn) {
             tracing::debug!("SQLite kept its default lookaside (code {code}): 38 KiB more per open database");
         }
         // synchronous=NORMAL: an ordinary write is kept when the process dies and
         // is synced at the next checkpoint, as a node keeps an event's writes at its
         // end; exec-durable switches to FULL for its own commit.
-        if let Err(code) = persist_wal::keep_wal_on_close(&conn) {
+        if let Err(code) = persist_wal::keep_wal_on_close(conn) {
             tracing::debug!("SQLite would not keep the WAL on close (code {code}): each wake creates it again");
         }
         // Exclusive locking before the first access in WAL mode: SQLite keeps
@@ -176,7 +206,7 @@ impl ActorDb {
             persist_wal::JOURNAL_SIZE_LIMIT,
             persist_wal::AUTOCHECKPOINT_PAGES
         ))?;
-        migrate_meta_without_rowid(&conn)?;
+        migrate_meta_without_rowid(conn)?;
         conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
         conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0)?;
         conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)?;
@@ -187,7 +217,12 @@ impl ActorDb {
         // The rows of the set-up (a migration of the host table) are the host's.
         let host_changes = HostChanges::default();
         host_changes.add(0, conn.total_changes());
-        register_total_changes(&conn, host_changes.clone())?;
+        register_total_changes(conn, host_changes.clone())?;
+        Ok(host_changes)
+    }
+
+    /// The actor's database over a connection [`ActorDb::configure`] set up.
+    fn wrap(conn: Connection, host_changes: HostChanges) -> Self {
         let db = Self {
             conn,
             guard: Arc::new(Guard::default()),
@@ -197,7 +232,7 @@ impl ActorDb {
             initialized: std::cell::Cell::new(false),
         };
         db.guard_connection();
-        Ok(db)
+        db
     }
 
     /// Puts the guard on the connection: its authorizer, and its deadline

@@ -2,6 +2,7 @@
 //! alarm index, and the operations every actor's worker and imports use.
 //! Used by the runtime (the public API) and every worker.
 
+mod out_of_files;
 mod parts;
 mod stops;
 #[cfg(test)]

@@ -155,7 +155,7 @@ impl ActorStorage for ClusterStorage {
             what: format!("creating the directory of {key}"),
             source,
         })?;
-        let db = ActorDb::open(&db_path)?;
+        let db = ActorDb::open(&db_path).map_err(|e| StorageError::not_opened(key, e))?;
         let holding = Replicated {
             replica,
             cluster: self.cluster.clone(),

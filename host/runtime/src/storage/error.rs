@@ -1,5 +1,6 @@
 //! Why storage failed: each variant says what happened and what follows.
 
+use crate::actor_db::OpenError;
 use crate::address::ActorKey;
 use crate::replica::ReplicaError;
 use crate::sql_types::SqlError;
@@ -82,9 +83,36 @@ pub enum StorageError {
         #[source]
         source: std::io::Error,
     },
+    /// The process had no open file left for the actor's database, even
+    /// after the node closed the databases of its idle actors (ADR 055).
+    #[error(
+        "this node has no open file left for {key}'s database (its open-files limit is {}): try again shortly \
+         (Retry-After says when); if it happens often, raise the limit (ulimit -n, LimitNOFILE=) or serve fewer \
+         resident actors (--max-resident)",
+        limit.map_or_else(|| "not known".to_string(), |n| n.to_string())
+    )]
+    OutOfFiles {
+        /// The actor.
+        key: ActorKey,
+        /// The process's open-files limit when it was read.
+        limit: Option<u64>,
+    },
     /// The database failed.
     #[error(transparent)]
     Sql(#[from] SqlError),
+}
+
+impl StorageError {
+    /// The storage's error for `key`'s database that did not open.
+    pub(crate) fn not_opened(key: &ActorKey, e: OpenError) -> Self {
+        match e {
+            OpenError::OutOfFiles { limit } => StorageError::OutOfFiles {
+                key: key.clone(),
+                limit,
+            },
+            OpenError::Sql(e) => StorageError::Sql(e),
+        }
+    }
 }
 
 impl StorageError {

@@ -5,7 +5,7 @@
 
 use super::error::StorageError;
 use super::holding::Holding;
-use crate::actor_db::{ActorDb, GuestSettings, META_DELETED};
+use crate::actor_db::{ActorDb, GuestSettings, META_DELETED, OpenError};
 use crate::address::ActorKey;
 use crate::deletion::DeleteHow;
 use crate::operator::META_OPERATOR_DELETE;
@@ -111,10 +111,10 @@ impl OpenActor {
     /// away is not created again empty.
     ///
     /// # Errors
-    /// The file is gone, or SQLite could not open it or set it up: the
-    /// database stays resting, and the caller lets the actor go so that the
+    /// The file is gone, the process had no open file left, or SQLite could
+    /// not open it or set it up: the database stays resting, and the caller lets the actor go so that the
     /// next open starts over (in a cluster, from the bucket).
-    pub(crate) fn wake(&mut self, quota_bytes: u64) -> Result<(), SqlError> {
+    pub(crate) fn wake(&mut self, quota_bytes: u64) -> Result<(), OpenError> {
         let DbState::Resting(path, settings) = &self.db else {
             return Ok(());
         };

@@ -51,7 +51,7 @@ impl ActorStorage for SingleNodeStorage {
                 source,
             })?;
         }
-        let db = ActorDb::open(&path)?;
+        let db = ActorDb::open(&path).map_err(|e| StorageError::not_opened(key, e))?;
         if !exists && let Some(record) = self.files.last_deletion(key) {
             // The removal record goes into the new database, as a cluster's
             // reset carries it (context.previous-deletion reads it).

@@ -1,0 +1,57 @@
+//! A node out of open files (ADR 055). Each resident actor's open database
+//! holds two descriptors, its file and its WAL, until the idle sweep closes
+//! it ten seconds after its last event (ADR 045). A node whose residents
+//! are many can reach the process's open-files limit before then; an actor
+//! that must open its database then closes the databases of the actors
+//! parked longest, as the sweep would later, and tries once more.
+
+use super::{Host, Mailbox, lock};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// How many idle actors' databases one shortage closes at most: 64 free
+/// 128 descriptors, room for as many wakes again (each close folds the WAL
+/// into the database, so the actor that met the shortage waits for them).
+const REST_PER_SHORTAGE: usize = 64;
+
+/// One shortage is relieved at a time: the workers that met it together
+/// would otherwise each walk every mailbox and close what the first one
+/// closes anyway.
+static RELIEVING: Mutex<()> = Mutex::new(());
+
+impl Host {
+    /// Closes the databases of up to [`REST_PER_SHORTAGE`] actors whose
+    /// workers parked (ADR 044), those parked longest first; they stay
+    /// resident, and each opens its database again at its next event.
+    /// Returns how many it closed: none when no parked actor holds one.
+    pub(crate) fn rest_parked_for_files(&self) -> usize {
+        let _one_at_a_time = lock(&RELIEVING);
+        let mailboxes: Vec<Arc<Mailbox>> = lock(self.actors()).values().cloned().collect();
+        let mut parked: Vec<(Instant, Arc<Mailbox>)> = mailboxes
+            .into_iter()
+            .filter_map(|mailbox| {
+                let since = mailbox.lock().parked.as_ref().filter(|p| !p.rested).map(|p| p.since);
+                since.map(|since| (since, mailbox))
+            })
+            .collect();
+        parked.sort_unstable_by_key(|(since, _)| *since);
+        let rested = parked
+            .iter()
+            .take(REST_PER_SHORTAGE)
+            .filter(|(_, mailbox)| match mailbox.lock().parked.as_mut() {
+                // As the idle sweep does: marked first, so it does not ask again.
+                Some(p) if !p.rested => {
+                    p.rested = true;
+                    p.run.rest()
+                }
+                _ => false,
+            })
+            .count();
+        tracing::warn!(
+            rested,
+            limit = crate::open_files::limit(),
+            "out of open files: closed the databases of the actors idle longest"
+        );
+        rested
+    }
+}

@@ -47,11 +47,20 @@ impl Host {
                 _ => false,
             })
             .count();
-        tracing::warn!(
-            rested,
-            limit = crate::open_files::limit(),
-            "out of open files: closed the databases of the actors idle longest"
-        );
+        let limit = crate::open_files::limit();
+        if rested > 0 {
+            tracing::warn!(
+                rested,
+                limit,
+                "out of open files: closed the databases of the actors parked longest"
+            );
+        } else {
+            tracing::warn!(
+                limit,
+                "out of open files, and no parked actor's database to close: the event is answered 503; raise the \
+                 open-files limit or serve fewer resident actors"
+            );
+        }
         rested
     }
 }

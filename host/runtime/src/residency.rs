@@ -28,14 +28,10 @@ const MOST_RESIDENT: usize = 4096;
 /// The resident-actor cap this process can afford: the smallest of 4,096,
 /// what the open-files limit allows and what `vm.max_map_count` allows.
 pub fn default_resident_limit() -> usize {
-    let by_files = open_files_limit().map_or(u64::MAX, |n| n.saturating_sub(RESERVED_FILES) / FILES_PER_ACTOR);
+    let by_files = crate::open_files::limit().map_or(u64::MAX, |n| n.saturating_sub(RESERVED_FILES) / FILES_PER_ACTOR);
     let by_maps = max_map_count().map_or(u64::MAX, |n| n.saturating_sub(RESERVED_MAPS) / MAPS_PER_ACTOR);
     let limit = by_files.min(by_maps).min(MOST_RESIDENT as u64);
     usize::try_from(limit).unwrap_or(MOST_RESIDENT).max(1)
-}
-
-fn open_files_limit() -> Option<u64> {
-    rustix::process::getrlimit(rustix::process::Resource::Nofile).current
 }
 
 fn max_map_count() -> Option<u64> {

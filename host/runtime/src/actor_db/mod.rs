@@ -29,7 +29,6 @@ mod plain_path_vfs;
 mod rows;
 pub(crate) mod sqlite_code;
 mod sqlite_error;
-mod system_errno;
 #[cfg(test)]
 mod tests;
 mod transaction;
@@ -150,13 +149,14 @@ impl ActorDb {
             };
             OpenError::Sql(SqlError::Internal(format!("{doing} the actor's database: {why}")))
         };
-        // SQLite says only that it could not open a file: whether the
-        // process was out of files is in the system's error (the thread's
-        // for an open SQLite gave up on, the connection's for its WAL), else
-        // asked again at once.
-        let out_of_files = |e: &rusqlite::Error, errno: i32| {
-            e.sqlite_error_code() == Some(rusqlite::ErrorCode::CannotOpen)
-                && (crate::open_files::is_shortage(errno) || crate::open_files::exhausted())
+        // SQLite says only that it could not open a file; whether the
+        // process was out of files is what its failed `open` calls said,
+        // which the VFS notes (ADR 055). One noted earlier on this thread
+        // is not this open's.
+        let _ = plain_path_vfs::take_open_shortage();
+        let out_of_files = |e: &rusqlite::Error| {
+            let shortage = plain_path_vfs::take_open_shortage();
+            shortage && e.sqlite_error_code() == Some(rusqlite::ErrorCode::CannotOpen)
         };
         // The host's own paths need none of SQLite's resolution (ADR 043).
         let conn = if plain_path_vfs::registered() {
@@ -165,18 +165,15 @@ impl ActorDb {
             Connection::open_with_flags(path, flags)
         }
         .map_err(|e| {
-            let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
-            let out = out_of_files(&e, errno);
+            let out = out_of_files(&e);
             failed("opening", e, out)
         })?;
-        match Self::configure(&conn) {
-            Ok(host_changes) => Ok(Self::wrap(conn, host_changes)),
-            Err(e) => {
-                let out = out_of_files(&e, system_errno::of(&conn));
-                drop(conn);
-                Err(failed("setting up", e, out))
-            }
-        }
+        Self::configure(&conn)
+            .map(|host_changes| Self::wrap(conn, host_changes))
+            .map_err(|e| {
+                let out = out_of_files(&e);
+                failed("setting up", e, out)
+            })
     }
 
     /// Sets the connection up for an actor; returns the host's share of its changes so far.

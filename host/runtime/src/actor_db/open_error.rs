@@ -8,7 +8,7 @@ use crate::sql_types::SqlError;
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
     /// The process had no open file left for the database or its WAL.
-    #[error("the process has no open file left for the actor's database (its limit is {})", limit_text(*.limit))]
+    #[error("the process has no open file left for the actor's database (its limit is {})", crate::open_files::describe(*.limit))]
     OutOfFiles {
         /// The process's open-files limit when it was read.
         limit: Option<u64>,
@@ -16,8 +16,4 @@ pub enum OpenError {
     /// SQLite could not open or set up the file.
     #[error(transparent)]
     Sql(#[from] SqlError),
-}
-
-fn limit_text(limit: Option<u64>) -> String {
-    limit.map_or_else(|| "not known".into(), |n| n.to_string())
 }

@@ -9,6 +9,9 @@
 //! database file itself with `O_NOFOLLOW` whichever way, so for an absolute
 //! path without `.`, `..` or empty components the full name is the path.
 //! Any other path goes to SQLite's own resolution.
+//!
+//! It also notes, per thread, an `open` of SQLite's that failed for want of
+//! descriptors, which SQLite's own error does not keep (ADR 055).
 
 use rusqlite::ffi;
 use std::ffi::CStr;
@@ -19,9 +22,30 @@ use std::sync::OnceLock;
 pub(super) const NAME: &CStr = c"wasmkeep-plain-path";
 
 type FullPathname = unsafe extern "C" fn(*mut ffi::sqlite3_vfs, *const c_char, c_int, *mut c_char) -> c_int;
+/// SQLite's `open` system call (`posixOpen`): path, flags, mode.
+type OpenCall = unsafe extern "C" fn(*const c_char, c_int, c_int) -> c_int;
 
 /// SQLite's own resolution, which [`full_pathname`] hands other paths to.
 static UNIX_FULL_PATHNAME: OnceLock<FullPathname> = OnceLock::new();
+/// SQLite's own `open` system call, which [`open_noting_shortage`] calls.
+static SQLITE_OPEN_CALL: OnceLock<OpenCall> = OnceLock::new();
+
+thread_local! {
+    /// Whether an `open` of SQLite's on this thread failed for want of
+    /// descriptors since [`take_open_shortage`] last read it.
+    static OPEN_SHORTAGE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether an open by SQLite on this thread failed for want of descriptors
+/// (`EMFILE`, `ENFILE`) since the last call; reading it clears it. SQLite
+/// reports every failed open as `SQLITE_CANTOPEN`, and the system's error it
+/// keeps can be a later one: a WAL that could not be created retries
+/// read-only, and that retry says `ENOENT` once another thread has freed a
+/// descriptor (ADR 055).
+pub(super) fn take_open_shortage() -> bool {
+    OPEN_SHORTAGE.with(|s| s.replace(false))
+}
+
 /// Whether the VFS is registered (once per process).
 static REGISTERED: OnceLock<bool> = OnceLock::new();
 
@@ -45,6 +69,7 @@ fn register() -> bool {
         return false;
     };
     let _ = UNIX_FULL_PATHNAME.set(own);
+    note_open_shortages(unix);
     vfs.xFullPathname = Some(full_pathname);
     vfs.zName = NAME.as_ptr();
     vfs.pNext = std::ptr::null_mut();
@@ -91,6 +116,48 @@ unsafe extern "C" fn full_pathname(
         Some(own) => unsafe { own(vfs, path, n_out, out) },
         None => ffi::SQLITE_ERROR,
     }
+}
+
+/// Puts [`open_noting_shortage`] in place of SQLite's `open` system call
+/// (`xSetSystemCall`, which the `unix` VFSes share). Done once, at the first
+/// actor database's open; a connection opening a file meanwhile calls the
+/// old or the new function, both of which open it.
+#[allow(unsafe_code)]
+fn note_open_shortages(unix: *mut ffi::sqlite3_vfs) {
+    // SAFETY: `unix` is SQLite's registered default VFS; its system-call
+    // table maps "open" to `posixOpen`, of the `OpenCall` signature, and the
+    // replacement has that signature too.
+    unsafe {
+        let (Some(get), Some(set)) = ((*unix).xGetSystemCall, (*unix).xSetSystemCall) else {
+            return;
+        };
+        let Some(own) = get(unix, c"open".as_ptr()) else {
+            return;
+        };
+        let own = std::mem::transmute::<unsafe extern "C" fn(), OpenCall>(own);
+        if SQLITE_OPEN_CALL.set(own).is_ok() {
+            let ours = std::mem::transmute::<OpenCall, unsafe extern "C" fn()>(open_noting_shortage);
+            set(unix, c"open".as_ptr(), Some(ours));
+        }
+    }
+}
+
+/// SQLite's `open`, noting a failure for want of descriptors before any
+/// other call can overwrite `errno`.
+#[allow(unsafe_code)]
+unsafe extern "C" fn open_noting_shortage(path: *const c_char, flags: c_int, mode: c_int) -> c_int {
+    let Some(own) = SQLITE_OPEN_CALL.get() else {
+        return -1;
+    };
+    // SAFETY: SQLite's own `open`, called with what SQLite gave us.
+    let fd = unsafe { own(path, flags, mode) };
+    if fd < 0 {
+        let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
+        if crate::open_files::is_shortage(errno) {
+            OPEN_SHORTAGE.with(|s| s.set(true));
+        }
+    }
+    fd
 }
 
 #[cfg(test)]

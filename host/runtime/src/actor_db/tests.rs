@@ -213,9 +213,7 @@ fn a_closed_database_keeps_an_empty_wal_for_the_next_open() {
     assert_eq!(n, 1, "what was written before the close is read after it");
 }
 
-/// SQLite ignores `PRAGMA foreign_keys` inside a transaction, and an `exec`
-/// without parameters ran in a savepoint: the guest's setting was dropped
-/// without a word.
+/// SQLite checkpoints only past `AUTOCHECKPOINT_PAGES` of WAL (ADR 054).
 #[test]
 fn a_commit_checkpoints_only_past_ten_thousand_pages_of_wal() {
     let (d, db) = db();
@@ -239,6 +237,9 @@ fn a_commit_checkpoints_only_past_ten_thousand_pages_of_wal() {
     );
 }
 
+/// SQLite ignores `PRAGMA foreign_keys` inside a transaction, and an `exec`
+/// without parameters ran in a savepoint: the guest's setting was dropped
+/// without a word.
 #[test]
 fn a_guest_s_foreign_keys_setting_through_exec_takes_effect() {
     let (_dir, db) = db();

@@ -89,7 +89,7 @@ pub enum StorageError {
         "this node has no open file left for {key}'s database (its open-files limit is {}): try again shortly \
          (Retry-After says when); if it happens often, raise the limit (ulimit -n, LimitNOFILE=) or serve fewer \
          resident actors (--max-resident)",
-        limit.map_or_else(|| "not known".to_string(), |n| n.to_string())
+        crate::open_files::describe(*limit)
     )]
     OutOfFiles {
         /// The actor.
@@ -113,9 +113,7 @@ impl StorageError {
             OpenError::Sql(e) => StorageError::Sql(e),
         }
     }
-}
 
-impl StorageError {
     /// Whether a failed reset still deletes the actor: the removal began on
     /// disk and is finished before the next event (a single node). Otherwise
     /// the data stays and the actor is given up.

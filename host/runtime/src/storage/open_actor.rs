@@ -112,8 +112,9 @@ impl OpenActor {
     ///
     /// # Errors
     /// The file is gone, the process had no open file left, or SQLite could
-    /// not open it or set it up: the database stays resting, and the caller lets the actor go so that the
-    /// next open starts over (in a cluster, from the bucket).
+    /// not open it or set it up: the database stays resting, and the caller
+    /// lets the actor go so that the next open starts over (in a cluster,
+    /// from the bucket).
     pub(crate) fn wake(&mut self, quota_bytes: u64) -> Result<(), OpenError> {
         let DbState::Resting(path, settings) = &self.db else {
             return Ok(());

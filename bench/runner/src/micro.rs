@@ -19,7 +19,7 @@ const EXECS: i64 = 1000;
 /// Untimed rounds first.
 const EXEC_WARMUP_ROUNDS: usize = 5;
 /// Timed rounds.
-const EXEC_ROUNDS: usize = 21;
+const EXEC_ROUNDS: usize = 101;
 /// The statement both sides run.
 const INSERT: &str = "INSERT INTO t(x) VALUES (?1)";
 /// The host's pragmas (the host's actor_db) and the bench guest's table.

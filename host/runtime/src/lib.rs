@@ -65,6 +65,7 @@ mod residency;
 mod resident;
 mod runtime;
 mod sockets;
+mod sql_imports;
 mod sql_types;
 mod storage;
 mod worker;

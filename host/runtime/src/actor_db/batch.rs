@@ -3,33 +3,34 @@
 //!
 //! SQLite's `execute_batch` compiles every statement of the text at every
 //! call. The usual text is one statement (`exec("UPDATE counter SET n = n +
-//! 1 WHERE id = 1")`, the counters' POST), so it comes from the statement
-//! cache instead, as an `exec` with parameters does; text of several
-//! statements still goes through `execute_batch` (issue 25, ADR 041).
+//! 1 WHERE id = 1")`, the counters' POST), so it is kept compiled instead,
+//! as an `exec` with parameters is; text of several statements still goes
+//! through `execute_batch` (issue 25, ADR 041, ADR 056).
 
-use rusqlite::Connection;
+use super::kept_statements::KeptConnection;
 
 /// Runs `sql` as `execute_batch` would: each statement stepped once.
 ///
 /// # Errors
 /// SQLite's error for the first statement that fails.
-pub(super) fn run_text(conn: &Connection, sql: &str) -> rusqlite::Result<()> {
+pub(super) fn run_text(conn: &KeptConnection, sql: &str) -> rusqlite::Result<()> {
     if !is_one_statement(sql) {
         return conn.execute_batch(sql);
     }
-    let mut stmt = conn.prepare_cached(sql)?;
-    // One step, as `execute_batch` takes: a write runs to its end in it; a
-    // query's further rows are not read.
-    let mut rows = stmt.raw_query();
-    rows.next()?;
-    Ok(())
+    conn.with_kept(sql, |stmt| {
+        // One step, as `execute_batch` takes: a write runs to its end in it; a
+        // query's further rows are not read.
+        let mut rows = stmt.raw_query();
+        rows.next()?;
+        Ok(())
+    })
 }
 
 /// Runs `sql` as [`run_text`] does and returns the rows it changed.
 ///
 /// # Errors
 /// SQLite's error for the first statement that fails.
-pub(super) fn run_text_counted(conn: &Connection, sql: &str) -> rusqlite::Result<u64> {
+pub(super) fn run_text_counted(conn: &KeptConnection, sql: &str) -> rusqlite::Result<u64> {
     let before = conn.total_changes();
     run_text(conn, sql)?;
     Ok(conn.total_changes().saturating_sub(before))
@@ -56,13 +57,13 @@ fn is_one_statement(sql: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn conn() -> Connection {
-        let c = Connection::open_in_memory().expect("open");
+    fn conn() -> KeptConnection {
+        let c = KeptConnection::new(rusqlite::Connection::open_in_memory().expect("open"));
         c.execute_batch("CREATE TABLE t(x)").expect("table");
         c
     }
 
-    fn count(c: &Connection) -> i64 {
+    fn count(c: &KeptConnection) -> i64 {
         c.query_row("SELECT count(*) FROM t", [], |r| r.get(0)).expect("count")
     }
 
@@ -74,8 +75,10 @@ mod tests {
         }
         assert_eq!(count(&c), 3);
         // One compiled statement ran three times (SQLITE_STMTSTATUS_RUN).
-        let stmt = c.prepare_cached("INSERT INTO t VALUES (1)").expect("cached");
-        assert_eq!(stmt.get_status(rusqlite::StatementStatus::Run), 3);
+        let runs = c.with_kept("INSERT INTO t VALUES (1)", |s| {
+            Ok(s.get_status(rusqlite::StatementStatus::Run))
+        });
+        assert_eq!(runs.expect("kept"), 3);
     }
 
     #[test]

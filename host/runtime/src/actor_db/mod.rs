@@ -21,6 +21,7 @@ mod dump;
 mod guard;
 mod guest_settings;
 mod host_table;
+mod kept_statements;
 mod lent_read;
 mod lookaside;
 mod open_error;
@@ -37,6 +38,7 @@ use crate::guest_counters::{HostChanges, register_total_changes};
 use crate::sql_types::{QueryResult, SqlError, SqlValue, refusals};
 use guard::Guard;
 use host_table::{META_COLUMNS, migrate_meta_without_rowid};
+use kept_statements::KeptConnection;
 use rows::Param;
 use rusqlite::hooks::AuthContext;
 use rusqlite::{Connection, params_from_iter};
@@ -53,9 +55,9 @@ pub use open_error::OpenError;
 /// How long an actor's statement waits for a lock another connection holds
 /// (a listing reading a shortened name, `verify`) before it fails busy.
 const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
-/// Compiled statements a connection keeps: rusqlite's default 16 for the
-/// guest's, and room for the host's own.
-const STATEMENT_CACHE: usize = 24;
+/// Compiled statements rusqlite keeps for a connection: the host's own (the
+/// guest's are kept beside the connection, [`kept_statements`]).
+const STATEMENT_CACHE: usize = 8;
 
 /// The host table guests may not touch.
 pub const META_TABLE: &str = crate::state_store::HOST_TABLE;
@@ -87,7 +89,7 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// An open actor database.
 #[derive(Debug)]
 pub struct ActorDb {
-    conn: Connection,
+    conn: KeptConnection,
     guard: Arc<Guard>,
     tx: std::cell::Cell<TxMode>,
     /// The quota [`ActorDb::set_quota`] set, for error messages.
@@ -207,9 +209,9 @@ impl ActorDb {
         conn.set_db_config(rusqlite::config::DbConfig::SQLITE_DBCONFIG_DEFENSIVE, true)?;
         conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_ATTACHED, 0)?;
         conn.set_limit(rusqlite::limits::Limit::SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)?;
-        // rusqlite keeps 16 by default; the host's own statements (the host
-        // table's read and writes, `exec`'s savepoint) take up to six of them
-        // (ADR 041), so the guest keeps room for as many as before.
+        // rusqlite's cache holds only the host's own statements (the host
+        // table's read and writes, `exec`'s savepoint: up to six, ADR 041);
+        // the guest's are kept beside the connection (ADR 056).
         conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         // The rows of the set-up (a migration of the host table) are the host's.
         let host_changes = HostChanges::default();
@@ -221,7 +223,7 @@ impl ActorDb {
     /// The actor's database over a connection [`ActorDb::configure`] set up.
     fn wrap(conn: Connection, host_changes: HostChanges) -> Self {
         let db = Self {
-            conn,
+            conn: KeptConnection::new(conn),
             guard: Arc::new(Guard::default()),
             tx: std::cell::Cell::new(TxMode::Plain),
             quota_bytes: std::cell::Cell::new(None),
@@ -283,9 +285,11 @@ impl ActorDb {
     fn run(&self, sql: &str, params: &[SqlValue], shape: &Shape) -> Result<u64, SqlError> {
         match shape {
             Shape::One => self.guest(sql, |c| {
-                let mut stmt = c.prepare_cached(sql)?;
-                let n = stmt.execute(params_from_iter(params.iter().map(Param)))?;
-                Ok(n as u64)
+                c.with_kept(sql, |stmt| {
+                    let n = stmt.execute(params_from_iter(params.iter().map(Param)));
+                    release_copies(stmt, params);
+                    Ok(n? as u64)
+                })
             }),
             // One PRAGMA changes no row, so it needs no savepoint; and SQLite
             // ignores some inside a transaction (`foreign_keys`), which a
@@ -355,10 +359,12 @@ impl ActorDb {
     /// (code 18, SQLITE_TOOBIG, when the rows exceed [`MAX_RESULT_BYTES`]).
     pub fn query(&self, sql: &str, params: &[SqlValue]) -> Result<QueryResult, SqlError> {
         let r = self.guest(sql, |c| {
-            let mut stmt = c.prepare_cached(sql)?;
-            let params = params_from_iter(params.iter().map(Param));
-            rows::read_rows(&mut stmt, params, &mut 0, |bytes| {
-                (bytes > MAX_RESULT_BYTES).then_some(())
+            c.with_kept(sql, |stmt| {
+                let rows = rows::read_rows(stmt, params_from_iter(params.iter().map(Param)), &mut 0, |bytes| {
+                    (bytes > MAX_RESULT_BYTES).then_some(())
+                });
+                release_copies(stmt, params);
+                rows
             })
         })?;
         r.map_err(|()| SqlError::Sqlite {
@@ -399,7 +405,20 @@ impl ActorDb {
     fn close_inner(self) -> Result<(), SqlError> {
         self.conn
             .close()
-            .map_err(|(_, e)| SqlError::Internal(format!("closing the database: {e}")))
+            .map_err(|e| SqlError::Internal(format!("closing the database: {e}")))
+    }
+}
+
+/// Drops the copies SQLite made of a kept statement's text and blob
+/// parameters, which would otherwise stay as long as the statement does (a
+/// blob of up to [`MAX_VALUE_BYTES`]); numbers are left bound, they hold
+/// nothing.
+fn release_copies(stmt: &mut rusqlite::Statement<'_>, params: &[SqlValue]) {
+    if params
+        .iter()
+        .any(|p| matches!(p, SqlValue::Text(_) | SqlValue::Blob(_)))
+    {
+        stmt.clear_bindings();
     }
 }
 

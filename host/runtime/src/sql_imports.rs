@@ -1,0 +1,80 @@
+//! `storage.exec` and `storage.query` defined by hand over the bindings'
+//! own: their text and parameters are read from the guest's memory into
+//! buffers the thread keeps, not into a new `String` and `Vec` at every
+//! call, which took about a tenth of an `exec` (issue 25, ADR 056). What
+//! they do is [`HostState::exec_sql`] and [`HostState::query_sql`], which
+//! the bindings' trait methods call too.
+
+use crate::bindings::types;
+use crate::imports::{HostState, from_wit_value};
+use crate::sql_types::SqlValue;
+use std::cell::RefCell;
+use wasmtime::StoreContextMut;
+use wasmtime::component::{Linker, WasmList, WasmStr};
+
+/// The instance the bindings define `storage` in (a component built against
+/// an earlier 0.2 version is linked to it by semver).
+const STORAGE: &str = "wasmkeep:actor/storage@0.2.3";
+
+/// A text buffer larger than this is given back after its call, not kept
+/// by the thread.
+const KEEP_TEXT_BYTES: usize = 16 << 10;
+/// Nor a parameter buffer with room for more values than this.
+const KEEP_VALUES: usize = 64;
+
+thread_local! {
+    static TEXT: RefCell<String> = const { RefCell::new(String::new()) };
+    static VALUES: RefCell<Vec<SqlValue>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Defines `exec` and `query` in the linker's `storage` over the bindings'.
+///
+/// # Errors
+/// The linker has no `storage` instance to shadow (the bindings were not
+/// added first), or refused a definition.
+pub(crate) fn define(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
+    linker.allow_shadowing(true);
+    let mut storage = linker.instance(STORAGE)?;
+    storage.func_wrap(
+        "exec",
+        |store: StoreContextMut<'_, HostState>, (sql, params): (WasmStr, WasmList<types::SqlValue>)| {
+            Ok((read_then(store, &sql, &params, HostState::exec_sql)??,))
+        },
+    )?;
+    storage.func_wrap(
+        "query",
+        |store: StoreContextMut<'_, HostState>, (sql, params): (WasmStr, WasmList<types::SqlValue>)| {
+            Ok((read_then(store, &sql, &params, HostState::query_sql)??,))
+        },
+    )?;
+    linker.allow_shadowing(false);
+    Ok(())
+}
+
+/// Reads the text and parameters into the thread's buffers and runs `f` on them.
+fn read_then<R>(
+    mut store: StoreContextMut<'_, HostState>,
+    sql: &WasmStr,
+    params: &WasmList<types::SqlValue>,
+    f: impl FnOnce(&mut HostState, &str, &[SqlValue]) -> R,
+) -> wasmtime::Result<R> {
+    // Taken out of the thread's cells, so a call that fails part way (a text
+    // that is not UTF-8 traps the guest) leaves them empty, never borrowed.
+    let mut text = TEXT.take();
+    let mut values = VALUES.take();
+    text.clear();
+    text.push_str(&sql.to_str(&store)?);
+    values.clear();
+    for v in params.iter(&mut store)? {
+        values.push(from_wit_value(v?));
+    }
+    let r = f(store.data_mut(), &text, &values);
+    values.clear(); // the strings and blobs go now, not at the next call
+    if text.capacity() <= KEEP_TEXT_BYTES {
+        TEXT.set(text);
+    }
+    if values.capacity() <= KEEP_VALUES {
+        VALUES.set(values);
+    }
+    Ok(r)
+}

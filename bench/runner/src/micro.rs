@@ -31,32 +31,20 @@ const NATIVE_SETUP: &str = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; 
 /// Both run rounds of `BEGIN`, `EXECS` inserts, `ROLLBACK`, timed from the
 /// host; the cost of one exec is (median round with `EXECS` inserts − median
 /// round with none) / `EXECS`, so the event, the transaction and the rollback
-/// drop out.
+/// drop out. The two sides' rounds alternate, so a change of the machine's
+/// speed during the row (they come and go here within seconds) slows both.
 pub fn exec(guest: &Path, report: &mut Report) -> Result<()> {
     let (rt, dir) = setup::runtime("bench", guest)?;
     let key = setup::key("bench", "exec");
     call(&rt, &key, "noop")?; // creates the actor (on-init) and its instance
-    for _ in 0..EXEC_WARMUP_ROUNDS {
-        call(&rt, &key, &format!("exec {EXECS}"))?;
-        call(&rt, &key, "exec 0")?;
-    }
-    let (mut full, mut empty, mut inside) = (Vec::new(), Vec::new(), Vec::new());
-    for _ in 0..EXEC_ROUNDS {
+    let shim_round = |n: i64| -> Result<(f64, f64)> {
         let start = Instant::now();
-        let guest_ns: f64 = call(&rt, &key, &format!("exec {EXECS}"))?.parse()?;
-        full.push(start.elapsed().as_secs_f64());
-        inside.push(guest_ns * 1e-9 / EXECS as f64);
-        let start = Instant::now();
-        call(&rt, &key, "exec 0")?;
-        empty.push(start.elapsed().as_secs_f64());
-    }
-    let shim = (median(&mut full) - median(&mut empty)) / EXECS as f64;
-    let inside = median(&mut inside);
-    rt.dev().hibernate_all();
-
+        let guest_ns: f64 = call(&rt, &key, &format!("exec {n}"))?.parse()?;
+        Ok((start.elapsed().as_secs_f64(), guest_ns * 1e-9))
+    };
     let conn = Connection::open(dir.path().join("native.db"))?;
     conn.execute_batch(NATIVE_SETUP)?;
-    let round = |n: i64| -> Result<f64> {
+    let native_round = |n: i64| -> Result<f64> {
         let start = Instant::now();
         conn.execute_batch("BEGIN")?;
         for i in 0..n {
@@ -67,17 +55,27 @@ pub fn exec(guest: &Path, report: &mut Report) -> Result<()> {
         Ok(start.elapsed().as_secs_f64())
     };
     for _ in 0..EXEC_WARMUP_ROUNDS {
-        round(EXECS)?;
-        round(0)?;
+        shim_round(EXECS)?;
+        shim_round(0)?;
+        native_round(EXECS)?;
+        native_round(0)?;
     }
+    let (mut full, mut empty, mut inside) = (Vec::new(), Vec::new(), Vec::new());
     let (mut nfull, mut nempty) = (Vec::new(), Vec::new());
     for _ in 0..EXEC_ROUNDS {
-        nfull.push(round(EXECS)?);
-        nempty.push(round(0)?);
+        let (took, by_guest) = shim_round(EXECS)?;
+        full.push(took);
+        inside.push(by_guest / EXECS as f64);
+        empty.push(shim_round(0)?.0);
+        nfull.push(native_round(EXECS)?);
+        nempty.push(native_round(0)?);
     }
+    let shim = (median(&mut full) - median(&mut empty)) / EXECS as f64;
+    let inside = median(&mut inside);
     let native = (median(&mut nfull) - median(&mut nempty)) / EXECS as f64;
+    rt.dev().hibernate_all();
     report.note(format!(
-        "exec: {EXEC_ROUNDS} rounds of {EXECS} × `{INSERT}` in BEGIN…ROLLBACK; shim {} per exec timed from the host \
+        "exec: {EXEC_ROUNDS} rounds of {EXECS} × `{INSERT}` in BEGIN…ROLLBACK, the two sides' rounds alternating; shim {} per exec timed from the host \
          ({} by the guest's own clock), native rusqlite {} (WAL, synchronous=NORMAL and a cached statement, as the host)",
         time(shim),
         time(inside),

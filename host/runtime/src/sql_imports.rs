@@ -62,19 +62,19 @@ fn read_then<R>(
     // that is not UTF-8 traps the guest) leaves them empty, never borrowed.
     let mut text = TEXT.take();
     let mut values = VALUES.take();
-    text.clear();
     text.push_str(&sql.to_str(&store)?);
-    values.clear();
     for v in params.iter(&mut store)? {
         values.push(from_wit_value(v?));
     }
     let r = f(store.data_mut(), &text, &values);
+    text.clear();
     values.clear(); // the strings and blobs go now, not at the next call
+    // Put back with `replace`: `LocalKey::set` takes a slower path.
     if text.capacity() <= KEEP_TEXT_BYTES {
-        TEXT.set(text);
+        TEXT.with(|cell| cell.replace(text));
     }
     if values.capacity() <= KEEP_VALUES {
-        VALUES.set(values);
+        VALUES.with(|cell| cell.replace(values));
     }
     Ok(r)
 }

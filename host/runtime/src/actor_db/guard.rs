@@ -43,6 +43,10 @@ const ALLOWED_PRAGMAS: &[&str] = &[
 #[derive(Debug, Default)]
 pub(super) struct Guard {
     /// True while guest SQL runs; the host's own statements pass unchecked.
+    /// Set and read only on the thread that runs the statement (SQLite
+    /// calls the authorizer and the progress handler from inside it), so
+    /// `Relaxed` (a sequentially consistent store is a full barrier, twice
+    /// per statement).
     pub(super) guest: AtomicBool,
     /// Why the authorizer refused the last statement.
     pub(super) denied: Mutex<Option<String>>,
@@ -64,7 +68,7 @@ impl Guard {
 
     /// Called every few thousand SQLite VM steps: true interrupts the statement.
     pub(super) fn past_deadline(&self) -> bool {
-        if !self.guest.load(Ordering::SeqCst) {
+        if !self.guest.load(Ordering::Relaxed) {
             return false;
         }
         let late = lock(&self.deadline).is_some_and(|d| Instant::now() >= d);
@@ -75,7 +79,7 @@ impl Guard {
     }
 
     pub(super) fn check(&self, ctx: AuthContext<'_>) -> Authorization {
-        if !self.guest.load(Ordering::SeqCst) {
+        if !self.guest.load(Ordering::Relaxed) {
             return Authorization::Allow;
         }
         let is_meta = |t: &str| t.to_ascii_lowercase().starts_with("_wasmkeep");
@@ -224,9 +228,9 @@ impl ActorDb {
         // A text the connection keeps compiled passed these checks when it
         // was compiled, and holds no rename (ADR 056).
         if self.conn.is_kept(sql) {
-            self.guard.guest.store(true, Ordering::SeqCst);
+            self.guard.guest.store(true, Ordering::Relaxed);
             let r = f(&self.conn);
-            self.guard.guest.store(false, Ordering::SeqCst);
+            self.guard.guest.store(false, Ordering::Relaxed);
             return r.map_err(|e| self.map_error(e));
         }
         if mentions_vacuum(sql) {
@@ -249,9 +253,9 @@ impl ActorDb {
                 .map_err(|e| self.map_error(e))?;
         }
         // A denial is always followed by an error, which map_error consumes.
-        self.guard.guest.store(true, Ordering::SeqCst);
+        self.guard.guest.store(true, Ordering::Relaxed);
         let r = f(&self.conn);
-        self.guard.guest.store(false, Ordering::SeqCst);
+        self.guard.guest.store(false, Ordering::Relaxed);
         let r = r.map_err(|e| self.map_error(e));
         if renames {
             return self.check_renames(r);

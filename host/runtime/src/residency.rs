@@ -1,8 +1,9 @@
 //! How many actors may be resident on a node at once, and who waits.
 //!
-//! Each resident actor has a worker thread, a wasmtime store with a large
-//! address-space reservation (about a dozen memory maps) and three open files
-//! (its database, WAL and shared memory). With no cap, enough distinct names
+//! Each resident actor has a wasmtime store with a large address-space
+//! reservation (about a dozen memory maps), a worker thread while it is
+//! busy (ADR 044), and while its database is open two open files (the
+//! database and its WAL: no shared memory since ADR 040). With no cap, enough distinct names
 //! exhaust the process's maps or descriptors and the host aborts or stops
 //! accepting connections. So a node admits at most `limit` workers; a mailbox
 //! that needs one beyond that waits in a bounded queue while the least
@@ -14,7 +15,10 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 
-/// Descriptors a resident actor holds (database, WAL, shared memory).
+/// Descriptors counted for a resident actor: its database and WAL, and
+/// one more for a client's connection or a WebSocket (a chat room's actor
+/// holds its sockets). Past the limit anyway, idle actors' databases are
+/// closed (ADR 055).
 const FILES_PER_ACTOR: u64 = 3;
 /// Memory maps a resident actor adds (measured: about 12; kept with room).
 const MAPS_PER_ACTOR: u64 = 16;

@@ -13,7 +13,10 @@ use wasmtime::StoreContextMut;
 use wasmtime::component::{Linker, WasmList, WasmStr};
 
 /// The instance the bindings define `storage` in (a component built against
-/// an earlier 0.2 version is linked to it by semver).
+/// an earlier 0.2 version is linked to it by semver). Its version is the
+/// WIT package's: a test reads it from the crate's copy of `wit/`, since a
+/// name the bindings did not define would make a new instance beside
+/// theirs, not fail.
 const STORAGE: &str = "wasmkeep:actor/storage@0.2.3";
 
 /// A text buffer larger than this is given back after its call, not kept
@@ -30,8 +33,7 @@ thread_local! {
 /// Defines `exec` and `query` in the linker's `storage` over the bindings'.
 ///
 /// # Errors
-/// The linker has no `storage` instance to shadow (the bindings were not
-/// added first), or refused a definition.
+/// The linker refused a definition (one of another type under the name).
 pub(crate) fn define(linker: &mut Linker<HostState>) -> wasmtime::Result<()> {
     linker.allow_shadowing(true);
     let mut storage = linker.instance(STORAGE)?;
@@ -77,4 +79,20 @@ fn read_then<R>(
         VALUES.with(|cell| cell.replace(values));
     }
     Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The instance shadowed is the one the bindings define: the WIT
+    /// package's version (a bump of `wit/` without this constant fails here).
+    #[test]
+    fn the_storage_instance_is_the_wit_package_s() {
+        let wit = include_str!("../wit/actor.wit");
+        let version = wit
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("package wasmkeep:actor@"))
+            .and_then(|v| v.strip_suffix(';'))
+            .expect("the WIT names its package");
+        assert_eq!(super::STORAGE, format!("wasmkeep:actor/storage@{version}"));
+    }
 }

@@ -227,26 +227,7 @@ impl ActorDb {
     ) -> Result<T, SqlError> {
         // A text the connection keeps compiled passed these checks when it
         // was compiled, and holds no rename (ADR 056).
-        if self.conn.is_kept(sql) {
-            self.guard.guest.store(true, Ordering::Relaxed);
-            let r = f(&self.conn);
-            self.guard.guest.store(false, Ordering::Relaxed);
-            return r.map_err(|e| self.map_error(e));
-        }
-        if mentions_vacuum(sql) {
-            return Err(SqlError::NotAllowed(
-                "VACUUM is not available to actors: the host manages the database file".into(),
-            ));
-        }
-        if sql.trim().trim_matches(';').trim().is_empty() {
-            return Err(SqlError::Sqlite {
-                code: sqlite_code::ERROR,
-                message: "the SQL text is empty".into(),
-            });
-        }
-        // The authorizer sees only a renamed table's old name: a rename is
-        // checked afterwards, and undone if it took a name of the host's.
-        let renames = sql.as_bytes().windows(6).any(|w| w.eq_ignore_ascii_case(b"RENAME"));
+        let renames = !self.conn.is_kept(sql) && self.check_text(sql)?;
         if renames {
             self.conn
                 .execute_batch("SAVEPOINT wasmkeep_rename")
@@ -261,6 +242,25 @@ impl ActorDb {
             return self.check_renames(r);
         }
         r
+    }
+
+    /// The checks of a guest's text the authorizer cannot make. Returns
+    /// whether the text renames: the authorizer sees only a renamed
+    /// table's old name, so a rename is checked afterwards, and undone if it
+    /// took a name of the host's.
+    fn check_text(&self, sql: &str) -> Result<bool, SqlError> {
+        if mentions_vacuum(sql) {
+            return Err(SqlError::NotAllowed(
+                "VACUUM is not available to actors: the host manages the database file".into(),
+            ));
+        }
+        if sql.trim().trim_matches(';').trim().is_empty() {
+            return Err(SqlError::Sqlite {
+                code: sqlite_code::ERROR,
+                message: "the SQL text is empty".into(),
+            });
+        }
+        Ok(sql.as_bytes().windows(6).any(|w| w.eq_ignore_ascii_case(b"RENAME")))
     }
 
     /// Ends the savepoint around a guest statement that renames: undone if a

@@ -3,7 +3,7 @@
 //!
 //! rusqlite's own statement cache takes the statement out of its map and
 //! puts it back at every use, allocating a new key each time (an `Arc<str>`
-//! copied from SQLite's text) and hashing the text twice: about a fifth of
+//! copied from the caller's trimmed text) and hashing the text twice: about a fifth of
 //! an `exec` from a guest (issue 25). These are a guest's few texts, run
 //! over and over: they are kept in a short list, the last used first, and
 //! a text is found by comparing it. A text found here also passed the
@@ -13,6 +13,7 @@
 use rusqlite::{Connection, PrepFlags, Statement};
 use std::cell::RefCell;
 use std::ops::Deref;
+use std::ptr::NonNull;
 
 /// How many guest statements a connection keeps compiled: rusqlite's
 /// default, as many as the guest kept before.
@@ -21,25 +22,24 @@ pub(super) const KEPT: usize = 16;
 /// A text with its compiled statement.
 struct Kept {
     sql: Box<str>,
-    /// Borrows the connection in the same [`KeptConnection`]; the `'static`
+    /// Borrows the connection of the same [`KeptConnection`]; the `'static`
     /// is a lie only this file tells, and only this file can see.
     stmt: Statement<'static>,
 }
 
 /// An actor's connection and the guest statements compiled on it.
 pub(super) struct KeptConnection {
-    // Declared before the connection, so dropped before it: a statement
-    // finalizes through its connection, and a connection with statements
-    // left would not close.
     kept: RefCell<Vec<Kept>>,
-    // Boxed so that the connection stays where the statements point when
-    // the actor's database moves (from the thread that opened it to a
-    // worker, into a resting actor's slot).
-    conn: Box<Connection>,
+    /// The connection, on the heap so that it stays where the statements
+    /// point when the actor's database moves (to a worker's thread, into a
+    /// resting actor's slot). A pointer, not a `Box`: moving a `Box` would
+    /// claim the connection uniquely again while the statements borrow it.
+    /// Owned: made by `Box::leak`, given back in [`Drop`] or `close`.
+    conn: NonNull<Connection>,
 }
 
 // SAFETY: a `Connection` is `Send`. The statements borrow only the
-// connection in the same value, move with it, and are used through it on
+// connection of the same value, move with it, and are used through it on
 // one thread at a time: `KeptConnection` is not `Sync` (the `RefCell`).
 #[allow(unsafe_code)]
 unsafe impl Send for KeptConnection {}
@@ -47,7 +47,7 @@ unsafe impl Send for KeptConnection {}
 impl std::fmt::Debug for KeptConnection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("KeptConnection")
-            .field("conn", &self.conn)
+            .field("conn", &**self)
             .field("kept", &self.kept.borrow().len())
             .finish()
     }
@@ -55,8 +55,24 @@ impl std::fmt::Debug for KeptConnection {
 
 impl Deref for KeptConnection {
     type Target = Connection;
+    #[allow(unsafe_code)]
     fn deref(&self) -> &Connection {
-        &self.conn
+        // SAFETY: `conn` came from `Box::leak` and is freed only in
+        // `drop` or `close`, which take the value; only shared references
+        // to the connection are ever made.
+        unsafe { self.conn.as_ref() }
+    }
+}
+
+impl Drop for KeptConnection {
+    #[allow(unsafe_code)]
+    fn drop(&mut self) {
+        // The statements first: each finalizes through the connection, and
+        // a connection with statements left would not close.
+        self.kept.get_mut().clear();
+        // SAFETY: made by `Box::leak` in `new`, and given back only here
+        // or in `close`, which forgets the value after taking it.
+        drop(unsafe { Box::from_raw(self.conn.as_ptr()) });
     }
 }
 
@@ -70,7 +86,7 @@ impl KeptConnection {
     pub(super) fn new(conn: Connection) -> Self {
         Self {
             kept: RefCell::new(Vec::with_capacity(KEPT)),
-            conn: Box::new(conn),
+            conn: NonNull::from(Box::leak(Box::new(conn))),
         }
     }
 
@@ -82,9 +98,11 @@ impl KeptConnection {
 
     /// Runs `f` on the statement compiled from `sql`: the kept one, or one
     /// compiled now and kept afterwards (the least recently used goes when
-    /// [`KEPT`] are kept). A statement `f` stops reading early is
-    /// not left mid-way: rusqlite resets a statement when its rows are
-    /// dropped and after `execute`.
+    /// [`KEPT`] are kept). Each run starts with no parameter bound, as
+    /// rusqlite's cache left its statements: the bindings are cleared after
+    /// `f` (which also drops SQLite's copies of texts and blobs). A
+    /// statement `f` stops reading early is not left mid-way: rusqlite
+    /// resets a statement when its rows are dropped and after `execute`.
     ///
     /// # Errors
     /// SQLite's, compiling the text, or `f`'s.
@@ -101,22 +119,25 @@ impl KeptConnection {
         let mut entry = match found {
             Some(entry) => entry,
             None => {
-                let stmt = self
-                    .conn
-                    .prepare_with_flags(sql, PrepFlags::SQLITE_PREPARE_PERSISTENT)?;
-                if !may_keep(sql) {
-                    let mut stmt = stmt;
+                let mut stmt = self.prepare_with_flags(sql, PrepFlags::SQLITE_PREPARE_PERSISTENT)?;
+                // A text of comments compiles to no statement (SQLite
+                // expands nothing for it), which rusqlite's cache did not
+                // keep either.
+                if !may_keep(sql) || stmt.expanded_sql().is_none() {
                     return f(&mut stmt);
                 }
-                // SAFETY: the statement borrows `*self.conn`, which is boxed (it
-                // does not move when `self` does) and outlives the list, which
-                // is dropped first and emptied before the connection closes.
                 #[allow(unsafe_code)]
+                // SAFETY: the statement borrows the connection `self.conn`
+                // points to, which does not move when `self` does and is
+                // freed only after the list is emptied (`drop`, `close`).
                 let stmt = unsafe { std::mem::transmute::<Statement<'_>, Statement<'static>>(stmt) };
                 Kept { sql: sql.into(), stmt }
             }
         };
         let r = f(&mut entry.stmt);
+        if entry.stmt.parameter_count() > 0 {
+            entry.stmt.clear_bindings();
+        }
         let mut kept = self.kept.borrow_mut();
         kept.insert(0, entry);
         kept.truncate(KEPT);
@@ -128,9 +149,15 @@ impl KeptConnection {
     /// # Errors
     /// SQLite's, closing the connection (which is then dropped, and closed
     /// as rusqlite closes one it drops).
+    #[allow(unsafe_code)]
     pub(super) fn close(self) -> rusqlite::Result<()> {
-        let Self { kept, conn } = self;
-        drop(kept);
+        let mut this = std::mem::ManuallyDrop::new(self);
+        // An emptied `Vec` holds no memory: nothing is left for the `Drop`
+        // this skips.
+        drop(std::mem::take(this.kept.get_mut()));
+        // SAFETY: made by `Box::leak` in `new`; `this` is never dropped,
+        // so this is the only place it is given back.
+        let conn = unsafe { Box::from_raw(this.conn.as_ptr()) };
         (*conn).close().map_err(|(_, e)| e)
     }
 }

@@ -11,7 +11,9 @@
 //! The pieces, one file each, as workerd splits its actor SQLite: the guard
 //! ([`guard`]), the transaction machine ([`transaction`]), the host's table
 //! ([`host_table`]), the table dump and replication images ([`dump`]), the
-//! one row reader ([`rows`]) and SQLite's codes by name ([`sqlite_code`]).
+//! one row reader ([`rows`]), SQLite's codes by name ([`sqlite_code`]) and
+//! the guest's statements kept compiled beside the connection
+//! ([`kept_statements`]).
 
 mod batch;
 mod data_version;
@@ -286,9 +288,8 @@ impl ActorDb {
         match shape {
             Shape::One => self.guest(sql, |c| {
                 c.with_kept(sql, |stmt| {
-                    let n = stmt.execute(params_from_iter(params.iter().map(Param)));
-                    release_copies(stmt, params);
-                    Ok(n? as u64)
+                    let n = stmt.execute(params_from_iter(params.iter().map(Param)))?;
+                    Ok(n as u64)
                 })
             }),
             // One PRAGMA changes no row, so it needs no savepoint; and SQLite
@@ -360,11 +361,9 @@ impl ActorDb {
     pub fn query(&self, sql: &str, params: &[SqlValue]) -> Result<QueryResult, SqlError> {
         let r = self.guest(sql, |c| {
             c.with_kept(sql, |stmt| {
-                let rows = rows::read_rows(stmt, params_from_iter(params.iter().map(Param)), &mut 0, |bytes| {
+                rows::read_rows(stmt, params_from_iter(params.iter().map(Param)), &mut 0, |bytes| {
                     (bytes > MAX_RESULT_BYTES).then_some(())
-                });
-                release_copies(stmt, params);
-                rows
+                })
             })
         })?;
         r.map_err(|()| SqlError::Sqlite {
@@ -406,19 +405,6 @@ impl ActorDb {
         self.conn
             .close()
             .map_err(|e| SqlError::Internal(format!("closing the database: {e}")))
-    }
-}
-
-/// Drops the copies SQLite made of a kept statement's text and blob
-/// parameters, which would otherwise stay as long as the statement does (a
-/// blob of up to [`MAX_VALUE_BYTES`]); numbers are left bound, they hold
-/// nothing.
-fn release_copies(stmt: &mut rusqlite::Statement<'_>, params: &[SqlValue]) {
-    if params
-        .iter()
-        .any(|p| matches!(p, SqlValue::Text(_) | SqlValue::Blob(_)))
-    {
-        stmt.clear_bindings();
     }
 }
 

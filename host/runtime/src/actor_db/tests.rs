@@ -260,3 +260,30 @@ fn a_guest_s_foreign_keys_setting_through_exec_takes_effect() {
         .expect_err("a parent is needed again");
     assert!(matches!(refused, SqlError::Sqlite { .. }), "{refused:?}");
 }
+
+/// A kept statement (ADR 056) starts each run with no parameters bound, as
+/// rusqlite's cache left it: the same text without parameters binds NULL,
+/// not the number an earlier run bound.
+#[test]
+fn a_kept_statement_run_without_parameters_binds_none_of_the_last_runs() {
+    let (_d, db) = db();
+    db.exec("CREATE TABLE t(x)", &[]).expect("table");
+    db.exec("INSERT INTO t VALUES (?1)", &[SqlValue::Integer(7)])
+        .expect("with a number");
+    db.exec("INSERT INTO t VALUES (?1)", &[]).expect("without parameters");
+    let r = db.query("SELECT x FROM t ORDER BY rowid", &[]).expect("rows");
+    assert_eq!(r.rows, vec![vec![SqlValue::Integer(7)], vec![SqlValue::Null]]);
+}
+
+/// A text that is only a comment compiles to no statement: it runs as
+/// nothing, again and again, and is not kept.
+#[test]
+fn a_text_that_is_only_a_comment_runs_as_nothing_each_time() {
+    let (_d, db) = db();
+    for _ in 0..2 {
+        let r = db.exec("-- nothing", &[SqlValue::Text("a".into())]);
+        assert!(r.is_err(), "a parameter for no statement: {r:?}");
+        db.exec("-- nothing", &[]).expect("a comment alone is nothing to do");
+    }
+    assert!(!db.conn.is_kept("-- nothing"));
+}

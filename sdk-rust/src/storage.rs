@@ -312,27 +312,11 @@ impl From<&Value> for Value {
 pub trait Params {
     /// The values, in binding order.
     fn into_values(self) -> Vec<Value>;
-
-    /// Gives the values to `each`, in binding order: how the SDK binds
-    /// them. An array gives its own without collecting them into a `Vec`
-    /// first (an allocation in a guest costs about 30 ns, a tenth of a
-    /// statement); anything else goes through [`Params::into_values`].
-    #[doc(hidden)]
-    fn each_value(self, each: &mut dyn FnMut(Value))
-    where
-        Self: Sized,
-    {
-        self.into_values().into_iter().for_each(each);
-    }
 }
 
 impl<const N: usize> Params for [Value; N] {
     fn into_values(self) -> Vec<Value> {
         self.into()
-    }
-
-    fn each_value(self, each: &mut dyn FnMut(Value)) {
-        self.into_iter().for_each(each);
     }
 }
 
@@ -360,26 +344,8 @@ impl Params for &Vec<Value> {
     }
 }
 
-std::thread_local! {
-    /// The bindings' values of the statement being run: kept between
-    /// statements, so binding allocates nothing once it has room.
-    static BOUND: std::cell::RefCell<Vec<wit_types::SqlValue>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// A buffer with room for more values than this is not kept.
-const KEEP_BOUND: usize = 64;
-
-/// Runs `f` on the parameters as the bindings take them.
-fn with_wit_params<R>(params: impl Params, f: impl FnOnce(&[wit_types::SqlValue]) -> R) -> R {
-    // Taken out while `f` runs, so nothing it calls finds it borrowed.
-    let mut bound = BOUND.take();
-    params.each_value(&mut |v| bound.push(v.into_wit()));
-    let r = f(&bound);
-    bound.clear(); // the texts and blobs go now
-    if bound.capacity() <= KEEP_BOUND {
-        BOUND.with(|cell| cell.replace(bound));
-    }
-    r
+fn to_wit_params(params: impl Params) -> Vec<wit_types::SqlValue> {
+    params.into_values().into_iter().map(Value::into_wit).collect()
 }
 
 // ---------------------------------------------------------------------------
@@ -835,7 +801,7 @@ impl<'a> Row<'a> {
 ///   event ("deleted in this event").
 /// - [`SqlError::Internal`] if the host failed.
 pub fn exec(sql: &str, params: impl Params) -> Result<u64, SqlError> {
-    with_wit_params(params, |p| wit::exec(sql, p)).map_err(SqlError::from_wit)
+    wit::exec(sql, &to_wit_params(params)).map_err(SqlError::from_wit)
 }
 
 /// Runs one statement and returns its rows.
@@ -854,7 +820,7 @@ pub fn exec(sql: &str, params: impl Params) -> Result<u64, SqlError> {
 ///
 /// The same as [`exec`].
 pub fn query(sql: &str, params: impl Params) -> Result<Rows, SqlError> {
-    let result = with_wit_params(params, |p| wit::query(sql, p)).map_err(SqlError::from_wit)?;
+    let result = wit::query(sql, &to_wit_params(params)).map_err(SqlError::from_wit)?;
     Ok(Rows {
         columns: result.columns,
         rows: result
@@ -885,7 +851,7 @@ pub fn query(sql: &str, params: impl Params) -> Result<Rows, SqlError> {
 /// open transaction (nothing changes). [`SqlError::Internal`] means the
 /// write is not known to be durable.
 pub fn exec_durable(sql: &str, params: impl Params) -> Result<u64, SqlError> {
-    with_wit_params(params, |p| wit::exec_durable(sql, p)).map_err(SqlError::from_wit)
+    wit::exec_durable(sql, &to_wit_params(params)).map_err(SqlError::from_wit)
 }
 
 /// Returns once every write this event has made so far is kept: what the
@@ -1075,30 +1041,4 @@ pub fn delete_self() {
 ///   safe.
 pub fn delete_self_durable() -> Result<(), SqlError> {
     wit::delete_self_durable().map_err(SqlError::from_wit)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The values as the bindings would take them, and how many the
-    /// thread keeps room for afterwards.
-    fn bound(params: impl Params) -> (String, usize) {
-        let seen = with_wit_params(params, |values| format!("{values:?}"));
-        (seen, BOUND.with(|cell| cell.borrow().len()))
-    }
-
-    #[test]
-    fn every_kind_of_params_binds_the_same_values_and_leaves_none_held() {
-        let values = vec![Value::from(1), Value::from("a"), Value::Null];
-        let expected = bound(values.clone());
-        assert!(expected.0.contains("Text(\"a\")"), "{}", expected.0);
-        assert_eq!(expected.1, 0, "the text is dropped after the statement");
-        assert_eq!(bound(crate::params![1, "a", None::<i64>]), expected);
-        assert_eq!(bound(&values), expected);
-        assert_eq!(bound(values.as_slice()), expected);
-        let array: [Value; 3] = [Value::from(1), Value::from("a"), Value::Null];
-        assert_eq!(bound(&array), expected);
-        assert_eq!(bound([]).0, "[]");
-    }
 }

@@ -286,7 +286,7 @@ fn to_wit_error(e: SqlError) -> types::SqlError {
     }
 }
 
-pub(crate) fn from_wit_value(v: types::SqlValue) -> SqlValue {
+fn from_wit_value(v: types::SqlValue) -> SqlValue {
     match v {
         types::SqlValue::Null => SqlValue::Null,
         types::SqlValue::Integer(i) => SqlValue::Integer(i),
@@ -321,34 +321,15 @@ type R<T> = wasmtime::Result<T>;
 
 impl types::Host for HostState {}
 
-impl HostState {
-    /// `storage.exec`, over text and parameters already read from the guest
-    /// (`sql_imports` reads them without an allocation per call).
-    pub(crate) fn exec_sql(&mut self, sql: &str, params: &[SqlValue]) -> R<Result<u64, types::SqlError>> {
-        self.storage_call(|db| db.exec(sql, params))
-    }
-
-    /// `storage.query`, as [`HostState::exec_sql`].
-    pub(crate) fn query_sql(
-        &mut self,
-        sql: &str,
-        params: &[SqlValue],
-    ) -> R<Result<types::QueryResult, types::SqlError>> {
-        Ok(self.storage_call(|db| db.query(sql, params))?.map(to_wit_rows))
-    }
-}
-
 impl storage::Host for HostState {
-    // The linker calls `sql_imports`' definitions of these two, which end in
-    // the same methods; these stay for the bindings' trait.
     fn exec(&mut self, sql: String, params: Vec<types::SqlValue>) -> R<Result<u64, types::SqlError>> {
         let params: Vec<SqlValue> = params.into_iter().map(from_wit_value).collect();
-        self.exec_sql(&sql, &params)
+        self.storage_call(|db| db.exec(&sql, &params))
     }
 
     fn query(&mut self, sql: String, params: Vec<types::SqlValue>) -> R<Result<types::QueryResult, types::SqlError>> {
         let params: Vec<SqlValue> = params.into_iter().map(from_wit_value).collect();
-        self.query_sql(&sql, &params)
+        Ok(self.storage_call(|db| db.query(&sql, &params))?.map(to_wit_rows))
     }
 
     fn exec_durable(&mut self, sql: String, params: Vec<types::SqlValue>) -> R<Result<u64, types::SqlError>> {

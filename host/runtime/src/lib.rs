@@ -65,7 +65,6 @@ mod residency;
 mod resident;
 mod runtime;
 mod sockets;
-mod sql_imports;
 mod sql_types;
 mod storage;
 mod worker;

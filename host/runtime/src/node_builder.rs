@@ -58,7 +58,6 @@ pub(crate) fn build_host(
     wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| host_err(&e))?;
     crate::bindings::Actor::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(&mut linker, |s| s)
         .map_err(|e| host_err(&e))?;
-    crate::sql_imports::define(&mut linker).map_err(|e| host_err(&e))?;
     let faults = Arc::new(Faults::default());
     let clock: Arc<dyn Clock> = if let Some((c, _)) = &cluster {
         c.clock().clone()

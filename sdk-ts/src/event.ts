@@ -33,6 +33,16 @@ export function duringEvent<T>(f: () => T): T {
   }
 }
 
+/** {@link duringEvent} without a function to call, for a caller with a `try` of its own: each call must be matched by {@link eventEnds} in a `finally`. */
+export function eventBegins(): void {
+  depth++;
+}
+
+/** See {@link eventBegins}. */
+export function eventEnds(): void {
+  depth--;
+}
+
 /** Whether an event is running. */
 export function inEvent(): boolean {
   return depth > 0;

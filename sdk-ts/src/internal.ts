@@ -8,16 +8,20 @@ import type { Address as WitAddress, Message as WitMessage } from "wasmkeep:acto
 import { reportFailure } from "wasmkeep:actor/context@0.2.3";
 import { isActorDefinition, type ActorDefinition, type ActorHandlers } from "./actor.js";
 import { log } from "./context.js";
-import { article, describeThrown, duringEvent, headline, printError, repr } from "./event.js";
+import { article, describeThrown, duringEvent, eventBegins, eventEnds, headline, printError, repr } from "./event.js";
 import { Request, headerPairs, text, type Responder, type Response } from "./http.js";
 import { flush } from "./storage.js";
 import { encodeUtf8 } from "./utf8.js";
 
-/** The WIT form of an answer. */
+const NO_BYTES = new Uint8Array();
+const NO_HEADERS: ReadonlyArray<readonly [string, string]> = [];
+
+/** The WIT form of an answer. The bindings only read it, so it may share the answer's arrays. */
 export function toWitResponse(r: Response | string): { status: number; headers: [string, string][]; body: Uint8Array } {
   if (typeof r === "string") return { status: 200, headers: [["content-type", "text/plain; charset=utf-8"]], body: encodeUtf8(r) };
-  const body = r.body === undefined ? new Uint8Array() : typeof r.body === "string" ? encodeUtf8(r.body) : r.body;
-  return { status: r.status ?? 200, headers: r.headers ? headerPairs(r.headers) : [], body };
+  const body = r.body === undefined ? NO_BYTES : typeof r.body === "string" ? encodeUtf8(r.body) : r.body;
+  const headers = r.headers ? headerPairs(r.headers) : NO_HEADERS;
+  return { status: r.status ?? 200, headers: headers as [string, string][], body };
 }
 
 /** What an answer becomes when the writes it would acknowledge are not known to be kept. */
@@ -30,17 +34,18 @@ function notKept(err: unknown): Response {
   };
 }
 
+function alreadySent(): never {
+  throw new Error("the response was already sent");
+}
+
 export function responder(out: ResponseOutparam): Responder {
+  // Closures, so that a method taken off the responder (`const { send } =
+  // responder`) still works; one made per request, so no more of them than
+  // the two methods and the getter.
   let sent = false;
-  const sendNow = (response: Response | string) => {
-    if (sent) throw new Error("the response was already sent");
-    checkAnswer(response);
-    sent = true;
-    ResponseOutparam.set(out, toWitResponse(response));
-  };
   return {
     send(response) {
-      if (sent) throw new Error("the response was already sent");
+      if (sent) alreadySent();
       checkAnswer(response);
       const status = typeof response === "string" ? 200 : (response.status ?? 200);
       try {
@@ -48,9 +53,15 @@ export function responder(out: ResponseOutparam): Responder {
       } catch (err) {
         if (status < 500) response = notKept(err);
       }
-      sendNow(response);
+      sent = true;
+      ResponseOutparam.set(out, toWitResponse(response));
     },
-    sendBeforeKept: sendNow,
+    sendBeforeKept(response) {
+      if (sent) alreadySent();
+      checkAnswer(response);
+      sent = true;
+      ResponseOutparam.set(out, toWitResponse(response));
+    },
     get sent() {
       return sent;
     },
@@ -113,16 +124,17 @@ function report(what: string, err: unknown, outcome: string, base?: string, fail
  * passes through the bindings).
  */
 function guard<T>(what: string, f: () => T): T {
-  return duringEvent(() => {
-    try {
-      return f();
-    } catch (err) {
-      const text = report(what, err, "the event failed", new Error().stack, true);
-      let head = text.split("\n")[0]!;
-      if (head.length > MAX_TRAP_TEXT) head = `${head.slice(0, MAX_TRAP_TEXT)}…`;
-      throw `${what} failed: ${head}`;
-    }
-  });
+  eventBegins();
+  try {
+    return f();
+  } catch (err) {
+    const text = report(what, err, "the event failed", new Error().stack, true);
+    let head = text.split("\n")[0]!;
+    if (head.length > MAX_TRAP_TEXT) head = `${head.slice(0, MAX_TRAP_TEXT)}…`;
+    throw `${what} failed: ${head}`;
+  } finally {
+    eventEnds();
+  }
 }
 
 /** Checks an answer before it is sent: a mistake gets a TypeError saying what is wrong, not an error inside the bindings. */
@@ -135,7 +147,8 @@ function checkAnswer(answer: unknown): void {
     );
   }
   const r = answer as { status?: unknown; body?: unknown };
-  if (r.status !== undefined && (typeof r.status !== "number" || !Number.isInteger(r.status) || r.status < 0 || r.status > 65535)) {
+  // `(s & 0xffff) === s`: an integer from 0 to 65535, without calling Number.isInteger.
+  if (r.status !== undefined && (typeof r.status !== "number" || (r.status & 0xffff) !== r.status)) {
     throw new TypeError(`the response's status is ${repr(r.status)}: a status is an integer such as 200 or 404`);
   }
   if (r.body !== undefined && typeof r.body !== "string" && !(r.body instanceof Uint8Array)) {
@@ -147,13 +160,12 @@ function checkAnswer(answer: unknown): void {
  * Calls a handler of the actor. Its name marks where the actor's own frames
  * end in a stack: `describeThrown` leaves out the SDK's frames below it.
  */
-function __wasmkeepEvent<K extends keyof ActorHandlers>(
-  handlers: ActorHandlers,
-  name: K,
-  ...args: Parameters<NonNullable<ActorHandlers[K]>>
-): ReturnType<NonNullable<ActorHandlers[K]>> {
-  // A method call (not `apply`): no native frame between this one and the handler's.
-  return (handlers as Record<K, (...a: unknown[]) => ReturnType<NonNullable<ActorHandlers[K]>>>)[name](...args);
+function __wasmkeepEvent(handlers: ActorHandlers, name: keyof ActorHandlers, arity: 0 | 2 | 3, a?: unknown, b?: unknown, c?: unknown): unknown {
+  // A method call (not `apply`): no native frame between this one and the
+  // handler's. The handler gets exactly its event's arguments: no rest
+  // parameter, which would copy them into an array on every event.
+  const hs = handlers as Record<string, (...args: unknown[]) => unknown>;
+  return arity === 0 ? hs[name]!() : arity === 2 ? hs[name]!(a, b) : hs[name]!(a, b, c);
 }
 
 /** An error an `onCall` export throws: its `payload` is the WIT `result`'s `err` value. */
@@ -173,7 +185,7 @@ export function eventsOf(def: ActorDefinition) {
   const h = def.handlers;
   return {
     onInit(): void {
-      if (h.onInit) guard("onInit", () => notPromise("onInit", __wasmkeepEvent(h, "onInit")));
+      if (h.onInit) guard("onInit", () => notPromise("onInit", __wasmkeepEvent(h, "onInit", 0)));
     },
     onRequest(req: WitRequest, out: ResponseOutparam): void {
       const r = responder(out);
@@ -183,7 +195,7 @@ export function eventsOf(def: ActorDefinition) {
       }
       const request = new Request(req.method, req.path, req.headers, req.body);
       guard("onRequest", () => {
-        const answer: unknown = __wasmkeepEvent(h, "onRequest", request, r);
+        const answer: unknown = __wasmkeepEvent(h, "onRequest", 2, request, r);
         if (answer instanceof Promise) {
           if (!r.sent) r.send(text("onRequest returned a promise: actor handlers must be synchronous", 500));
           return;
@@ -196,14 +208,14 @@ export function eventsOf(def: ActorDefinition) {
       });
     },
     onAlarm(): void {
-      if (h.onAlarm) guard("onAlarm", () => notPromise("onAlarm", __wasmkeepEvent(h, "onAlarm")));
+      if (h.onAlarm) guard("onAlarm", () => notPromise("onAlarm", __wasmkeepEvent(h, "onAlarm", 0)));
     },
     onCall(caller: WitAddress | undefined, payload: Uint8Array): Uint8Array {
       if (!h.onCall) throw new CallRejection("this actor takes no calls (no onCall handler)");
       return duringEvent(() => {
         let answer: Uint8Array | string | void;
         try {
-          answer = __wasmkeepEvent(h, "onCall", payload, caller ? { class: caller.class, name: caller.name } : null);
+          answer = <Uint8Array | string | void>__wasmkeepEvent(h, "onCall", 2, payload, caller ? { class: caller.class, name: caller.name } : null);
         } catch (err) {
           report("onCall", err, 'the caller gets CallError "rejected"');
           throw new CallRejection(err instanceof Error ? err.message : typeof err === "string" ? err : headline(err));
@@ -226,13 +238,13 @@ export function eventsOf(def: ActorDefinition) {
       });
     },
     onSocketOpen(socket: bigint, path: string): void {
-      if (h.onSocketOpen) guard("onSocketOpen", () => notPromise("onSocketOpen", __wasmkeepEvent(h, "onSocketOpen", Number(socket), path)));
+      if (h.onSocketOpen) guard("onSocketOpen", () => notPromise("onSocketOpen", __wasmkeepEvent(h, "onSocketOpen", 2, Number(socket), path)));
     },
     onSocketMessage(socket: bigint, message: WitMessage): void {
-      if (h.onSocketMessage) guard("onSocketMessage", () => notPromise("onSocketMessage", __wasmkeepEvent(h, "onSocketMessage", Number(socket), message.val)));
+      if (h.onSocketMessage) guard("onSocketMessage", () => notPromise("onSocketMessage", __wasmkeepEvent(h, "onSocketMessage", 2, Number(socket), message.val)));
     },
     onSocketClose(socket: bigint, code: number, reason: string): void {
-      if (h.onSocketClose) guard("onSocketClose", () => notPromise("onSocketClose", __wasmkeepEvent(h, "onSocketClose", Number(socket), code, reason)));
+      if (h.onSocketClose) guard("onSocketClose", () => notPromise("onSocketClose", __wasmkeepEvent(h, "onSocketClose", 3, Number(socket), code, reason)));
     },
   };
 }

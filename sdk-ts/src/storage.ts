@@ -143,8 +143,13 @@ function toWit(p: Param, index: number): WitValue {
   throw new TypeError(`parameter ${index + 1}: cannot bind a ${typeof p} (${String(p)}) as an SQL value`);
 }
 
+const NO_PARAMS: WitValue[] = [];
+
 function params(ps: Param[]): WitValue[] {
-  return ps.map(toWit);
+  if (ps.length === 0) return NO_PARAMS;
+  const out: WitValue[] = new Array(ps.length);
+  for (let i = 0; i < ps.length; i++) out[i] = toWit(ps[i], i);
+  return out;
 }
 
 /** A tagged value as a plain {@link Value}: integers within ±2^53 become `number`. */
@@ -159,14 +164,9 @@ export function plain(v: TaggedValue): Value {
   }
 }
 
-function call<T>(what: string, f: () => T): T {
-  requireEvent(`storage.${what}`);
-  try {
-    return f();
-  } catch (err) {
-    throw toSqlError(err);
-  }
-}
+// Each function below asks requireEvent and turns what the bindings throw
+// into an SqlError in its own body: a helper taking a closure costs a
+// closure and a string per call, on every statement, in an interpreter.
 
 /**
  * Runs SQL and returns the number of rows it changed.
@@ -179,7 +179,13 @@ function call<T>(what: string, f: () => T): T {
  *   (forbidden statement, deleted in this event, ...), `"internal"`.
  */
 export function exec(sql: string, ...values: Param[]): number {
-  return Number(call("exec", () => wit.exec(sql, params(values))));
+  requireEvent("storage.exec");
+  const ps = params(values);
+  try {
+    return Number(wit.exec(sql, ps));
+  } catch (err) {
+    throw toSqlError(err);
+  }
 }
 
 /**
@@ -192,12 +198,23 @@ export function exec(sql: string, ...values: Param[]): number {
  * @throws {SqlError} as {@link exec}.
  */
 export function query<T extends object = Row>(sql: string, ...values: Param[]): T[] {
-  const r = call("query", () => wit.query(sql, params(values)));
-  return r.rows.map((row) => {
+  requireEvent("storage.query");
+  const ps = params(values);
+  let r: QueryResult;
+  try {
+    r = wit.query(sql, ps);
+  } catch (err) {
+    throw toSqlError(err);
+  }
+  const { columns, rows } = r;
+  const out: T[] = new Array(rows.length);
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i]!;
     const o: Record<string, Value> = {};
-    r.columns.forEach((c, i) => (o[c] = plainWit(row[i]!)));
-    return o as T;
-  });
+    for (let j = 0; j < columns.length; j++) o[columns[j]!] = plainWit(row[j]!);
+    out[i] = o as T;
+  }
+  return out;
 }
 
 /**
@@ -206,7 +223,14 @@ export function query<T extends object = Row>(sql: string, ...values: Param[]): 
  * you must tell an INTEGER `2` from a REAL `2.0`, or read columns that share a name.
  */
 export function queryRaw(sql: string, ...values: Param[]): RawRows {
-  const r: QueryResult = call("queryRaw", () => wit.query(sql, params(values)));
+  requireEvent("storage.queryRaw");
+  const ps = params(values);
+  let r: QueryResult;
+  try {
+    r = wit.query(sql, ps);
+  } catch (err) {
+    throw toSqlError(err);
+  }
   const rows = INT64_AS_NUMBER ? r.rows.map((row) => row.map(tagged)) : (r.rows as TaggedValue[][]);
   return { columns: r.columns, rows };
 }
@@ -220,7 +244,13 @@ export function queryRaw(sql: string, ...values: Param[]): RawRows {
  *   changes); `"internal"`: not known to be durable.
  */
 export function execDurable(sql: string, ...values: Param[]): number {
-  return Number(call("execDurable", () => wit.execDurable(sql, params(values))));
+  requireEvent("storage.execDurable");
+  const ps = params(values);
+  try {
+    return Number(wit.execDurable(sql, ps));
+  } catch (err) {
+    throw toSqlError(err);
+  }
 }
 
 /**
@@ -242,22 +272,42 @@ export function execDurable(sql: string, ...values: Param[]): number {
  *   bucket holds. Answer so that the client retries.
  */
 export function flush(): void {
-  call("flush", () => wit.flush());
+  requireEvent("storage.flush");
+  try {
+    wit.flush();
+  } catch (err) {
+    throw toSqlError(err);
+  }
 }
 
 /** Opens a transaction. @throws {SqlError} `"not-allowed"` if one is already open. */
 export function begin(): void {
-  call("begin", () => wit.begin());
+  requireEvent("storage.begin");
+  try {
+    wit.begin();
+  } catch (err) {
+    throw toSqlError(err);
+  }
 }
 
 /** Commits the open transaction. @throws {SqlError} `"not-allowed"` if none is open. */
 export function commit(): void {
-  call("commit", () => wit.commit());
+  requireEvent("storage.commit");
+  try {
+    wit.commit();
+  } catch (err) {
+    throw toSqlError(err);
+  }
 }
 
 /** Rolls the open transaction back. @throws {SqlError} `"not-allowed"` if none is open. */
 export function rollback(): void {
-  call("rollback", () => wit.rollback());
+  requireEvent("storage.rollback");
+  try {
+    wit.rollback();
+  } catch (err) {
+    throw toSqlError(err);
+  }
 }
 
 /**
@@ -314,7 +364,12 @@ export function deleteSelf(): void {
  *   (storage stays refused until the event ends; calling again is safe).
  */
 export function deleteSelfDurable(): void {
-  call("deleteSelfDurable", () => wit.deleteSelfDurable());
+  requireEvent("storage.deleteSelfDurable");
+  try {
+    wit.deleteSelfDurable();
+  } catch (err) {
+    throw toSqlError(err);
+  }
 }
 
 export { SqlError };

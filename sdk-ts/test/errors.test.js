@@ -79,6 +79,19 @@ for (const [engine, probe] of Object.entries(PROBES)) describe(engine, () => {
   test("an answer of the wrong type is a TypeError that says what an answer is", () => {
     assert.match(failure("/fail/bad-answer")[0], /^TypeError: the answer is a number: answer with a string, text\(\.\.\.\), json\(\.\.\.\)/);
     assert.match(failure("/fail/bad-body")[0], /^TypeError: the response's body is an object: a body is a string or a Uint8Array/);
+    assert.match(failure("/fail/bad-status")[0], /^TypeError: /);
+  });
+
+  test("a send taken off the responder still sends", () => {
+    const r = host.actor("probe", "sent-by").fetch("/sent-by");
+    assert.equal(r.status, 200, r.text());
+    assert.equal(r.text(), "sent by a detached send; sent = false");
+  });
+
+  test("a handler gets exactly its event's arguments", () => {
+    const r = host.actor("probe", "arity").fetch("/arity");
+    assert.equal(r.status, 200, r.text());
+    assert.equal(r.text(), "2");
   });
 
   test("onInit: its failure answers the request with `Name: message` first (after the host's one line about on-init)", () => {

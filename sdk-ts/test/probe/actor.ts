@@ -12,6 +12,8 @@ class NamedError extends Error {
 
 function fail(how: string): unknown {
   switch (how) {
+    case "bad-status":
+      return { status: 200.5, body: "a status is an integer" };
     case "error":
       throw new Error("boom");
     case "named":
@@ -60,9 +62,18 @@ export default defineActor({
     if (context.self().name === "init-fails") throw new RangeError("onInit boom");
     storage.exec("CREATE TABLE seen(what TEXT)");
   },
-  onRequest(request) {
+  onRequest(request, responder) {
     const [, verb, arg] = request.pathname.split("/");
     if (verb === "fail") return fail(arg ?? "") as string;
+    if (verb === "sent-by") {
+      // A method taken off the responder still sends (closures, not a class).
+      const { send } = responder;
+      send(text(`sent by a detached send; sent = ${responder.sent}`));
+      return;
+    }
+    // The handler gets exactly its event's two arguments.
+    // eslint-disable-next-line prefer-rest-params
+    if (verb === "arity") return text(String(arguments.length));
     if (verb === "alarm") {
       setAlarmIn(0);
       return text("set");

@@ -11,14 +11,22 @@ import { SocketError, errorValueOf } from "./errors.js";
 /** Identifies one socket (a WIT `u64`; host ids stay far below 2^53). */
 export type SocketId = number;
 
-function call<T>(what: string, f: () => T): T {
-  requireEvent(what);
+/** What the bindings threw, as the SDK's error: the WIT error is the enum `socket-error`, whose one case arrives as the string "not-open". */
+function socketError(err: unknown): unknown {
+  return errorValueOf(err) === "not-open" ? new SocketError() : err;
+}
+
+/** A message in the WIT's form, made once per message (a broadcast sends the same one to every socket). */
+function witMessage(message: string | Uint8Array): wit.Message {
+  return typeof message === "string" ? { tag: "text", val: message } : { tag: "binary", val: message };
+}
+
+// No helper taking a closure: a closure per message costs, in an interpreter (ADR 057).
+function sendWit(socket: SocketId, m: wit.Message): void {
   try {
-    return f();
+    wit.send(int64(socket), m);
   } catch (err) {
-    // The WIT error is the enum `socket-error`, whose one case arrives as the string "not-open".
-    if (errorValueOf(err) === "not-open") throw new SocketError();
-    throw err;
+    throw socketError(err);
   }
 }
 
@@ -27,8 +35,8 @@ function call<T>(what: string, f: () => T): T {
  * @throws {SocketError} the socket is closed, closing, or not this actor's.
  */
 export function send(socket: SocketId, message: string | Uint8Array): void {
-  const m = typeof message === "string" ? { tag: "text" as const, val: message } : { tag: "binary" as const, val: message };
-  call("sockets.send", () => wit.send(int64(socket), m));
+  requireEvent("sockets.send");
+  sendWit(socket, witMessage(message));
 }
 
 /**
@@ -37,7 +45,12 @@ export function send(socket: SocketId, message: string | Uint8Array): void {
  * @throws {SocketError} the socket is not open.
  */
 export function close(socket: SocketId, code = 1000, reason = ""): void {
-  call("sockets.close", () => wit.close(int64(socket), code, reason));
+  requireEvent("sockets.close");
+  try {
+    wit.close(int64(socket), code, reason);
+  } catch (err) {
+    throw socketError(err);
+  }
 }
 
 /** The actor's open sockets. */
@@ -49,10 +62,11 @@ export function open(): SocketId[] {
 /** Sends `message` to every open socket except `except`; returns how many it reached. */
 export function broadcast(message: string | Uint8Array, except?: SocketId): number {
   let n = 0;
+  const m = witMessage(message);
   for (const id of open()) {
     if (id === except) continue;
     try {
-      send(id, message);
+      sendWit(id, m);
       n++;
     } catch (err) {
       if (!(err instanceof SocketError)) throw err;

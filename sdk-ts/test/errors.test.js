@@ -88,6 +88,14 @@ for (const [engine, probe] of Object.entries(PROBES)) describe(engine, () => {
     assert.equal(r.text(), "sent by a detached send; sent = false");
   });
 
+  test("json() writes bigints as numbers, or as their digits where the engine has no JSON.rawJSON", () => {
+    const r = host.actor("probe", "json-bigint").fetch("/json-bigint");
+    assert.equal(r.status, 200, r.text());
+    const asNumbers = '{"small":1,"big":12345678901234567890,"list":[2,"x",null],"at":7}';
+    const asDigits = '{"small":"1","big":"12345678901234567890","list":["2","x",null],"at":7}';
+    assert.ok([asNumbers, asDigits].includes(r.text()), r.text());
+  });
+
   test("a handler gets exactly its event's arguments", () => {
     const r = host.actor("probe", "arity").fetch("/arity");
     assert.equal(r.status, 200, r.text());

@@ -74,6 +74,10 @@ export default defineActor({
     // The handler gets exactly its event's two arguments.
     // eslint-disable-next-line prefer-rest-params
     if (verb === "arity") return text(String(arguments.length));
+    if (verb === "json-bigint") {
+      // bigints inside a JSON answer, beside plain values, with a toJSON on the way.
+      return json({ small: 1n, big: 12345678901234567890n, list: [2n, "x", null], at: { toJSON: () => 7 } });
+    }
     if (verb === "alarm") {
       setAlarmIn(0);
       return text("set");

@@ -34,6 +34,9 @@ const GUESTS = {
   // The SDK's own probe actor (test/errors.test.js).
   "sdk-ts-probe": ["sdk-ts", "test/probe/actor.ts"],
   "sdk-ts-probe-starlingmonkey": ["sdk-ts", "test/probe/actor.ts", "starlingmonkey"],
+  // The SDK's per-call costs inside each engine (`wasmkeep-bench --only ts-sdk`, ADR 057).
+  "sdk-ts-hot-path": ["sdk-ts", "bench/hot-path.ts"],
+  "sdk-ts-hot-path-starlingmonkey": ["sdk-ts", "bench/hot-path.ts", "starlingmonkey"],
 };
 
 const args = process.argv.slice(2);

@@ -19,6 +19,7 @@ mod resident;
 mod resident_sockets;
 mod setup;
 mod ts_memory;
+mod ts_sdk;
 mod wake;
 
 use std::path::PathBuf;
@@ -53,6 +54,8 @@ enum Figure {
     Sockets,
     /// One actor broadcasting to 1,000 open WebSockets, in messages/s.
     Fanout,
+    /// The TypeScript SDK's per-call costs inside each engine (the hot-path guest).
+    TsSdk,
 }
 
 #[derive(Debug, Parser)]
@@ -97,6 +100,10 @@ struct Args {
     /// (another engine or build of examples/counter-ts); repeatable.
     #[arg(long = "ts-variant", value_name = "LABEL=WASM")]
     ts_variants: Vec<String>,
+    /// More builds of the TypeScript SDK's hot-path guest (sdk-ts/bench/hot-path.ts)
+    /// for the ts-sdk rows, each `label=<wasm>` (e.g. built against an older SDK); repeatable.
+    #[arg(long = "ts-sdk-variant", value_name = "LABEL=WASM")]
+    ts_sdk_variants: Vec<String>,
     /// Leave the C and Python counters out (by default each is measured when
     /// <target>/components/counter-c.wasm or counter-py.wasm exists; the
     /// setup step builds them).
@@ -248,6 +255,36 @@ fn run(args: &Args) -> Result<Report> {
             }
         }
         resident::run(&counters, &mut report)?;
+    }
+    if args.wants(Figure::TsSdk) {
+        // Built with the TypeScript guests (`node sdk-ts/scripts/build-guests.js`).
+        let mut guests: Vec<ts_sdk::HotPathGuest> = [
+            ("quickjs", "sdk-ts-hot-path.wasm"),
+            ("starlingmonkey", "sdk-ts-hot-path-starlingmonkey.wasm"),
+        ]
+        .into_iter()
+        .map(|(label, file)| ts_sdk::HotPathGuest {
+            label: label.into(),
+            wasm: paths.components.join(file),
+        })
+        .filter(|g| g.wasm.exists())
+        .collect();
+        for v in &args.ts_sdk_variants {
+            let (label, wasm) = v
+                .split_once('=')
+                .with_context(|| format!("--ts-sdk-variant {v:?}: give it as label=<wasm>"))?;
+            let wasm = PathBuf::from(wasm);
+            anyhow::ensure!(
+                wasm.exists(),
+                "--ts-sdk-variant {label}: no such file {}",
+                wasm.display()
+            );
+            guests.push(ts_sdk::HotPathGuest {
+                label: label.into(),
+                wasm,
+            });
+        }
+        ts_sdk::run(&guests, &mut report)?;
     }
     if args.wants(Figure::TsMemory) && !ts_counters.is_empty() {
         ts_memory::run(&ts_counters, &mut report)?;

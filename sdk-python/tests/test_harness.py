@@ -27,6 +27,11 @@ def test_rows_read_by_position_name_attribute_and_as_dicts(probe):
     assert r["mapping"] == {"k": "b", "v": 2}
     assert r["count"] == 2
     assert r["empty_columns"] == ["k"]
+    # query_one and query_value read the bindings' answer directly (ADR 057): the same values.
+    assert r["one"] == {"k": "b", "v": 2}
+    assert r["one_by_name"] == 1
+    assert r["one_none"] is None
+    assert (r["value_text"], r["value_none"], r["value_null"]) == ("a", None, None)
 
 
 def test_sql_errors_are_subclasses_with_the_case_visible(probe):

@@ -169,6 +169,9 @@ def _to_wit(p: object, n: int) -> _t.SqlValue:
 
 
 def _params(ps: tuple[object, ...]) -> list[_t.SqlValue]:
+    if not ps:
+        # Most statements have none: no comprehension to run (ADR 057).
+        return []
     return [_to_wit(p, i + 1) for i, p in enumerate(ps)]
 
 
@@ -271,8 +274,14 @@ def query_one(sql: str, *params: Param) -> Row | None: ...
 def query_one(sql: str, *params: Param, as_: type[_T]) -> _T | None: ...
 def query_one(sql: str, *params: Param, as_: type[_T] | None = None) -> Row | _T | None:
     """The first row of `query` (made into `as_` when given), or None when there is none."""
-    rows: list[Any] = query(sql, *params) if as_ is None else query(sql, *params, as_=as_)
-    return rows[0] if rows else None
+    if as_ is not None:
+        rows: list[Any] = query(sql, *params, as_=as_)
+        return rows[0] if rows else None
+    # Only the first row is made: no `Rows`, no tuple for the others (ADR 057).
+    r = _call(_s.query, sql, _params(params))
+    if not r.rows:
+        return None
+    return tuple.__new__(_row_type(r.columns), [_from_wit(v) for v in r.rows[0]])
 
 
 def query_value(sql: str, *params: Param) -> Value:
@@ -280,8 +289,9 @@ def query_value(sql: str, *params: Param) -> Value:
 
         n = storage.query_value("SELECT count(*) FROM items")
     """
-    row = query_one(sql, *params)
-    return None if row is None or len(row) == 0 else row[0]
+    # Straight from the bindings' answer: no row type, no row (ADR 057).
+    rows = _call(_s.query, sql, _params(params)).rows
+    return _from_wit(rows[0][0]) if rows and rows[0] else None
 
 
 def exec_durable(sql: str, *params: Param) -> int:

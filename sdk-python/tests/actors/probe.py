@@ -66,6 +66,12 @@ class Probe(Actor):
                 "mapping": dict(rows[1]),
                 "count": storage.query_value("SELECT count(*) FROM kv"),
                 "empty_columns": storage.query("SELECT k FROM kv WHERE 0").columns,
+                "one": dict(storage.query_one("SELECT k, v FROM kv ORDER BY k DESC") or {}),
+                "one_by_name": (storage.query_one("SELECT v AS n FROM kv ORDER BY k") or {"n": None})["n"],
+                "one_none": storage.query_one("SELECT k FROM kv WHERE 0"),
+                "value_text": storage.query_value("SELECT k FROM kv ORDER BY k"),
+                "value_none": storage.query_value("SELECT k FROM kv WHERE 0"),
+                "value_null": storage.query_value("SELECT NULL"),
             }
         if route == "/rows-as":
             storage.exec("INSERT INTO kv VALUES (?, ?), (?, ?)", "a", 1, "b", 2)

@@ -62,7 +62,9 @@ function encodeFrom(s: string, start: number, prefix: Uint8Array): Uint8Array {
 const CHUNK = 4096;
 
 /** UTF-8 bytes as a string (invalid sequences become U+FFFD). */
-export function decodeUtf8(b: Uint8Array): string {
+export function decodeUtf8(bytes: Uint8Array): string {
+  // An array of numbers from plain JavaScript was always read too: the runs below need `subarray`.
+  const b = bytes instanceof Uint8Array ? bytes : Uint8Array.from(bytes as ArrayLike<number>);
   let s = "";
   for (let i = 0; i < b.length; ) {
     // A run of ASCII becomes text in one call.

@@ -79,6 +79,10 @@ function decodeBefore(b) {
   return s;
 }
 
+test("decodeText reads an array of numbers too, as it always has", () => {
+  assert.equal(decodeText([104, 105, 0xc3, 0xa9]), "hié");
+});
+
 test("decodeText replaces invalid bytes as it always has", () => {
   const next = rng(3);
   for (let i = 0; i < 5000; i++) {

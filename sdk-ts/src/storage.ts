@@ -188,6 +188,17 @@ export function exec(sql: string, ...values: Param[]): number {
   }
 }
 
+/** The bindings' query, asked as `what` (e.g. `"storage.query"`), with what they throw as an SqlError. */
+function witQuery(what: string, sql: string, values: Param[]): QueryResult {
+  requireEvent(what);
+  const ps = params(values);
+  try {
+    return wit.query(sql, ps);
+  } catch (err) {
+    throw toSqlError(err);
+  }
+}
+
 /**
  * Runs one statement and returns its rows as objects keyed by column name.
  * The type parameter only describes the rows; it is not checked.
@@ -198,15 +209,7 @@ export function exec(sql: string, ...values: Param[]): number {
  * @throws {SqlError} as {@link exec}.
  */
 export function query<T extends object = Row>(sql: string, ...values: Param[]): T[] {
-  requireEvent("storage.query");
-  const ps = params(values);
-  let r: QueryResult;
-  try {
-    r = wit.query(sql, ps);
-  } catch (err) {
-    throw toSqlError(err);
-  }
-  const { columns, rows } = r;
+  const { columns, rows } = witQuery("storage.query", sql, values);
   const out: T[] = new Array(rows.length);
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i]!;
@@ -223,14 +226,7 @@ export function query<T extends object = Row>(sql: string, ...values: Param[]): 
  * you must tell an INTEGER `2` from a REAL `2.0`, or read columns that share a name.
  */
 export function queryRaw(sql: string, ...values: Param[]): RawRows {
-  requireEvent("storage.queryRaw");
-  const ps = params(values);
-  let r: QueryResult;
-  try {
-    r = wit.query(sql, ps);
-  } catch (err) {
-    throw toSqlError(err);
-  }
+  const r = witQuery("storage.queryRaw", sql, values);
   const rows = INT64_AS_NUMBER ? r.rows.map((row) => row.map(tagged)) : (r.rows as TaggedValue[][]);
   return { columns: r.columns, rows };
 }

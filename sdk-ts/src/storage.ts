@@ -165,8 +165,9 @@ export function plain(v: TaggedValue): Value {
 }
 
 // Each function below asks requireEvent and turns what the bindings throw
-// into an SqlError in its own body: a helper taking a closure costs a
-// closure and a string per call, on every statement, in an interpreter.
+// into an SqlError through a helper that takes the bindings' function as it
+// is: a closure and a template string per call would cost, on every
+// statement, in an interpreter (ADR 057).
 
 /**
  * Runs SQL and returns the number of rows it changed.
@@ -179,10 +180,29 @@ export function plain(v: TaggedValue): Value {
  *   (forbidden statement, deleted in this event, ...), `"internal"`.
  */
 export function exec(sql: string, ...values: Param[]): number {
-  requireEvent("storage.exec");
+  return witChanges("storage.exec", wit.exec, sql, values);
+}
+
+/**
+ * The bindings' `exec` or `execDurable` (`run`, passed as it is: no closure
+ * per call), asked as `what`: the number of rows changed, or what they throw
+ * as an SqlError.
+ */
+function witChanges(what: string, run: typeof wit.exec, sql: string, values: Param[]): number {
+  requireEvent(what);
   const ps = params(values);
   try {
-    return Number(wit.exec(sql, ps));
+    return Number(run(sql, ps));
+  } catch (err) {
+    throw toSqlError(err);
+  }
+}
+
+/** A bindings' call without arguments (`flush`, `begin`, ...), asked as `what`, with what it throws as an SqlError. */
+function witStep(what: string, run: () => void): void {
+  requireEvent(what);
+  try {
+    run();
   } catch (err) {
     throw toSqlError(err);
   }
@@ -240,13 +260,7 @@ export function queryRaw(sql: string, ...values: Param[]): RawRows {
  *   changes); `"internal"`: not known to be durable.
  */
 export function execDurable(sql: string, ...values: Param[]): number {
-  requireEvent("storage.execDurable");
-  const ps = params(values);
-  try {
-    return Number(wit.execDurable(sql, ps));
-  } catch (err) {
-    throw toSqlError(err);
-  }
+  return witChanges("storage.execDurable", wit.execDurable, sql, values);
 }
 
 /**
@@ -268,42 +282,22 @@ export function execDurable(sql: string, ...values: Param[]): number {
  *   bucket holds. Answer so that the client retries.
  */
 export function flush(): void {
-  requireEvent("storage.flush");
-  try {
-    wit.flush();
-  } catch (err) {
-    throw toSqlError(err);
-  }
+  witStep("storage.flush", wit.flush);
 }
 
 /** Opens a transaction. @throws {SqlError} `"not-allowed"` if one is already open. */
 export function begin(): void {
-  requireEvent("storage.begin");
-  try {
-    wit.begin();
-  } catch (err) {
-    throw toSqlError(err);
-  }
+  witStep("storage.begin", wit.begin);
 }
 
 /** Commits the open transaction. @throws {SqlError} `"not-allowed"` if none is open. */
 export function commit(): void {
-  requireEvent("storage.commit");
-  try {
-    wit.commit();
-  } catch (err) {
-    throw toSqlError(err);
-  }
+  witStep("storage.commit", wit.commit);
 }
 
 /** Rolls the open transaction back. @throws {SqlError} `"not-allowed"` if none is open. */
 export function rollback(): void {
-  requireEvent("storage.rollback");
-  try {
-    wit.rollback();
-  } catch (err) {
-    throw toSqlError(err);
-  }
+  witStep("storage.rollback", wit.rollback);
 }
 
 /**
@@ -360,12 +354,7 @@ export function deleteSelf(): void {
  *   (storage stays refused until the event ends; calling again is safe).
  */
 export function deleteSelfDurable(): void {
-  requireEvent("storage.deleteSelfDurable");
-  try {
-    wit.deleteSelfDurable();
-  } catch (err) {
-    throw toSqlError(err);
-  }
+  witStep("storage.deleteSelfDurable", wit.deleteSelfDurable);
 }
 
 export { SqlError };

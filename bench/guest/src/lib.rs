@@ -4,6 +4,9 @@
 //! - `exec <n>`: `begin`, then `n` times `INSERT INTO t(x) VALUES (?1)`, then
 //!   `rollback` (so no fsync is in the loop). Answers the loop's time as the
 //!   guest's own clock saw it, in ns, for a cross-check of the host's timing.
+//! - `calls <n>`: `n` calls of `get-alarm`, a host call that lifts nothing
+//!   and does almost nothing: what crossing into the host and back costs.
+//!   Answers the loop's time in ns by the guest's clock.
 //! - `fill <n>`: inserts `n` rows of 100 bytes and keeps them (a small actor).
 //! - `delete`: `delete_self_durable()`, answering how long that one call took
 //!   in ns (the guest's monotonic clock, around the call only).
@@ -15,7 +18,7 @@
 
 use std::time::Instant;
 
-use wasmkeep_actor::{Actor, Address, Message, SocketId, params, sockets, storage};
+use wasmkeep_actor::{Actor, Address, Message, SocketId, alarms, params, sockets, storage};
 
 struct Bench;
 
@@ -35,6 +38,7 @@ impl Actor for Bench {
         let answer = match command {
             "noop" => 0,
             "exec" => exec_loop(n)?,
+            "calls" => calls_loop(n),
             "fill" => {
                 storage::transaction(|| -> Result<(), wasmkeep_actor::SqlError> {
                     for i in 0..n {
@@ -50,7 +54,11 @@ impl Actor for Bench {
                 storage::delete_self_durable().map_err(|e| e.to_string())?;
                 start.elapsed().as_nanos()
             }
-            other => return Err(format!("unknown command {other:?}: noop, exec <n>, fill <n>, delete")),
+            other => {
+                return Err(format!(
+                    "unknown command {other:?}: noop, exec <n>, calls <n>, fill <n>, delete"
+                ));
+            }
         };
         Ok(answer.to_string().into_bytes())
     }
@@ -93,6 +101,15 @@ fn exec_loop(n: i64) -> Result<u128, String> {
     let took = start.elapsed().as_nanos();
     storage::rollback().map_err(|e| e.to_string())?;
     result.map(|()| took)
+}
+
+/// `n` calls of `get-alarm`; the loop's time in ns.
+fn calls_loop(n: i64) -> u128 {
+    let start = Instant::now();
+    for _ in 0..n {
+        std::hint::black_box(alarms::get());
+    }
+    start.elapsed().as_nanos()
 }
 
 wasmkeep_actor::export!(Bench);

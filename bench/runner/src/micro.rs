@@ -42,6 +42,13 @@ pub fn exec(guest: &Path, report: &mut Report) -> Result<()> {
         let guest_ns: f64 = call(&rt, &key, &format!("exec {n}"))?.parse()?;
         Ok((start.elapsed().as_secs_f64(), guest_ns * 1e-9))
     };
+    // A host call that lifts nothing and does almost nothing (`get-alarm`),
+    // by the guest's clock: what crossing into the host and back costs, the
+    // part of an exec no host code of ours can remove.
+    let bare_round = || -> Result<f64> {
+        let guest_ns: f64 = call(&rt, &key, &format!("calls {EXECS}"))?.parse()?;
+        Ok(guest_ns * 1e-9 / EXECS as f64)
+    };
     let conn = Connection::open(dir.path().join("native.db"))?;
     conn.execute_batch(NATIVE_SETUP)?;
     let native_round = |n: i64| -> Result<f64> {
@@ -57,29 +64,35 @@ pub fn exec(guest: &Path, report: &mut Report) -> Result<()> {
     for _ in 0..EXEC_WARMUP_ROUNDS {
         shim_round(EXECS)?;
         shim_round(0)?;
+        bare_round()?;
         native_round(EXECS)?;
         native_round(0)?;
     }
-    let (mut full, mut empty, mut inside) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut full, mut empty, mut inside, mut bare) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let (mut nfull, mut nempty) = (Vec::new(), Vec::new());
     for _ in 0..EXEC_ROUNDS {
         let (took, by_guest) = shim_round(EXECS)?;
         full.push(took);
         inside.push(by_guest / EXECS as f64);
         empty.push(shim_round(0)?.0);
+        bare.push(bare_round()?);
         nfull.push(native_round(EXECS)?);
         nempty.push(native_round(0)?);
     }
     let shim = (median(&mut full) - median(&mut empty)) / EXECS as f64;
     let inside = median(&mut inside);
+    let bare = median(&mut bare);
     let native = (median(&mut nfull) - median(&mut nempty)) / EXECS as f64;
     rt.dev().hibernate_all();
     report.note(format!(
         "exec: {EXEC_ROUNDS} rounds of {EXECS} × `{INSERT}` in BEGIN…ROLLBACK, the two sides' rounds alternating; shim {} per exec timed from the host \
-         ({} by the guest's own clock), native rusqlite {} (WAL, synchronous=NORMAL and a cached statement, as the host)",
+         ({} by the guest's own clock), native rusqlite {} (WAL, synchronous=NORMAL and a cached statement, as the host); \
+         a bare host call (`get-alarm`, nothing lifted, by the guest's clock) {}, so native + one bare call is {:.2}× native",
         time(shim),
         time(inside),
-        time(native)
+        time(native),
+        time(bare),
+        (native + bare) / native
     ));
     report.row(Row {
         figure: "exec from the guest (warm, per call)".into(),

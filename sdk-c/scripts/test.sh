@@ -55,6 +55,23 @@ done
 cc "${cflags[@]}" -o "$out/misuse_test" "$m/misuse_test.c" "${ldflags[@]}"
 "$out/misuse_test" target/components/sdk-c-misuse.wasm
 
+step "the pkg-config route (README, section 3): every SDK source listed, and the bank (it uses wk_request_query) built with it"
+pc=sdk-c/lib/pkgconfig/wasmkeep.pc
+for src in sdk-c/src/*.c; do
+  grep -q "/src/$(basename "$src")\b" "$pc" || { echo "$pc (from sdk-c/pkgconfig/wasmkeep.pc.in): sources lack src/$(basename "$src"), so a program that uses it does not link" >&2; exit 1; }
+done
+pc_out=target/wasmkeep-c/pkg-config
+mkdir -p "$pc_out"
+(
+  export PKG_CONFIG_PATH="$root/sdk-c/lib/pkgconfig"
+  # shellcheck disable=SC2046 # pkg-config's words are meant to split
+  clang $(pkg-config --cflags wasmkeep) -O2 -o "$pc_out/bank.core.wasm" examples/bank-c/actor.c \
+    $(pkg-config --variable=sources wasmkeep) $(pkg-config --libs wasmkeep)
+  wasm-tools component new "$pc_out/bank.core.wasm" \
+    --adapt "wasi_snapshot_preview1=$(pkg-config --variable=adapter wasmkeep)" -o "$pc_out/bank.wasm"
+)
+"$out/bank_test" "$pc_out/bank.wasm" target/components/bank-c-broken.wasm
+
 step "the same under valgrind (leak check; suppressions: sdk-c/tests/valgrind.supp)"
 # Definite leaks fail the step. "Possibly lost" blocks do not: the process
 # may exit while one of a host's threads still ends (a worker, a timer) and

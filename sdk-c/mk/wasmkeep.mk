@@ -13,6 +13,11 @@
 #   WK_BUILD    where intermediate files go (default: build)
 #   WK_CFLAGS   extra compiler flags (default: -O2 -Wall -Wextra)
 #   WK_LDFLAGS  extra linker flags
+#   WK_INITIAL_MEMORY  the linear memory an instance starts with, in bytes
+#               (default: 1114112, 17 pages, as a Rust actor's: the heap has
+#               room from the start, so a woken actor's first events do not
+#               grow its memory; empty: the linker's own, smallest size; more
+#               when the linker says "initial memory too small")
 #   WK_CC       a clang that targets wasm32-wasi (default: clang)
 #   WK_SYSROOT  a WASI sysroot (default: none; Debian's wasi-libc is found by clang)
 #   WK_ADAPTER  the WASI preview-1 reactor adapter (default: the one setup.sh
@@ -41,6 +46,7 @@ WK_BUILD ?= build
 WK_CC ?= clang
 WK_CFLAGS ?= -O2 -Wall -Wextra
 WK_LDFLAGS ?=
+WK_INITIAL_MEMORY ?= 1114112
 WASM_TOOLS ?= wasm-tools
 WK_ADAPTER ?= $(WASMKEEP_C_SDK)/lib/wasi_snapshot_preview1.reactor.wasm
 
@@ -48,6 +54,8 @@ WK_SDK_SRCS := $(wildcard $(WASMKEEP_C_SDK)/src/*.c) $(WASMKEEP_C_SDK)/gen/actor
 WK_SDK_DEPS := $(WK_SDK_SRCS) $(wildcard $(WASMKEEP_C_SDK)/src/*.h) $(WASMKEEP_C_SDK)/include/wasmkeep.h \
                $(WASMKEEP_C_SDK)/gen/actor.h $(WASMKEEP_C_SDK)/gen/actor_component_type.o
 WK_TARGET_FLAGS := --target=wasm32-wasi -mexec-model=reactor $(if $(WK_SYSROOT),--sysroot=$(WK_SYSROOT))
+wk_comma := ,
+WK_MEMORY_FLAGS := $(if $(strip $(WK_INITIAL_MEMORY)),-Wl$(wk_comma)--initial-memory=$(strip $(WK_INITIAL_MEMORY)))
 WK_CORE := $(WK_BUILD)/$(WK_NAME).core.wasm
 WK_COMPONENT := $(WK_OUT)/$(WK_NAME).wasm
 
@@ -58,7 +66,7 @@ $(WK_CORE): $(WK_SRCS) $(WK_SDK_DEPS) $(MAKEFILE_LIST)
 	@mkdir -p $(dir $@)
 	@command -v $(WK_CC) >/dev/null 2>&1 || { echo "wasmkeep.mk: $(WK_CC) not found: install clang, lld, wasi-libc and libclang-rt-14-dev-wasm32 (Debian), or set WK_CC to wasi-sdk's clang (see sdk-c/README.md)" >&2; exit 1; }
 	$(WK_CC) $(WK_TARGET_FLAGS) $(WK_CFLAGS) -I$(WASMKEEP_C_SDK)/include -I$(WASMKEEP_C_SDK)/gen -I$(WASMKEEP_C_SDK)/src \
-	  -o $@ $(WK_SRCS) $(WK_SDK_SRCS) $(WASMKEEP_C_SDK)/gen/actor_component_type.o -Wl,--strip-debug $(WK_LDFLAGS)
+	  -o $@ $(WK_SRCS) $(WK_SDK_SRCS) $(WASMKEEP_C_SDK)/gen/actor_component_type.o -Wl,--strip-debug $(WK_MEMORY_FLAGS) $(WK_LDFLAGS)
 
 # The adapter is checked here rather than made by a rule: nothing here can make it.
 $(WK_COMPONENT): $(WK_CORE) $(wildcard $(WK_ADAPTER))

@@ -15,7 +15,9 @@ step "guests (sdk-c/scripts/build-guests.sh)"
 bash sdk-c/scripts/build-guests.sh
 # wasmkeep.mk's WK_INITIAL_MEMORY: an instance starts with 17 pages, so a woken
 # actor's first events do not grow its memory (ADR 042, addendum of 2026-12-06).
-pages=$(wasm-tools print target/components/counter-c.wasm | grep -m1 -o '(memory (;0;) [0-9]*' | grep -o '[0-9]*$')
+# awk reads all of the text: a grep that stopped at its first match would end
+# wasm-tools with SIGPIPE, which pipefail makes a failure.
+pages=$(wasm-tools print target/components/counter-c.wasm | awk '!n && /\(memory \(;0;\)/ { n = $3; sub(/\).*/, "", n) } END { print n }')
 [ "$pages" = 17 ] || { echo "counter-c.wasm starts with $pages pages of memory, not 17 (WK_INITIAL_MEMORY)" >&2; exit 1; }
 
 step "the harness library and the C test programs (cc)"

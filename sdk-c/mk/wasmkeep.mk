@@ -66,7 +66,8 @@ $(WK_CORE): $(WK_SRCS) $(WK_SDK_DEPS) $(MAKEFILE_LIST)
 	@mkdir -p $(dir $@)
 	@command -v $(WK_CC) >/dev/null 2>&1 || { echo "wasmkeep.mk: $(WK_CC) not found: install clang, lld, wasi-libc and libclang-rt-14-dev-wasm32 (Debian), or set WK_CC to wasi-sdk's clang (see sdk-c/README.md)" >&2; exit 1; }
 	$(WK_CC) $(WK_TARGET_FLAGS) $(WK_CFLAGS) -I$(WASMKEEP_C_SDK)/include -I$(WASMKEEP_C_SDK)/gen -I$(WASMKEEP_C_SDK)/src \
-	  -o $@ $(WK_SRCS) $(WK_SDK_SRCS) $(WASMKEEP_C_SDK)/gen/actor_component_type.o -Wl,--strip-debug $(WK_MEMORY_FLAGS) $(WK_LDFLAGS)
+	  -o $@ $(WK_SRCS) $(WK_SDK_SRCS) $(WASMKEEP_C_SDK)/gen/actor_component_type.o -Wl,--strip-debug $(WK_MEMORY_FLAGS) $(WK_LDFLAGS) \
+	  || { echo "wasmkeep.mk: building $@ failed (the compiler's or linker's message is above). If the linker said \"initial memory too small, N bytes needed\": set WK_INITIAL_MEMORY (now $(or $(strip $(WK_INITIAL_MEMORY)),empty)) to more than N, or empty for the linker's own size" >&2; exit 1; }
 
 # The adapter is checked here rather than made by a rule: nothing here can make it.
 $(WK_COMPONENT): $(WK_CORE) $(wildcard $(WK_ADAPTER))

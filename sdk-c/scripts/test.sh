@@ -17,8 +17,13 @@ bash sdk-c/scripts/build-guests.sh
 # actor's first events do not grow its memory (ADR 042, addendum of 2026-12-06).
 # awk reads all of the text: a grep that stopped at its first match would end
 # wasm-tools with SIGPIPE, which pipefail makes a failure.
-pages=$(wasm-tools print target/components/counter-c.wasm | awk '!n && /\(memory \(;0;\)/ { n = $3; sub(/\).*/, "", n) } END { print n }')
-[ "$pages" = 17 ] || { echo "counter-c.wasm starts with $pages pages of memory, not 17 (WK_INITIAL_MEMORY)" >&2; exit 1; }
+pages_of() { wasm-tools print "$1" | awk '!n && /\(memory \(;0;\)/ { n = $3; sub(/\).*/, "", n) } END { print n }'; }
+starts_with_17_pages() {
+  local pages
+  pages=$(pages_of "$1")
+  [ "$pages" = 17 ] || { echo "$1 starts with $pages pages of memory, not 17 ($2)" >&2; exit 1; }
+}
+starts_with_17_pages target/components/counter-c.wasm "wasmkeep.mk's WK_INITIAL_MEMORY"
 
 step "the harness library and the C test programs (cc)"
 cargo build --quiet -p wasmkeep-c-harness
@@ -76,6 +81,7 @@ mkdir -p "$pc_out"
   wasm-tools component new "$pc_out/bank.core.wasm" \
     --adapt "wasi_snapshot_preview1=$(pkg-config --variable=adapter wasmkeep)" -o "$pc_out/bank.wasm"
 )
+starts_with_17_pages "$pc_out/bank.wasm" "wasmkeep.pc's initial_memory"
 "$out/bank_test" "$pc_out/bank.wasm" target/components/bank-c-broken.wasm
 
 step "the same under valgrind (leak check; suppressions: sdk-c/tests/valgrind.supp)"

@@ -171,17 +171,29 @@ async fn count(addr: SocketAddr) -> Result<u64> {
 }
 
 /// Every case against `addr`, then checks that the counter counted every POST.
-async fn measure_all(who: &str, addr: SocketAddr, plan: Plan) -> Result<Vec<Load>> {
+/// `run_here`, for the shim, reads how many requests have run on the thread
+/// that received them (ADR 059): each case's line gives that count.
+async fn measure_all(
+    who: &str,
+    addr: SocketAddr,
+    plan: Plan,
+    run_here: Option<&(dyn Fn() -> u64 + Sync)>,
+) -> Result<Vec<Load>> {
     let mut out = Vec::new();
     // Miniflare keeps its counter from one round to the next.
     let before = count(addr).await?;
     let mut posts = 0;
     for (method, conns) in CASES {
+        let here_before = run_here.map(|f| f());
         let l = load(addr, method, conns, plan)
             .await
             .with_context(|| format!("{who}: {method} with {conns} connections"))?;
+        let here = match (run_here, here_before) {
+            (Some(f), Some(before)) => format!("  run where received: {}", f() - before),
+            _ => String::new(),
+        };
         eprintln!(
-            "  {who:<10} {method:<4} {conns} conn: {:>9.0} req/s  p50 {:>7.0} µs  p99 {:>7.0} µs",
+            "  {who:<10} {method:<4} {conns} conn: {:>9.0} req/s  p50 {:>7.0} µs  p99 {:>7.0} µs{here}",
             l.rps, l.p50_us, l.p99_us
         );
         if method == "POST" {
@@ -205,7 +217,8 @@ fn measure_shim(tokio_rt: &tokio::runtime::Runtime, who: &str, counter: &Path, p
         let addr = listener.local_addr()?;
         let app = wasmkeep_shim::server::router(rt.clone(), setup::APP.to_owned());
         let server = tokio::spawn(async move { axum::serve(listener, app).await });
-        let result = measure_all(who, addr, plan).await;
+        let run_here = || rt.admin().metrics().get("wasmkeep_requests_run_here_total", "");
+        let result = measure_all(who, addr, plan, Some(&run_here)).await;
         server.abort();
         result
     })?;
@@ -322,7 +335,7 @@ pub fn run(
         let miniflare = match &mf {
             Ok(m) => {
                 let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, m.port));
-                match tokio_rt.block_on(measure_all("miniflare", addr, plan)) {
+                match tokio_rt.block_on(measure_all("miniflare", addr, plan, None)) {
                     Ok(loads) => Some(loads),
                     Err(e) => {
                         mf = Err(format!("the load against Miniflare failed: {e:#}"));

@@ -1,6 +1,7 @@
 //! How a runtime is set up.
 
 pub use crate::instance_pool::{InstanceSlots, SlotShape};
+pub use crate::reads_here::ReadsHere;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -40,15 +41,11 @@ pub struct RuntimeConfig {
     /// per resident actor (the default: a wake takes a warm slot), or a
     /// mapping per instance (`for_tests`). ADR 042.
     pub instance_slots: InstanceSlots,
-    /// How long a request that committed nothing may take and still let
-    /// its actor's next request run on the thread that receives it (single
-    /// node; ADR 048). A longer one, or a write, sends the next requests to
-    /// the actor's own worker thread. Default zero, which turns this off:
-    /// on one machine 25 µs took the Rust counter's GET at eight
-    /// connections from 15× to 20× Miniflare, on another it halved its GET
-    /// at one connection, whose reads ran slower on the receiving thread
-    /// than on the worker's and went back and forth (ADR 048, addendum).
-    pub quick_read: Duration,
+    /// Which requests of a resident actor run on the thread that received
+    /// them, without a hand-off to its worker's thread (single node). By
+    /// default a quick read (25 µs) does, while the actor's requests
+    /// overlap (ADR 048, ADR 059).
+    pub reads_here: ReadsHere,
 }
 
 impl RuntimeConfig {
@@ -70,7 +67,7 @@ impl RuntimeConfig {
             max_resident: crate::residency::default_resident_limit(),
             max_actor_bytes: 1 << 30,
             instance_slots: InstanceSlots::Pooled(SlotShape::default()),
-            quick_read: Duration::ZERO,
+            reads_here: ReadsHere::default(),
         }
     }
 

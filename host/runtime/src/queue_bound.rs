@@ -26,6 +26,16 @@ pub(crate) struct QueueBound {
 pub(crate) struct QueuedShare {
     bound: Arc<QueueBound>,
     bytes: usize,
+    /// How many other events from outside waited or ran when it came.
+    behind: usize,
+}
+
+impl QueuedShare {
+    /// How many other events from outside waited in the mailbox or ran
+    /// when this one was admitted.
+    pub(crate) fn behind(&self) -> usize {
+        self.behind
+    }
 }
 
 impl Drop for QueuedShare {
@@ -43,6 +53,7 @@ impl QueueBound {
         let share = QueuedShare {
             bound: self.clone(),
             bytes,
+            behind: events,
         };
         let full = events >= MAILBOX_EVENTS || (events > 0 && before + bytes > MAILBOX_BYTES);
         if full {
@@ -69,6 +80,8 @@ mod tests {
             .expect("one event is let in whatever its size");
         assert!(bound.admit(1).is_none(), "nothing more while its bytes are over");
         drop(big);
-        assert!(bound.admit(1).is_some(), "room again once it is dropped");
+        let alone = bound.admit(1).expect("room again once it is dropped");
+        assert_eq!(alone.behind(), 0, "nothing else waits");
+        assert_eq!(bound.admit(1).expect("room").behind(), 1, "one waits before it");
     }
 }

@@ -5,8 +5,9 @@
 //! at the idle timeout (ADR 044), having closed its database after ten
 //! seconds (ADR 045); with an idle timeout under five seconds it
 //! keeps its thread and hibernates the actor itself. On a single node, a
-//! worker that ran a quick read parks at once, and the next request runs on
-//! the thread that received it, without a hand-off (ADR 048).
+//! worker that ran a quick read while its actor's requests overlap parks at
+//! once, and the next request runs on the thread that received it, without
+//! a hand-off (ADR 048, ADR 059).
 
 use crate::actor_cell::ActorCell;
 use crate::job::{EventKind, Job};
@@ -28,17 +29,18 @@ pub(crate) fn run(host: &Arc<Host>, slot: &Arc<Mailbox>, rx: mpsc::Receiver<Job>
             id,
             first: None,
         },
-        None,
+        false,
     )
 }
 
-/// The worker's loop on a thread of its own. `ran_read` is how long the
-/// job it last ran took, if that job was a request that wrote nothing: on a
-/// single node, after a quick one (`RuntimeConfig::quick_read`) a resident
+/// The worker's loop on a thread of its own. `ran_quick_read` says whether
+/// the job it last ran was a request that wrote nothing and was quick, at a
+/// time when the next request may run where it is received
+/// (`RuntimeConfig::reads_here`): then, on a single node, a resident
 /// actor's worker parks at once when nothing waits, so that the next
-/// request runs on the thread that received it (ADR 048). After a write or
-/// a slower read it looks for the next job first, as before.
-fn serve(run: Parked, ran_read: Option<Duration>) -> WorkerEnd {
+/// request runs on the thread that received it (ADR 048, ADR 059). After
+/// a write or a slower read it looks for the next job first, as before.
+fn serve(run: Parked, ran_quick_read: bool) -> WorkerEnd {
     let Parked {
         host,
         slot,
@@ -47,7 +49,8 @@ fn serve(run: Parked, ran_read: Option<Duration>) -> WorkerEnd {
         id,
         mut first,
     } = run;
-    let mut ran_read = ran_read;
+    let mut ran_quick_read = ran_quick_read;
+    let reads_here = host.config().reads_here;
     // A test host's barrier that came when the worker was about to park:
     // answered once it has parked, or before the next job runs.
     let mut held_barrier: Option<oneshot::Sender<()>> = None;
@@ -58,10 +61,10 @@ fn serve(run: Parked, ran_read: Option<Duration>) -> WorkerEnd {
         } else {
             host.config().idle_timeout
         };
-        let quick_read = host.config().quick_read;
         // Only a resident actor has something to keep while parked, and only
         // with a long idle timeout does the idle sweep hibernate it (ADR 044).
-        let park_now = ran_read.is_some_and(|took| took <= quick_read)
+        let park_now = ran_quick_read
+            && reads_here.now(|| slot.overlap.recent())
             && host.runs_requests_here()
             && cell.is_resident()
             && idle >= PARK_FROM_IDLE_TIMEOUT;
@@ -80,7 +83,7 @@ fn serve(run: Parked, ran_read: Option<Duration>) -> WorkerEnd {
                     // Under the mailbox's lock: a job enqueued from now on
                     // finds the worker parked and resumes it on a thread (a
                     // request after a quick read: on the receiving one).
-                    let runs_here = ran_read.is_some_and(|took| took <= quick_read);
+                    let runs_here = ran_quick_read && reads_here.now(|| slot.overlap.recent());
                     let parked = Parked {
                         host: Arc::clone(&host),
                         slot: Arc::clone(&slot),
@@ -122,7 +125,7 @@ fn serve(run: Parked, ran_read: Option<Duration>) -> WorkerEnd {
             if let Ok(next) = rx.try_recv() {
                 drop(inner);
                 let _ = done.send(());
-                ran_read = None;
+                ran_quick_read = false;
                 cell.run_job(next);
                 continue;
             }
@@ -149,12 +152,15 @@ fn serve(run: Parked, ran_read: Option<Duration>) -> WorkerEnd {
             continue;
         }
         // Whether a request read only, and how long it took, matters only
-        // when quick reads park the worker (off by default: ADR 048 addendum).
-        let measured = (matches!(job.kind, EventKind::Request { .. }) && !quick_read.is_zero())
-            .then(|| (Instant::now(), cell.db_version()));
+        // when a quick read lets the next request run where it is received:
+        // by default while the actor's requests overlap (ADR 059).
+        let measured = reads_here
+            .quick()
+            .filter(|_| matches!(job.kind, EventKind::Request { .. }) && reads_here.now(|| slot.overlap.recent()))
+            .map(|quick| (Instant::now(), cell.db_version(), quick));
         cell.run_job(job);
-        ran_read = measured.and_then(|(started, version)| {
-            (version.is_some() && cell.db_version() == version).then(|| started.elapsed())
+        ran_quick_read = measured.is_some_and(|(started, version, quick)| {
+            version.is_some() && cell.db_version() == version && started.elapsed() <= quick
         });
         if lent_read && !cell.is_resident() {
             // A read of a hibernated actor left it hibernated: its worker
@@ -162,7 +168,7 @@ fn serve(run: Parked, ran_read: Option<Duration>) -> WorkerEnd {
             let mut inner = slot.lock();
             if let Ok(next) = rx.try_recv() {
                 drop(inner);
-                ran_read = None;
+                ran_quick_read = false;
                 cell.run_job(next);
                 continue;
             }
@@ -206,7 +212,7 @@ impl Parked {
 
 impl ParkedRun for Parked {
     fn resume(self: Box<Self>) -> WorkerEnd {
-        serve(*self, None)
+        serve(*self, false)
     }
 
     fn resume_here(self: Box<Self>) -> Resumed {
@@ -235,7 +241,10 @@ impl ParkedRun for Parked {
                         drop(inner);
                         return Resumed::ToThread(run.into_parked(false));
                     }
-                    inner.parked = Some(run.into_parked(true));
+                    // Once requests stop overlapping, the next goes to the
+                    // worker's thread, which then looks for the one after.
+                    let here = run.host.config().reads_here.now(|| run.slot.overlap.recent());
+                    inner.parked = Some(run.into_parked(here));
                     return Resumed::Parked;
                 }
                 // Its thread's run sees the mailbox gone and ends.
@@ -255,8 +264,8 @@ impl ParkedRun for Parked {
             let version = run.cell.db_version();
             run.cell.run_job(job);
             run.host.metrics().inc(crate::metrics::REQUESTS_RUN_HERE_TOTAL, "");
-            if started.elapsed() > run.host.config().quick_read || version.is_none() || run.cell.db_version() != version
-            {
+            let quick = run.host.config().reads_here.quick().unwrap_or(Duration::ZERO);
+            if started.elapsed() > quick || version.is_none() || run.cell.db_version() != version {
                 // A slow request held the caller's thread; a write commits,
                 // and a commit can checkpoint and sync for milliseconds. The
                 // next requests go to the worker's own thread, which goes

@@ -1,22 +1,23 @@
 //! A resident actor's quick reads run on the thread that received them,
 //! without a hand-off to its worker; a write, or a read slower than
-//! `RuntimeConfig::quick_read`, sends the next requests to the worker's own
-//! thread (ADR 048).
+//! `ReadsHere`'s `quick`, sends the next requests to the worker's own
+//! thread (ADR 048). By default only while the actor's requests overlap:
+//! one request at a time goes to the worker's thread (ADR 059).
 
 mod common;
 
 use serde_json::json;
 use std::time::{Duration, Instant};
-use wasmkeep_host::{ActorKey, HttpRequest, Runtime, RuntimeConfig};
+use wasmkeep_host::{ActorKey, HttpRequest, ReadsHere, Runtime, RuntimeConfig};
 
 const QUICK: Duration = Duration::from_millis(100);
 
-/// A node whose quick reads are those under 100 ms: a test build's events
-/// take longer than the default 25 µs.
-fn runtime(dir: &std::path::Path) -> Runtime {
+/// A node with `reads_here`: the tests' quick reads are those under 100 ms
+/// (a test build's events take longer than the default 25 µs).
+fn runtime(dir: &std::path::Path, reads_here: ReadsHere) -> Runtime {
     let mut config = RuntimeConfig::for_tests(dir);
     config.cache_dir = common::cache_dir();
-    config.quick_read = QUICK;
+    config.reads_here = reads_here;
     let rt = Runtime::new(config).expect("runtime");
     common::add_testee_app(&rt);
     rt
@@ -33,25 +34,66 @@ fn run_here(rt: &Runtime) -> u64 {
         .expect("the counter is on the metrics page")
 }
 
-fn ops(rt: &Runtime, key: &ActorKey, ops: &serde_json::Value) -> String {
+/// Sends `ops` and waits for the answer, as a client does.
+fn send(rt: &Runtime, key: &ActorKey, ops: &serde_json::Value) -> String {
     let body = json!({ "ops": ops }).to_string();
     let r = rt
         .request_blocking(key, HttpRequest::new("POST", "/", body))
         .expect("request");
     assert_eq!(r.status, 200, "{}", r.text());
-    // What the test hosts do after each event: wait for the actor's queue.
-    rt.settle(key);
     r.text()
 }
 
+/// Sends `ops`, then waits for the actor's queue, as the test hosts do
+/// after each event.
+fn ops(rt: &Runtime, key: &ActorKey, ops: &serde_json::Value) -> String {
+    let text = send(rt, key, ops);
+    rt.settle(key);
+    text
+}
+
+fn count_rows() -> serde_json::Value {
+    json!([{ "op": "query", "sql": "SELECT count(*) FROM n" }])
+}
+
 fn read(rt: &Runtime, key: &ActorKey) -> String {
-    ops(rt, key, &json!([{ "op": "query", "sql": "SELECT count(*) FROM n" }]))
+    ops(rt, key, &count_rows())
+}
+
+/// How many of `n` reads, one at a time, ran on the receiving thread.
+fn reads_run_here(rt: &Runtime, key: &ActorKey, n: usize) -> u64 {
+    let before = run_here(rt);
+    for _ in 0..n {
+        read(rt, key);
+    }
+    run_here(rt) - before
+}
+
+/// `threads` clients at once, each calling `client(t, i)` for its request
+/// `i` of `requests`.
+fn clients(threads: usize, requests: usize, client: impl Fn(usize, usize) + Sync) {
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let client = &client;
+            s.spawn(move || {
+                for i in 0..requests {
+                    client(t, i);
+                }
+            });
+        }
+    });
 }
 
 /// A node with one testee actor, `name`, whose table `n` exists.
+/// After every quick read the next request runs here, even when requests
+/// come one at a time, as these tests send them.
 fn actor_with_table(name: &str) -> (tempfile::TempDir, Runtime, ActorKey) {
+    actor_with_table_on(name, ReadsHere::AfterEveryQuickRead { quick: QUICK })
+}
+
+fn actor_with_table_on(name: &str, reads_here: ReadsHere) -> (tempfile::TempDir, Runtime, ActorKey) {
     let dir = tempfile::tempdir().expect("tempdir");
-    let rt = runtime(dir.path());
+    let rt = runtime(dir.path(), reads_here);
     let key = ActorKey::new("t/app", "testee", name);
     ops(
         &rt,
@@ -73,11 +115,7 @@ fn quick_reads_run_where_they_are_received_and_writes_and_slow_reads_on_the_acto
     // Reads: the worker parks after each, and the next runs on this thread.
     // (The first may run on the worker's thread, which then parks before
     // `settle` returns.)
-    let before = run_here(&rt);
-    for _ in 0..20 {
-        read(&rt, &key);
-    }
-    let reads_here = run_here(&rt) - before;
+    let reads_here = reads_run_here(&rt, &key, 20);
     assert!(reads_here >= 19, "{reads_here} of 20 reads ran on the receiving thread");
 
     // Writes: at most the first runs here; it sends the rest to the worker's thread.
@@ -125,18 +163,11 @@ fn quick_reads_run_where_they_are_received_and_writes_and_slow_reads_on_the_acto
 #[test]
 fn requests_from_many_threads_to_one_actor_are_each_run_once() {
     let (_dir, rt, key) = actor_with_table("many");
-    std::thread::scope(|s| {
-        for t in 0..8 {
-            let (rt, key) = (&rt, &key);
-            s.spawn(move || {
-                for i in 0..100 {
-                    if (i + t) % 4 == 0 {
-                        write(rt, key);
-                    } else {
-                        read(rt, key);
-                    }
-                }
-            });
+    clients(8, 100, |t, i| {
+        if (i + t) % 4 == 0 {
+            write(&rt, &key);
+        } else {
+            read(&rt, &key);
         }
     });
     assert!(read(&rt, &key).contains("200"), "8 × 25 writes kept once each");
@@ -164,4 +195,50 @@ fn a_request_that_commits_without_changing_a_row_counts_as_a_write() {
             "case {i} ({sql}): the commit and the read after it; only the commit ran here"
         );
     }
+}
+
+/// By default reads run here only while requests overlap: one client's
+/// reads, one at a time, all run on the actor's own thread, where they run
+/// faster (ADR 048's addenda); eight clients' overlapping reads run where
+/// they are received (ADR 059).
+#[test]
+fn by_default_only_overlapping_reads_run_where_they_are_received() {
+    let default = ReadsHere::WhileOverlapping { quick: QUICK };
+    let (_dir, rt, key) = actor_with_table_on("overlap", default);
+    let alone = reads_run_here(&rt, &key, 40);
+    assert_eq!(
+        alone, 0,
+        "{alone} of 40 reads one at a time ran on the receiving thread"
+    );
+
+    let before = run_here(&rt);
+    // No settle between them: eight clients, each sending its next request
+    // once answered.
+    clients(8, 50, |_, _| {
+        send(&rt, &key, &count_rows());
+    });
+    let overlapping = run_here(&rt) - before;
+    assert!(
+        overlapping > 0,
+        "none of 400 overlapping reads ran on the receiving thread"
+    );
+
+    // Alone again: after the overlap has passed, reads go back to the actor's thread.
+    reads_run_here(&rt, &key, 40);
+    let again = reads_run_here(&rt, &key, 20);
+    assert_eq!(
+        again, 0,
+        "{again} of 20 reads one at a time ran here after the overlap ended"
+    );
+}
+
+/// `ReadsHere::Never`: even overlapping reads go to the actor's thread.
+#[test]
+fn never_runs_a_request_where_it_is_received() {
+    let (_dir, rt, key) = actor_with_table_on("never", ReadsHere::Never);
+    let before = run_here(&rt);
+    clients(4, 25, |_, _| {
+        send(&rt, &key, &count_rows());
+    });
+    assert_eq!(run_here(&rt) - before, 0);
 }

@@ -92,7 +92,8 @@ pub(crate) struct ParkedWorker {
     /// Whether the sweep has closed its database (ADR 045).
     pub(crate) rested: bool,
     /// Whether the next request may run on the thread that receives it: the
-    /// last one it ran was quick (ADR 048).
+    /// last one it ran was a quick read, and (by default) the actor's
+    /// requests overlap (ADR 048, ADR 059).
     pub(crate) runs_here: bool,
     /// Its cell and its mailbox's receiver, resumed by the next job.
     pub(crate) run: Box<dyn ParkedRun>,
@@ -155,6 +156,8 @@ pub(crate) struct Mailbox {
     pub(crate) last_used: std::sync::atomic::AtomicU64,
     /// How much waits in it from outside (ADR 012).
     pub(crate) bound: Arc<crate::queue_bound::QueueBound>,
+    /// When its requests last overlapped (ADR 059).
+    pub(crate) overlap: crate::request_overlap::RequestOverlap,
 }
 
 impl UsedAt for Mailbox {
@@ -312,6 +315,7 @@ impl Host {
                     }),
                     last_used: std::sync::atomic::AtomicU64::new(0),
                     bound: Arc::default(),
+                    overlap: crate::request_overlap::RequestOverlap::default(),
                 })
             })
             .clone()
@@ -353,7 +357,12 @@ impl Host {
         let mut job = job;
         if let Some(bytes) = job.kind.outside_bytes() {
             match slot.bound.admit(bytes) {
-                Some(share) => job.queued_share = Some(share),
+                Some(share) => {
+                    if matches!(job.kind, EventKind::Request { .. }) {
+                        slot.overlap.admitted(share.behind());
+                    }
+                    job.queued_share = Some(share);
+                }
                 None => {
                     self.refuse_queue_full(key, job);
                     return;

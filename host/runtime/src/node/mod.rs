@@ -156,7 +156,7 @@ pub(crate) struct Mailbox {
     pub(crate) last_used: std::sync::atomic::AtomicU64,
     /// How much waits in it from outside (ADR 012).
     pub(crate) bound: Arc<crate::queue_bound::QueueBound>,
-    /// When its requests last overlapped (ADR 059).
+    /// How many requests came since its requests last overlapped (ADR 059).
     pub(crate) overlap: crate::request_overlap::RequestOverlap,
 }
 

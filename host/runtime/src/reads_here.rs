@@ -17,7 +17,8 @@ pub enum ReadsHere {
     /// After a quick read while the actor's requests overlap (one of the
     /// last 32 came while another waited or ran): many connections to one
     /// actor. One request at a time goes to the worker's thread, where it
-    /// runs faster (ADR 048's addenda). The default, with `quick` 25 µs.
+    /// runs faster (ADR 048's addenda), from the 32nd request after the
+    /// last overlap on. The default, with `quick` 25 µs.
     WhileOverlapping {
         /// The longest read after which the next request runs here.
         quick: Duration,

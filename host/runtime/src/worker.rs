@@ -153,10 +153,15 @@ fn serve(run: Parked, ran_quick_read: bool) -> WorkerEnd {
         }
         // Whether a request read only, and how long it took, matters only
         // when a quick read lets the next request run where it is received:
-        // by default while the actor's requests overlap (ADR 059).
+        // on a single node, by default while the actor's requests overlap
+        // (ADR 059).
         let measured = reads_here
             .quick()
-            .filter(|_| matches!(job.kind, EventKind::Request { .. }) && reads_here.now(|| slot.overlap.recent()))
+            .filter(|_| {
+                matches!(job.kind, EventKind::Request { .. })
+                    && host.runs_requests_here()
+                    && reads_here.now(|| slot.overlap.recent())
+            })
             .map(|quick| (Instant::now(), cell.db_version(), quick));
         cell.run_job(job);
         ran_quick_read = measured.is_some_and(|(started, version, quick)| {

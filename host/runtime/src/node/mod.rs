@@ -379,7 +379,10 @@ impl Host {
             Some(tx) => match tx.send(job) {
                 Ok(()) => {
                     match inner.parked.take() {
-                        Some(parked) if here && parked.runs_here => {
+                        // An actor whose database the idle sweep closed
+                        // reopens it on a thread of the node's, not the
+                        // receiving one (ADR 059).
+                        Some(parked) if here && parked.runs_here && !parked.rested => {
                             drop(inner);
                             self.run_here(&slot, parked);
                         }

@@ -1,7 +1,9 @@
 //! A worker that finds no thread (the system at its limit on threads or
 //! memory): its jobs are answered 503, and its resident place is given back.
 //! A worker is started for a hibernated actor, and resumed for a resident
-//! one whose worker parked (ADR 044): both paths are tried.
+//! one whose worker parked (ADR 044): both paths are tried. And a parked
+//! actor whose database the idle sweep closed reopens it on a thread of
+//! the node's (ADR 059).
 
 use super::*;
 use crate::http_types::{HttpRequest, HttpResponse};
@@ -110,5 +112,56 @@ fn a_parked_worker_that_finds_no_thread_answers_503_and_its_actor_wakes_later_wi
     assert!(
         body.contains(r#""rows":[[{"integer":"2"}]]"#),
         "two rows, not three: {body}"
+    );
+}
+
+/// A parked worker whose next request would run on the receiving thread
+/// (after a quick read, ADR 048), and whose database the idle sweep then
+/// closed (ADR 045): the request that reopens it runs on a thread of the
+/// node's, not on the receiving one (ADR 059).
+#[test]
+fn a_rested_actor_s_next_request_runs_on_a_thread_of_the_node_s() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = RuntimeConfig::for_tests(dir.path());
+    config.cache_dir = test_common::cache_dir();
+    config.reads_here = crate::ReadsHere::AfterEveryQuickRead {
+        quick: Duration::from_millis(100),
+    };
+    let rt = crate::Runtime::new(config).expect("runtime");
+    test_common::add_testee_app(&rt);
+    let key = ActorKey::new("t/app", "testee", "rested");
+    let read = || {
+        let r = rt
+            .request_blocking(
+                &key,
+                HttpRequest::new("POST", "/", r#"{"ops": [{"op": "query", "sql": "SELECT 1"}]}"#),
+            )
+            .expect("request");
+        assert_eq!(r.status, 200, "{}", r.text());
+        rt.settle(&key);
+    };
+    let run_here = || rt.admin().metrics().get(crate::metrics::REQUESTS_RUN_HERE_TOTAL, "");
+    read();
+    read();
+    let before = run_here();
+    read();
+    assert_eq!(run_here() - before, 1, "a read after a quick read runs here");
+
+    let host = rt.host();
+    let slot = host.slot(&key);
+    assert!(
+        slot.lock().parked.as_ref().is_some_and(|p| p.runs_here),
+        "parked, its next request to run here"
+    );
+    assert!(
+        host.sweep_parked(&slot, Duration::ZERO, Duration::from_secs(3_600)),
+        "the sweep closes its database"
+    );
+    let before = run_here();
+    read();
+    assert_eq!(
+        run_here() - before,
+        0,
+        "the read that reopens it ran on a thread of the node's"
     );
 }

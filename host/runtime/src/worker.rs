@@ -68,6 +68,12 @@ fn serve(run: Parked, ran_quick_read: bool) -> WorkerEnd {
             && host.runs_requests_here()
             && cell.is_resident()
             && idle >= PARK_FROM_IDLE_TIMEOUT;
+        if !park_now {
+            // A barrier held for a park that no longer comes (requests
+            // stopped overlapping meanwhile) is answered now, as it would
+            // have been had it come now.
+            answer(held_barrier.take());
+        }
         let waited = match first.take() {
             Some(job) => Ok(job),
             None => spin_then_wait(&rx, idle, &cell, park_now),

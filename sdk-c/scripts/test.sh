@@ -24,6 +24,13 @@ starts_with_17_pages() {
   [ "$pages" = 17 ] || { echo "$1 starts with $pages pages of memory, not 17 ($2)" >&2; exit 1; }
 }
 starts_with_17_pages target/components/counter-c.wasm "wasmkeep.mk's WK_INITIAL_MEMORY"
+# The three build routes each carry the default; make's and pkg-config's are
+# built here, CMake's actor function is not, so the three literals are compared.
+mk_memory=$(sed -n 's/^WK_INITIAL_MEMORY ?= //p' sdk-c/mk/wasmkeep.mk)
+cmake_memory=$(sed -n 's/^set(WK_INITIAL_MEMORY "\([0-9]*\)".*/\1/p' sdk-c/cmake/wasmkeep.cmake)
+pc_memory=$(sed -n 's/^initial_memory=//p' sdk-c/pkgconfig/wasmkeep.pc.in)
+[ -n "$mk_memory" ] && [ "$mk_memory" = "$cmake_memory" ] && [ "$mk_memory" = "$pc_memory" ] ||
+  { echo "the default initial memory differs: wasmkeep.mk '$mk_memory', wasmkeep.cmake '$cmake_memory', wasmkeep.pc.in '$pc_memory': set the three alike" >&2; exit 1; }
 
 step "the harness library and the C test programs (cc)"
 cargo build --quiet -p wasmkeep-c-harness

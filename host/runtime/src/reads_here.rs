@@ -23,8 +23,10 @@ pub enum ReadsHere {
         /// The longest read after which the next request runs here.
         quick: Duration,
     },
-    /// After every quick read, one request at a time included: what a test
-    /// that sends one request at a time needs to see requests run here.
+    /// After every quick read, one request at a time included: ADR 048's
+    /// rule as first built, for a machine where a read runs as fast on the
+    /// receiving thread as on the worker's. ADR 048's tests use it, since
+    /// they send one request at a time.
     AfterEveryQuickRead {
         /// The longest read after which the next request runs here.
         quick: Duration,

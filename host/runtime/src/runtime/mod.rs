@@ -8,6 +8,7 @@ mod apps;
 mod cluster_passes;
 mod dev_controls;
 mod events;
+mod shutdown;
 #[cfg(test)]
 mod tests;
 
@@ -39,10 +40,14 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::oneshot;
 
-/// The local host. Cheap to clone; every clone is the same host.
+/// The local host. Cheap to clone; every clone is the same host. Dropping
+/// the last clone shuts the host down as [`Runtime::shutdown`] does, and
+/// returns once its actors are released (ADR 060).
 #[derive(Clone)]
 pub struct Runtime {
     host: Arc<Host>,
+    /// Shared by the clones only: its drop is the last clone's.
+    _last: Arc<shutdown::LastHandle>,
 }
 
 /// An answer on its way: wait for it blocking or with `.await`. Once an
@@ -173,12 +178,19 @@ impl Runtime {
         &self.host
     }
 
+    fn from_host(host: Arc<Host>) -> Self {
+        Self {
+            _last: shutdown::LastHandle::new(host.clone()),
+            host,
+        }
+    }
+
     /// Starts a runtime: the engine, the data directory, the alarm timer.
     ///
     /// # Errors
     /// The engine cannot be configured or the data directory cannot be created.
     pub fn new(config: RuntimeConfig) -> Result<Self, RuntimeError> {
-        node_builder::build_host(config, None).map(|host| Self { host })
+        node_builder::build_host(config, None).map(Self::from_host)
     }
 
     /// Starts one node of a cluster: its own data directory (local files, a
@@ -196,7 +208,7 @@ impl Runtime {
                 "node id {node:?} must be non-empty and have no '/'"
             )));
         }
-        node_builder::build_host(config, Some((cluster, node.to_owned()))).map(|host| Self { host })
+        node_builder::build_host(config, Some((cluster, node.to_owned()))).map(Self::from_host)
     }
 
     /// This node's id in its cluster (none on a single node).
@@ -229,16 +241,11 @@ impl Runtime {
     /// (instance dropped, database closed, hold let go in a cluster). It
     /// returns only when all of that is done. A guest that traps or a worker
     /// that panics does not stop the sequence. Calling it again is harmless.
+    /// Dropping the last handle runs it too (ADR 060); on an async runtime,
+    /// call [`Runtime::shutdown_async`] first, so the drop has nothing left
+    /// to wait for.
     pub fn shutdown(&self) -> Shutdown {
-        self.host.stops().stop_host();
-        let mut report = Shutdown::default();
-        let mine: std::collections::HashSet<ActorKey> = lock(self.host.actors()).keys().cloned().collect();
-        report.sockets_closed = self.host.close_sockets_where(|k| mine.contains(k), 1001, "going away");
-        report.actors_released = admin::resident_count(&self.host);
-        // Each worker finishes its running event, answers what is queued behind
-        // it (no guest code), then drops the instance and releases the actor.
-        self.dev().hibernate_all();
-        report
+        shutdown::shut_down(&self.host)
     }
 
     /// [`Runtime::shutdown`] for async callers: resolves once everything is stopped.

@@ -228,7 +228,7 @@ pub(crate) fn operator_pass(host: &Arc<Host>) -> usize {
 pub(crate) fn expiry_pass(host: &Arc<Host>) -> ExpiryPass {
     let mut pass = ExpiryPass::default();
     let Some(c) = host.cluster() else { return pass };
-    if !c.cluster.leads(&c.node) {
+    if host.is_stopping() || !c.cluster.leads(&c.node) {
         return pass;
     }
     // The clock before the listing: a slow listing never makes a record look idler.
@@ -310,6 +310,12 @@ pub(crate) fn queue_due(
     host: &Arc<Host>,
     in_flight: &HashMap<ActorKey, oneshot::Receiver<bool>>,
 ) -> Vec<(ActorKey, oneshot::Receiver<bool>)> {
+    // A stopped node runs no alarm (its job would be answered "not run" and
+    // the entry stay due), and queues none: each queued job would start a
+    // worker that holds the node (ADR 060).
+    if host.is_stopping() {
+        return Vec::new();
+    }
     let now = host.clock().now_ms();
     let due = match host.alarms().due(now) {
         Ok(d) => d,
@@ -431,6 +437,9 @@ pub(crate) fn start_alarm_timer(host: &Arc<Host>) -> std::io::Result<()> {
             let mut in_flight: HashMap<ActorKey, oneshot::Receiver<bool>> = HashMap::new();
             loop {
                 let Some(host) = weak.upgrade() else { return };
+                if host.is_stopping() {
+                    return; // no alarm runs on a node that shut down
+                }
                 in_flight.retain(|_, rx| matches!(rx.try_recv(), Err(oneshot::error::TryRecvError::Empty)));
                 let queued = queue_due(&host, &in_flight);
                 in_flight.extend(queued);

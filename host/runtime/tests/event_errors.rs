@@ -19,9 +19,10 @@ fn request(rt: &Runtime, key: &ActorKey) -> HttpResponse {
 }
 
 struct Node {
-    _dir: tempfile::TempDir,
     bucket: Arc<dyn ObjectStore>,
     rt: Runtime,
+    /// Last: dropping the node releases its actors into the bucket (ADR 060).
+    _dir: tempfile::TempDir,
 }
 
 fn single_node(dir: &std::path::Path) -> Runtime {

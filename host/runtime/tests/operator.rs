@@ -16,10 +16,11 @@ use wasmkeep_host::{ActorKey, HttpRequest, Runtime, RuntimeConfig};
 use wasmkeep_host::{Cluster, LocalCluster};
 
 struct Nodes {
-    _dir: tempfile::TempDir,
     bucket: Arc<dyn ObjectStore>,
     n1: Runtime,
     n2: Runtime,
+    /// Last: dropping a node releases its actors into the bucket (ADR 060).
+    _dir: tempfile::TempDir,
 }
 
 fn nodes() -> Nodes {

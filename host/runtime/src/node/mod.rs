@@ -341,6 +341,12 @@ impl Host {
         self.stops.host_stopped()
     }
 
+    /// After the shutdown released every actor: the worker threads waiting
+    /// for another run end now, instead of after their linger (ADR 060).
+    pub(crate) fn end_waiting_worker_threads(&self) {
+        self.worker_threads.close();
+    }
+
     /// Whether no guest code of `app` runs here any more (the host stopping,
     /// or the app deleted).
     pub(crate) fn halted(&self, app: &str) -> bool {

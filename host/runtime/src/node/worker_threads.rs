@@ -4,7 +4,7 @@
 //! actor's wake). A worker still has a thread to itself while it runs; only
 //! an idle thread is shared, by the next worker to start.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
@@ -33,6 +33,9 @@ pub(crate) struct WorkerThreads<R> {
     max_idle: usize,
     /// How long a thread waits for another run before it ends.
     linger: Duration,
+    /// Set once the node shut down: a thread ends after its run instead of
+    /// waiting for another.
+    closed: AtomicBool,
     /// A test's stand-in for no thread waiting and the system refusing a
     /// new one (as it does at its limit on threads or memory), which no
     /// test can bring about.
@@ -52,6 +55,7 @@ impl<R: WorkerRun> WorkerThreads<R> {
             next_id: AtomicU64::new(0),
             max_idle,
             linger,
+            closed: AtomicBool::new(false),
             #[cfg(test)]
             refuse_new: std::sync::atomic::AtomicBool::new(false),
         })
@@ -99,6 +103,16 @@ impl<R: WorkerRun> WorkerThreads<R> {
         }
     }
 
+    /// Ends the waiting threads now, and each busy one after its run (the
+    /// node shut down: ADR 060). A run handed out later still gets a
+    /// thread, which ends after it.
+    pub(crate) fn close(&self) {
+        self.closed.store(true, Ordering::Release);
+        // A waiting thread whose sender is dropped ends at once. One that
+        // finishes its run later takes the lock after this and sees `closed`.
+        lock(&self.idle).clear();
+    }
+
     /// A thread's life: its first run, then each run it is given while it
     /// waits, until none comes within the linger time.
     fn serve(self: Arc<Self>, first: R) {
@@ -109,7 +123,7 @@ impl<R: WorkerRun> WorkerThreads<R> {
             let (tx, rx) = mpsc::sync_channel(1);
             {
                 let mut idle = lock(&self.idle);
-                if idle.len() >= self.max_idle {
+                if idle.len() >= self.max_idle || self.closed.load(Ordering::Acquire) {
                     return;
                 }
                 idle.push((id, tx));
@@ -217,6 +231,48 @@ mod tests {
         }
         std::thread::sleep(Duration::from_millis(50));
         assert!(lock(&threads.idle).len() <= 2);
+    }
+
+    #[test]
+    fn closed_threads_end_waiting_or_after_their_run_and_later_runs_still_run() {
+        let threads = WorkerThreads::new(4, Duration::from_secs(60));
+        let (tx, rx) = mpsc::channel();
+        // One thread waits; one is in its run when the threads close.
+        let waiting = tx.clone();
+        threads
+            .run(closure(move || waiting.send(None).expect("send")))
+            .unwrap_or_else(|_| panic!("no thread"));
+        rx.recv().expect("ran");
+        until_one_waits(&threads);
+        let (go, gate) = mpsc::channel::<()>();
+        let busy = tx.clone();
+        threads
+            .run(closure(move || {
+                gate.recv().expect("gate");
+                busy.send(None).expect("send");
+            }))
+            .unwrap_or_else(|_| panic!("no thread"));
+        threads.close();
+        go.send(()).expect("go");
+        rx.recv().expect("ran");
+        // Both threads end long before the minute's linger: the threads'
+        // list and each thread's own reference are all that is left.
+        for _ in 0..500 {
+            if Arc::strong_count(&threads) == 1 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        assert_eq!(Arc::strong_count(&threads), 1, "no thread holds the list any more");
+        assert!(lock(&threads.idle).is_empty());
+        // A run handed out after the close still runs.
+        let late = tx.clone();
+        threads
+            .run(closure(move || {
+                late.send(Some(std::thread::current().id())).expect("send")
+            }))
+            .unwrap_or_else(|_| panic!("no thread"));
+        assert!(rx.recv().expect("ran").is_some());
     }
 
     #[test]

@@ -42,7 +42,8 @@ use tokio::sync::oneshot;
 
 /// The local host. Cheap to clone; every clone is the same host. Dropping
 /// the last clone shuts the host down as [`Runtime::shutdown`] does, and
-/// returns once its actors are released (ADR 060).
+/// returns once its actors are released; on an async runtime's thread it
+/// returns at once, and the release follows on a thread of its own (ADR 060).
 #[derive(Clone)]
 pub struct Runtime {
     host: Arc<Host>,

@@ -26,6 +26,7 @@ pub(super) fn shut_down(host: &Arc<Host>) -> Shutdown {
     // Each worker finishes its running event, answers what is queued behind
     // it (no guest code), then drops the instance and releases the actor.
     passes::hibernate_where(host, |_| true);
+    host.end_waiting_worker_threads();
     report
 }
 
@@ -51,8 +52,9 @@ impl Drop for LastHandle {
             return;
         }
         // On an async runtime's thread the shutdown may not block (its waits
-        // would panic there, and a panic in a drop aborts): it runs on a
-        // thread of its own, and the drop returns at once. Should no thread
+        // would panic there, and abort the process when the drop comes
+        // while a task unwinds or is dropped): it runs on a thread of its
+        // own, and the drop returns at once. Should no thread
         // start, the node lives on until its actors' idle timeout, as it
         // did before ADR 060.
         let host = self.host.clone();

@@ -56,14 +56,18 @@ fn the_sweep_reports_leftovers_fails_closed_and_never_deletes() {
         .expect("an old request");
     let replaced = dir.path().join("node-1/state/t/app/testee/00.db.replaced");
     std::fs::write(&replaced, b"x").expect("a set-aside copy");
+    // A removal left unfinished: the database renamed to its marker, which
+    // still holds its pages until the actor's next use finishes it (ADR 053).
+    let pending = dir.path().join("node-1/state/t/app/testee/01.db.deleting");
+    std::fs::write(&pending, b"SQLite format 3\0").expect("a removal's marker");
     let (code, out) = verify(dir.path(), &[]);
     assert_eq!(code, Some(1), "orphans found: exit 1: {out}");
     assert!(
-        out.contains("delete request past expiry") && out.contains(".db.replaced"),
+        out.contains("delete request past expiry") && out.contains(".db.replaced") && out.contains(".db.deleting"),
         "each orphan is named: {out}"
     );
     assert!(
-        bucket.get(&stale).expect("get").is_some() && replaced.exists(),
+        bucket.get(&stale).expect("get").is_some() && replaced.exists() && pending.exists(),
         "the sweep never deletes"
     );
 

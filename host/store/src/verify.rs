@@ -120,9 +120,10 @@ fn sweep_history(all: &[crate::bucket::ObjectMeta], history_prefix: &str, report
     }
 }
 
-/// Sweeps a node's data directory: `.db.replaced` files always; in a cluster
-/// (`bucket` given), local databases whose `.db.head` is not the bucket's
-/// head; on a single node, alarm index entries of actors without an alarm.
+/// Sweeps a node's data directory: `.db.replaced` files and removals left
+/// unfinished (`.db.deleting`) always; in a cluster (`bucket` given), local
+/// databases whose `.db.head` is not the bucket's head; on a single node,
+/// alarm index entries of actors without an alarm.
 pub fn sweep_node_dir(dir: &Path, bucket: Option<&dyn ObjectStore>, report: &mut Report) {
     let state = dir.join("state");
     let mut files = Vec::new();
@@ -134,6 +135,14 @@ pub fn sweep_node_dir(dir: &Path, bucket: Option<&dyn ObjectStore>, report: &mut
             .unwrap_or_default();
         if name.contains(".db.replaced") {
             report.orphan("set-aside local copy (.db.replaced)", f.display().to_string());
+        } else if name.ends_with(".db.deleting") {
+            // The marker may still hold the database's pages (a crash
+            // between its rename and its record, ADR 053); the host finishes
+            // the removal only when the actor is next used.
+            report.orphan(
+                "removal left unfinished (.db.deleting; the actor's next event finishes it)",
+                f.display().to_string(),
+            );
         }
     }
     match bucket {

@@ -36,12 +36,15 @@ pub enum ReadsHere {
 impl Default for ReadsHere {
     fn default() -> Self {
         Self::WhileOverlapping {
-            quick: Duration::from_micros(25),
+            quick: Self::DEFAULT_QUICK,
         }
     }
 }
 
 impl ReadsHere {
+    /// The default `quick`: a release build's read of a row or a few.
+    pub const DEFAULT_QUICK: Duration = Duration::from_micros(25);
+
     /// The longest read after which the next request may run here; `None`
     /// when none does.
     pub(crate) fn quick(self) -> Option<Duration> {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use wasmkeep_shim::Cluster;
 use wasmkeep_shim::clock::{Clock, SystemClock, VirtualClock};
-use wasmkeep_shim::{Manifest, Mode, Runtime, RuntimeConfig};
+use wasmkeep_shim::{Manifest, Mode, ReadsHere, Runtime, RuntimeConfig};
 
 #[derive(clap::Args)]
 pub(crate) struct ServeArgs {
@@ -86,6 +86,34 @@ pub(crate) struct ServeArgs {
     /// component in: actors keep their state, alarms and open sockets.
     #[arg(long)]
     pub(crate) watch: bool,
+    /// Single node: which of a resident actor's requests run on the HTTP
+    /// thread that received them, not on the actor's own thread (ADR 059).
+    /// `while-overlapping`: after a quick read (at most 25 µs) while many
+    /// connections send to one actor, which lifts such reads' rate; `never`:
+    /// no request, so that one slow read never delays another actor's
+    /// requests on that thread; `after-every-quick-read`: ADR 048's rule.
+    #[arg(long, value_enum, default_value_t = ReadsHereRule::WhileOverlapping)]
+    pub(crate) reads_here: ReadsHereRule,
+}
+
+/// `--reads-here`: the names of [`ReadsHere`]'s rules, each with the
+/// default `quick`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ReadsHereRule {
+    Never,
+    WhileOverlapping,
+    AfterEveryQuickRead,
+}
+
+impl ReadsHereRule {
+    fn rule(self) -> ReadsHere {
+        let quick = ReadsHere::DEFAULT_QUICK;
+        match self {
+            Self::Never => ReadsHere::Never,
+            Self::WhileOverlapping => ReadsHere::WhileOverlapping { quick },
+            Self::AfterEveryQuickRead => ReadsHere::AfterEveryQuickRead { quick },
+        }
+    }
 }
 
 /// Why `serve` stops.
@@ -156,6 +184,7 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         config.idle_timeout = Duration::from_millis(args.idle_timeout_ms);
         config.max_resident = max_resident;
         config.max_actor_bytes = args.max_actor_mib << 20;
+        config.reads_here = args.reads_here.rule();
         config
     };
     let started = std::time::Instant::now();
@@ -420,4 +449,34 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         anyhow::Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Serve {
+        #[command(flatten)]
+        args: ServeArgs,
+    }
+
+    fn parse(args: &[&str]) -> Result<ServeArgs, clap::Error> {
+        Serve::try_parse_from(std::iter::once("serve").chain(args.iter().copied())).map(|s| s.args)
+    }
+
+    #[test]
+    fn reads_here_names_each_rule_and_defaults_to_the_runtime_s() {
+        let rule = |args: &[&str]| parse(args).expect("parses").reads_here.rule();
+        assert_eq!(rule(&[]), ReadsHere::default());
+        assert_eq!(rule(&["--reads-here", "never"]), ReadsHere::Never);
+        assert_eq!(rule(&["--reads-here", "while-overlapping"]), ReadsHere::default());
+        assert!(matches!(
+            rule(&["--reads-here", "after-every-quick-read"]),
+            ReadsHere::AfterEveryQuickRead { .. }
+        ));
+        let bad = parse(&["--reads-here", "sometimes"]).err().expect("refused");
+        assert_eq!(bad.kind(), clap::error::ErrorKind::InvalidValue);
+    }
 }

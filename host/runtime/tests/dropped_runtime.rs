@@ -117,8 +117,15 @@ fn dropping_the_last_handle_releases_the_actors_and_ends_the_node_s_threads() {
         0,
         "dropping the last handle closed the actor's database before it returned"
     );
-    // The node itself goes when its threads let go of it: the ticker sleeps
-    // 10 ms between ticks, a worker ends its run just after the release.
+    // The node itself is gone too, its own files closed with it (and its
+    // instance pool given back: a runtime made next gets one).
+    assert_eq!(
+        files_open_under(&data, |_| true),
+        0,
+        "the node was dropped before the drop returned"
+    );
+    // Its threads end as they next look at it: the ticker within 10 ms, the
+    // idle sweep within a second.
     assert_the_node_goes(&data, "after the drop");
 
     // What the actor wrote is there for the next runtime on the directory.

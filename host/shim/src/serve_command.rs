@@ -92,8 +92,9 @@ pub(crate) struct ServeArgs {
     /// connections send to one actor, which lifts such reads' rate; `never`:
     /// no request, so that one slow read never delays another actor's
     /// requests on that thread; `after-every-quick-read`: ADR 048's rule.
-    #[arg(long, value_enum, default_value_t = ReadsHereRule::WhileOverlapping)]
-    pub(crate) reads_here: ReadsHereRule,
+    /// [default: while-overlapping]
+    #[arg(long, value_enum)]
+    pub(crate) reads_here: Option<ReadsHereRule>,
 }
 
 /// `--reads-here`: the names of [`ReadsHere`]'s rules, each with the
@@ -106,13 +107,29 @@ pub(crate) enum ReadsHereRule {
 }
 
 impl ReadsHereRule {
-    fn rule(self) -> ReadsHere {
+    /// The rule `--reads-here` names, or the runtime's default without it.
+    fn rule(named: Option<Self>) -> ReadsHere {
         let quick = ReadsHere::DEFAULT_QUICK;
-        match self {
-            Self::Never => ReadsHere::Never,
-            Self::WhileOverlapping => ReadsHere::WhileOverlapping { quick },
-            Self::AfterEveryQuickRead => ReadsHere::AfterEveryQuickRead { quick },
+        match named {
+            None => ReadsHere::default(),
+            Some(Self::Never) => ReadsHere::Never,
+            Some(Self::WhileOverlapping) => ReadsHere::WhileOverlapping { quick },
+            Some(Self::AfterEveryQuickRead) => ReadsHere::AfterEveryQuickRead { quick },
         }
+    }
+
+    /// [`Self::rule`] for a node of `mode`.
+    ///
+    /// # Errors
+    /// A rule named for a cluster, whose nodes run every request on its
+    /// actor's thread: it would be ignored, so it is refused instead.
+    fn for_mode(named: Option<Self>, mode: Mode) -> anyhow::Result<ReadsHere> {
+        if named.is_some() && mode == Mode::Cluster {
+            anyhow::bail!(
+                "--reads-here needs --mode single (a cluster's nodes run every request on its actor's thread)"
+            );
+        }
+        Ok(Self::rule(named))
     }
 }
 
@@ -161,6 +178,7 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if args.node_id.is_some() && mode == Mode::Single {
         anyhow::bail!("--node-id needs --mode cluster");
     }
+    let reads_here = ReadsHereRule::for_mode(args.reads_here, mode)?;
     let nodes = match (mode, args.nodes) {
         _ if args.node_id.is_some() => 1,
         (Mode::Single, Some(n)) if n != 1 => anyhow::bail!("--nodes {n} needs --mode cluster"),
@@ -184,7 +202,7 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         config.idle_timeout = Duration::from_millis(args.idle_timeout_ms);
         config.max_resident = max_resident;
         config.max_actor_bytes = args.max_actor_mib << 20;
-        config.reads_here = args.reads_here.rule();
+        config.reads_here = reads_here;
         config
     };
     let started = std::time::Instant::now();
@@ -468,7 +486,7 @@ mod tests {
 
     #[test]
     fn reads_here_names_each_rule_and_defaults_to_the_runtime_s() {
-        let rule = |args: &[&str]| parse(args).expect("parses").reads_here.rule();
+        let rule = |args: &[&str]| ReadsHereRule::rule(parse(args).expect("parses").reads_here);
         assert_eq!(rule(&[]), ReadsHere::default());
         assert_eq!(rule(&["--reads-here", "never"]), ReadsHere::Never);
         assert_eq!(rule(&["--reads-here", "while-overlapping"]), ReadsHere::default());
@@ -478,5 +496,16 @@ mod tests {
         ));
         let bad = parse(&["--reads-here", "sometimes"]).err().expect("refused");
         assert_eq!(bad.kind(), clap::error::ErrorKind::InvalidValue);
+        // A cluster ignores the rule: naming one there is refused.
+        let never = parse(&["--reads-here", "never"]).expect("parses").reads_here;
+        assert!(ReadsHereRule::for_mode(never, Mode::Cluster).is_err());
+        assert_eq!(
+            ReadsHereRule::for_mode(never, Mode::Single).ok(),
+            Some(ReadsHere::Never)
+        );
+        assert_eq!(
+            ReadsHereRule::for_mode(None, Mode::Cluster).ok(),
+            Some(ReadsHere::default())
+        );
     }
 }

@@ -237,6 +237,34 @@ fn a_commit_checkpoints_only_past_ten_thousand_pages_of_wal() {
     );
 }
 
+/// After a checkpoint the WAL starts again at its head. While the actor is
+/// resident the file keeps its length, so the commits after it write over
+/// pages the file already has instead of growing it again from the journal
+/// size limit (a third of a one-row commit's time, ADR 061).
+#[test]
+fn a_checkpointed_wal_keeps_its_length_while_the_actor_is_resident() {
+    let (d, db) = db();
+    db.exec("CREATE TABLE t(x); INSERT INTO t VALUES (0)", &[])
+        .expect("create");
+    // One page a commit: past AUTOCHECKPOINT_PAGES a commit checkpoints, and
+    // the next one starts the WAL again at its head.
+    for _ in 0..persist_wal::AUTOCHECKPOINT_PAGES + 100 {
+        db.exec("UPDATE t SET x = x + 1", &[]).expect("update");
+    }
+    let wal_path = d.path().join("a.db-wal");
+    let header = std::fs::read(&wal_path).expect("the WAL");
+    // The WAL header's checkpoint sequence number (bytes 12..16, big-endian)
+    // goes up each time the WAL starts again.
+    let restarts = u32::from_be_bytes(header[12..16].try_into().expect("a WAL header"));
+    assert!(restarts >= 1, "the WAL was checkpointed and started again");
+    let full = u64::from(persist_wal::AUTOCHECKPOINT_PAGES) * 4096;
+    assert!(
+        header.len() as u64 >= full,
+        "the WAL kept the length it had at its checkpoint ({} bytes, at least {full} expected)",
+        header.len()
+    );
+}
+
 /// SQLite ignores `PRAGMA foreign_keys` inside a transaction, and an `exec`
 /// without parameters ran in a savepoint: the guest's setting was dropped
 /// without a word.

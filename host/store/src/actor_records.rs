@@ -6,16 +6,24 @@
 
 use crate::address::ActorKey;
 use crate::bucket::{BucketError, ETag, ObjectStore};
+use crate::history::parse_listed;
 use crate::keys;
-use crate::replica::{Kind, OwnerRecord, Pos, parse_history_key, read_marker};
+use crate::replica::{Kind, OwnerRecord, Pos, read_marker};
 use serde::Serialize;
 
 /// What one object of the history is.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum HistoryEntry {
-    /// The database after an event (or inside `exec-durable`).
+    /// The database after an event (or inside `exec-durable`), whole: every
+    /// upload before ADR 064, and since then a restore or a fork's start.
     Upload,
+    /// The pages an event changed (or a compacted run of events), on the
+    /// state at `parent` (ADR 064).
+    Pages {
+        /// The position it applies to, as a bookmark.
+        parent: String,
+    },
     /// The first upload of a new holder: the image it restored, written at
     /// its own generation so that a late upload of an earlier holder can
     /// never become the head. Told apart by its place: the first of its
@@ -29,7 +37,8 @@ pub enum HistoryEntry {
         /// marker; `None` for a reset without one.
         how: Option<String>,
     },
-    /// The snapshot at a reset, written before the objects before it are erased.
+    /// A whole image of the state at its position: at a reset, before the
+    /// objects before it are erased; elsewhere, where restores begin.
     Snapshot,
 }
 
@@ -45,12 +54,18 @@ pub struct HistoryRecord {
     pub seq: u64,
     /// Whether it is the head (what the next holder restores).
     pub head: bool,
+    /// Its position as a bookmark (`restore --to` takes it; bookmarks sort
+    /// as positions do).
+    pub bookmark: String,
     /// Its key.
     pub key: String,
     /// Its version.
     pub etag: ETag,
     /// When it was written, on the bucket's clock (ms).
     pub at: u64,
+    /// When it was written, on the writer's clock (ms): what a restore to a
+    /// time goes by (the bucket's time for an object from before ADR 064).
+    pub written_at: u64,
 }
 
 /// The ownership record as read.
@@ -116,10 +131,11 @@ pub fn actor_records(bucket: &dyn ObjectStore, key: &ActorKey) -> Result<ActorRe
     let mut objects: Vec<_> = bucket
         .list(&prefix)?
         .into_iter()
-        .filter_map(|m| parse_history_key(&prefix, &m.key).map(|o| (o, m)))
+        .filter_map(|m| parse_listed(&prefix, &m.key, m.last_modified).map(|o| (o, m)))
         .collect();
-    // In the order written: a reset before the snapshot at its position.
-    objects.sort_by_key(|(o, _)| (o.pos, o.kind == Kind::Snapshot));
+    // In the order written: a reset (or an upload) before the snapshot at
+    // its position, a compacted page set before the one it replaced.
+    objects.sort_by_key(|(o, _)| (o.pos, o.kind == Kind::Snapshot, std::cmp::Reverse(o.parent)));
     let head = objects
         .iter()
         .filter(|(o, _)| o.kind != Kind::Snapshot)
@@ -129,8 +145,11 @@ pub fn actor_records(bucket: &dyn ObjectStore, key: &ActorKey) -> Result<ActorRe
     let mut history = Vec::with_capacity(objects.len());
     for (o, meta) in objects {
         let entry = match o.kind {
-            Kind::Segment if is_fence(o.pos, lowest) => HistoryEntry::Fence,
+            Kind::Segment | Kind::Pages if is_fence(o.pos, lowest) => HistoryEntry::Fence,
             Kind::Segment => HistoryEntry::Upload,
+            Kind::Pages => HistoryEntry::Pages {
+                parent: o.parent.map(|p| p.to_string()).unwrap_or_default(),
+            },
             Kind::Snapshot => HistoryEntry::Snapshot,
             Kind::Reset => {
                 // Erased since the listing: shown without its marker.
@@ -146,9 +165,11 @@ pub fn actor_records(bucket: &dyn ObjectStore, key: &ActorKey) -> Result<ActorRe
             generation: o.pos.generation,
             seq: o.pos.seq,
             head: Some(o.pos) == head && o.kind != Kind::Snapshot,
+            bookmark: o.pos.to_string(),
             key: o.key,
             etag: meta.etag,
             at: meta.last_modified,
+            written_at: o.at_ms,
         });
     }
     Ok(ActorRecords {

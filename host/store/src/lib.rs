@@ -11,7 +11,10 @@
 //!   segments, resets, snapshots, the fence); [`deletion`]: what a deletion
 //!   leaves and how its status is read back; [`actor_records`]: an actor's
 //!   records read back as what each is, for people; [`purge`]: a deleted
-//!   actor's earlier generations erased, and a purge cut short finished.
+//!   actor's earlier generations erased, and a purge cut short finished;
+//!   [`history`], [`history_chain`], [`page_set`]: history objects by their
+//!   keys, the chain a state is made from, collection under a retention
+//!   window, and what a page set holds (ADR 064).
 //! - [`operator`], [`app_delete`], [`verify`]: the operator delete, the app
 //!   delete and the orphan sweep.
 //! - [`state_store`]: actors' database files on one node; [`alarm_index`]:
@@ -37,11 +40,14 @@ pub mod clock;
 pub mod deletion;
 pub mod dir_lock;
 pub mod faults;
+pub mod history;
+pub mod history_chain;
 pub mod keys;
 pub mod liveness;
 pub mod node_lease;
 pub mod object_store_bucket;
 pub mod operator;
+pub mod page_set;
 pub mod purge;
 pub mod replica;
 pub mod state_store;

@@ -31,13 +31,15 @@ function describe(r) {
   const head = r.head ? " (the head: what the next holder restores)" : "";
   switch (r.kind) {
     case "upload":
-      return `the database after an event${head}`;
+      return `the whole database (an upload from before page sets, a restore, or a fork's start)${head}`;
+    case "pages":
+      return `the pages an event changed, on ${r.parent}${head}`;
     case "fence":
       return `a new holder's copy of what it restored, at its own generation${head}`;
     case "reset":
       return `deleted${r.how ? ` (${r.how})` : ""}${r.deleted_at != null ? ` at ${new Date(r.deleted_at).toISOString()}` : ""}${head}`;
     case "snapshot":
-      return "the empty database at the reset; what came before is erased";
+      return "a whole image of the state here: restores begin at it (at a reset, what came before is erased)";
     default:
       return "";
   }

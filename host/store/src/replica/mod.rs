@@ -23,80 +23,22 @@
 
 use crate::address::ActorKey;
 use crate::bucket::{BucketError, ETag, ObjectStore, PutCondition};
+use crate::clock::{Clock, SystemClock};
 use crate::deletion::DeletionStatus;
 use crate::faults::{FaultKind, Faults};
+pub use crate::history::{HistoryObject, Kind, Pos, parse_history_key};
+use crate::history::{pages_key, parse_listed, sort, whole_key};
+use crate::history_chain::{self, ChainError};
 use crate::keys;
+use crate::page_set::{PageSet, image_page_size};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 
-/// A position in an actor's history.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-pub struct Pos {
-    /// The holder's generation.
-    pub generation: u64,
-    /// The upload's number within the generation.
-    pub seq: u64,
-}
+mod collect;
+mod restore;
 
-impl std::fmt::Display for Pos {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:016x}-{:016x}", self.generation, self.seq)
-    }
-}
-
-/// What a history object holds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// The database after writes.
-    Segment,
-    /// An empty database: the actor was deleted here.
-    Reset,
-    /// A snapshot of the empty database at a reset.
-    Snapshot,
-}
-
-impl Kind {
-    fn ext(self) -> &'static str {
-        match self {
-            Kind::Segment => "seg",
-            Kind::Reset => "reset",
-            Kind::Snapshot => "snap",
-        }
-    }
-}
-
-/// A history object's key parsed back.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HistoryObject {
-    /// Its key.
-    pub key: String,
-    /// Its position.
-    pub pos: Pos,
-    /// Its kind.
-    pub kind: Kind,
-}
-
-/// Parses `<prefix><gen>-<seq>.<ext>`.
-pub fn parse_history_key(prefix: &str, key: &str) -> Option<HistoryObject> {
-    let rest = key.strip_prefix(prefix)?;
-    let (pos, ext) = rest.split_once('.')?;
-    let (g, s) = pos.split_once('-')?;
-    let kind = match ext {
-        "seg" => Kind::Segment,
-        "reset" => Kind::Reset,
-        "snap" => Kind::Snapshot,
-        _ => return None,
-    };
-    Some(HistoryObject {
-        key: key.to_owned(),
-        pos: Pos {
-            generation: u64::from_str_radix(g, 16).ok()?,
-            seq: u64::from_str_radix(s, 16).ok()?,
-        },
-        kind,
-    })
-}
+pub use restore::{Target, fork};
 
 /// The ownership record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -128,6 +70,21 @@ pub enum ReplicaError {
     /// The ownership record is not readable as one.
     #[error("the ownership record of {0} is corrupt")]
     CorruptRecord(String),
+    /// The history could not be read as a chain (ADR 064).
+    #[error(transparent)]
+    Chain(#[from] ChainError),
+    /// A restore to a position before the newest delete: what a delete
+    /// removed never comes back (ADR 0028).
+    #[error("{target} is before the actor's delete at {reset}: nothing from before a delete comes back")]
+    BeforeDelete {
+        /// The position asked for.
+        target: Pos,
+        /// The newest reset.
+        reset: Pos,
+    },
+    /// A fork's new actor already has a history (or is held).
+    #[error("{0} already exists: a fork makes a new actor")]
+    ForkTargetExists(String),
 }
 
 /// The outcome of an acquire.
@@ -160,6 +117,9 @@ pub enum Broken {
     /// the ownership record rewritten unconditionally (no fence at all). The
     /// process simulation must catch it with a paused holder (ADR 031).
     UploadWithoutCondition,
+    /// A compaction that leaves out the first page set of the run it
+    /// merges: a restore through it misses that commit's pages (ADR 064).
+    CompactionDropsASegment,
 }
 
 #[derive(Debug, Clone)]
@@ -178,7 +138,28 @@ pub struct Replica {
     head: Option<Pos>,
     next_seq: u64,
     last_hash: Option<[u8; 32]>,
+    /// Page sets uploaded on the newest whole object, and their bytes: when
+    /// a snapshot is due (ADR 064).
+    since_whole: (u64, u64),
+    clock: Arc<dyn Clock>,
     broken: Option<Broken>,
+}
+
+/// How many page sets may stand on one whole object before a snapshot is due.
+pub const SNAPSHOT_AFTER_SETS: u64 = 1_000;
+/// How many bytes of page sets may stand on one whole object before a
+/// snapshot is due, at least (a larger database allows its own size).
+pub const SNAPSHOT_AFTER_BYTES: u64 = 4 << 20;
+
+/// What a collection did (ADR 064).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Collected {
+    /// Objects erased.
+    pub erased: usize,
+    /// Objects that could not be erased (a later collection tries again).
+    pub failed: usize,
+    /// Page sets merged into one.
+    pub merged: usize,
 }
 
 fn hash(image: &[u8]) -> [u8; 32] {
@@ -197,8 +178,18 @@ impl Replica {
             head: None,
             next_seq: 0,
             last_hash: None,
+            since_whole: (0, 0),
+            clock: Arc::new(SystemClock),
             broken: None,
         }
+    }
+
+    /// Times the objects this replica writes by `clock` (the node's, virtual
+    /// in tests), not the system's.
+    #[must_use]
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
     }
 
     /// Breaks a rule on purpose (the simulation's unsafe variants).
@@ -243,9 +234,9 @@ impl Replica {
             .bucket
             .list(&prefix)?
             .into_iter()
-            .filter_map(|m| parse_history_key(&prefix, &m.key))
+            .filter_map(|m| parse_listed(&prefix, &m.key, m.last_modified))
             .collect();
-        v.sort_by_key(|o| (o.pos, o.kind != Kind::Snapshot));
+        sort(&mut v);
         Ok(v)
     }
 
@@ -322,25 +313,35 @@ impl Replica {
         };
         self.hold = Some(Hold { generation, etag });
         self.next_seq = 0;
-        let head_object = history.iter().rev().find(|o| o.kind != Kind::Snapshot);
+        let head_object = history_chain::head(&history);
         let head = head_object.map(|o| o.pos);
         let deleted = head_object.is_some_and(|o| o.kind == Kind::Reset);
-        let image = match head_object {
-            // Purged since the listing: a reset landed above it meanwhile.
-            // The next acquire lists again (nothing was fenced).
-            Some(o) => Some(
-                self.bucket
-                    .get(&o.key)?
-                    .map(|(b, _)| b)
-                    .ok_or_else(|| BucketError::Unavailable(format!("{} went while it was restored", o.key)))?,
-            ),
+        let image = match head {
+            // An object gone since the listing (a reset landed above it
+            // meanwhile) fails here; the next acquire lists again (nothing
+            // was fenced).
+            Some(p) => {
+                let chain = history_chain::chain(&history, p)?;
+                self.since_whole = (chain.len().saturating_sub(1) as u64, 0);
+                Some(history_chain::state_at(self.bucket.as_ref(), &history, p)?)
+            }
             None => None,
         };
         self.head = head;
         self.last_hash = image.as_deref().map(hash);
         if let Some(img) = &image {
-            // The fence: the restored state at this generation.
-            self.upload(Kind::Segment, img, live)?;
+            // The fence: the restored state at this generation, as a page
+            // set on the head that names no page (ADR 064), or the whole
+            // image where it is no database to count pages in.
+            match image_page_size(img) {
+                Some(size) => {
+                    let pages = u32::try_from(img.len() / size as usize).unwrap_or(u32::MAX);
+                    self.upload_pages(&PageSet::new(size, pages), live)?;
+                }
+                None => {
+                    self.upload(Kind::Segment, img, live)?;
+                }
+            }
         }
         // A purge cut short (ADR 031): what lies before the newest reset goes
         // now; the restore above never reads it, and the fence is above it.
@@ -388,6 +389,78 @@ impl Replica {
     /// `HoldLost` (nothing written, or written but not acknowledgeable), or the
     /// bucket's error (`Ambiguous`: it may have landed).
     pub fn upload(&mut self, kind: Kind, image: &[u8], live: &dyn Fn(&str) -> bool) -> Result<Pos, ReplicaError> {
+        let prefix = keys::history_prefix(&self.key);
+        let at_ms = self.clock.now_ms();
+        let pos = self.put_acknowledged(kind, image, live, |pos| whole_key(&prefix, pos, at_ms, kind))?;
+        if kind != Kind::Snapshot {
+            self.last_hash = Some(hash(image));
+            self.since_whole = (0, 0);
+        }
+        Ok(pos)
+    }
+
+    /// Uploads the pages an event changed as a page set on the head
+    /// (ADR 064). Acknowledged as [`Replica::upload`] is.
+    ///
+    /// # Errors
+    /// As [`Replica::upload`]; `HoldLost` also when nothing stands at the
+    /// head to put the pages on (the caller uploads the whole image then).
+    pub fn upload_pages(&mut self, set: &PageSet, live: &dyn Fn(&str) -> bool) -> Result<Pos, ReplicaError> {
+        let Some(parent) = self.head else {
+            return Err(ReplicaError::HoldLost);
+        };
+        let prefix = keys::history_prefix(&self.key);
+        let at_ms = self.clock.now_ms();
+        let body = set.encode();
+        let pos = self.put_acknowledged(Kind::Pages, &body, live, |pos| pages_key(&prefix, pos, at_ms, parent))?;
+        // What the head holds is no longer known as one image.
+        self.last_hash = None;
+        self.since_whole.0 += 1;
+        self.since_whole.1 += body.len() as u64;
+        Ok(pos)
+    }
+
+    /// Whether a snapshot of the head is due: more page sets, or more of
+    /// their bytes, on the newest whole object than a restore should replay
+    /// for a database of `db_bytes`.
+    pub fn snapshot_due(&self, db_bytes: u64) -> bool {
+        self.since_whole.0 >= SNAPSHOT_AFTER_SETS || self.since_whole.1 >= db_bytes.max(SNAPSHOT_AFTER_BYTES)
+    }
+
+    /// Writes `image`, the state at the head, as a snapshot there: restores
+    /// begin at it from now on. Not an acknowledgement of anything: the
+    /// state was acknowledged when its page set was.
+    ///
+    /// # Errors
+    /// `HoldLost`, or the bucket failed (a later snapshot tries again).
+    pub fn snapshot(&mut self, image: &[u8], live: &dyn Fn(&str) -> bool) -> Result<Pos, ReplicaError> {
+        let Some(head) = self.head else {
+            return Err(ReplicaError::HoldLost);
+        };
+        if !self.holds(live)? {
+            return Err(ReplicaError::HoldLost);
+        }
+        let key = whole_key(
+            &keys::history_prefix(&self.key),
+            head,
+            self.clock.now_ms(),
+            Kind::Snapshot,
+        );
+        self.bucket.put(&key, image, &PutCondition::IfAbsent)?;
+        self.since_whole = (0, 0);
+        Ok(head)
+    }
+
+    /// Puts `body` at the next position under the key `key_at` makes, and
+    /// acknowledges it: the hold checked before, the record rewritten on
+    /// its ETag after.
+    fn put_acknowledged(
+        &mut self,
+        kind: Kind,
+        body: &[u8],
+        live: &dyn Fn(&str) -> bool,
+        key_at: impl Fn(Pos) -> String,
+    ) -> Result<Pos, ReplicaError> {
         let Some(hold) = self.hold.clone() else {
             return Err(ReplicaError::HoldLost);
         };
@@ -401,8 +474,7 @@ impl Replica {
             seq: self.next_seq,
         };
         self.next_seq += 1;
-        let key = format!("{}{pos}.{}", keys::history_prefix(&self.key), kind.ext());
-        self.bucket.put(&key, image, &PutCondition::IfAbsent)?;
+        self.bucket.put(&key_at(pos), body, &PutCondition::IfAbsent)?;
         if check {
             self.commit(&hold, pos)?;
             if !live(&self.node) {
@@ -413,7 +485,6 @@ impl Replica {
         }
         if kind != Kind::Snapshot {
             self.head = Some(pos);
-            self.last_hash = Some(hash(image));
         }
         Ok(pos)
     }
@@ -519,7 +590,12 @@ impl Replica {
         if !self.holds(live)? {
             return Err(ReplicaError::HoldLost);
         }
-        let key = format!("{}{reset}.{}", keys::history_prefix(&self.key), Kind::Snapshot.ext());
+        let key = whole_key(
+            &keys::history_prefix(&self.key),
+            reset,
+            self.clock.now_ms(),
+            Kind::Snapshot,
+        );
         self.bucket.put(&key, empty, &PutCondition::IfAbsent)?;
         let mut failed = 0;
         for o in self.history()? {
@@ -566,6 +642,7 @@ impl Replica {
         self.hold = None;
         self.head = None;
         self.last_hash = None;
+        self.since_whole = (0, 0);
     }
 }
 
@@ -640,91 +717,4 @@ pub fn deletion_status(bucket: &dyn ObjectStore, key: &ActorKey) -> DeletionStat
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::bucket::{MemoryBucket, ObjectMeta};
-    use crate::clock::VirtualClock;
-    use std::sync::Mutex;
-
-    type Hook = Box<dyn FnOnce() + Send>;
-
-    /// A bucket that runs a hook right after the first segment lands, and
-    /// counts the writes refused by their condition.
-    struct AfterSegmentLands {
-        inner: Arc<dyn ObjectStore>,
-        hook: Mutex<Option<Hook>>,
-        refused: Mutex<usize>,
-    }
-
-    impl ObjectStore for AfterSegmentLands {
-        fn get(&self, key: &str) -> Result<Option<(Vec<u8>, ETag)>, BucketError> {
-            self.inner.get(key)
-        }
-        fn put(&self, key: &str, body: &[u8], cond: &PutCondition) -> Result<ETag, BucketError> {
-            let r = self.inner.put(key, body, cond);
-            if matches!(r, Err(BucketError::PreconditionFailed(_))) {
-                *self.refused.lock().expect("count") += 1;
-            }
-            if key.ends_with(".seg") {
-                let hook = self.hook.lock().expect("hook").take();
-                if let Some(h) = hook {
-                    h();
-                }
-            }
-            r
-        }
-        fn delete(&self, key: &str) -> Result<(), BucketError> {
-            self.inner.delete(key)
-        }
-        fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
-            self.inner.list(prefix)
-        }
-    }
-
-    #[test]
-    fn an_upload_after_another_node_acquired_is_refused_by_the_records_condition() {
-        let inner: Arc<dyn ObjectStore> = Arc::new(MemoryBucket::new(Arc::new(VirtualClock::default())));
-        let hooked = Arc::new(AfterSegmentLands {
-            inner: inner.clone(),
-            hook: Mutex::new(None),
-            refused: Mutex::new(0),
-        });
-        let key = ActorKey::new("t/a", "c", "x");
-        let faults = Arc::new(Faults::default());
-        let mut a = Replica::new(hooked.clone(), faults.clone(), key.clone(), "n1");
-        // n1 believes itself live throughout (a paused process whose lease lapsed).
-        let n1_thinks_live = |_: &str| true;
-        assert!(matches!(a.acquire(&n1_thinks_live), Ok(Acquired::Held { .. })));
-        a.upload(Kind::Segment, b"one", &n1_thinks_live)
-            .expect("the first upload is acknowledged");
-        let head_before = a.head();
-        // Between n1's segment landing and its acknowledgement, n2 decides n1
-        // is dead (its lease lapsed) and acquires.
-        let (b_bucket, b_faults, b_key) = (inner.clone(), faults.clone(), key.clone());
-        *hooked.hook.lock().expect("hook") = Some(Box::new(move || {
-            let mut b = Replica::new(b_bucket, b_faults, b_key, "n2");
-            let n1_dead = |n: &str| n != "n1";
-            assert!(matches!(b.acquire(&n1_dead), Ok(Acquired::Held { .. })));
-        }));
-        let refused_before = *hooked.refused.lock().expect("count");
-        let r = a.upload(Kind::Segment, b"two", &n1_thinks_live);
-        assert!(matches!(r, Err(ReplicaError::HoldLost)), "not acknowledged: {r:?}");
-        assert_eq!(
-            *hooked.refused.lock().expect("count"),
-            refused_before + 1,
-            "the bucket refused the acknowledgement by its condition"
-        );
-        assert_eq!(a.head(), head_before, "the head n1 knows did not move");
-        let record: OwnerRecord =
-            serde_json::from_slice(&inner.get(&keys::owner(&key)).expect("get").expect("record").0).expect("json");
-        assert_eq!(record.node, "n2", "n2 holds the actor");
-        let mut b = Replica::new(inner, faults, key, "n2");
-        let history = b.history().expect("history");
-        let head = history.iter().rev().find(|o| o.kind != Kind::Snapshot).expect("a head");
-        assert!(
-            head.pos.generation > 1,
-            "the head is n2's fence, above n1's late segment: {head:?}"
-        );
-        b.forget();
-    }
-}
+mod tests;

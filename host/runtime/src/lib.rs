@@ -26,7 +26,8 @@
 
 pub use wasmkeep_store::{
     actor_records, address, alarm_index, app_delete, bucket, bucket_alarm_index, bucket_probe, bucket_url, clock,
-    deletion, faults, keys, liveness, node_lease, object_store_bucket, operator, purge, replica, state_store, verify,
+    deletion, faults, history, history_chain, keys, liveness, node_lease, object_store_bucket, operator, page_set,
+    purge, replica, state_store, verify,
 };
 
 mod actor_cell;
@@ -92,7 +93,9 @@ pub use http_types::{HttpRequest, HttpResponse, Outbound, SocketMessage};
 pub use job::{AdminDeleted, CallFailure};
 pub use last_event::{EventKindName, EventOutcome, LastEvent};
 pub use local_cluster::LocalCluster;
-pub use manifest::{Access, ClassBuild, ClassSpec, Manifest, ManifestError, Mode, UnknownAccess, parse_idle_limit};
+pub use manifest::{
+    Access, ClassBuild, ClassSpec, Manifest, ManifestError, Mode, UnknownAccess, parse_duration, parse_idle_limit,
+};
 pub use metrics::Metrics;
 pub use node::{ActorInfo, ActorStatus, LogLine};
 pub use passes::{CONTROL_PASS_EVERY_MS, EXPIRY_PASS_EVERY_MS, ExpiryPass};

@@ -96,6 +96,9 @@ pub struct Manifest {
     pub expire_after_idle: BTreeMap<String, std::time::Duration>,
     /// `build` and `watch` per class, for `serve --watch`.
     pub builds: BTreeMap<String, ClassBuild>,
+    /// `retention`: how far back every acknowledged state of the app's
+    /// actors stays restorable (ADR 064); seven days by default.
+    pub retention: std::time::Duration,
 }
 
 /// The shortest `expire-after-idle` (ADR 0028 §4).
@@ -106,6 +109,18 @@ pub const MIN_EXPIRE_AFTER_IDLE: std::time::Duration = std::time::Duration::from
 /// # Errors
 /// A message saying what is wrong and what is accepted.
 pub fn parse_idle_limit(text: &str) -> Result<std::time::Duration, String> {
+    let d = parse_duration(text)?;
+    if d < MIN_EXPIRE_AFTER_IDLE {
+        return Err(format!("{text:?} is below the minimum of one hour (\"1h\")"));
+    }
+    Ok(d)
+}
+
+/// Parses a duration: a whole number with `s`, `m`, `h` or `d`.
+///
+/// # Errors
+/// A message saying what is wrong and what is accepted.
+pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     let t = text.trim();
     let (n, unit) = t.split_at(t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len()));
     let scale = match unit {
@@ -122,11 +137,7 @@ pub fn parse_idle_limit(text: &str) -> Result<std::time::Duration, String> {
     let n: u64 = n
         .parse()
         .map_err(|_| format!("{text:?} is not a duration: write a number with s, m, h or d (e.g. \"7d\")"))?;
-    let d = std::time::Duration::from_secs(n.saturating_mul(scale));
-    if d < MIN_EXPIRE_AFTER_IDLE {
-        return Err(format!("{text:?} is below the minimum of one hour (\"1h\")"));
-    }
-    Ok(d)
+    Ok(std::time::Duration::from_secs(n.saturating_mul(scale)))
 }
 
 /// Why a manifest was refused.
@@ -158,6 +169,7 @@ struct RawManifest {
     #[serde(default)]
     mode: Mode,
     nodes: Option<usize>,
+    retention: Option<String>,
     #[serde(default)]
     classes: BTreeMap<String, RawClass>,
 }
@@ -276,10 +288,15 @@ impl Manifest {
         if !(1..=16).contains(&nodes) {
             return Err(invalid(format!("nodes = {nodes}: a local cluster has 1 to 16 nodes")));
         }
+        let retention = match &raw.retention {
+            None => crate::storage::retention::DEFAULT_RETENTION,
+            Some(text) => parse_duration(text).map_err(|e| invalid(format!("retention {e}")))?,
+        };
         Ok(Self {
             app: raw.app,
             mode: raw.mode,
             nodes,
+            retention,
             expire_after_idle,
             builds,
             classes,

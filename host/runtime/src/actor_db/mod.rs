@@ -35,6 +35,7 @@ mod sqlite_error;
 #[cfg(test)]
 mod tests;
 mod transaction;
+mod wal_pages;
 
 use crate::guest_counters::{HostChanges, register_total_changes};
 use crate::sql_types::{QueryResult, SqlError, SqlValue, refusals};
@@ -53,6 +54,7 @@ use transaction::TxMode;
 pub use guest_settings::GuestSettings;
 pub use lent_read::{LENT_READ_TIME, LentReadError, open_for_reading};
 pub use open_error::OpenError;
+pub use wal_pages::PageChange;
 
 /// How long an actor's statement waits for a lock another connection holds
 /// (a listing reading a shortened name, `verify`) before it fails busy.
@@ -102,6 +104,9 @@ pub struct ActorDb {
     /// removes the mark from an open database, so later events need not
     /// read it again (one statement less per event).
     initialized: std::cell::Cell<bool>,
+    /// Where the last read of the WAL's pages stopped, while a cluster
+    /// node tracks them (ADR 064).
+    page_log: std::cell::RefCell<Option<wal_pages::PageLog>>,
 }
 
 /// How an `exec` runs its text.
@@ -231,6 +236,7 @@ impl ActorDb {
             quota_bytes: std::cell::Cell::new(None),
             host_changes,
             initialized: std::cell::Cell::new(false),
+            page_log: std::cell::RefCell::new(None),
         };
         db.guard_connection();
         db

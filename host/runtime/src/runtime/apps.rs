@@ -11,7 +11,16 @@ impl Runtime {
     pub fn load_manifest(&self, path: &Path) -> Result<Manifest, RuntimeError> {
         let manifest = Manifest::load(path)?;
         self.add_app(&manifest.app, &manifest.classes)?;
+        self.set_retention(&manifest.app, manifest.retention);
         Ok(manifest)
+    }
+
+    /// Sets how long the app's history keeps every acknowledged state
+    /// restorable (a manifest's `retention`; seven days unless set). A
+    /// cluster node's collections erase what lies before it (ADR 064); a
+    /// single node keeps no history.
+    pub fn set_retention(&self, app: &str, window: std::time::Duration) {
+        self.host.storage().set_retention(app, window);
     }
 
     /// Loads (or replaces) an app from its classes.

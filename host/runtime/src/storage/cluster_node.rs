@@ -8,8 +8,9 @@ use super::error::StorageError;
 use super::holding::Holding;
 use super::open_actor::OpenActor;
 use super::removal::finish_unfinished_removal;
+use super::retention::RetentionWindows;
 use super::seam::{ActorStorage, OpenMode, Opened};
-use crate::actor_db::ActorDb;
+use crate::actor_db::{ActorDb, PageChange};
 use crate::address::ActorKey;
 use crate::bucket::ObjectStore;
 use crate::cluster::Cluster;
@@ -30,6 +31,7 @@ pub(crate) struct ClusterStorage {
     faults: Arc<Faults>,
     files: Arc<dyn StateStore>,
     metrics: Arc<Metrics>,
+    retention: Arc<RetentionWindows>,
 }
 
 impl ClusterStorage {
@@ -49,6 +51,7 @@ impl ClusterStorage {
             faults,
             files,
             metrics,
+            retention: Arc::new(RetentionWindows::default()),
         }
     }
 
@@ -66,7 +69,8 @@ impl ClusterStorage {
             return Ok(None);
         }
         let live = |n: &str| self.cluster.is_live(n);
-        let mut replica = Replica::new(self.bucket.clone(), self.faults.clone(), key.clone(), self.node.clone());
+        let mut replica = Replica::new(self.bucket.clone(), self.faults.clone(), key.clone(), self.node.clone())
+            .with_clock(self.cluster.clock().clone());
         replica.set_broken(self.cluster.broken());
         let acquire_failed = |source| StorageError::Bucket {
             what: format!("{key} could not be acquired on node {}", self.node),
@@ -156,6 +160,7 @@ impl ActorStorage for ClusterStorage {
             source,
         })?;
         let db = ActorDb::open(&db_path).map_err(|e| StorageError::not_opened(key, e))?;
+        db.track_pages().map_err(|e| StorageError::not_opened(key, e.into()))?;
         let holding = Replicated {
             replica,
             cluster: self.cluster.clone(),
@@ -165,6 +170,8 @@ impl ActorStorage for ClusterStorage {
             key: key.clone(),
             db_path,
             reset: None,
+            retention_ms: self.retention.window_ms(&key.app),
+            uploads: 0,
         };
         Ok(Opened::Here(Box::new(OpenActor::new(
             key.clone(),
@@ -201,6 +208,10 @@ impl ActorStorage for ClusterStorage {
         true
     }
 
+    fn set_retention(&self, app: &str, window: std::time::Duration) {
+        self.retention.set(app, window);
+    }
+
     fn local_files(&self) -> &dyn StateStore {
         self.files.as_ref()
     }
@@ -217,26 +228,75 @@ struct Replicated {
     db_path: PathBuf,
     /// The acknowledged reset of a delete in this event.
     reset: Option<Pos>,
+    /// The app's retention window (ADR 064).
+    retention_ms: u64,
+    /// Uploads since the last collection.
+    uploads: u64,
 }
 
+/// How many uploads go between two collections of an actor's history.
+const COLLECT_EVERY_UPLOADS: u64 = 256;
+
 impl Replicated {
+    /// Uploads what the event's commits changed: the pages, on the head
+    /// (ADR 064); the whole image where what changed is not known or no
+    /// head stands to put pages on; nothing when nothing was committed.
     fn upload(&mut self, db: &ActorDb) -> Result<(), StorageError> {
-        let image = db.image()?;
         let cluster = self.cluster.clone();
-        match self.replica.upload_if_changed(&image, &|n| cluster.is_live(n)) {
-            Ok(_) => {
-                note_head(&self.db_path, self.replica.head());
-                Ok(())
+        let live = |n: &str| cluster.is_live(n);
+        let uploaded = match (db.changed_pages()?, self.replica.head()) {
+            (PageChange::Unchanged, Some(_)) => return Ok(()),
+            (PageChange::Pages(set), Some(_)) => self.replica.upload_pages(&set, &live).map(|_| ()),
+            // A new actor's first state, or pages not known: the whole image.
+            (_, None) | (PageChange::Unknown, Some(_)) => {
+                let image = db.image()?;
+                self.replica.upload_if_changed(&image, &live).map(|_| ())
             }
-            Err(source) => {
-                forget_head(&self.db_path);
-                Err(StorageError::NotAcknowledged { source })
+        };
+        if let Err(source) = uploaded {
+            forget_head(&self.db_path);
+            return Err(StorageError::NotAcknowledged { source });
+        }
+        note_head(&self.db_path, self.replica.head());
+        self.after_upload(db);
+        Ok(())
+    }
+
+    /// What follows an acknowledged upload, none of it part of the
+    /// acknowledgement: the WAL checkpointed once long, a snapshot where
+    /// one is due, and now and then a collection. A failure here is logged
+    /// and tried again later.
+    fn after_upload(&mut self, db: &ActorDb) {
+        let cluster = self.cluster.clone();
+        let live = |n: &str| cluster.is_live(n);
+        if let Err(e) = db.checkpoint_if_long() {
+            tracing::warn!(actor = %self.key, "checkpointing after an upload: {e}");
+        }
+        let size = db.size_bytes().unwrap_or(0);
+        let mut collect = false;
+        if self.replica.snapshot_due(size) {
+            match db.image().map(|img| self.replica.snapshot(&img, &live)) {
+                Ok(Ok(_)) => collect = true,
+                Ok(Err(e)) => tracing::warn!(actor = %self.key, "writing a snapshot: {e}"),
+                Err(e) => tracing::warn!(actor = %self.key, "reading the image for a snapshot: {e}"),
+            }
+        }
+        self.uploads += 1;
+        if collect || self.uploads >= COLLECT_EVERY_UPLOADS {
+            self.uploads = 0;
+            if let Err(e) = self.replica.collect(self.retention_ms, &live) {
+                self.metrics.inc(HISTORY_COLLECT_FAILURES_TOTAL, "");
+                tracing::warn!(actor = %self.key, "collecting the history: {e}");
             }
         }
     }
 }
 
 impl Holding for Replicated {
+    fn reopened(&mut self, db: &ActorDb) -> Result<(), crate::sql_types::SqlError> {
+        db.track_pages()
+    }
+
     fn durable_write(&mut self, db: &ActorDb) -> Result<(), StorageError> {
         self.upload(db)
     }

@@ -7,6 +7,15 @@ use crate::actor_db::ActorDb;
 /// What differs between single node and cluster once an actor is open: the
 /// per-actor half of the seam, owned by [`OpenActor`].
 pub(crate) trait Holding: Send {
+    /// The database opened again after it rested (ADR 045): what the
+    /// holding set on the connection when it first opened, set again.
+    ///
+    /// # Errors
+    /// SQLite refused; the actor is let go and opened afresh.
+    fn reopened(&mut self, _db: &ActorDb) -> Result<(), crate::sql_types::SqlError> {
+        Ok(())
+    }
+
     /// After `exec-durable`: the database as it is now is made durable.
     ///
     /// # Errors

@@ -17,6 +17,7 @@ mod error;
 mod holding;
 pub(crate) mod open_actor;
 mod removal;
+pub(crate) mod retention;
 mod seam;
 pub(crate) mod single_node;
 

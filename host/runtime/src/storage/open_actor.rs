@@ -122,6 +122,7 @@ impl OpenActor {
         let db = ActorDb::open_existing(path)?;
         db.set_quota(quota_bytes)?;
         db.restore_guest_settings(*settings)?;
+        self.holding.reopened(&db)?;
         self.db = DbState::Open(Box::new(db));
         Ok(())
     }

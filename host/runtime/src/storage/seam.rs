@@ -85,6 +85,12 @@ pub(crate) trait ActorStorage: Send + Sync + 'static {
         Ok(false)
     }
 
+    /// Sets how long `app`'s history keeps every state restorable (its
+    /// manifest's `retention`, ADR 064). A single node keeps no history.
+    fn set_retention(&self, app: &str, window: std::time::Duration) {
+        let _ = (app, window);
+    }
+
     /// The local database files (the state on one node, a cache in a cluster).
     fn local_files(&self) -> &dyn StateStore;
 }

@@ -1,0 +1,240 @@
+//! The pages an actor's commits changed, read back from its WAL: what a
+//! cluster node uploads after an event instead of the whole database
+//! (ADR 064).
+//!
+//! While pages are tracked, SQLite never checkpoints on its own
+//! (`wal_autocheckpoint=0`): every page written since the last upload is
+//! then still a frame of the WAL, after the frame the last read stopped at.
+//! The host checkpoints after an upload instead ([`ActorDb::checkpoint_if_long`]),
+//! and the WAL starts again at its head with new salts. Frames are read up
+//! to the last commit frame whose salts match the WAL's header: a frame
+//! beyond it is part of no commit, or left from an earlier round of the file.
+//! Should the salts differ from those the last read saw (a checkpoint the
+//! host did not make), what changed is not known, and the caller uploads
+//! the whole image.
+
+use super::ActorDb;
+use crate::sql_types::SqlError;
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+use wasmkeep_store::page_set::PageSet;
+
+const WAL_HEADER: u64 = 32;
+const FRAME_HEADER: u64 = 24;
+/// The WAL's length in frames past which the host checkpoints it after an upload.
+pub(crate) const CHECKPOINT_AFTER_FRAMES: u64 = 10_000;
+
+/// Where the last read of the WAL stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Cursor {
+    /// Checkpointed whole: whatever the next header's salts, its frames are
+    /// new; frames under `stale` salts (the round before) are not.
+    Fresh { stale: Option<(u32, u32)> },
+    /// After the commit that ends before `frame`, in the round of `salts`.
+    At { salts: (u32, u32), frame: u64 },
+}
+
+/// What changed since the last read.
+#[derive(Debug)]
+pub enum PageChange {
+    /// Nothing was committed.
+    Unchanged,
+    /// These pages, and the database's length after them.
+    Pages(PageSet),
+    /// Not known (the WAL was checkpointed in between): upload the whole image.
+    Unknown,
+}
+
+/// The state of tracking for one connection.
+#[derive(Debug)]
+pub(super) struct PageLog {
+    wal: PathBuf,
+    file: Option<File>,
+    cursor: Cursor,
+    data_version: u32,
+}
+
+fn be32(b: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+fn internal(doing: &str, e: impl std::fmt::Display) -> SqlError {
+    SqlError::Internal(format!("{doing} the actor's WAL: {e}"))
+}
+
+/// The WAL header's page size and salts, or none for a WAL not yet begun.
+fn header(file: &File) -> Result<Option<(u32, (u32, u32))>, SqlError> {
+    let mut h = [0u8; WAL_HEADER as usize];
+    match file.read_exact_at(&mut h, 0) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(internal("reading", e)),
+    }
+    let magic = be32(&h, 0);
+    if magic & !1 != 0x377f_0682 {
+        return Ok(None);
+    }
+    Ok(Some((be32(&h, 8), (be32(&h, 16), be32(&h, 20)))))
+}
+
+/// Reads the commits from frame `from` on: their pages, the frame after
+/// the last commit, and the database's length then.
+fn read_commits(file: &File, page_size: u32, salts: (u32, u32), from: u64) -> Result<Option<(PageSet, u64)>, SqlError> {
+    let frame_len = FRAME_HEADER + u64::from(page_size);
+    let mut buf = vec![0u8; frame_len as usize];
+    let mut committed = PageSet::new(page_size, 0);
+    let mut pending: Vec<(u32, Vec<u8>)> = Vec::new();
+    let mut end = None;
+    let mut frame = from;
+    loop {
+        match file.read_exact_at(&mut buf, WAL_HEADER + frame * frame_len) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
+            Err(e) => return Err(internal("reading", e)),
+        }
+        if (be32(&buf, 8), be32(&buf, 12)) != salts {
+            break;
+        }
+        pending.push((be32(&buf, 0), buf[FRAME_HEADER as usize..].to_vec()));
+        frame += 1;
+        let commit_pages = be32(&buf, 4);
+        if commit_pages != 0 {
+            for (n, page) in pending.drain(..) {
+                committed.insert(n, page);
+            }
+            committed.set_db_pages(commit_pages);
+            end = Some(frame);
+        }
+    }
+    Ok(end.map(|e| (committed, e)))
+}
+
+impl PageLog {
+    fn file(&mut self) -> Result<Option<&File>, SqlError> {
+        if self.file.is_none() {
+            match File::open(&self.wal) {
+                Ok(f) => self.file = Some(f),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(internal("opening", e)),
+            }
+        }
+        Ok(self.file.as_ref())
+    }
+
+    fn changes(&mut self, data_version: u32) -> Result<PageChange, SqlError> {
+        // SQLite's own counter moves with every commit: when it did not, the WAL is not read.
+        if data_version == self.data_version {
+            return Ok(PageChange::Unchanged);
+        }
+        let cursor = self.cursor;
+        let Some(file) = self.file()? else {
+            return Ok(PageChange::Unchanged);
+        };
+        let Some((page_size, salts)) = header(file)? else {
+            return Ok(PageChange::Unchanged);
+        };
+        let (from, known) = match cursor {
+            Cursor::Fresh { stale } if stale == Some(salts) => {
+                self.data_version = data_version;
+                return Ok(PageChange::Unchanged);
+            }
+            Cursor::Fresh { .. } => (0, true),
+            Cursor::At { salts: s, frame } if s == salts => (frame, true),
+            // Checkpointed by somebody else: the pages before are in the database file.
+            Cursor::At { .. } => (0, false),
+        };
+        let read = read_commits(file, page_size, salts, from)?;
+        self.data_version = data_version;
+        Ok(match read {
+            None if known => PageChange::Unchanged,
+            None => PageChange::Unknown,
+            Some((set, end)) => {
+                self.cursor = Cursor::At { salts, frame: end };
+                if known {
+                    PageChange::Pages(set)
+                } else {
+                    PageChange::Unknown
+                }
+            }
+        })
+    }
+}
+
+impl ActorDb {
+    /// Starts tracking the pages commits change (a cluster node's actor,
+    /// ADR 064): SQLite's own checkpoints stop, and the WAL is checkpointed
+    /// whole now, so what follows is all new.
+    ///
+    /// # Errors
+    /// `internal` if SQLite refused the checkpoint or the setting.
+    pub fn track_pages(&self) -> Result<(), SqlError> {
+        let Some(db) = self.path() else {
+            return Err(SqlError::Internal(
+                "an actor database without a file tracks no pages".into(),
+            ));
+        };
+        self.conn
+            .execute_batch("PRAGMA wal_autocheckpoint=0; PRAGMA wal_checkpoint(TRUNCATE);")
+            .map_err(|e| internal("checkpointing", e))?;
+        let mut wal = db.into_os_string();
+        wal.push("-wal");
+        *self.page_log.borrow_mut() = Some(PageLog {
+            wal: PathBuf::from(wal),
+            file: None,
+            cursor: Cursor::Fresh { stale: None },
+            data_version: self.data_version(),
+        });
+        Ok(())
+    }
+
+    /// The pages the commits since the last call changed.
+    ///
+    /// # Errors
+    /// `internal` if the WAL could not be read; pages not tracked
+    /// ([`ActorDb::track_pages`]) read as [`PageChange::Unknown`].
+    pub fn changed_pages(&self) -> Result<PageChange, SqlError> {
+        let version = self.data_version();
+        match self.page_log.borrow_mut().as_mut() {
+            None => Ok(PageChange::Unknown),
+            Some(log) => log.changes(version),
+        }
+    }
+
+    /// After an upload: checkpoints the WAL once it holds more than
+    /// [`CHECKPOINT_AFTER_FRAMES`] frames, so that it starts again at its
+    /// head. Every frame was uploaded, so nothing is lost to the tracking.
+    ///
+    /// # Errors
+    /// `internal` if SQLite failed to checkpoint.
+    pub fn checkpoint_if_long(&self) -> Result<(), SqlError> {
+        let mut log = self.page_log.borrow_mut();
+        let Some(log) = log.as_mut() else { return Ok(()) };
+        let Cursor::At { salts, frame } = log.cursor else {
+            return Ok(());
+        };
+        if frame < CHECKPOINT_AFTER_FRAMES {
+            return Ok(());
+        }
+        self.conn
+            .execute_batch("PRAGMA wal_checkpoint(RESTART);")
+            .map_err(|e| internal("checkpointing", e))?;
+        log.cursor = Cursor::Fresh { stale: Some(salts) };
+        Ok(())
+    }
+
+    /// The database's length in bytes (page count times page size).
+    ///
+    /// # Errors
+    /// `internal` if SQLite failed.
+    pub fn size_bytes(&self) -> Result<u64, SqlError> {
+        self.conn
+            .query_row(
+                "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map(|b| u64::try_from(b).unwrap_or(0))
+            .map_err(|e| SqlError::Internal(format!("reading the database's size: {e}")))
+    }
+}

@@ -1,0 +1,204 @@
+//! History as page sets on a chain (issue 55, ADR 064): an acknowledged
+//! write puts the pages it changed, not the database; an event that wrote
+//! nothing puts nothing; a takeover restores along the chain; a restore to
+//! a time gives the last state written at or before it, and is undone by
+//! another; collection keeps the window and erases what lies before it.
+
+mod common;
+
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+use wasmkeep_host::bucket::ObjectStore;
+use wasmkeep_host::clock::Clock;
+use wasmkeep_host::history::{Kind, parse_listed};
+use wasmkeep_host::replica::{Acquired, Replica, Target};
+use wasmkeep_host::{ActorKey, Cluster, Runtime, RuntimeConfig};
+
+use common::ops;
+
+fn nodes(dir: &std::path::Path, n: usize) -> (Arc<dyn ObjectStore>, Vec<Runtime>, Arc<Cluster>) {
+    let mut config = RuntimeConfig::for_tests(dir);
+    config.cache_dir = common::cache_dir();
+    config.event_timeout = Duration::from_secs(20);
+    let local = Cluster::local(dir, n, &config).expect("nodes");
+    for rt in &local.nodes {
+        common::add_testee_app(rt);
+    }
+    (local.cluster.bucket().clone(), local.nodes, local.cluster)
+}
+
+/// Every object under the actor's history: its key and its length.
+fn objects(bucket: &dyn ObjectStore, key: &ActorKey) -> Vec<(String, usize)> {
+    let prefix = wasmkeep_host::keys::history_prefix(key);
+    bucket
+        .list(&prefix)
+        .expect("listing")
+        .into_iter()
+        .map(|m| {
+            let len = bucket.get(&m.key).expect("get").map_or(0, |(b, _)| b.len());
+            (m.key, len)
+        })
+        .collect()
+}
+
+fn total(objects: &[(String, usize)]) -> usize {
+    objects.iter().map(|o| o.1).sum()
+}
+
+/// The testee's table `big` with one 5 MB row and a small one that is updated.
+fn a_five_megabyte_actor(rt: &Runtime, k: &ActorKey) {
+    let answer = ops(
+        rt,
+        k,
+        json!([
+            {"op": "exec", "sql": "CREATE TABLE big(id INTEGER PRIMARY KEY, v BLOB)"},
+            {"op": "exec", "sql": "INSERT INTO big VALUES (1, zeroblob(5000000))"},
+            {"op": "exec", "sql": "CREATE TABLE n(id INTEGER PRIMARY KEY, v INTEGER)"},
+            {"op": "exec", "sql": "INSERT INTO n VALUES (1, 0)"},
+        ]),
+    );
+    assert!(!answer.contains("error"), "{answer}");
+}
+
+fn counter(rt: &Runtime, k: &ActorKey) -> String {
+    ops(rt, k, json!([{"op": "query", "sql": "SELECT v FROM n WHERE id = 1"}]))
+}
+
+/// The value of the row `n` 1, as the testee answers it.
+fn value(rt: &Runtime, k: &ActorKey) -> i64 {
+    let answer = counter(rt, k);
+    let v: serde_json::Value = serde_json::from_str(&answer).expect("json");
+    let text = v
+        .pointer("/results/0/ok/rows/0/0/integer")
+        .and_then(|x| x.as_str())
+        .unwrap_or_else(|| panic!("no value in {answer}"));
+    text.parse().expect("an integer")
+}
+
+#[test]
+fn a_one_row_durable_write_to_a_five_megabyte_actor_puts_its_pages_not_the_database() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (bucket, nodes, _cluster) = nodes(dir.path(), 1);
+    let k = ActorKey::new("t/app", "testee", "big");
+    a_five_megabyte_actor(&nodes[0], &k);
+    let before = objects(bucket.as_ref(), &k);
+    for i in 1..=50 {
+        let answer = ops(
+            &nodes[0],
+            &k,
+            json!([{"op": "exec-durable", "sql": format!("UPDATE n SET v = {i} WHERE id = 1")}]),
+        );
+        assert!(!answer.contains("error"), "{answer}");
+    }
+    let after = objects(bucket.as_ref(), &k);
+    let grown = total(&after) - total(&before);
+    let puts = after.len() - before.len();
+    eprintln!(
+        "history: 50 one-row exec-durable updates of a 5 MB actor put {puts} objects, {grown} bytes ({} bytes a write); the bucket held {} bytes before",
+        grown / 50,
+        total(&before)
+    );
+    assert!(puts >= 50, "each acknowledged write is on the chain: {puts}");
+    assert!(
+        grown <= 50 * 64 * 1024,
+        "each write puts at most 64 KiB, not the database: {grown} bytes for 50"
+    );
+    assert_eq!(value(&nodes[0], &k), 50);
+}
+
+#[test]
+fn an_event_that_wrote_nothing_puts_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (bucket, nodes, _cluster) = nodes(dir.path(), 1);
+    let k = ActorKey::new("t/app", "testee", "reader");
+    a_five_megabyte_actor(&nodes[0], &k);
+    let before = objects(bucket.as_ref(), &k);
+    for _ in 0..10 {
+        assert_eq!(value(&nodes[0], &k), 0);
+    }
+    assert_eq!(objects(bucket.as_ref(), &k), before, "ten reads wrote no object");
+}
+
+#[test]
+fn a_takeover_restores_along_the_chain_and_goes_on_from_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (bucket, nodes, _cluster) = nodes(dir.path(), 2);
+    let k = ActorKey::new("t/app", "testee", "moving");
+    for _ in 0..5 {
+        common::count_request(&nodes[0], &k);
+    }
+    nodes[0].dev().hibernate_all();
+    let (status, body) = common::count_request(&nodes[1], &k);
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains('6'), "node 2 went on from the fifth row: {body}");
+    let prefix = wasmkeep_host::keys::history_prefix(&k);
+    let kinds: Vec<Kind> = bucket
+        .list(&prefix)
+        .expect("listing")
+        .iter()
+        .filter_map(|m| parse_listed(&prefix, &m.key, m.last_modified))
+        .map(|o| o.kind)
+        .collect();
+    assert!(
+        kinds.contains(&Kind::Pages),
+        "writes after the first are page sets: {kinds:?}"
+    );
+    nodes[1].dev().hibernate_all();
+    let (_, body) = common::count_request(&nodes[0], &k);
+    assert!(body.contains('7'), "and back on node 1: {body}");
+}
+
+#[test]
+fn a_restore_to_a_time_gives_the_state_then_and_can_be_undone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (bucket, nodes, cluster) = nodes(dir.path(), 1);
+    let clock = cluster.clock().as_virtual().expect("a virtual clock").clone();
+    let k = ActorKey::new("t/app", "testee", "travel");
+    ops(
+        &nodes[0],
+        &k,
+        json!([{"op": "exec", "sql": "CREATE TABLE n(id INTEGER PRIMARY KEY, v INTEGER)"}, {"op": "exec", "sql": "INSERT INTO n VALUES (1, 0)"}]),
+    );
+    let mut times = Vec::new();
+    for i in 1..=5 {
+        clock.advance(60_000);
+        ops(
+            &nodes[0],
+            &k,
+            json!([{"op": "exec", "sql": format!("UPDATE n SET v = {i} WHERE id = 1")}]),
+        );
+        times.push(clock.now_ms());
+    }
+    nodes[0].dev().hibernate_all();
+    clock.advance(60_000);
+    let live = |_: &str| true;
+    let mut operator = Replica::new(bucket.clone(), Arc::new(Default::default()), k.clone(), "operator");
+    assert!(matches!(operator.acquire(&live), Ok(Acquired::Held { .. })));
+    let (from, to, _) = operator
+        .restore_to(Target::Time(times[1] + 30_000), &live)
+        .expect("restore");
+    operator.release().expect("release");
+    assert!(to > from, "the restore is a new position: {from} -> {to}");
+    assert_eq!(value(&nodes[0], &k), 2, "the state at the second update");
+    clock.advance(60_000);
+    ops(
+        &nodes[0],
+        &k,
+        json!([{"op": "exec", "sql": "UPDATE n SET v = 100 WHERE id = 1"}]),
+    );
+    nodes[0].dev().hibernate_all();
+    let mut undo = Replica::new(bucket, Arc::new(Default::default()), k.clone(), "operator");
+    assert!(matches!(undo.acquire(&live), Ok(Acquired::Held { .. })));
+    undo.restore_to(Target::Time(times[4]), &live)
+        .expect("undo: back to the last update");
+    assert!(
+        matches!(
+            undo.restore_to(Target::Time(times[0] - 120_000), &live),
+            Err(wasmkeep_host::replica::ReplicaError::Chain(_))
+        ),
+        "nothing was written before the actor was"
+    );
+    undo.release().expect("release");
+    assert_eq!(value(&nodes[0], &k), 5, "the restore was undone");
+}

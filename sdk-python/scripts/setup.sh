@@ -72,18 +72,9 @@ fi
 # where loading a compiled component spends its time (a test host's reset of
 # two 18 MB Python components: a chaos seed took about 330 ms unoptimised,
 # about 70 ms now).
-# WASMKEEP_PY_HARNESS_PROFILE=release for the release build.
-profile="${WASMKEEP_PY_HARNESS_PROFILE:-dev}"
-say "building the test harness (maturin, cargo $profile profile)"
-rm -f target/wheels/wasmkeep_actor_harness-*.whl
-log=$(mktemp)
-if ! (cd sdk-python/harness && "../../$venv/bin/maturin" build --profile "$profile" -j 2 --out ../../target/wheels >"$log" 2>&1); then
-  cat "$log" >&2; rm -f "$log"
-  echo "setup: python: building the harness failed (maturin output above)" >&2; exit 1
-fi
-rm -f "$log"
-wheel=$(ls target/wheels/wasmkeep_actor_harness-*.whl 2>/dev/null | head -1)
-[ -n "$wheel" ] || { echo "setup: python: maturin built no harness wheel (see the cargo output above)" >&2; exit 1; }
+# WASMKEEP_PY_HARNESS_PROFILE=release for the release build. The wheel is
+# abi3 and manylinux_2_28 (harness-wheel.sh, ADR 065).
+wheel=$(bash sdk-python/scripts/harness-wheel.sh --profile "${WASMKEEP_PY_HARNESS_PROFILE:-dev}" | tail -1)
 sum=$(sha256sum "$wheel" | cut -d' ' -f1)
 stamp=$venv/.harness-wheel.sha256
 if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ] || ! "$py" -c "import wasmkeep_actor_harness" 2>/dev/null; then

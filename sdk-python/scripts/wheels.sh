@@ -9,14 +9,16 @@
 #   setuptools (pip wheel --no-deps --no-build-isolation, in target/py-venv)
 #   from a clean copy of the package, so that no build/ leftovers, caches or
 #   compiled files get in; its contents are then checked.
-# - wasmkeep_actor_harness-<v>-cp3XX-...whl: the test harness with its native
-#   module prebuilt, the one setup.sh built with maturin into target/wheels/
-#   (copied; built here the same way only when it is missing). It is for the
-#   CPython minor version and platform it was built on (its tag says which).
+# - wasmkeep_actor_harness-<v>-cp311-abi3-manylinux_2_28_x86_64.whl: the
+#   test harness with its native module prebuilt, the one setup.sh built
+#   with maturin into target/wheels/ (copied; built here the same way, by
+#   harness-wheel.sh, only when it is missing): one wheel for every CPython
+#   from 3.11 on Linux x86_64 with glibc 2.28 or newer (ADR 065).
 #   With --shim, it carries that host binary as its `wasmkeep-shim` script
 #   (<name>.data/scripts/, as ruff's and maturin's `bin` wheels do), so
 #   `pip install "wasmkeep-actor[testing]"` brings the host too (ADR 032);
-#   auditwheel checks its manylinux tag and twine its metadata.
+#   twine checks its metadata. Either way auditwheel checks its tag, and
+#   pip's dry runs that it installs on CPython 3.11 to 3.14, not on 3.10.
 # - with --sdist, also the SDK's sdist (wasmkeep_actor-<v>.tar.gz).
 #
 # Prints the two wheels' paths, one a line, last.
@@ -36,7 +38,7 @@ while (($#)); do
     --sdist) sdist=true; shift ;;
     --out) [ $# -ge 2 ] || die "--out needs a folder"; out=$2; shift 2 ;;
     --out=*) out=${1#--out=}; shift ;;
-    -h|--help) sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) die "unknown argument $1 (usage: wheels.sh [--out DIR])" ;;
   esac
 done
@@ -109,26 +111,50 @@ EOF
 # The harness: setup.sh's wheel, or the same build when there is none.
 harness=$(ls target/wheels/wasmkeep_actor_harness-"$version"-*.whl 2>/dev/null | head -1 || true)
 if [ -z "$harness" ]; then
-  profile="${WASMKEEP_PY_HARNESS_PROFILE:-dev}"
-  say "no harness wheel in target/wheels/: building it (maturin, cargo $profile profile; minutes the first time)"
-  log=$stage/maturin.log
-  if ! (cd sdk-python/harness && "$repo/$venv/bin/maturin" build --profile "$profile" -j 2 --out "$repo/target/wheels" >"$log" 2>&1); then
-    cat "$log" >&2
-    die "building the harness failed (maturin output above)"
-  fi
-  harness=$(ls target/wheels/wasmkeep_actor_harness-"$version"-*.whl 2>/dev/null | head -1 || true)
-  [ -n "$harness" ] || die "maturin built no wasmkeep_actor_harness-$version wheel into target/wheels/"
+  say "no harness wheel in target/wheels/: building it (harness-wheel.sh; minutes the first time)"
+  harness=$(bash sdk-python/scripts/harness-wheel.sh | tail -1)
+  harness=${harness#"$repo/"}
 fi
+
+# The checks of the harness wheel need auditwheel (and, with --shim, twine
+# and wheel), once, in the venv.
+if ! "$py" -c "import auditwheel" 2>/dev/null || { [ -n "$shim" ] && ! "$py" -c "import twine, wheel" 2>/dev/null; }; then
+  say "pip install twine auditwheel wheel into $venv (checks of the wheels)"
+  "${pip[@]}" install -q twine==7.0.0 auditwheel==6.8.2 wheel==0.48.0 >&2
+fi
+
+# check_harness WHEEL: its name's tag is the one auditwheel finds it
+# consistent with (every ELF file in it: the module, and with --shim the
+# host), and pip takes it for each CPython from 3.11 on this platform and
+# refuses it for 3.10 (`pip install --dry-run --python-version`, the tags pip
+# computes for that version; no interpreter of it is needed).
+check_harness() {
+  local whl=$1 log=$stage/check.log consistent v
+  case "$(basename "$whl")" in
+    *-cp311-abi3-manylinux_2_28_*.whl) ;;
+    *) die "the harness wheel is $(basename "$whl"): not cp311-abi3-manylinux_2_28 (ADR 065; harness-wheel.sh builds it)" ;;
+  esac
+  "$repo/$venv/bin/auditwheel" show "$whl" >"$log" 2>&1 || { cat "$log" >&2; die "auditwheel show failed on the harness wheel"; }
+  # auditwheel wraps its lines: the tag it finds consistent, on one line.
+  consistent=$(tr -s '\n ' '  ' <"$log" | grep -o 'is consistent with the following platform tag: "[^"]*"' | head -1 | cut -d'"' -f2)
+  case "$(basename "$whl")" in
+    *"$consistent".whl) [ -n "$consistent" ] && say "auditwheel: the harness wheel is consistent with $consistent" ;;
+    *) cat "$log" >&2; die "auditwheel: the harness wheel's tag is not the one it is consistent with (${consistent:-none})" ;;
+  esac
+  for v in 3.11 3.12 3.13 3.14; do
+    "${pip[@]}" install --dry-run --no-deps --only-binary=:all: --python-version "$v" --target "$stage/dry-run" "$whl" >"$log" 2>&1 ||
+      { cat "$log" >&2; die "pip refuses the harness wheel for CPython $v"; }
+  done
+  if "${pip[@]}" install --dry-run --no-deps --only-binary=:all: --python-version 3.10 --target "$stage/dry-run" "$whl" >"$log" 2>&1; then
+    die "pip takes the harness wheel for CPython 3.10, which it does not support"
+  fi
+  say "pip takes the harness wheel for CPython 3.11, 3.12, 3.13 and 3.14 and refuses it for 3.10"
+}
 
 rm -f "$out"/wasmkeep_actor-*.whl "$out"/wasmkeep_actor_harness-*.whl "$out"/wasmkeep_actor-*.tar.gz
 cp "$sdk" "$out/"
 if [ -n "$shim" ]; then
   [ -x "$shim" ] || die "--shim $shim is not an executable"
-  # The twine, auditwheel and wheel tools, once, into the venv.
-  if ! "$py" -c "import twine, auditwheel, wheel" 2>/dev/null; then
-    say "pip install twine auditwheel wheel into $venv (checks of the wheels)"
-    "${pip[@]}" install -q twine==7.0.0 auditwheel==6.8.2 wheel==0.48.0 >&2
-  fi
   unpacked=$stage/harness
   "$py" -m wheel unpack -d "$unpacked" "$harness" >/dev/null
   top=$(ls -d "$unpacked"/wasmkeep_actor_harness-*)
@@ -140,16 +166,8 @@ if [ -n "$shim" ]; then
   mkdir -p "$stage/harness-out"
   "$py" -m wheel pack -d "$stage/harness-out" "$top" >/dev/null
   harness=$(ls "$stage"/harness-out/*.whl)
-  case "$(basename "$harness")" in *manylinux*) ;; *) die "the harness wheel is not tagged manylinux: $(basename "$harness")" ;; esac
-  log=$stage/check.log
-  "$repo/$venv/bin/auditwheel" show "$harness" >"$log" 2>&1 || { cat "$log" >&2; die "auditwheel show failed on the harness wheel"; }
-  # auditwheel wraps its lines: the tag it finds consistent, on one line.
-  consistent=$(tr -s '\n ' '  ' <"$log" | grep -o 'is consistent with the following platform tag: "[^"]*"' | head -1 | cut -d'"' -f2)
-  case "$(basename "$harness")" in
-    *"$consistent".whl) [ -n "$consistent" ] && say "auditwheel: the harness wheel is consistent with $consistent" ;;
-    *) cat "$log" >&2; die "auditwheel: the harness wheel's tag is not the one it is consistent with (${consistent:-none})" ;;
-  esac
 fi
+check_harness "$harness"
 cp "$harness" "$out/"
 if $sdist; then
   "$py" -c "import sys; from setuptools import build_meta as b; sys.exit(0)" || die "setuptools is missing in $venv"

@@ -70,7 +70,7 @@ fn value(rt: &Runtime, k: &ActorKey) -> i64 {
     let answer = counter(rt, k);
     let v: serde_json::Value = serde_json::from_str(&answer).expect("json");
     let text = v
-        .pointer("/results/0/ok/rows/0/0/integer")
+        .pointer("/outcomes/0/ok/rows/0/0/integer")
         .and_then(|x| x.as_str())
         .unwrap_or_else(|| panic!("no value in {answer}"));
     text.parse().expect("an integer")

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 mod broken_pipe;
 mod bucket_command;
+mod history_commands;
 mod http_listener;
 mod new_command;
 mod new_templates;
@@ -15,6 +16,7 @@ mod serve_command;
 mod watch;
 
 use bucket_command::{BucketCheckArgs, bucket_check};
+use history_commands::{ForkArgs, HistoryArgs, RestoreArgs, fork_actor, history, restore};
 use new_command::{NewArgs, new_project};
 use operator_commands::{
     AppDeleteArgs, DeleteArgs, StatusArgs, VerifyArgs, app_delete, operator_delete, status, verify,
@@ -75,6 +77,18 @@ enum ActorCommand {
     /// <time>` (exit 4: still pending when the wait ended); exit 2 when the
     /// bucket could not be read or written.
     Delete(DeleteArgs),
+    /// An actor's history in a cluster's bucket, oldest first: each
+    /// position's bookmark, when it was written and what it is (ADR 064).
+    /// Exit 1 when it has none. With --json, the records as JSON.
+    History(HistoryArgs),
+    /// Puts the state at --to (a bookmark, or a time) on the actor's head as
+    /// a new position, so another restore undoes it. Never brings back what
+    /// a delete removed. Refused while a node holds the actor (exit 1);
+    /// exit 2 when the bucket failed.
+    Restore(RestoreArgs),
+    /// Starts a new actor (--into, which must not exist) from the state of
+    /// another at --to. Exit 1 refused, 2 the bucket failed.
+    Fork(ForkArgs),
 }
 
 #[derive(Subcommand)]
@@ -128,6 +142,18 @@ fn main() -> std::process::ExitCode {
             Err(e) => Err(e),
         },
         Command::Actor(ActorCommand::Delete(args)) => return operator_delete(&args),
+        Command::Actor(ActorCommand::History(args)) => match history(&args) {
+            Ok(code) => return code,
+            Err(e) => Err(e),
+        },
+        Command::Actor(ActorCommand::Restore(args)) => match restore(&args) {
+            Ok(code) => return code,
+            Err(e) => Err(e),
+        },
+        Command::Actor(ActorCommand::Fork(args)) => match fork_actor(&args) {
+            Ok(code) => return code,
+            Err(e) => Err(e),
+        },
         Command::Verify(args) => return verify(&args),
         Command::App(AppCommand::Delete(args)) => return app_delete(&args),
         Command::New(args) => new_project(&args),

@@ -29,7 +29,7 @@ impl BucketArgs {
     /// what to pass; `what` says why the command needs one. `--bucket` takes
     /// a directory, or a URL as `serve --bucket` does (`file://`, `s3://`,
     /// `az://`, `gs://`; node processes, ADR 028).
-    fn open(&self, what: &str) -> Result<Arc<dyn ObjectStore>, String> {
+    pub(crate) fn open(&self, what: &str) -> Result<Arc<dyn ObjectStore>, String> {
         if let Some(url) = self
             .bucket
             .as_ref()

@@ -9,8 +9,9 @@
 //!   this platform's host binary, harness addon and QuickJS composer
 //!   (`sdk-ts/scripts/pack.js`);
 //! - `python/`: the SDK's wheel and sdist, and the harness wheel with the
-//!   host binary as its `wasmkeep-shim` script
-//!   (`sdk-python/scripts/wheels.sh`);
+//!   host binary as its `wasmkeep-shim` script, one wheel for every CPython
+//!   from 3.11 on glibc 2.28 or newer (`sdk-python/scripts/harness-wheel.sh`,
+//!   `sdk-python/scripts/wheels.sh`);
 //! - `c/`: the C SDK's archive for this platform: headers, the harness as a
 //!   shared library with a SONAME (and its static library), `mk/`, `cmake/`,
 //!   pkg-config files that find the archive wherever it is unpacked, and the
@@ -202,10 +203,21 @@ fn npm(root: &Path, dir: &Path, profile: Profile) -> Result<()> {
 }
 
 /// The Python SDK's wheel and sdist, and the harness wheel carrying the
-/// host binary (wheels.sh builds the harness with maturin when
-/// target/wheels has none; ADR 032).
+/// host binary (ADR 032). The harness wheel is `cp311-abi3-manylinux_2_28`
+/// (ADR 065): `harness-wheel.sh` builds it in the release's profile and
+/// writes the zig linker wrapper for glibc 2.28; the host binary it carries
+/// is linked by that wrapper too, or the wheel would need the glibc of this
+/// machine (auditwheel, in `wheels.sh`, checks every binary in it).
 fn python(root: &Path, dir: &Path, profile: Profile) -> Result<()> {
-    let shim = host_binary(root, profile)?;
+    let mut cmd = Command::new("bash");
+    cmd.current_dir(root)
+        .args(["sdk-python/scripts/harness-wheel.sh", "--profile"])
+        .arg(match profile {
+            Profile::Release => "release",
+            Profile::Debug => "dev",
+        });
+    status(&mut cmd)?;
+    let shim = host_binary_for_glibc_2_28(root, profile)?;
     let mut cmd = Command::new("bash");
     cmd.current_dir(root)
         .args(["sdk-python/scripts/wheels.sh", "--sdist", "--shim"])
@@ -213,6 +225,35 @@ fn python(root: &Path, dir: &Path, profile: Profile) -> Result<()> {
         .arg("--out")
         .arg(dir);
     status(&mut cmd)
+}
+
+/// The host binary of the profile linked by `zig cc` for glibc 2.28 (the
+/// wrapper `harness-wheel.sh` writes), copied to
+/// `target/python-shim/wasmkeep-shim`. Only the binary's own crate is
+/// compiled again (`cargo rustc` gives the linker to it alone); the next
+/// ordinary build of the shim compiles it again with the usual linker, as
+/// the C archive's harness is linked again without its SONAME.
+fn host_binary_for_glibc_2_28(root: &Path, profile: Profile) -> Result<PathBuf> {
+    let wrapper = root.join("target/py-venv/bin/wasmkeep-zig-cc");
+    ensure!(
+        wrapper.is_file(),
+        "{} is missing (sdk-python/scripts/harness-wheel.sh writes it)",
+        wrapper.display()
+    );
+    let mut cmd = Command::new(crate::cargo());
+    cmd.current_dir(root)
+        .args(["rustc", "--quiet", "-p", "wasmkeep-shim", "--bin", "wasmkeep-shim"]);
+    if profile == Profile::Release {
+        cmd.arg("--release");
+    }
+    cmd.args(["--", "-C"]).arg(format!("linker={}", wrapper.display()));
+    status(&mut cmd)?;
+    let built = target_dir(root).join(profile.dir()).join("wasmkeep-shim");
+    let out = target_dir(root).join("python-shim");
+    fs::create_dir_all(&out)?;
+    let copy = out.join("wasmkeep-shim");
+    fs::copy(&built, &copy).with_context(|| format!("copying {} to {}", built.display(), copy.display()))?;
+    Ok(copy)
 }
 
 /// The host binary of the profile, built if it is not (a no-op when it is).

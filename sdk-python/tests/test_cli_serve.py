@@ -39,3 +39,27 @@ def test_serve_runs_the_host_binary_with_its_arguments(tmp_path):
 def test_serve_without_a_host_binary_exits_2(tmp_path):
     r = run_serve(tmp_path, str(tmp_path))
     assert r.returncode == 2
+    # What to install, and which Pythons and platforms the harness wheel covers.
+    assert 'pip install "wasmkeep-actor[testing]"' in r.stderr
+    assert "CPython 3.11 or newer on Linux x86_64 with glibc 2.28 or newer" in r.stderr, r.stderr
+
+
+def test_the_missing_harness_message_says_when_this_python_is_not_covered(monkeypatch):
+    from wasmkeep_actor import _harness_wheel as h
+
+    monkeypatch.setattr(h.platform, "machine", lambda: "aarch64")
+    assert not h.covered()
+    msg = h.missing("no wasmkeep-shim")
+    assert "not made for this Python" in msg
+    assert "it is for CPython 3.11 or newer on Linux x86_64 with glibc 2.28 or newer" in msg
+    assert "on Linux aarch64" in msg and "from versions: none" in msg
+
+    monkeypatch.setattr(h.platform, "machine", lambda: "x86_64")
+    monkeypatch.setattr(h.platform, "libc_ver", lambda: ("glibc", "2.27"))
+    assert not h.covered()
+    assert "with glibc 2.27" in h.missing("x")
+
+    monkeypatch.setattr(h.platform, "libc_ver", lambda: ("glibc", "2.28"))
+    monkeypatch.setattr(h.platform, "system", lambda: "Linux")
+    monkeypatch.setattr(h.platform, "python_implementation", lambda: "CPython")
+    assert h.covered() == (sys.version_info[:2] >= (3, 11))

@@ -70,8 +70,10 @@ def serve(args: list[str]) -> int:
 
     shim = host_binary()
     if shim is None:
+        from ._harness_wheel import missing
+
         print(
-            'wasmkeep serve: no wasmkeep-shim: pip install "wasmkeep-actor[testing]" (its harness wheel carries the host)',
+            "wasmkeep serve: " + missing("no wasmkeep-shim (the host binary, which the harness wheel of wasmkeep-actor[testing] carries)"),
             file=sys.stderr,
         )
         return 2

@@ -70,10 +70,11 @@ def _native() -> Any:
     try:
         import wasmkeep_actor_harness
     except ImportError as e:
+        from ._harness_wheel import missing
+
         raise ImportError(
-            "wasmkeep_actor.testing needs the native harness (the wasmkeep-actor-harness package), which is not installed: "
-            "pip install <path to the wasmkeep repository>/sdk-python/harness (it builds with Rust's cargo and "
-            f"maturin; see the SDK's README). The import failed with: {e}"
+            missing("wasmkeep_actor.testing needs the native harness (the wasmkeep-actor-harness package), which is not installed")
+            + f" The import failed with: {e}"
         ) from e
     return wasmkeep_actor_harness
 

@@ -10,18 +10,39 @@
 //! - nothing a delete removed and that was acknowledged before it comes back;
 //! - the delete itself is kept.
 //!
-//! Two deliberately broken variants must be caught: a delete acknowledged after
-//! its hold ended, and erasing before the delete is acknowledged. Each run is
-//! reproducible from the seed it prints (`WASMKEEP_SIM_SEED=<n>` reruns one).
+//! History is page sets on a chain (ADR 064): a write uploads the page it
+//! adds, snapshots bound the chain, collections under a retention window
+//! erase and compact what lies before it, and restores put an earlier state
+//! on the head. Also checked after every step:
+//!
+//! - a restore to time T gives a state holding every write acknowledged at
+//!   or before T that no delete or restore before T removed, and none
+//!   acknowledged after T;
+//! - an acknowledged state inside the window is restored exactly;
+//! - a restore never crosses a delete.
+//!
+//! Three deliberately broken variants must be caught: a delete acknowledged
+//! after its hold ended, erasing before the delete is acknowledged, and a
+//! compaction that drops a page set. Each run is reproducible from the seed
+//! it prints (`WASMKEEP_SIM_SEED=<n>` reruns one).
 
 use std::collections::{BTreeSet, HashSet};
 use std::sync::{Arc, Mutex};
 use wasmkeep_host::ActorKey;
 use wasmkeep_host::bucket::{BucketError, ETag, MemoryBucket, ObjectMeta, ObjectStore, PutCondition};
-use wasmkeep_host::clock::VirtualClock;
+use wasmkeep_host::clock::{Clock, VirtualClock};
 use wasmkeep_host::faults::Faults;
+use wasmkeep_host::history_chain::{self, state_at};
 use wasmkeep_host::keys;
-use wasmkeep_host::replica::{Acquired, Broken, Kind, Pos, Replica, parse_history_key};
+use wasmkeep_host::page_set::PageSet;
+use wasmkeep_host::replica::{Acquired, Broken, Kind, Pos, Replica, ReplicaError, Target, parse_history_key};
+
+/// The retention window the simulation collects under: twenty steps.
+const WINDOW_MS: u64 = 20_000;
+/// How far the clock moves each step.
+const STEP_MS: u64 = 1_000;
+/// The simulated database's page size.
+const PAGE: usize = 512;
 
 /// splitmix64: small, fast, and the same everywhere.
 struct Rng(u64);
@@ -60,14 +81,14 @@ struct SimBucket {
     next_put: Mutex<PutFate>,
     fail_erase: Mutex<bool>,
     delayed: Mutex<Vec<(String, Vec<u8>)>>,
-    /// Every history key that ever landed (late ones included).
-    landed: Mutex<Vec<String>>,
+    /// Every history key that ever landed (late ones included), with its body.
+    landed: Mutex<Vec<(String, Vec<u8>)>>,
 }
 
 impl SimBucket {
-    fn record(&self, key: &str) {
+    fn record(&self, key: &str, body: &[u8]) {
         if key.contains("/history/") {
-            self.landed.lock().expect("lock").push(key.to_owned());
+            self.landed.lock().expect("lock").push((key.to_owned(), body.to_vec()));
         }
     }
 }
@@ -81,7 +102,7 @@ impl ObjectStore for SimBucket {
         match fate {
             PutFate::Normal => {
                 let e = self.inner.put(key, body, cond)?;
-                self.record(key);
+                self.record(key, body);
                 Ok(e)
             }
             PutFate::Fail => Err(BucketError::Unavailable("simulated".into())),
@@ -91,7 +112,7 @@ impl ObjectStore for SimBucket {
             }
             PutFate::LandAndFail => {
                 self.inner.put(key, body, cond)?;
-                self.record(key);
+                self.record(key, body);
                 Err(BucketError::Ambiguous(key.to_owned()))
             }
         }
@@ -116,12 +137,29 @@ struct Node {
     local: Vec<u64>,
 }
 
+/// A write's page: its id in the first eight bytes.
+fn page_of(id: u64) -> Vec<u8> {
+    let mut p = vec![0u8; PAGE];
+    p[..8].copy_from_slice(&id.to_le_bytes());
+    p
+}
+
+/// The simulated database: a header page as SQLite's begins, then a page a write.
 fn encode(v: &[u64]) -> Vec<u8> {
-    serde_json::to_vec(v).expect("json")
+    let mut img = vec![0u8; PAGE];
+    img[..16].copy_from_slice(b"SQLite format 3\0");
+    img[16..18].copy_from_slice(&u16::try_from(PAGE).expect("page size").to_be_bytes());
+    for id in v {
+        img.extend_from_slice(&page_of(*id));
+    }
+    img
 }
 
 fn decode(b: &[u8]) -> Vec<u64> {
-    serde_json::from_slice(b).expect("an image the simulation wrote")
+    b.chunks(PAGE)
+        .skip(1)
+        .map(|p| u64::from_le_bytes(p[..8].try_into().expect("eight bytes")))
+        .collect()
 }
 
 struct World {
@@ -135,13 +173,30 @@ struct World {
     acked_writes: Vec<(u64, Pos)>,
     /// Acknowledged deletes (reset positions).
     acked_resets: Vec<Pos>,
+    /// Every acknowledged state: when, where, and what it holds.
+    acked_states: Vec<(u64, Pos, Vec<u64>)>,
+    /// Restores to a time: when asked, the time, and what came back.
+    restores: Vec<(u64, u64, Vec<u64>)>,
+    clock: VirtualClock,
+    /// Restores, and page sets merged and objects erased by collections.
+    counts: Counts,
     steps: u64,
+}
+
+/// What the simulation's history steps did, for the report.
+#[derive(Default, Clone, Copy)]
+struct Counts {
+    restores: u64,
+    merged: u64,
+    erased: u64,
+    snapshots: u64,
 }
 
 impl World {
     fn new(seed: u64, broken: Option<Broken>) -> Self {
+        let clock = VirtualClock::default();
         let bucket = Arc::new(SimBucket {
-            inner: MemoryBucket::new(Arc::new(VirtualClock::default())),
+            inner: MemoryBucket::new(Arc::new(clock.clone())),
             next_put: Mutex::new(PutFate::Normal),
             fail_erase: Mutex::new(false),
             delayed: Mutex::new(Vec::new()),
@@ -152,7 +207,8 @@ impl World {
         let nodes = ["n1", "n2", "n3"]
             .into_iter()
             .map(|n| {
-                let mut replica = Replica::new(bucket.clone(), faults.clone(), key.clone(), n);
+                let mut replica =
+                    Replica::new(bucket.clone(), faults.clone(), key.clone(), n).with_clock(Arc::new(clock.clone()));
                 replica.set_broken(broken);
                 Node {
                     name: n.into(),
@@ -171,6 +227,10 @@ impl World {
             next_write: 1,
             acked_writes: Vec::new(),
             acked_resets: Vec::new(),
+            acked_states: Vec::new(),
+            restores: Vec::new(),
+            clock,
+            counts: Counts::default(),
             steps: 0,
         }
     }
@@ -226,14 +286,25 @@ impl World {
         let w = self.next_write;
         self.next_write += 1;
         self.nodes[i].local.push(w);
-        let image = encode(&self.nodes[i].local);
         let live = self.live.clone();
         self.fate();
-        match self.nodes[i]
-            .replica
-            .upload(Kind::Segment, &image, &|n: &str| live.contains(n))
-        {
-            Ok(pos) => self.acked_writes.push((w, pos)),
+        let n = &mut self.nodes[i];
+        // The page the write adds, on the head; a new actor's first state whole.
+        let uploaded = if n.replica.head().is_some() {
+            let pages = u32::try_from(n.local.len() + 1).expect("pages");
+            let mut set = PageSet::new(u32::try_from(PAGE).expect("page size"), pages);
+            set.insert(pages, page_of(w));
+            n.replica.upload_pages(&set, &|n: &str| live.contains(n))
+        } else {
+            n.replica
+                .upload(Kind::Segment, &encode(&n.local), &|n: &str| live.contains(n))
+        };
+        match uploaded {
+            Ok(pos) => {
+                self.acked_writes.push((w, pos));
+                let state = self.nodes[i].local.clone();
+                self.acked_states.push((self.clock.now_ms(), pos, state));
+            }
             Err(_) => self.give_up(i), // not acknowledged; the next event restores what the bucket holds
         }
     }
@@ -248,6 +319,7 @@ impl World {
         match self.nodes[i].replica.delete(&empty, &|n: &str| live.contains(n)) {
             Ok(pos) => {
                 self.acked_resets.push(pos);
+                self.acked_states.push((self.clock.now_ms(), pos, Vec::new()));
                 self.nodes[i].local.clear();
                 if collect {
                     *self.bucket.fail_erase.lock().expect("lock") = self.rng.chance(20);
@@ -262,14 +334,65 @@ impl World {
         }
     }
 
+    /// The holder puts the state at a time inside the window on the head.
+    fn restore(&mut self, i: usize) {
+        if !self.nodes[i].held {
+            return;
+        }
+        let now = self.clock.now_ms();
+        let to = now - self.rng.below(WINDOW_MS);
+        let live = self.live.clone();
+        self.fate();
+        match self.nodes[i]
+            .replica
+            .restore_to(Target::Time(to), &|n: &str| live.contains(n))
+        {
+            Ok((_, at, image)) => {
+                let state = decode(&image);
+                self.restores.push((now, to, state.clone()));
+                self.counts.restores += 1;
+                self.acked_states.push((now, at, state.clone()));
+                self.nodes[i].local = state;
+            }
+            Err(ReplicaError::BeforeDelete { .. } | ReplicaError::Chain(_)) => {}
+            Err(_) => self.give_up(i),
+        }
+    }
+
+    /// The holder collects under the window, or writes a snapshot of its head.
+    fn collect(&mut self, i: usize, snapshot: bool) {
+        if !self.nodes[i].held {
+            return;
+        }
+        let live = self.live.clone();
+        *self.bucket.fail_erase.lock().expect("lock") = self.rng.chance(10);
+        let n = &mut self.nodes[i];
+        if snapshot {
+            if n.replica
+                .snapshot(&encode(&n.local), &|n: &str| live.contains(n))
+                .is_ok()
+            {
+                self.counts.snapshots += 1;
+            }
+        } else if let Ok(done) = n.replica.collect(WINDOW_MS, &|n: &str| live.contains(n)) {
+            self.counts.merged += done.merged as u64;
+            self.counts.erased += done.erased as u64;
+        }
+        *self.bucket.fail_erase.lock().expect("lock") = false;
+    }
+
     fn step(&mut self) {
         self.steps += 1;
+        self.clock.advance(STEP_MS);
         let i = self.rng.below(self.nodes.len() as u64) as usize;
         match self.rng.below(100) {
-            0..=39 => self.write(i),
-            40..=47 => self.delete(i, true), // the guest's durable delete, collected at the event's end
-            48..=51 => self.delete(i, false), // delete-self whose collection did not run
-            52..=55 => {
+            0..=35 => self.write(i),
+            36..=41 => self.delete(i, true), // the guest's durable delete, collected at the event's end
+            42..=44 => self.delete(i, false), // delete-self whose collection did not run
+            45..=47 => self.restore(i),
+            48..=51 => self.collect(i, false),
+            52..=53 => self.collect(i, true),
+            54..=55 => {
                 // A node that acquires only to delete (the operator's job).
                 if !self.nodes[i].held {
                     self.delete(i, true);
@@ -299,7 +422,7 @@ impl World {
                     let (key, body) = d.remove(k);
                     drop(d);
                     if self.bucket.inner.put(&key, &body, &PutCondition::IfAbsent).is_ok() {
-                        self.bucket.record(&key);
+                        self.bucket.record(&key, &body);
                     }
                 }
             }
@@ -315,47 +438,62 @@ impl World {
         }
     }
 
-    /// The state a restore would read now: the head's image and position.
-    fn head(&self) -> (Option<Pos>, Vec<u64>) {
+    /// The history as listed now.
+    fn listing(&self) -> Vec<wasmkeep_host::history::HistoryObject> {
         let prefix = keys::history_prefix(&self.key);
-        let objs: Vec<_> = self
+        let mut objs: Vec<_> = self
             .bucket
             .inner
             .list(&prefix)
             .expect("list")
             .into_iter()
-            .filter_map(|m| parse_history_key(&prefix, &m.key))
-            .filter(|o| o.kind != Kind::Snapshot)
+            .filter_map(|m| wasmkeep_host::history::parse_listed(&prefix, &m.key, m.last_modified))
             .collect();
-        match objs.iter().max_by_key(|o| o.pos) {
-            None => (None, Vec::new()),
-            Some(o) => {
-                let (b, _) = self.bucket.inner.get(&o.key).expect("get").expect("listed object");
-                (Some(o.pos), decode(&b))
-            }
+        wasmkeep_host::history::sort(&mut objs);
+        objs
+    }
+
+    /// The state a restore would read now: the head's position and state.
+    fn head(&self) -> Result<(Option<Pos>, Vec<u64>), String> {
+        let listing = self.listing();
+        match history_chain::head(&listing) {
+            None => Ok((None, Vec::new())),
+            Some(o) => state_at(&self.bucket.inner, &listing, o.pos)
+                .map(|img| (Some(o.pos), decode(&img)))
+                .map_err(|e| format!("the head {} cannot be restored: {e}", o.pos)),
         }
     }
 
-    /// Every reset that landed (acknowledged or not).
-    fn landed_resets(&self) -> BTreeSet<Pos> {
+    /// Every history object that landed (acknowledged or not), parsed, with its body.
+    fn landed(&self) -> Vec<(wasmkeep_host::history::HistoryObject, Vec<u8>)> {
         let prefix = keys::history_prefix(&self.key);
         self.bucket
             .landed
             .lock()
             .expect("lock")
             .iter()
-            .filter_map(|k| parse_history_key(&prefix, k))
-            .filter(|o| o.kind == Kind::Reset)
-            .map(|o| o.pos)
+            .filter_map(|(k, b)| parse_history_key(&prefix, k).map(|o| (o, b.clone())))
             .collect()
     }
 
     fn check(&self) -> Result<(), String> {
-        let (head, image) = self.head();
-        let landed = self.landed_resets();
-        let removed_by = |wpos: Pos| landed.iter().chain(self.acked_resets.iter()).any(|r| *r > wpos);
+        let (head, image) = self.head()?;
+        let landed = self.landed();
+        let resets: BTreeSet<Pos> = landed
+            .iter()
+            .filter(|(o, _)| o.kind == Kind::Reset)
+            .map(|(o, _)| o.pos)
+            .collect();
+        // A whole image that landed after a write and lacks it removed it
+        // (a restore, acknowledged or not); so did a reset after it.
+        let removed_by = |w: u64, wpos: Pos| {
+            resets.iter().chain(self.acked_resets.iter()).any(|r| *r > wpos)
+                || landed
+                    .iter()
+                    .any(|(o, b)| o.kind == Kind::Segment && o.pos > wpos && !decode(b).contains(&w))
+        };
         for (w, wpos) in &self.acked_writes {
-            if !removed_by(*wpos) && !image.contains(w) {
+            if !removed_by(*w, *wpos) && !image.contains(w) {
                 return Err(format!(
                     "acknowledged write {w} (at {wpos}) is lost: the head {head:?} holds {image:?}"
                 ));
@@ -375,24 +513,79 @@ impl World {
                 ));
             }
         }
+        // A restore to a time brings back nothing acknowledged after it
+        // (what it holds of before is checked exactly below: it is a state
+        // acknowledged inside the window).
+        if let Some((asked, to, state)) = self.restores.last().filter(|r| r.0 == self.clock.now_ms()) {
+            for (w, wpos) in &self.acked_writes {
+                let when = self.acked_states.iter().find(|s| s.1 == *wpos).map(|s| s.0);
+                if when.is_some_and(|t| t > *to && t < *asked) && state.contains(w) {
+                    return Err(format!("the restore to {to} brought write {w}, acknowledged after it"));
+                }
+            }
+        }
+        // An acknowledged state inside the window restores exactly: the
+        // newest three, and one more chosen by the step.
+        let newest_reset = resets.iter().chain(self.acked_resets.iter()).max().copied();
+        let start = self.clock.now_ms().saturating_sub(WINDOW_MS);
+        let inside: Vec<_> = self
+            .acked_states
+            .iter()
+            .filter(|(at, pos, _)| *at > start && newest_reset.is_none_or(|r| *pos >= r))
+            .collect();
+        let listing = self.listing();
+        let picked = inside
+            .iter()
+            .rev()
+            .take(3)
+            .chain(inside.get((self.steps as usize) % inside.len().max(1)));
+        for (at, pos, state) in picked {
+            match state_at(&self.bucket.inner, &listing, *pos) {
+                Ok(img) if decode(&img) == *state => {}
+                Ok(img) => {
+                    return Err(format!(
+                        "the state acknowledged at {pos} ({at} ms, inside the window) restores as {:?}, not {state:?}",
+                        decode(&img)
+                    ));
+                }
+                Err(e) => {
+                    return Err(format!(
+                        "the state acknowledged at {pos} ({at} ms) cannot be restored: {e}"
+                    ));
+                }
+            }
+        }
         Ok(())
     }
 }
 
+/// The steps run, and the first violation: its seed, its step and what broke.
+type Outcome = (u64, Option<(u64, u64, String)>);
+
 /// Runs `seeds` seeds of `steps` steps; returns the first violation (seed, step, what).
-fn run(first_seed: u64, seeds: u64, steps: u64, broken: Option<Broken>) -> (u64, Option<(u64, u64, String)>) {
+fn run(first_seed: u64, seeds: u64, steps: u64, broken: Option<Broken>) -> Outcome {
+    run_counting(first_seed, seeds, steps, broken).0
+}
+
+/// As [`run`], with what the history steps did over all seeds.
+fn run_counting(first_seed: u64, seeds: u64, steps: u64, broken: Option<Broken>) -> (Outcome, Counts) {
     let mut total = 0;
+    let mut counts = Counts::default();
     for seed in first_seed..first_seed + seeds {
         let mut w = World::new(seed, broken);
         for _ in 0..steps {
             w.step();
             if let Err(e) = w.check() {
-                return (total + w.steps, Some((seed, w.steps, e)));
+                return ((total + w.steps, Some((seed, w.steps, e))), counts);
             }
         }
         total += w.steps;
+        counts.restores += w.counts.restores;
+        counts.merged += w.counts.merged;
+        counts.erased += w.counts.erased;
+        counts.snapshots += w.counts.snapshots;
     }
-    (total, None)
+    ((total, None), counts)
 }
 
 fn seed_range() -> (u64, u64) {
@@ -405,8 +598,15 @@ fn seed_range() -> (u64, u64) {
 #[test]
 fn deletes_never_bring_data_back() {
     let (first, seeds) = seed_range();
-    let (steps, violation) = run(first, seeds, 150, None);
-    println!("simulation: {seeds} seeds from {first}, {steps} steps, invariants checked after every step");
+    let ((steps, violation), c) = run_counting(first, seeds, 150, None);
+    println!(
+        "simulation: {seeds} seeds from {first}, {steps} steps, invariants checked after every step; {} restores, {} snapshots, {} page sets merged and {} objects erased by collections",
+        c.restores, c.snapshots, c.merged, c.erased
+    );
+    assert!(
+        seeds < 50 || (c.restores > 0 && c.merged > 0 && c.erased > 0),
+        "the schedule restored, compacted and collected"
+    );
     if let Some((seed, step, what)) = violation {
         panic!("invariant broken at seed {seed}, step {step}: {what} (rerun with WASMKEEP_SIM_SEED={seed})");
     }
@@ -426,4 +626,13 @@ fn erasing_before_the_delete_is_acked_is_caught() {
     let (steps, violation) = run(1, 2000, 150, Some(Broken::EraseBeforeAck));
     let (seed, step, what) = violation.expect("the simulation must catch erasing before the delete is acknowledged");
     println!("broken variant (erase before ack) caught at seed {seed}, step {step} after {steps} steps: {what}");
+}
+
+#[test]
+fn a_compaction_that_drops_a_page_set_is_caught() {
+    let (steps, violation) = run(1, 2000, 150, Some(Broken::CompactionDropsASegment));
+    let (seed, step, what) = violation.expect("the simulation must catch a compaction that drops a page set");
+    println!(
+        "broken variant (a compaction drops a page set) caught at seed {seed}, step {step} after {steps} steps: {what}"
+    );
 }

@@ -55,10 +55,11 @@ fn by_position(history: &[HistoryObject]) -> BTreeMap<Pos, Vec<&HistoryObject>> 
 }
 
 /// The object a restore reads at a position: a whole one if there is one
-/// (a snapshot first), else the page set on the lowest parent (a compacted
-/// one over the commit it replaced).
+/// (a reset first: it carries the deletion's marks, which the snapshot a
+/// delete's collection writes at it does not), else the page set on the
+/// lowest parent (a compacted one over the commit it replaced).
 fn read_at<'a>(at: &[&'a HistoryObject]) -> Option<&'a HistoryObject> {
-    let whole = [Kind::Snapshot, Kind::Segment, Kind::Reset]
+    let whole = [Kind::Reset, Kind::Segment, Kind::Snapshot]
         .iter()
         .find_map(|k| at.iter().find(|o| o.kind == *k));
     whole

@@ -30,9 +30,9 @@ pub(crate) const CHECKPOINT_AFTER_FRAMES: u64 = 10_000;
 enum Cursor {
     /// Checkpointed whole: whatever the next header's salts, its frames are
     /// new; frames under `stale` salts (the round before) are not.
-    Fresh { stale: Option<(u32, u32)> },
+    Fresh { stale: Option<Salts> },
     /// After the commit that ends before `frame`, in the round of `salts`.
-    At { salts: (u32, u32), frame: u64 },
+    At { salts: Salts, frame: u64 },
 }
 
 /// What changed since the last read.
@@ -63,8 +63,11 @@ fn internal(doing: &str, e: impl std::fmt::Display) -> SqlError {
     SqlError::Internal(format!("{doing} the actor's WAL: {e}"))
 }
 
+/// A WAL round's two salts: every frame of the round carries them.
+type Salts = (u32, u32);
+
 /// The WAL header's page size and salts, or none for a WAL not yet begun.
-fn header(file: &File) -> Result<Option<(u32, (u32, u32))>, SqlError> {
+fn header(file: &File) -> Result<Option<(u32, Salts)>, SqlError> {
     let mut h = [0u8; WAL_HEADER as usize];
     match file.read_exact_at(&mut h, 0) {
         Ok(()) => {}

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # The Python SDK's new-user trial, as a test: in an empty temporary folder, do
-# what README.md's "Quick start (a new project, from the wheels)" says, with
-# its files and commands taken from the README itself (each file's block begins
-# with its path as a comment): a fresh venv, pip install of the two wheels
-# (componentize-py 0.25.1 and pytest from PyPI), write the actor, its tests and
-# its manifest, `python -m wasmkeep_actor build`, pytest with the harness, and
-# the repository's `target/debug/wasmkeep-shim serve` answering the README's
-# request on 127.0.0.1. The SDK and the harness must be imported from the
-# trial's venv, never from this checkout.
+# what README.md's "Quick start (a new project)" says, with its files and
+# commands taken from the README itself (each file's block begins with its
+# path as a comment): a fresh venv, the README's `pip install
+# "wasmkeep-actor[testing]"` done from the two wheels (the SDK's wheel with
+# its [testing] extra, the harness's wheel for the requirement it names;
+# componentize-py 0.25.1 and pytest from PyPI), write the actor, its tests
+# and its manifest, `python -m wasmkeep_actor build`, pytest with the
+# harness, and the README's `python -m wasmkeep_actor serve` (with the
+# repository's `target/debug/wasmkeep-shim` on PATH: these wheels carry no
+# host binary, a release's do) answering the README's request on 127.0.0.1.
+# The SDK and the harness must be imported from the trial's venv, never from
+# this checkout.
 #
 #   bash sdk-python/scripts/new-user-trial.sh [--wheels DIR] [--shim PATH] [--keep]
 #
@@ -89,9 +93,9 @@ mkdir -p "$spec/files"
 python3 - "$readme" "$spec" <<'EOF' || fail "reading sdk-python/README.md's quick start (above)"
 import pathlib, re, sys
 readme, spec = pathlib.Path(sys.argv[1]).read_text(), pathlib.Path(sys.argv[2])
-start = readme.find("## Quick start (a new project, from the wheels)")
+start = readme.find("## Quick start (a new project)")
 if start < 0:
-    sys.exit('README.md has no section "## Quick start (a new project, from the wheels)"')
+    sys.exit('README.md has no section "## Quick start (a new project)"')
 section = readme[start:readme.find("\n## ", start + 1)]
 files = {}
 for lang, body in re.findall(r"```(python|toml)\n(.*?)```", section, re.S):
@@ -113,13 +117,16 @@ def one(prefix):
         sys.exit(f"README.md's quick start has no command starting with {prefix!r}")
     return found[0]
 install = one("pip install ").split()[2:]
-extra = [a for a in install if not a.endswith(".whl")]
-if len(extra) == len(install):
-    sys.exit("README.md's quick start does not pip install the wheels (*.whl)")
+if '"wasmkeep-actor[testing]"' not in install:
+    sys.exit("README.md's quick start does not pip install \"wasmkeep-actor[testing]\"")
+extra = [a for a in install if a != '"wasmkeep-actor[testing]"']
 build = one("python -m wasmkeep_actor build ")
 if not re.fullmatch(r"python -m wasmkeep_actor build [\w.-]+\.py -o [\w.-]+\.wasm", build):
     sys.exit(f"unexpected build command in README.md: {build}")
 test = one("pytest")
+serve = one("python -m wasmkeep_actor serve ")
+if not re.fullmatch(r"python -m wasmkeep_actor serve --manifest wasmkeep\.toml", serve):
+    sys.exit(f"unexpected serve command in README.md: {serve}")
 curl = [l for l in sh.splitlines() if l.startswith("curl ")]
 m = re.fullmatch(r"curl -X (\w+) http://127\.0\.0\.1:\d+(/\S*)\s+# (.+)", curl[0].strip()) if curl else None
 if not m:
@@ -127,19 +134,21 @@ if not m:
 (spec / "pip-extra").write_text("\n".join(extra))
 (spec / "build").write_text(build + "\n")
 (spec / "pytest").write_text(test + "\n")
+(spec / "serve").write_text(serve + "\n")
 (spec / "request").write_text(f"{m.group(1)}\n{m.group(2)}\n{m.group(3).strip()}\n")
 EOF
 mapfile -t pip_extra <"$spec/pip-extra"
 read -r -a build_cmd <"$spec/build"
 read -r -a pytest_cmd <"$spec/pytest"
+read -r -a serve_cmd <"$spec/serve"
 { read -r method; read -r req_path; read -r expected; } <"$spec/request"
 say "in $dir (wheels: $(basename "$sdk_whl"), $(basename "$harness_whl"))"
 
 run "python3 -m venv" python3 -m venv .venv
 venv_py=$dir/.venv/bin/python
 export PATH="$dir/.venv/bin:$PATH" VIRTUAL_ENV="$dir/.venv"
-run "pip install the wheels, componentize-py 0.25.1, ${pip_extra[*]}" \
-  "$venv_py" -m pip install -q --disable-pip-version-check "$sdk_whl" "$harness_whl" "componentize-py==0.25.1" "${pip_extra[@]}"
+run "pip install \"wasmkeep-actor[testing]\"${pip_extra[*]:+ ${pip_extra[*]}} from the wheels (componentize-py 0.25.1 and pytest from PyPI)" \
+  "$venv_py" -m pip install -q --disable-pip-version-check "$sdk_whl[testing]" "$harness_whl" "${pip_extra[@]}"
 
 # Where the packages come from: the venv's site-packages, from the wheels.
 run "the SDK and the harness are the wheels' (imported from the venv)" "$venv_py" - "$dir/.venv" "$repo" <<'EOF'
@@ -171,9 +180,12 @@ run "${pytest_cmd[*]} with the harness" "${pytest_cmd[@]}"
 run "${pytest_cmd[*]} again (the component is built and compiled already)" "${pytest_cmd[@]}"
 say "  $(echo "$STEP_OUT" | tail -1)"
 
-# Serve: on a free port; the "listening on" line says which.
+# Serve, as the README says (python -m wasmkeep_actor serve finds
+# wasmkeep-shim on PATH), on a free port; the "listening on" line says which.
+mkdir -p "$dir/.host-bin"
+ln -s "$shim" "$dir/.host-bin/wasmkeep-shim"
 t=$(now)
-"$shim" serve --manifest "$dir/wasmkeep.toml" --listen 127.0.0.1:0 --data-dir "$dir/.wasmkeep" >"$dir/serve.out" 2>"$dir/serve.err" &
+(cd "$dir" && PATH="$dir/.host-bin:$PATH" exec "${serve_cmd[@]}" --listen 127.0.0.1:0 --data-dir "$dir/.wasmkeep") >"$dir/serve.out" 2>"$dir/serve.err" &
 server_pid=$!
 base=
 for _ in $(seq 1 1200); do
@@ -195,7 +207,7 @@ if [ "$status" != 200 ] || [ "$body" != "$expected" ]; then
   cat "$dir/serve.err" >&2
   fail "wasmkeep-shim serve: $method $req_path answered $status '$body', README.md says '$expected'"
 fi
-say "wasmkeep-shim serve: ok ($(secs "$t") s; $method $req_path -> $status $body)"
+say "${serve_cmd[*]}: ok ($(secs "$t") s; $method $req_path -> $status $body)"
 kill "$server_pid"
 wait "$server_pid" 2>/dev/null || true
 server_pid=

@@ -10,6 +10,7 @@
 //! figures are; non-zero only when the benchmark itself could not run.
 
 mod fanout;
+mod history;
 mod http;
 mod memory;
 mod micro;
@@ -56,6 +57,10 @@ enum Figure {
     Fanout,
     /// The TypeScript SDK's per-call costs inside each engine (the hot-path guest).
     TsSdk,
+    /// A cluster actor's history (ADR 064): bytes a write puts, a read's
+    /// cost on a large actor, the bucket after a collection, a takeover
+    /// and a point-in-time restore of a 100 MB actor.
+    History,
 }
 
 #[derive(Debug, Parser)]
@@ -190,6 +195,11 @@ fn run(args: &Args) -> Result<Report> {
             eprintln!("== memory of {actors} hibernated actors");
             memory::run(&counter, actors, &mut report)?;
         }
+    }
+    if args.wants(Figure::History) {
+        eprintln!("== history: page sets on a chain (one node over file://, the conformance testee)");
+        let testee = paths.component("conformance-testee-rust", "conformance/testees/rust")?;
+        history::run(&testee, &mut report)?;
     }
     if args.wants(Figure::Exec) {
         eprintln!("== exec: guest against native rusqlite");

@@ -1,0 +1,290 @@
+//! History as page sets on a chain (issue 55, ADR 064), in bytes and ratios:
+//! what an acknowledged write puts to the bucket, what a read costs on a
+//! large actor against a one-row one, what the bucket holds after many
+//! writes and a collection, and how long a takeover and a point-in-time
+//! restore of a 100 MB actor take. A one-node cluster over a `file://`
+//! bucket (a local directory), with the conformance testee (its `ops`
+//! protocol) as the actor.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, ensure};
+use serde_json::json;
+use wasmkeep_shim::bucket::ObjectStore;
+use wasmkeep_shim::clock::Clock;
+use wasmkeep_shim::faults::Faults;
+use wasmkeep_shim::replica::{Acquired, Replica, Target};
+use wasmkeep_shim::{Access, ActorKey, ClassSpec, Cluster, HttpRequest, Runtime, RuntimeConfig};
+
+use crate::report::{Met, Report, Row, met, thousands};
+use crate::setup;
+
+const APP: &str = "bench/history";
+const MIB: f64 = 1024.0 * 1024.0;
+
+struct Place {
+    nodes: Vec<Runtime>,
+    bucket: Arc<dyn ObjectStore>,
+    cluster: Arc<Cluster>,
+    _dir: tempfile::TempDir,
+}
+
+fn place(testee: &Path, nodes: usize) -> Result<Place> {
+    let dir = tempfile::Builder::new().prefix("wasmkeep-bench-history-").tempdir()?;
+    let mut config = RuntimeConfig::for_tests(dir.path());
+    config.cache_dir = dir.path().join("cache");
+    config.event_timeout = Duration::from_secs(120);
+    let local = Cluster::local(dir.path(), nodes, &config)?;
+    for rt in &local.nodes {
+        rt.add_app(
+            APP,
+            &[ClassSpec {
+                name: "t".into(),
+                component: testee.to_owned(),
+                access: Access::Open,
+            }],
+        )?;
+    }
+    Ok(Place {
+        bucket: local.cluster.bucket().clone(),
+        cluster: local.cluster.clone(),
+        nodes: local.nodes,
+        _dir: dir,
+    })
+}
+
+fn ops(rt: &Runtime, key: &ActorKey, ops: serde_json::Value) -> Result<String> {
+    let body = serde_json::to_vec(&json!({ "ops": ops }))?;
+    let r = rt.request_blocking(key, HttpRequest::new("POST", "/", body))?;
+    rt.settle(key);
+    let text = r.text();
+    ensure!(r.status == 200 && !text.contains("\"error\""), "{key}: {} {text}", r.status);
+    Ok(text)
+}
+
+/// An actor of `mb` megabytes in rows of at most 50 MB, and a one-row table `n`.
+fn sized(rt: &Runtime, key: &ActorKey, mb: u64) -> Result<()> {
+    let mut steps = vec![
+        json!({"op": "exec", "sql": "CREATE TABLE big(id INTEGER PRIMARY KEY, v BLOB)"}),
+        json!({"op": "exec", "sql": "CREATE TABLE n(id INTEGER PRIMARY KEY, v INTEGER)"}),
+        json!({"op": "exec", "sql": "INSERT INTO n VALUES (1, 0)"}),
+    ];
+    let mut left = mb * 1_000_000;
+    let mut id = 1;
+    while left > 0 {
+        let chunk = left.min(50_000_000);
+        steps.push(json!({"op": "exec", "sql": format!("INSERT INTO big VALUES ({id}, zeroblob({chunk}))")}));
+        left -= chunk;
+        id += 1;
+    }
+    ops(rt, key, serde_json::Value::Array(steps)).map(|_| ())
+}
+
+fn write(rt: &Runtime, key: &ActorKey, i: u64, durable: bool) -> Result<()> {
+    let op = if durable { "exec-durable" } else { "exec" };
+    ops(rt, key, json!([{"op": op, "sql": format!("UPDATE n SET v = {i} WHERE id = 1")}])).map(|_| ())
+}
+
+/// The history's objects and their bytes (read whole: a local directory).
+fn history_size(bucket: &dyn ObjectStore, key: &ActorKey) -> Result<(usize, u64)> {
+    let prefix = wasmkeep_shim::keys::history_prefix(key);
+    let listed = bucket.list(&prefix)?;
+    let mut bytes = 0;
+    for m in &listed {
+        bytes += bucket.get(&m.key)?.map_or(0, |(b, _)| b.len() as u64);
+    }
+    Ok((listed.len(), bytes))
+}
+
+pub fn run(testee: &Path, report: &mut Report) -> Result<()> {
+    write_cost(testee, report).context("history: the cost of a write")?;
+    read_cost(testee, report).context("history: the cost of a read")?;
+    collected(testee, report).context("history: after a collection")?;
+    takeover_and_restore(testee, report).context("history: takeover and restore")?;
+    report.row(Row {
+        figure: "history: single node, Rust counter POST 1 conn, history on / off".into(),
+        shim: "not built".into(),
+        baseline: String::new(),
+        ratio: String::new(),
+        target: ">= 0.90".into(),
+        met: Met::Unknown,
+    });
+    Ok(())
+}
+
+/// A one-row durable write to a 20 MB actor: objects and bytes put.
+fn write_cost(testee: &Path, report: &mut Report) -> Result<()> {
+    let p = place(testee, 1)?;
+    let key = ActorKey::new(APP, "t", "write-cost");
+    sized(&p.nodes[0], &key, 20)?;
+    let (objects_before, bytes_before) = history_size(p.bucket.as_ref(), &key)?;
+    const WRITES: u64 = 100;
+    for i in 1..=WRITES {
+        write(&p.nodes[0], &key, i, true)?;
+    }
+    let (objects, bytes) = history_size(p.bucket.as_ref(), &key)?;
+    let per_write = (bytes - bytes_before) as f64 / WRITES as f64;
+    let objects_per_write = (objects - objects_before) as f64 / WRITES as f64;
+    report.note(format!(
+        "history: {WRITES} one-row exec-durable updates of a 20 MB actor (one node over file://) added {} history objects \
+         and {} bytes; each write also rewrites the ownership record (its acknowledgement): {objects_per_write:.1} history \
+         PUT + 1 record PUT a write. Before ADR 064 each write put the whole database (5,021,696 bytes for a 5 MB actor, \
+         host/runtime/tests/history.rs at cde1bab)",
+        objects - objects_before,
+        thousands((bytes - bytes_before) as f64)
+    ));
+    report.row(Row {
+        figure: "history: bytes put by a one-row durable write, 20 MB actor".into(),
+        shim: format!("{} B", thousands(per_write)),
+        baseline: format!("{:.1} MiB (the database)", bytes_before as f64 / MIB),
+        ratio: format!("{:.5}", per_write / bytes_before.max(1) as f64),
+        target: "<= 64 KiB".into(),
+        met: met(per_write <= 64.0 * 1024.0),
+    });
+    Ok(())
+}
+
+/// A read event on a 20 MB actor against the same read on a one-row actor, alternating.
+fn read_cost(testee: &Path, report: &mut Report) -> Result<()> {
+    let p = place(testee, 1)?;
+    let big = ActorKey::new(APP, "t", "read-big");
+    let small = ActorKey::new(APP, "t", "read-small");
+    sized(&p.nodes[0], &big, 20)?;
+    sized(&p.nodes[0], &small, 0)?;
+    let read = json!([{"op": "query", "sql": "SELECT v FROM n WHERE id = 1"}]);
+    let (mut b, mut s) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        ops(&p.nodes[0], &big, read.clone())?;
+        ops(&p.nodes[0], &small, read.clone())?;
+    }
+    for _ in 0..30 {
+        let t = Instant::now();
+        ops(&p.nodes[0], &big, read.clone())?;
+        b.push(t.elapsed().as_secs_f64() * 1e6);
+        let t = Instant::now();
+        ops(&p.nodes[0], &small, read.clone())?;
+        s.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    let (big_us, small_us) = (setup::median(&mut b), setup::median(&mut s));
+    let ratio = big_us / small_us.max(1.0);
+    report.row(Row {
+        figure: "history: a read event, 20 MB actor vs one-row actor (cluster)".into(),
+        shim: format!("{big_us:.0} us"),
+        baseline: format!("{small_us:.0} us"),
+        ratio: format!("{ratio:.2}x"),
+        target: "<= 1.2x".into(),
+        met: met(ratio <= 1.2),
+    });
+    Ok(())
+}
+
+/// 10,000 one-row writes to a 20 MB actor, then a collection once they
+/// are all outside a one-hour window: what the bucket holds.
+fn collected(testee: &Path, report: &mut Report) -> Result<()> {
+    let p = place(testee, 1)?;
+    let key = ActorKey::new(APP, "t", "collected");
+    p.nodes[0].set_retention(APP, Duration::from_secs(3600));
+    sized(&p.nodes[0], &key, 20)?;
+    const WRITES: u64 = 10_000;
+    let t = Instant::now();
+    for i in 1..=WRITES {
+        write(&p.nodes[0], &key, i, false)?;
+    }
+    let took = t.elapsed();
+    let (objects_before, bytes_before) = history_size(p.bucket.as_ref(), &key)?;
+    let clock = p.cluster.clock().as_virtual().context("a virtual clock")?.clone();
+    clock.advance(2 * 3_600_000);
+    p.nodes[0].dev().hibernate_all();
+    let live = |_: &str| true;
+    let mut replica = Replica::new(p.bucket.clone(), Arc::new(Faults::default()), key.clone(), "collector")
+        .with_clock(Arc::new(clock.clone()));
+    ensure!(matches!(replica.acquire(&live)?, Acquired::Held { .. }), "the collector holds the actor");
+    let done = replica.collect(3_600_000, &live)?;
+    replica.release()?;
+    let (objects, bytes) = history_size(p.bucket.as_ref(), &key)?;
+    let db = 20_000_000.0_f64;
+    report.note(format!(
+        "history: {WRITES} one-row writes to a 20 MB actor took {:.1} s ({:.0} us a write); the bucket then held {objects_before} \
+         objects, {:.1} MiB; after the window passed and a collection ({} merged, {} erased): {objects} objects, {:.1} MiB",
+        took.as_secs_f64(),
+        took.as_secs_f64() * 1e6 / WRITES as f64,
+        bytes_before as f64 / MIB,
+        done.merged,
+        done.erased,
+        bytes as f64 / MIB
+    ));
+    report.row(Row {
+        figure: "history: bucket after 10,000 writes and a collection, 20 MB actor".into(),
+        shim: format!("{:.1} MiB", bytes as f64 / MIB),
+        baseline: format!("{:.1} MiB (the database)", db / MIB),
+        ratio: format!("{:.2}x", bytes as f64 / db),
+        target: "<= 3x".into(),
+        met: met(bytes as f64 <= 3.0 * db),
+    });
+    Ok(())
+}
+
+/// A 100 MB actor with about 1,000 page sets since its snapshot: node 2
+/// takes it over (its first request), then an operator restores it to
+/// the middle of those writes.
+fn takeover_and_restore(testee: &Path, report: &mut Report) -> Result<()> {
+    let p = place(testee, 2)?;
+    let key = ActorKey::new(APP, "t", "large");
+    sized(&p.nodes[0], &key, 100)?;
+    let clock = p.cluster.clock().as_virtual().context("a virtual clock")?.clone();
+    const WRITES: u64 = 990;
+    let mut middle = 0;
+    for i in 1..=WRITES {
+        clock.advance(1_000);
+        write(&p.nodes[0], &key, i, false)?;
+        if i == WRITES / 2 {
+            middle = clock.now_ms();
+        }
+    }
+    p.nodes[0].dev().hibernate_all();
+    let t = Instant::now();
+    ops(&p.nodes[1], &key, json!([{"op": "query", "sql": "SELECT v FROM n WHERE id = 1"}]))?;
+    let takeover = t.elapsed();
+    p.nodes[1].dev().hibernate_all();
+    let live = |_: &str| true;
+    let mut replica = Replica::new(p.bucket.clone(), Arc::new(Faults::default()), key.clone(), "operator")
+        .with_clock(Arc::new(clock.clone()));
+    let t = Instant::now();
+    ensure!(matches!(replica.acquire(&live)?, Acquired::Held { .. }), "the operator holds the actor");
+    let (from, _, _) = replica.restore_to(Target::Time(middle), &live)?;
+    replica.release()?;
+    let restore = t.elapsed();
+    let answer = ops(&p.nodes[0], &key, json!([{"op": "query", "sql": "SELECT v FROM n WHERE id = 1"}]))?;
+    ensure!(
+        answer.contains(&format!("\"integer\":\"{}\"", WRITES / 2)),
+        "the restore gave the state at the middle: {answer}"
+    );
+    report.note(format!(
+        "history: a 100 MB actor with {WRITES} page sets on its first image, over file://: node 2's first request \
+         (acquire, restore along the chain, open) took {:.0} ms; an operator's restore to the time of write {} (at {from}) \
+         took {:.0} ms (acquire, read the chain, upload the whole image at a new position, release). moto and Azurite: \
+         not measured in this run",
+        takeover.as_secs_f64() * 1e3,
+        WRITES / 2,
+        restore.as_secs_f64() * 1e3
+    ));
+    report.row(Row {
+        figure: "history: takeover of a 100 MB actor, ~1,000 page sets (file://)".into(),
+        shim: format!("{:.2} s", takeover.as_secs_f64()),
+        baseline: String::new(),
+        ratio: String::new(),
+        target: "<= 2 s".into(),
+        met: met(takeover <= Duration::from_secs(2)),
+    });
+    report.row(Row {
+        figure: "history: restore of that actor to the middle (file://)".into(),
+        shim: format!("{:.2} s", restore.as_secs_f64()),
+        baseline: String::new(),
+        ratio: String::new(),
+        target: "<= 3 s".into(),
+        met: met(restore <= Duration::from_secs(3)),
+    });
+    Ok(())
+}

@@ -16,6 +16,10 @@
 #          the trial talks to 127.0.0.1 only)
 #   Cargo  scripts/cargo-registry.py, the eight .crate files uploaded as
 #          `cargo publish` would send them
+# Python runs once per CPython found among 3.11, 3.12 and 3.13 (python3.X on
+# PATH, else pyenv's newest 3.X), each in its own folder with that python3
+# first on PATH: the harness wheel is one abi3 wheel for all of them (ADR
+# 065). A version not found is skipped, and said so.
 # Where the host comes from: npm's platform package (TypeScript), the harness
 # wheel's `wasmkeep-shim` script (Python), the C archive's bin/ (C and Rust:
 # a Rust author's prebuilt host; the project's `cargo test` compiles the host
@@ -25,7 +29,8 @@
 # of a mirror of crates.io would not need.
 #
 # DIR defaults to target/release-packages/<version> (`cargo xtask release
-# --profile debug`). Needs `bash scripts/setup.sh` (verdaccio, pypiserver,
+# --profile debug`); a release of some pieces (`--only python`) publishes
+# only those. Needs `bash scripts/setup.sh` (verdaccio, pypiserver,
 # twine) and root for unshare -m (without it the checkout is not hidden, and
 # the trial says so).
 set -euo pipefail
@@ -130,10 +135,14 @@ wait_http "$cargo_url/index/config.json" "$tmp/cargo-registry.log" cargo-registr
 # Each tarball's contents pass publint, and the ones with types pass
 # arethetypeswrong as an ESM-only package (require() from CommonJS and node10's
 # resolution, which ignores "exports", are not supported; ADR 032).
+# A release of some pieces only (`cargo xtask release --only python`) is
+# tried for the languages it has: what it lacks is not published.
+has() { compgen -G "$release/$1" >/dev/null; }
+count() { if has "$1"; then ls "$release"/$1 | wc -l; else echo 0; fi; }
 tools=$root/scripts/registry-tools/node_modules/.bin
 [ -x "$tools/publint" ] && [ -x "$tools/attw" ] ||
   die "publint or attw is missing: bash scripts/setup.sh (npm ci in scripts/registry-tools)"
-for tgz in "$release"/npm/*.tgz; do
+has 'npm/*.tgz' && for tgz in "$release"/npm/*.tgz; do
   rm -rf "$tmp/lint" && mkdir -p "$tmp/lint" && tar -xzf "$tgz" -C "$tmp/lint"
   "$tools/publint" --pack false "$tmp/lint/package" >"$tmp/publint.log" 2>&1 ||
     { cat "$tmp/publint.log" >&2; die "publint $(basename "$tgz")"; }
@@ -142,7 +151,7 @@ for tgz in "$release"/npm/*.tgz; do
       { cat "$tmp/attw.log" >&2; die "arethetypeswrong $(basename "$tgz")"; }
   fi
 done
-say "npm tarballs pass publint and arethetypeswrong (esm-only): $(ls "$release"/npm/*.tgz | xargs -n1 basename | tr '\n' ' ')"
+has 'npm/*.tgz' && say "npm tarballs pass publint and arethetypeswrong (esm-only): $(ls "$release"/npm/*.tgz | xargs -n1 basename | tr '\n' ' ')"
 
 # --- Publish every package --------------------------------------------------
 start=$(date +%s.%N)
@@ -151,19 +160,24 @@ token=$(curl -fs -X PUT -H 'Content-Type: application/json' \
   "$py" -c 'import json, sys; print(json.load(sys.stdin)["token"])') || die "adding verdaccio's publishing user"
 printf '//127.0.0.1:%s/:_authToken=%s\n' "$npm_port" "$token" >"$tmp/publish.npmrc"
 # The platform package first: the SDK's optionalDependencies name it.
-for tgz in $(ls "$release"/npm/*.tgz | sort -r); do
+has 'npm/*.tgz' && for tgz in $(ls "$release"/npm/*.tgz | sort -r); do
   npm publish --userconfig "$tmp/publish.npmrc" --registry "$npm_url" --ignore-scripts --loglevel=error "$tgz" \
     >>"$tmp/publish.log" 2>&1 || { cat "$tmp/publish.log" >&2; die "npm publish $(basename "$tgz")"; }
 done
-"$py" -m twine upload --disable-progress-bar --non-interactive --repository-url "$pypi_url/" -u trial -p trial \
+has 'python/*' && "$py" -m twine upload --disable-progress-bar --non-interactive --repository-url "$pypi_url/" -u trial -p trial \
   "$release"/python/* >>"$tmp/publish.log" 2>&1 || { cat "$tmp/publish.log" >&2; die "twine upload"; }
 # What the SDK's wheels need from PyPI, beside them (pip's cache makes this quick).
-"$py" -m pip download -q --disable-pip-version-check -d "$tmp/pypi" --only-binary=:all: \
-  "componentize-py==0.25.1" "pytest>=7" >>"$tmp/publish.log" 2>&1 || { cat "$tmp/publish.log" >&2; die "pip download of the SDK's dependencies"; }
-python3 scripts/cargo-registry.py upload "$cargo_url" "$release"/crates/*.crate >>"$tmp/publish.log" 2>&1 ||
-  { cat "$tmp/publish.log" "$tmp/cargo-registry.log" >&2; die "uploading the crates"; }
+# For each CPython the Python trial runs on (pytest's dependencies differ by version).
+for v in 3.11 3.12 3.13; do
+  "$py" -m pip download -q --disable-pip-version-check -d "$tmp/pypi" --only-binary=:all: --python-version "$v" \
+    "componentize-py==0.25.1" "pytest>=7" >>"$tmp/publish.log" 2>&1 || { cat "$tmp/publish.log" >&2; die "pip download of the SDK's dependencies for CPython $v"; }
+done
+if has 'crates/*.crate'; then
+  python3 scripts/cargo-registry.py upload "$cargo_url" "$release"/crates/*.crate >>"$tmp/publish.log" 2>&1 ||
+    { cat "$tmp/publish.log" "$tmp/cargo-registry.log" >&2; die "uploading the crates"; }
+fi
 printf 'registry-trial: published %s npm tarballs, %s Python files, %s crates in %.1f s\n' \
-  "$(ls "$release"/npm/*.tgz | wc -l)" "$(ls "$release"/python/* | wc -l)" "$(ls "$release"/crates/*.crate | wc -l)" \
+  "$(count 'npm/*.tgz')" "$(count 'python/*')" "$(count 'crates/*.crate')" \
   "$(echo "$(date +%s.%N) - $start" | bc)"
 
 # --- Per language: the user's steps, in a script run with the checkout hidden
@@ -183,12 +197,15 @@ case $lang in
     npm test --silent
     serve=(npx --no-install wasmkeep-shim serve) ;;
   python)
+    # The CPython of this run is the python3 on PATH (the trial put it first).
+    python3 -c "import sys; v = '%d.%d' % sys.version_info[:2]; sys.exit(0 if v == '$PY_VERSION' else 'python3 is ' + v + ', not $PY_VERSION')"
     python3 -m venv tools
     tools/bin/pip install -q --disable-pip-version-check "wasmkeep-actor[testing]==$VERSION"
     tools/bin/wasmkeep-shim new "$name" --lang python
     cd "$name"
     # The README's steps: its venv and install line, build, pytest.
     eval "$(grep -m1 '^python3 -m venv' README.md | sed 's/ *#.*$//; s/pip install/pip install -q --disable-pip-version-check/')"
+    .venv/bin/python -c "import sys, wasmkeep_actor_harness as h; print('CPython', sys.version.split()[0], 'harness', h.HOST_VERSION, h.__file__)"
     .venv/bin/python -m wasmkeep_actor build actor.py -o "$name.wasm"
     .venv/bin/python -m pytest -q
     serve=(.venv/bin/python -m wasmkeep_actor serve) ;;
@@ -235,17 +252,51 @@ kill "$server"
 wait "$server" 2>/dev/null || true
 EOF
 
-if unshare -m --propagation private true 2>/dev/null; then hide=yes; else hide=; say "unshare -m is not allowed here: the checkout is NOT hidden"; fi
+# A CPython X.Y's interpreter: python3.X on PATH if it runs (pyenv's shim
+# runs only for its selected versions), else pyenv's newest X.Y.*.
+find_cpython() {
+  local v=$1 p
+  p=$(command -v "python$v" 2>/dev/null) && "$p" -c "" 2>/dev/null && { echo "$p"; return 0; }
+  command -v pyenv >/dev/null || return 1
+  p=$(ls -d "$(pyenv root)/versions/$v".* 2>/dev/null | sort -V | tail -1)
+  [ -n "$p" ] && [ -x "$p/bin/python$v" ] && "$p/bin/python$v" -c "" 2>/dev/null && { echo "$p/bin/python$v"; return 0; }
+  return 1
+}
+runs=()
 for lang in "${langs[@]}"; do
+  if [ "$lang" = python ]; then
+    found=()
+    for v in 3.11 3.12 3.13; do
+      if p=$(find_cpython "$v"); then runs+=("python-$v=$p"); found+=("$v"); else say "python: no CPython $v here (python$v, pyenv): not tried on it"; fi
+    done
+    ((${#found[@]})) || die "python: no CPython 3.11, 3.12 or 3.13 found"
+  else
+    runs+=("$lang")
+  fi
+done
+
+if unshare -m --propagation private true 2>/dev/null; then hide=yes; else hide=; say "unshare -m is not allowed here: the checkout is NOT hidden"; fi
+for run in "${runs[@]}"; do
+  # python-X.Y=<interpreter> for Python, else the language.
+  lang=${run%%=*}
+  python=
+  case $run in *=*) python=${run#*=} ;; esac
+  [ ! -e "$tmp/$lang" ] || die "$lang is named twice"
   work=$tmp/$lang
-  [ ! -e "$work" ] || die "$lang is named twice"
   mkdir -p "$work/home"
   log=$tmp/$lang.log
+  # Python: this run's interpreter as python3, first on PATH.
+  path=$PATH
+  if [ -n "$python" ]; then
+    mkdir -p "$work/pybin"
+    ln -s "$python" "$work/pybin/python3"
+    path=$work/pybin:$PATH
+  fi
   # Only the registries, the user's own caches and tools: no checkout
   # variables, its npm and pip configuration replaced by the trial's.
   printf 'registry=%s/\n' "$npm_url" >"$work/npmrc"
   envs=(env -u CARGO_TARGET_DIR -u CARGO_BUILD_BUILD_DIR -u WASMKEEP_SDK -u VIRTUAL_ENV -u PYTHONPATH
-    WORK="$work" VERSION="$version" RELEASE="$tmp/release"
+    WORK="$work" VERSION="$version" RELEASE="$tmp/release" PATH="$path" PY_VERSION="${lang#python-}"
     npm_config_userconfig="$work/npmrc" npm_config_registry="$npm_url/" npm_config_update_notifier=false
     PIP_INDEX_URL="$pypi_url/simple/" PIP_CONFIG_FILE=/dev/null
     CARGO_REGISTRIES_WASMKEEP_TRIAL_INDEX="sparse+$cargo_url/index/")
@@ -256,15 +307,18 @@ for lang in "${langs[@]}"; do
     if grep -qs '"@wasmkeep/actor"' "$dir/package.json"; then rm -rf "$dir"; fi
   done
   # The release folder is the checkout's: the C archive is copied out first.
-  mkdir -p "$tmp/release/c" && cp "$release"/c/*.tar.gz "$tmp/release/c/"
+  mkdir -p "$tmp/release/c"
+  if has 'c/*.tar.gz'; then cp "$release"/c/*.tar.gz "$tmp/release/c/"; fi
   start=$(date +%s.%N)
   if [ -n "$hide" ]; then
     "${envs[@]}" unshare -m --propagation private bash -c \
-      'mount -t tmpfs -o size=1m none "$1" && cd / && exec bash "$2" "$3"' _ "$root" "$tmp/user.sh" "$lang" >"$log" 2>&1 ||
+      'mount -t tmpfs -o size=1m none "$1" && cd / && exec bash "$2" "$3"' _ "$root" "$tmp/user.sh" "${lang%%-*}" >"$log" 2>&1 ||
       { tail -60 "$log" >&2; die "$lang: the user's steps (above; the script is $tmp/user.sh)"; }
   else
-    "${envs[@]}" bash "$tmp/user.sh" "$lang" >"$log" 2>&1 || { tail -60 "$log" >&2; die "$lang: the user's steps (above)"; }
+    "${envs[@]}" bash "$tmp/user.sh" "${lang%%-*}" >"$log" 2>&1 || { tail -60 "$log" >&2; die "$lang: the user's steps (above)"; }
   fi
-  printf 'registry-trial: %-6s install + new + build + test + serve + first response in %.1f s%s\n' "$lang" \
+  printf 'registry-trial: %-11s install + new + build + test + serve + first response in %.1f s%s\n' "$lang" \
     "$(echo "$(date +%s.%N) - $start" | bc)" "${hide:+ (checkout hidden)}"
+  # Which interpreter and harness it was: the venv's own line.
+  [ -z "$python" ] || say "  $(grep -m1 '^CPython ' "$log" | sed "s|$work/||")"
 done

@@ -3,7 +3,8 @@
 # system's site-packages), skipping what is present (run from anywhere):
 #   target/py-venv: componentize-py 0.25.1, maturin, pytest, mypy, setuptools>=77; the SDK itself
 #   (editable); the test harness (wasmkeep_actor_harness, built by maturin from
-#   sdk-python/harness over the host library); then the Python guests built
+#   sdk-python/harness over the host library, linked by zig from PyPI's ziglang
+#   for glibc 2.28: scripts/harness-wheel.sh); then the Python guests built
 #   into target/components/ (skipped when their inputs are unchanged).
 # With WASMKEEP_SETUP_FOR=serve (scripts/main.sh), only what building the
 # examples needs: componentize-py and the SDK; no harness, pytest or mypy.

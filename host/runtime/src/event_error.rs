@@ -138,6 +138,9 @@ pub(crate) fn fail_job(kind: EventKind, why: &EventError) {
         EventKind::AdminDelete { done } => {
             let _ = done.send(Err(why.to_string()));
         }
+        EventKind::Restore { done, .. } => {
+            let _ = done.send(Err(crate::error::RuntimeError::Event(why.to_string())));
+        }
         EventKind::Expire { done, .. } => {
             let _ = done.send(false);
         }

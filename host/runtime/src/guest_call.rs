@@ -231,6 +231,7 @@ pub(crate) fn run_event(host: &Arc<Host>, res: &mut Resident, kind: EventKind, c
         | EventKind::Barrier { .. }
         | EventKind::Hibernate { .. }
         | EventKind::AdminDelete { .. }
+        | EventKind::Restore { .. }
         | EventKind::OperatorDelete { .. }
         | EventKind::Expire { .. } => Ok(()),
     };

@@ -67,6 +67,17 @@ impl CallFailure {
     }
 }
 
+/// What a restore did (ADR 064).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Restored {
+    /// The position whose state was restored, as a bookmark.
+    pub from: String,
+    /// The new head, where the restored state now stands.
+    pub at: String,
+    /// The head before the restore: restoring to it undoes this one.
+    pub undo: String,
+}
+
 /// What the admin API's delete did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AdminDeleted {
@@ -136,6 +147,12 @@ pub(crate) enum EventKind {
     AdminDelete {
         done: oneshot::Sender<Result<AdminDeleted, String>>,
     },
+    /// Host-side: put the state at an earlier position on the actor's head
+    /// (ADR 064); runs no guest code, and the instance is dropped after it.
+    Restore {
+        to: crate::replica::Target,
+        done: oneshot::Sender<Result<Restored, crate::error::RuntimeError>>,
+    },
     /// Host-side: carry out an operator delete request (runs no guest code).
     OperatorDelete {
         req: crate::operator::DeleteRequest,
@@ -162,6 +179,7 @@ impl EventKind {
             | EventKind::Barrier { .. }
             | EventKind::Hibernate { .. }
             | EventKind::AdminDelete { .. }
+            | EventKind::Restore { .. }
             | EventKind::OperatorDelete { .. }
             | EventKind::Expire { .. } => "host",
         }

@@ -90,7 +90,7 @@ pub use event_error::HOLDER_HEADER;
 pub use failure_kind::{FAILURE_HEADER, FailureKind, UnknownFailureKind};
 pub use faults::FaultKind;
 pub use http_types::{HttpRequest, HttpResponse, Outbound, SocketMessage};
-pub use job::{AdminDeleted, CallFailure};
+pub use job::{AdminDeleted, CallFailure, Restored};
 pub use last_event::{EventKindName, EventOutcome, LastEvent};
 pub use local_cluster::LocalCluster;
 pub use manifest::{

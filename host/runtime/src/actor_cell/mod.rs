@@ -8,6 +8,7 @@
 mod delete;
 mod guest_event;
 mod host_jobs;
+mod restore;
 mod run_job;
 
 use crate::actor_db::ActorDb;

@@ -15,6 +15,7 @@ impl ActorCell {
                 | EventKind::Barrier { .. }
                 | EventKind::Hibernate { .. }
                 | EventKind::AdminDelete { .. }
+                | EventKind::Restore { .. }
         );
         if guest_event {
             if self.host.halted(&self.mailbox.key.app) {
@@ -46,6 +47,7 @@ impl ActorCell {
                 let _ = done.send(self.admin_delete());
                 return;
             }
+            EventKind::Restore { to, done } => return self.restore(to, done),
             EventKind::Expire { etag, done } => {
                 let _ = done.send(self.expire(etag));
                 return;

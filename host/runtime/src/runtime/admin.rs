@@ -162,6 +162,26 @@ impl<'a> Admin<'a> {
             .map_err(RuntimeError::Event)
     }
 
+    /// Restores an actor of this cluster node to `to` (ADR 064): in its
+    /// mailbox after what is queued, with no guest code; its open sockets
+    /// are closed with 1012 "actor restored", the state at `to` becomes the
+    /// head at a new position (restoring to [`Restored::undo`] undoes it),
+    /// its alarm follows the restored state, and the next event starts a
+    /// fresh instance on it.
+    ///
+    /// # Errors
+    /// `NeedsCluster` on a single node, `NoSuchActor`, `BadArgument` for a
+    /// target before the actor's delete or before its first state, `Event`
+    /// when another node holds it or the bucket failed.
+    pub fn restore_actor(&self, key: &ActorKey, to: crate::replica::Target) -> Result<Restored, RuntimeError> {
+        self.host.class(key)?;
+        let (tx, rx) = oneshot::channel();
+        self.host
+            .enqueue(key, Job::new(EventKind::Restore { to, done: tx }, Vec::new()));
+        rx.blocking_recv()
+            .map_err(|_| RuntimeError::Host("the actor's worker stopped".into()))?
+    }
+
     /// How many actors are resident now.
     pub fn resident_count(&self) -> usize {
         resident_count(self.host)

@@ -44,6 +44,21 @@ pub(crate) trait Holding: Send {
     /// The local files could not be removed (retried before the next event).
     fn finish_delete(&mut self, record: &str) -> Result<(), StorageError>;
 
+    /// Puts the state at `to` on the head at a new position and makes it
+    /// the local database, which is closed (ADR 064). Returns what it did
+    /// and the restored state's alarm. A single node keeps no history.
+    ///
+    /// # Errors
+    /// `NeedsCluster` on a single node; `BadArgument` for a target refused
+    /// (before a delete, or no state then); `Event` when the bucket failed.
+    fn restore(
+        &mut self,
+        to: crate::replica::Target,
+    ) -> Result<(crate::job::Restored, Option<u64>), crate::error::RuntimeError> {
+        let _ = to;
+        Err(crate::error::RuntimeError::NeedsCluster("restoring an actor"))
+    }
+
     /// Lets the actor go (hibernation): the hold is released.
     fn release(&mut self);
 

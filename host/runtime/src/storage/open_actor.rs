@@ -25,6 +25,9 @@ enum DbState {
     DeletedInEvent,
     /// A reset failed in this event: closed, files (or history) maybe still there.
     ClosedByFailedDelete,
+    /// Closed for a restore, which replaced the file (ADR 064); the actor
+    /// is let go after it.
+    ClosedForRestore,
 }
 
 /// Where the actor's durable state stands in the current event.
@@ -74,6 +77,9 @@ impl OpenActor {
             DbState::Open(db) => Ok(db),
             DbState::DeletedInEvent => Err(SqlError::NotAllowed(refusals::DELETED_IN_EVENT.into())),
             DbState::ClosedByFailedDelete => Err(SqlError::NotAllowed(refusals::CLOSED_BY_FAILED_DELETE.into())),
+            DbState::ClosedForRestore => Err(SqlError::Internal(
+                "the actor's database was restored in this job".into(),
+            )),
             // The cell opens a resting database before any job that uses it.
             DbState::Resting(..) => Err(SqlError::Internal("the actor's database was not reopened".into())),
         }
@@ -83,7 +89,10 @@ impl OpenActor {
     pub(crate) fn open_db(&self) -> Option<&ActorDb> {
         match &self.db {
             DbState::Open(db) => Some(db),
-            DbState::DeletedInEvent | DbState::ClosedByFailedDelete | DbState::Resting(..) => None,
+            DbState::DeletedInEvent
+            | DbState::ClosedByFailedDelete
+            | DbState::ClosedForRestore
+            | DbState::Resting(..) => None,
         }
     }
 
@@ -219,6 +228,25 @@ impl OpenActor {
     /// actor's next event.
     pub(crate) fn finish_delete(mut self, how: DeleteHow, now_ms: u64) -> Result<(), StorageError> {
         self.holding.finish_delete(&how.record(now_ms))
+    }
+
+    /// A restore (ADR 064): the database closed, then the state at `to` put
+    /// on the head and made the local copy. Returns what it did and the
+    /// restored state's alarm; the caller lets the actor go after it.
+    ///
+    /// # Errors
+    /// As [`Holding::restore`].
+    pub(crate) fn restore(
+        &mut self,
+        to: crate::replica::Target,
+    ) -> Result<(crate::job::Restored, Option<u64>), crate::error::RuntimeError> {
+        if let DbState::Open(db) = std::mem::replace(&mut self.db, DbState::ClosedForRestore) {
+            db.rollback_if_open();
+            if let Err(e) = db.close() {
+                tracing::warn!(actor = %self.key, "closing before a restore: {e}");
+            }
+        }
+        self.holding.restore(to)
     }
 
     /// Hibernation: the database closed (an open transaction rolled back) and the hold released.

@@ -813,7 +813,8 @@ async fn in_a_cluster_an_actors_history_reads_as_uploads_a_reset_and_the_fence()
     );
 
     // Node 2 cut off, node 1 takes the actor over: a new generation, the
-    // fence of what it restored (the reset's image), then its own upload.
+    // fence of what it restored (the reset's image, as a page set that
+    // names no page), then the pages its own write changed (ADR 064).
     let rt2 = nodes[1].clone();
     tokio::task::spawn_blocking(move || rt2.dev().cut_off())
         .await
@@ -828,7 +829,7 @@ async fn in_a_cluster_an_actors_history_reads_as_uploads_a_reset_and_the_fence()
             ("reset".into(), 1, 1, false),
             ("snapshot".into(), 1, 1, false),
             ("fence".into(), 2, 0, false),
-            ("upload".into(), 2, 1, true),
+            ("pages".into(), 2, 1, true),
         ],
         "{h}"
     );
@@ -854,6 +855,67 @@ async fn in_a_cluster_an_actors_history_reads_as_uploads_a_reset_and_the_fence()
         (&json!("request"), &json!("not-acknowledged")),
         "{i}"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn restore_to_here_puts_an_earlier_state_on_the_head_and_can_be_undone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let nodes = testee_cluster(dir.path());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    let app = wasmkeep_shim::server::router_for_node(
+        nodes[0].clone(),
+        "demo/app".into(),
+        wasmkeep_shim::server::AdminAccess::default(),
+        nodes.clone(),
+    )
+    .into_make_service_with_connect_info::<std::net::SocketAddr>();
+    tokio::spawn(async move {
+        let _ = axum::serve(listener, app).await;
+    });
+    let key = wasmkeep_shim::ActorKey::new("demo/app", "testee", "r1");
+    let actor = format!("http://{addr}/_shim/actors/testee/r1");
+    let first = json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}, {"op": "exec", "sql": "INSERT INTO t VALUES (1)"}]);
+    assert_eq!(ops_on(&nodes[0], &key, first).await, 200);
+    let second = json!([{"op": "exec", "sql": "INSERT INTO t VALUES (2)"}]);
+    assert_eq!(ops_on(&nodes[0], &key, second).await, 200);
+    let (_, _, h) = call("GET", &format!("{actor}/history"), None).await;
+    let first_bookmark = h["records"][0]["bookmark"].as_str().expect("a bookmark").to_owned();
+    let (status, _, r) = call(
+        "POST",
+        &format!("{actor}/restore"),
+        Some(json!({ "to": first_bookmark })),
+    )
+    .await;
+    assert_eq!(status, 200, "{r}");
+    let count = json!([{"op": "query", "sql": "SELECT count(*) FROM t"}]);
+    let rows = |nodes: &[Runtime]| {
+        let (rt, k) = (nodes[0].clone(), key.clone());
+        let body = json!({ "ops": count.clone() }).to_string();
+        tokio::task::spawn_blocking(move || {
+            let r = rt.request_blocking(&k, wasmkeep_shim::HttpRequest::new("POST", "/", body.into_bytes()));
+            rt.settle(&k);
+            r.expect("request").text()
+        })
+    };
+    assert!(
+        rows(&nodes).await.expect("task").contains(r#"{"integer":"1"}"#),
+        "one row, as at the first bookmark"
+    );
+    let (status, _, undone) = call("POST", &format!("{actor}/restore"), Some(json!({ "to": r["undo"] }))).await;
+    assert_eq!(status, 200, "{undone}");
+    assert!(
+        rows(&nodes).await.expect("task").contains(r#"{"integer":"2"}"#),
+        "undone: two rows"
+    );
+    let (status, kind, _) = call("POST", &format!("{actor}/restore"), Some(json!({ "to": 5 }))).await;
+    assert_eq!(
+        (status, kind.as_deref()),
+        (400, Some("bad-argument")),
+        "nothing was written at 5 ms"
+    );
+    let (status, _, _) = call("POST", &format!("{actor}/restore"), Some(json!({ "to": [] }))).await;
+    assert_eq!(status, 400, "a body that names no target");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -19,7 +19,7 @@ use wasmkeep_host::{ActorKey, FailureKind, LentReadError, Runtime};
 /// the one holding it, as the actors list says); this node when absent.
 #[derive(Deserialize)]
 pub(crate) struct NodeQuery {
-    node: Option<String>,
+    pub(crate) node: Option<String>,
 }
 
 /// Values longer than this are cut in a page of rows (the page asks for the whole one).

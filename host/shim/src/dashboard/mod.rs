@@ -9,6 +9,7 @@ mod metrics_history;
 mod overview;
 mod readonly_sql;
 mod reply;
+mod restore_api;
 mod state;
 
 use crate::admin_access::AdminAccess;
@@ -39,6 +40,7 @@ pub(crate) fn api_routes<S: Clone + Send + Sync + 'static>(
         .route(&format!("{a}/query"), post(actor_api::query))
         .route(&format!("{a}/alarm/run"), post(actor_api::run_alarm))
         .route(&format!("{a}/hibernate"), post(actor_api::hibernate))
+        .route(&format!("{a}/restore"), post(restore_api::restore))
         .with_state(DashCtx {
             metrics: metrics_history::MetricsHistory::start(&rt),
             rt,

@@ -179,6 +179,16 @@ export class ActorView {
       li.dataset.kind = r.kind;
       li.append(el("span", r.kind, "kind"), el("span", `generation ${r.generation} · seq ${r.seq}`, "pos"), el("span", describe(r)), el("span", new Date(r.at).toISOString(), "muted"));
       li.title = `${r.key}\nversion ${r.etag}`;
+      if (r.kind !== "snapshot" && r.kind !== "reset" && !r.head) {
+        // ADR 064: the state here becomes the head at a new position (undone by another restore).
+        const b = el("button", "restore to here", "restore");
+        b.dataset.testid = "restore-to-here";
+        b.onclick = async () => {
+          if (!(await confirmAction(`Restore ${this.label()} to ${r.bookmark}? Its open sockets close; a restore to the head before it undoes this.`))) return;
+          this.act("POST", "restore", { to: r.bookmark }, `restore to ${r.bookmark}`);
+        };
+        li.append(b);
+      }
       list.append(li);
     }
     box.replaceChildren(owner, h.body.records.length ? list : el("div", "no history", "muted"));

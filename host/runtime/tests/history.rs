@@ -274,3 +274,54 @@ fn the_admin_restore_runs_in_the_mailbox_and_the_alarm_follows_the_restored_stat
         Some(wasmkeep_host::FailureKind::NoSuchActor)
     );
 }
+
+#[test]
+fn a_restore_closes_open_sockets_after_their_close_events_ran_on_the_old_state() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_bucket, nodes, cluster) = nodes(dir.path(), 1);
+    let clock = cluster.clock().as_virtual().expect("a virtual clock").clone();
+    let k = ActorKey::new("t/app", "testee", "sockets");
+    ops(
+        &nodes[0],
+        &k,
+        json!([{"op": "exec", "sql": "CREATE TABLE n(id INTEGER PRIMARY KEY, v INTEGER)"}]),
+    );
+    let before_socket = clock.now_ms();
+    clock.advance(60_000);
+    let mut socket = nodes[0].open_socket(&k, "/chat").expect("open");
+    nodes[0].settle(&k);
+    let restored = nodes[0]
+        .admin()
+        .restore_actor(&k, Target::Time(before_socket))
+        .expect("restore");
+    let mut closed = None;
+    while let Ok(out) = socket.outbound.try_recv() {
+        if let wasmkeep_host::Outbound::Close { code, reason } = out {
+            closed = Some((code, reason));
+        }
+    }
+    assert_eq!(closed, Some((1012, "actor restored".to_owned())), "the client was told");
+    let log = |rt: &Runtime| {
+        ops(
+            rt,
+            &k,
+            json!([{"op": "query", "sql": "SELECT event FROM socket_log ORDER BY rowid"}]),
+        )
+    };
+    assert!(
+        log(&nodes[0]).contains("no such table"),
+        "the restored state never saw the socket: {}",
+        log(&nodes[0])
+    );
+    nodes[0]
+        .admin()
+        .restore_actor(&k, Target::Bookmark(restored.undo.parse().expect("bookmark")))
+        .expect("undo");
+    let events = log(&nodes[0]);
+    assert!(
+        events
+            .find("open")
+            .is_some_and(|o| events.find("close").is_some_and(|c| o < c)),
+        "the close event ran on the old state, before the restore: {events}"
+    );
+}

@@ -1,7 +1,8 @@
 //! A restore in the actor's mailbox (ADR 064): after the jobs queued
 //! before it, with no guest code. Its open sockets are closed first (1012
-//! "actor restored": the state they spoke to is gone), the state at the
-//! target becomes the head at a new position, the alarm follows the
+//! "actor restored": the state they spoke to is gone), and the restore
+//! goes behind their close events, which run on that state; then the state
+//! at the target becomes the head at a new position, the alarm follows the
 //! restored state, and the instance is dropped so the next event starts
 //! fresh on it. Events queued behind it run on the restored state.
 
@@ -22,6 +23,9 @@ pub(crate) type RestoreDone = oneshot::Sender<Result<Restored, RuntimeError>>;
 enum Found {
     /// Held here: its alarm after the restore, or why it failed.
     Restored(Result<(Restored, Option<u64>), RuntimeError>),
+    /// Held here with sockets open: they were closed, and the restore goes
+    /// behind their close events.
+    SocketsClosed,
     /// Another node of this process holds it.
     Elsewhere(std::sync::Arc<dyn crate::cluster::NodeMailboxes>),
     /// It could not be restored here (no such actor, not opened).
@@ -42,12 +46,18 @@ impl ActorCell {
         }
         let found = match self.prepare(OpenMode::Existing) {
             Ok(Prepared::Ready(ready)) => {
-                for id in ready.host.sockets_of(&key) {
-                    let _ = ready
-                        .host
-                        .socket_close_by_actor(&key, id, RESTORED_CLOSE.0, RESTORED_CLOSE.1.into());
+                let open = ready.host.sockets_of(&key);
+                if open.is_empty() {
+                    Found::Restored(ready.resident.store.data_mut().actor.restore(to))
+                } else {
+                    // Their close events run first, on the state they spoke to.
+                    for id in open {
+                        let _ = ready
+                            .host
+                            .socket_close_by_actor(&key, id, RESTORED_CLOSE.0, RESTORED_CLOSE.1.into());
+                    }
+                    Found::SocketsClosed
                 }
-                Found::Restored(ready.resident.store.data_mut().actor.restore(to))
             }
             Ok(Prepared::Absent) => Found::Refused(RuntimeError::NoSuchActor(key.clone())),
             Ok(Prepared::Elsewhere(node)) => Found::Elsewhere(node),
@@ -56,6 +66,11 @@ impl ActorCell {
         let outcome = match found {
             Found::Elsewhere(node) => {
                 return node.deliver(&key, Job::new(EventKind::Restore { to, done }, Vec::new()));
+            }
+            Found::SocketsClosed => {
+                return self
+                    .host
+                    .enqueue(&key, Job::new(EventKind::Restore { to, done }, Vec::new()));
             }
             Found::Refused(e) => Err(e),
             Found::Restored(Ok((restored, alarm))) => {

@@ -338,6 +338,25 @@ impl Holding for Replicated {
             })
     }
 
+    fn current_bookmark(&mut self, db: &ActorDb) -> Result<Option<String>, StorageError> {
+        self.upload(db)?;
+        Ok(self.replica.head().map(|p| p.to_string()))
+    }
+
+    fn bookmark_for_time(&mut self, at_ms: u64) -> Result<Option<String>, StorageError> {
+        let history = self.replica.history().map_err(|source| StorageError::Bucket {
+            what: format!("listing the history of {}", self.key),
+            source,
+        })?;
+        let pos = crate::history_chain::position_at_time(&history, at_ms);
+        let after_reset = |p: &Pos| crate::history_chain::newest_reset(&history).is_none_or(|r| *p >= r);
+        Ok(pos.filter(after_reset).map(|p| p.to_string()))
+    }
+
+    fn keeps_history(&self) -> bool {
+        true
+    }
+
     fn restore(
         &mut self,
         to: crate::replica::Target,

@@ -59,6 +59,32 @@ pub(crate) trait Holding: Send {
         Err(crate::error::RuntimeError::NeedsCluster("restoring an actor"))
     }
 
+    /// The position of the state as it is now, as a bookmark (ADR 064):
+    /// what the event wrote so far is made durable first, as
+    /// [`Holding::durable_write`] does. `None` where no history is kept.
+    ///
+    /// # Errors
+    /// As [`Holding::durable_write`].
+    fn current_bookmark(&mut self, db: &ActorDb) -> Result<Option<String>, StorageError> {
+        let _ = db;
+        Ok(None)
+    }
+
+    /// The bookmark of the last state written at or before `at_ms`;
+    /// `Ok(None)` where no state was (or no history is kept).
+    ///
+    /// # Errors
+    /// The history could not be listed.
+    fn bookmark_for_time(&mut self, at_ms: u64) -> Result<Option<String>, StorageError> {
+        let _ = at_ms;
+        Ok(None)
+    }
+
+    /// Whether this storage keeps a history to restore from.
+    fn keeps_history(&self) -> bool {
+        false
+    }
+
     /// Lets the actor go (hibernation): the hold is released.
     fn release(&mut self);
 

@@ -174,6 +174,36 @@ impl OpenActor {
         r
     }
 
+    /// The bookmark of the state as it is now (ADR 064), what the event
+    /// wrote so far made durable first; `None` where no history is kept.
+    ///
+    /// # Errors
+    /// Not acknowledged: from now on the event's writes are not kept.
+    #[allow(dead_code, reason = "the guests' bookmark calls (WIT 0.2.4) are the callers to come")]
+    pub(crate) fn current_bookmark(&mut self) -> Result<Option<String>, StorageError> {
+        let DbState::Open(db) = &self.db else { return Ok(None) };
+        let r = self.holding.current_bookmark(db);
+        if r.is_err() {
+            self.durability = Durability::WritesLost;
+        }
+        r
+    }
+
+    /// The bookmark of the last state written at or before `at_ms` (ADR 064).
+    ///
+    /// # Errors
+    /// The history could not be listed.
+    #[allow(dead_code, reason = "the guests' bookmark calls (WIT 0.2.4) are the callers to come")]
+    pub(crate) fn bookmark_for_time(&mut self, at_ms: u64) -> Result<Option<String>, StorageError> {
+        self.holding.bookmark_for_time(at_ms)
+    }
+
+    /// Whether the actor's storage keeps a history to restore from.
+    #[allow(dead_code, reason = "the guests' bookmark calls (WIT 0.2.4) are the callers to come")]
+    pub(crate) fn keeps_history(&self) -> bool {
+        self.holding.keeps_history()
+    }
+
     /// At the end of an event whose writes are kept.
     ///
     /// # Errors

@@ -18,7 +18,7 @@ use wasmkeep_shim::faults::Faults;
 use wasmkeep_shim::replica::{Acquired, Replica, Target};
 use wasmkeep_shim::{Access, ActorKey, ClassSpec, Cluster, HttpRequest, Runtime, RuntimeConfig};
 
-use crate::report::{Met, Report, Row, met, thousands};
+use crate::report::{Report, Row, met, thousands};
 use crate::setup;
 
 const APP: &str = "bench/history";
@@ -60,7 +60,11 @@ fn ops(rt: &Runtime, key: &ActorKey, ops: serde_json::Value) -> Result<String> {
     let r = rt.request_blocking(key, HttpRequest::new("POST", "/", body))?;
     rt.settle(key);
     let text = r.text();
-    ensure!(r.status == 200 && !text.contains("\"error\""), "{key}: {} {text}", r.status);
+    ensure!(
+        r.status == 200 && !text.contains("\"error\""),
+        "{key}: {} {text}",
+        r.status
+    );
     Ok(text)
 }
 
@@ -84,7 +88,12 @@ fn sized(rt: &Runtime, key: &ActorKey, mb: u64) -> Result<()> {
 
 fn write(rt: &Runtime, key: &ActorKey, i: u64, durable: bool) -> Result<()> {
     let op = if durable { "exec-durable" } else { "exec" };
-    ops(rt, key, json!([{"op": op, "sql": format!("UPDATE n SET v = {i} WHERE id = 1")}])).map(|_| ())
+    ops(
+        rt,
+        key,
+        json!([{"op": op, "sql": format!("UPDATE n SET v = {i} WHERE id = 1")}]),
+    )
+    .map(|_| ())
 }
 
 /// The history's objects and their bytes (read whole: a local directory).
@@ -98,18 +107,46 @@ fn history_size(bucket: &dyn ObjectStore, key: &ActorKey) -> Result<(usize, u64)
     Ok((listed.len(), bytes))
 }
 
-pub fn run(testee: &Path, report: &mut Report) -> Result<()> {
+pub fn run(testee: &Path, counter: &Path, report: &mut Report) -> Result<()> {
     write_cost(testee, report).context("history: the cost of a write")?;
     read_cost(testee, report).context("history: the cost of a read")?;
     collected(testee, report).context("history: after a collection")?;
     takeover_and_restore(testee, report).context("history: takeover and restore")?;
+    single_node_cost(counter, report).context("history: a single node's cost")?;
+    Ok(())
+}
+
+/// The Rust counter's POST at one connection on a single node, history on
+/// against off, alternating in this run (the medians of five of each).
+fn single_node_cost(counter: &Path, report: &mut Report) -> Result<()> {
+    let tokio_rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting tokio")?;
+    let plan = crate::http::Plan {
+        warmup: Duration::from_secs(1),
+        duration: Duration::from_secs(3),
+        runs: 1,
+    };
+    let (mut on, mut off) = (Vec::new(), Vec::new());
+    for _ in 0..5 {
+        off.push(crate::http::post_rate_with_history(&tokio_rt, counter, false, plan)?);
+        on.push(crate::http::post_rate_with_history(&tokio_rt, counter, true, plan)?);
+    }
+    report.note(format!(
+        "history: single node, Rust counter POST at 1 connection, alternating rounds of 3 s: off {}; on {}",
+        off.iter().map(|r| thousands(*r)).collect::<Vec<_>>().join(", "),
+        on.iter().map(|r| thousands(*r)).collect::<Vec<_>>().join(", ")
+    ));
+    let (on, off) = (setup::median(&mut on), setup::median(&mut off));
+    let ratio = on / off.max(1.0);
     report.row(Row {
         figure: "history: single node, Rust counter POST 1 conn, history on / off".into(),
-        shim: "not built".into(),
-        baseline: String::new(),
-        ratio: String::new(),
+        shim: format!("{}/s", thousands(on)),
+        baseline: format!("{}/s (off)", thousands(off)),
+        ratio: format!("{ratio:.2}"),
         target: ">= 0.90".into(),
-        met: Met::Unknown,
+        met: met(ratio >= 0.9),
     });
     Ok(())
 }
@@ -200,7 +237,10 @@ fn collected(testee: &Path, report: &mut Report) -> Result<()> {
     let live = |_: &str| true;
     let mut replica = Replica::new(p.bucket.clone(), Arc::new(Faults::default()), key.clone(), "collector")
         .with_clock(Arc::new(clock.clone()));
-    ensure!(matches!(replica.acquire(&live)?, Acquired::Held { .. }), "the collector holds the actor");
+    ensure!(
+        matches!(replica.acquire(&live)?, Acquired::Held { .. }),
+        "the collector holds the actor"
+    );
     let done = replica.collect(3_600_000, &live)?;
     replica.release()?;
     let (objects, bytes) = history_size(p.bucket.as_ref(), &key)?;
@@ -245,18 +285,29 @@ fn takeover_and_restore(testee: &Path, report: &mut Report) -> Result<()> {
     }
     p.nodes[0].dev().hibernate_all();
     let t = Instant::now();
-    ops(&p.nodes[1], &key, json!([{"op": "query", "sql": "SELECT v FROM n WHERE id = 1"}]))?;
+    ops(
+        &p.nodes[1],
+        &key,
+        json!([{"op": "query", "sql": "SELECT v FROM n WHERE id = 1"}]),
+    )?;
     let takeover = t.elapsed();
     p.nodes[1].dev().hibernate_all();
     let live = |_: &str| true;
     let mut replica = Replica::new(p.bucket.clone(), Arc::new(Faults::default()), key.clone(), "operator")
         .with_clock(Arc::new(clock.clone()));
     let t = Instant::now();
-    ensure!(matches!(replica.acquire(&live)?, Acquired::Held { .. }), "the operator holds the actor");
+    ensure!(
+        matches!(replica.acquire(&live)?, Acquired::Held { .. }),
+        "the operator holds the actor"
+    );
     let (from, _, _) = replica.restore_to(Target::Time(middle), &live)?;
     replica.release()?;
     let restore = t.elapsed();
-    let answer = ops(&p.nodes[0], &key, json!([{"op": "query", "sql": "SELECT v FROM n WHERE id = 1"}]))?;
+    let answer = ops(
+        &p.nodes[0],
+        &key,
+        json!([{"op": "query", "sql": "SELECT v FROM n WHERE id = 1"}]),
+    )?;
     ensure!(
         answer.contains(&format!("\"integer\":\"{}\"", WRITES / 2)),
         "the restore gave the state at the middle: {answer}"

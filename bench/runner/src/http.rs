@@ -226,6 +226,47 @@ fn measure_shim(tokio_rt: &tokio::runtime::Runtime, who: &str, counter: &Path, p
     Ok(loads)
 }
 
+/// Requests/s of POST at one connection to the Rust counter on a single
+/// node, with its history on (written every [`wasmkeep_shim::HistoryConfig::EVERY`])
+/// or off (ADR 064).
+pub fn post_rate_with_history(
+    tokio_rt: &tokio::runtime::Runtime,
+    counter: &Path,
+    history: bool,
+    plan: Plan,
+) -> Result<f64> {
+    let dir = tempfile::Builder::new()
+        .prefix("wasmkeep-bench-history-")
+        .tempdir()
+        .context("creating a temporary directory")?;
+    let mut config = wasmkeep_shim::RuntimeConfig::new(dir.path());
+    config.cache_dir = dir.path().join("cache");
+    if history {
+        config.history = Some(wasmkeep_shim::HistoryConfig::in_data_dir(dir.path()));
+    }
+    let rt = wasmkeep_shim::Runtime::new(config)?;
+    rt.add_app(
+        setup::APP,
+        &[wasmkeep_shim::ClassSpec {
+            name: "counter".into(),
+            component: counter.to_owned(),
+            access: wasmkeep_shim::Access::Open,
+        }],
+    )?;
+    let load = tokio_rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).await?;
+        let addr = listener.local_addr()?;
+        let app = wasmkeep_shim::server::router(rt.clone(), setup::APP.to_owned());
+        let server = tokio::spawn(async move { axum::serve(listener, app).await });
+        let result = load(addr, "POST", 1, plan).await;
+        server.abort();
+        result
+    })?;
+    rt.dev().hibernate_all();
+    rt.shutdown();
+    Ok(load.rps)
+}
+
 /// A counter in another language, measured beside the Rust one: its label
 /// (`counter-ts`, `counter-c`, `counter-py`) and its component.
 pub struct OtherCounter {

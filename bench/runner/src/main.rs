@@ -199,7 +199,8 @@ fn run(args: &Args) -> Result<Report> {
     if args.wants(Figure::History) {
         eprintln!("== history: page sets on a chain (one node over file://, the conformance testee)");
         let testee = paths.component("conformance-testee-rust", "conformance/testees/rust")?;
-        history::run(&testee, &mut report)?;
+        let counter = paths.component("counter-rust", "examples/counter-rust")?;
+        history::run(&testee, &counter, &mut report)?;
     }
     if args.wants(Figure::Exec) {
         eprintln!("== exec: guest against native rusqlite");

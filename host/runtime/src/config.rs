@@ -46,6 +46,39 @@ pub struct RuntimeConfig {
     /// default a quick read (25 µs) does, while the actor's requests
     /// overlap (ADR 048, ADR 059).
     pub reads_here: ReadsHere,
+    /// A single node's history (ADR 064): where it is kept and how often a
+    /// resident actor's commits are written to it; `None` keeps none (the
+    /// library's default; `serve` keeps one unless `--no-history`). A
+    /// cluster's history is its bucket whatever this says.
+    pub history: Option<HistoryConfig>,
+}
+
+/// Where and how often a single node keeps its actors' history.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryConfig {
+    /// The directory, laid out as a `file://` bucket (`serve` uses
+    /// `<data-dir>/history`).
+    pub dir: PathBuf,
+    /// How long an actor's commits are gathered before they are written as
+    /// one page set: a restore reaches the last state written at that pace
+    /// ([`HistoryConfig::EVERY`] by `serve`). Zero writes each event's pages
+    /// before its end returns (the harnesses: every state is restorable).
+    pub every: Duration,
+}
+
+impl HistoryConfig {
+    /// How often `serve` writes a resident actor's history: often enough to
+    /// restore to within a blink, seldom enough to cost a busy actor no more
+    /// than a write to a file every so often.
+    pub const EVERY: Duration = Duration::from_millis(10);
+
+    /// The history at `<data-dir>/history`, written every [`HistoryConfig::EVERY`].
+    pub fn in_data_dir(data_dir: &std::path::Path) -> Self {
+        Self {
+            dir: data_dir.join("history"),
+            every: Self::EVERY,
+        }
+    }
 }
 
 impl RuntimeConfig {
@@ -68,6 +101,7 @@ impl RuntimeConfig {
             max_actor_bytes: 1 << 30,
             instance_slots: InstanceSlots::Pooled(SlotShape::default()),
             reads_here: ReadsHere::default(),
+            history: None,
         }
     }
 

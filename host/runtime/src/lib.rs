@@ -84,7 +84,7 @@ pub use actor_db::{LENT_READ_TIME, LentReadError};
 pub use address::ActorKey;
 pub use cluster::Cluster;
 pub use component_cache::CacheOutcome;
-pub use config::{InstanceSlots, ReadsHere, RuntimeConfig, SlotShape, default_cache_dir};
+pub use config::{HistoryConfig, InstanceSlots, ReadsHere, RuntimeConfig, SlotShape, default_cache_dir};
 pub use error::RuntimeError;
 pub use event_error::HOLDER_HEADER;
 pub use failure_kind::{FAILURE_HEADER, FailureKind, UnknownFailureKind};

@@ -94,7 +94,9 @@ pub(crate) fn build_host(
             files,
             metrics.clone(),
         )),
-        None => Arc::new(SingleNodeStorage::new(files, metrics.clone())),
+        None => Arc::new(
+            SingleNodeStorage::new(files, metrics.clone()).with_history(config.history.as_ref(), clock.clone()),
+        ),
     };
     let sockets = cluster.as_ref().map_or_else(Default::default, |c| c.cluster.sockets());
     let cache = ComponentCache::new(config.cache_dir.clone()).with_functions(functions);

@@ -325,3 +325,128 @@ fn a_restore_closes_open_sockets_after_their_close_events_ran_on_the_old_state()
         "the close event ran on the old state, before the restore: {events}"
     );
 }
+
+/// One node with local files and a history in `dir/history`, written every `every`.
+fn single_node(dir: &std::path::Path, every: Duration) -> Runtime {
+    let mut config = RuntimeConfig::for_tests(dir);
+    config.cache_dir = common::cache_dir();
+    config.history = Some(wasmkeep_host::HistoryConfig {
+        dir: dir.join("history"),
+        every,
+    });
+    let rt = Runtime::new(config).expect("runtime");
+    common::add_testee_app(&rt);
+    rt
+}
+
+#[test]
+fn a_single_node_keeps_history_too_and_restores_from_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rt = single_node(dir.path(), Duration::ZERO);
+    let k = ActorKey::new("t/app", "testee", "local");
+    ops(
+        &rt,
+        &k,
+        json!([{"op": "exec", "sql": "CREATE TABLE n(id INTEGER PRIMARY KEY, v INTEGER)"}, {"op": "exec", "sql": "INSERT INTO n VALUES (1, 0)"}]),
+    );
+    let mut times = Vec::new();
+    for i in 1..=5 {
+        rt.dev().advance_clock(60_000).expect("virtual clock");
+        ops(
+            &rt,
+            &k,
+            json!([{"op": "exec", "sql": format!("UPDATE n SET v = {i} WHERE id = 1")}]),
+        );
+        times.push(rt.dev().now_ms());
+    }
+    rt.dev().advance_clock(60_000).expect("virtual clock");
+    let restored = rt.admin().restore_actor(&k, Target::Time(times[1])).expect("restore");
+    assert_eq!(value(&rt, &k), 2, "the state at the second update");
+    rt.admin()
+        .restore_actor(&k, Target::Bookmark(restored.undo.parse().expect("an undo bookmark")))
+        .expect("undo");
+    assert_eq!(value(&rt, &k), 5, "undone");
+    // A delete: nothing from before it comes back, even for the actor made again.
+    ops(&rt, &k, json!([{"op": "delete-self-durable"}]));
+    rt.dev().advance_clock(60_000).expect("virtual clock");
+    ops(
+        &rt,
+        &k,
+        json!([{"op": "exec", "sql": "CREATE TABLE n(id INTEGER PRIMARY KEY, v INTEGER)"}, {"op": "exec", "sql": "INSERT INTO n VALUES (1, 99)"}]),
+    );
+    let refused = rt.admin().restore_actor(&k, Target::Time(times[4]));
+    assert_eq!(
+        refused.map_err(|e| e.kind()).err(),
+        Some(wasmkeep_host::FailureKind::BadArgument)
+    );
+    assert_eq!(value(&rt, &k), 99);
+}
+
+#[test]
+fn a_single_node_gathers_its_history_and_a_restore_waits_for_what_is_still_to_be_written() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rt = single_node(dir.path(), Duration::from_millis(50));
+    let k = ActorKey::new("t/app", "testee", "gathered");
+    ops(
+        &rt,
+        &k,
+        json!([{"op": "exec", "sql": "CREATE TABLE n(id INTEGER PRIMARY KEY, v INTEGER)"}, {"op": "exec", "sql": "INSERT INTO n VALUES (1, 0)"}]),
+    );
+    for i in 1..=100 {
+        rt.dev().advance_clock(1_000).expect("virtual clock");
+        ops(
+            &rt,
+            &k,
+            json!([{"op": "exec", "sql": format!("UPDATE n SET v = {i} WHERE id = 1")}]),
+        );
+    }
+    let last = rt.dev().now_ms();
+    rt.dev().advance_clock(1_000).expect("virtual clock");
+    ops(
+        &rt,
+        &k,
+        json!([{"op": "exec", "sql": "UPDATE n SET v = 1000 WHERE id = 1"}]),
+    );
+    rt.admin().restore_actor(&k, Target::Time(last)).expect("restore");
+    assert_eq!(
+        value(&rt, &k),
+        100,
+        "the last write before the time, though the writer had not written it yet"
+    );
+    // Commits within 50 ms of each other are gathered into one page set.
+    let history = wasmkeep_host::bucket::LocalDirBucket::new(
+        dir.path().join("history"),
+        Arc::new(wasmkeep_host::clock::SystemClock),
+    );
+    let count = || objects(&history, &k).len();
+    let before = count();
+    for i in 0..50 {
+        ops(
+            &rt,
+            &k,
+            json!([{"op": "exec", "sql": format!("UPDATE n SET v = {i} WHERE id = 1")}]),
+        );
+    }
+    rt.admin()
+        .restore_actor(&k, Target::Time(rt.dev().now_ms()))
+        .expect("a restore to now");
+    assert_eq!(value(&rt, &k), 49);
+    let written = count() - before;
+    assert!(written < 25, "50 commits at one time were gathered: {written} objects");
+}
+
+#[test]
+fn without_a_history_a_single_node_refuses_a_restore_by_its_kind() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut config = RuntimeConfig::for_tests(dir.path());
+    config.cache_dir = common::cache_dir();
+    let rt = Runtime::new(config).expect("runtime");
+    common::add_testee_app(&rt);
+    let k = ActorKey::new("t/app", "testee", "none");
+    ops(&rt, &k, json!([{"op": "exec", "sql": "CREATE TABLE n(v)"}]));
+    let refused = rt.admin().restore_actor(&k, Target::Time(0));
+    assert_eq!(
+        refused.map_err(|e| e.kind()).err(),
+        Some(wasmkeep_host::FailureKind::BadArgument)
+    );
+}

@@ -95,6 +95,12 @@ pub(crate) struct ServeArgs {
     /// [default: while-overlapping]
     #[arg(long, value_enum)]
     pub(crate) reads_here: Option<ReadsHereRule>,
+    /// Single node: keep no history of the actors (ADR 064). By default each
+    /// actor's commits follow into `<data-dir>/history` every 10 ms, so an
+    /// actor can be restored to an earlier state or time (admin API,
+    /// dashboard); a cluster's history is its bucket whatever this says.
+    #[arg(long)]
+    pub(crate) no_history: bool,
 }
 
 /// `--reads-here`: the names of [`ReadsHere`]'s rules, each with the
@@ -203,6 +209,9 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         config.max_resident = max_resident;
         config.max_actor_bytes = args.max_actor_mib << 20;
         config.reads_here = reads_here;
+        if mode == Mode::Single && !args.no_history {
+            config.history = Some(wasmkeep_shim::HistoryConfig::in_data_dir(&config.data_dir));
+        }
         config
     };
     let started = std::time::Instant::now();

@@ -34,16 +34,12 @@ enum Found {
 
 impl ActorCell {
     /// Restores the actor to `to` and sends `done` what came of it: no such
-    /// actor, a single node (it keeps no history yet), a target refused
+    /// actor, a node that keeps no history (`--no-history`), a target refused
     /// (before a delete, or no state then), or the bucket failed (the actor
     /// is given up then; nothing is lost). An actor another node of this
     /// process holds is restored there.
     pub(crate) fn restore(&mut self, to: Target, done: RestoreDone) {
         let key = self.mailbox.key.clone();
-        if self.host.cluster().is_none() {
-            let _ = done.send(Err(RuntimeError::NeedsCluster("restoring an actor")));
-            return;
-        }
         let found = match self.prepare(OpenMode::Existing) {
             Ok(Prepared::Ready(ready)) => {
                 let open = ready.host.sockets_of(&key);

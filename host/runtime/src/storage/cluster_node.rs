@@ -361,41 +361,21 @@ impl Holding for Replicated {
         &mut self,
         to: crate::replica::Target,
     ) -> Result<(crate::job::Restored, Option<u64>), crate::error::RuntimeError> {
-        use crate::error::RuntimeError;
-        use crate::history_chain::ChainError;
-        use crate::replica::ReplicaError;
         let cluster = self.cluster.clone();
         let undo = self.replica.head().map(|p| p.to_string()).unwrap_or_default();
         let (from, at, image) = self
             .replica
             .restore_to(to, &|n| cluster.is_live(n))
-            .map_err(|e| match e {
-                ReplicaError::BeforeDelete { .. }
-                | ReplicaError::Chain(ChainError::NoStateAtTime(_) | ChainError::NoSuchPosition(_)) => {
-                    RuntimeError::BadArgument(e.to_string())
-                }
-                other => RuntimeError::Event(format!(
-                    "restoring {}: {other}; the head may or may not have moved: read the history, then try again",
-                    self.key
-                )),
-            })?;
+            .map_err(|e| super::restore_error(&self.key, e))?;
         write_image(&self.db_path, &image).map_err(|e| {
-            RuntimeError::Host(format!(
+            crate::error::RuntimeError::Host(format!(
                 "{} was restored in the bucket, but its local copy could not be written ({e}); its next event restores it from the bucket",
                 self.key
             ))
         })?;
         note_head(&self.db_path, Some(at));
         // The restored state's own alarm (its database says), for the index.
-        let alarm = ActorDb::open_existing(&self.db_path).ok().and_then(|db| {
-            let at = db
-                .meta_get(crate::actor_db::META_ALARM)
-                .ok()
-                .flatten()
-                .and_then(|v| v.parse::<u64>().ok());
-            let _ = db.close();
-            at
-        });
+        let alarm = super::restored_alarm(&self.db_path);
         Ok((
             crate::job::Restored {
                 from: from.to_string(),

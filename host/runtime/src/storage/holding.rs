@@ -49,14 +49,16 @@ pub(crate) trait Holding: Send {
     /// and the restored state's alarm. A single node keeps no history.
     ///
     /// # Errors
-    /// `NeedsCluster` on a single node; `BadArgument` for a target refused
-    /// (before a delete, or no state then); `Event` when the bucket failed.
+    /// `BadArgument` where no history is kept, or for a target refused
+    /// (before a delete, or no state then); `Event` when the history failed.
     fn restore(
         &mut self,
         to: crate::replica::Target,
     ) -> Result<(crate::job::Restored, Option<u64>), crate::error::RuntimeError> {
         let _ = to;
-        Err(crate::error::RuntimeError::NeedsCluster("restoring an actor"))
+        Err(crate::error::RuntimeError::BadArgument(
+            "this actor cannot be restored: its node keeps no history".into(),
+        ))
     }
 
     /// The position of the state as it is now, as a bookmark (ADR 064):

@@ -15,12 +15,15 @@ pub(crate) mod cluster_node;
 mod contract;
 mod error;
 mod holding;
+mod local_history;
 pub(crate) mod open_actor;
 mod removal;
+mod restored;
 pub(crate) mod retention;
 mod seam;
 pub(crate) mod single_node;
 
 pub use error::StorageError;
 pub(crate) use open_actor::OpenActor;
+use restored::{restore_error, restored_alarm, write_restored};
 pub(crate) use seam::{ActorStorage, OpenMode, Opened};

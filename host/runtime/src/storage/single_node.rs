@@ -1,14 +1,19 @@
 //! One node with local files: the database files are the actor's state. A
 //! write is durable when SQLite commits it; a delete is the removal of the
 //! files, behind a marker that makes a crash part way finish it (ADR 003).
+//! With a history (ADR 064), each event's pages follow into it
+//! ([`super::local_history`]), and a restore reads from it.
 
 use super::error::StorageError;
 use super::holding::Holding;
+use super::local_history::LocalHistory;
 use super::open_actor::OpenActor;
 use super::removal::{finish_unfinished_removal, removal_failed};
+use super::retention::RetentionWindows;
 use super::seam::{ActorStorage, OpenMode, Opened};
-use crate::actor_db::{ActorDb, META_DELETED};
+use crate::actor_db::{ActorDb, META_DELETED, PageChange};
 use crate::address::ActorKey;
+use crate::clock::Clock;
 use crate::deletion::DeletionStatus;
 use crate::metrics::{DELETES_TOTAL, Metrics};
 use crate::state_store::StateStore;
@@ -18,12 +23,38 @@ use std::sync::Arc;
 pub(crate) struct SingleNodeStorage {
     files: Arc<dyn StateStore>,
     metrics: Arc<Metrics>,
+    history: Option<History>,
+}
+
+/// The history and what writing to it needs.
+#[derive(Clone)]
+struct History {
+    log: Arc<LocalHistory>,
+    clock: Arc<dyn Clock>,
+    retention: Arc<RetentionWindows>,
 }
 
 impl SingleNodeStorage {
     /// Storage over `files`, counting finished removals in `metrics`.
     pub(crate) fn new(files: Arc<dyn StateStore>, metrics: Arc<Metrics>) -> Self {
-        Self { files, metrics }
+        Self {
+            files,
+            metrics,
+            history: None,
+        }
+    }
+
+    /// Keeps the actors' history as `config` says (none: no history).
+    pub(crate) fn with_history(mut self, config: Option<&crate::config::HistoryConfig>, clock: Arc<dyn Clock>) -> Self {
+        self.history = config.map(|c| {
+            let retention = Arc::new(RetentionWindows::default());
+            History {
+                log: Arc::new(LocalHistory::start(c, clock.clone(), retention.clone())),
+                clock,
+                retention,
+            }
+        });
+        self
     }
 }
 
@@ -57,9 +88,13 @@ impl ActorStorage for SingleNodeStorage {
             // reset carries it (context.previous-deletion reads it).
             db.meta_set(META_DELETED, Some(&record))?;
         }
+        if self.history.is_some() {
+            db.track_pages()?;
+        }
         let holding = LocalFiles {
             files: self.files.clone(),
             key: key.clone(),
+            history: self.history.clone(),
         };
         Ok(Opened::Here(Box::new(OpenActor::new(
             key.clone(),
@@ -83,31 +118,115 @@ impl ActorStorage for SingleNodeStorage {
         Ok(true)
     }
 
+    fn set_retention(&self, app: &str, window: std::time::Duration) {
+        if let Some(h) = &self.history {
+            h.retention.set(app, window);
+        }
+    }
+
     fn local_files(&self) -> &dyn StateStore {
         self.files.as_ref()
     }
 }
 
-/// A single node's hold on an actor: its files.
+/// A single node's hold on an actor: its files, and its history's handle.
 struct LocalFiles {
     files: Arc<dyn StateStore>,
     key: ActorKey,
+    history: Option<History>,
+}
+
+impl LocalFiles {
+    /// Hands the history what the event's commits changed (never failing
+    /// the event: the database is the state, and the history follows it).
+    fn follow(&self, db: &ActorDb) {
+        let Some(h) = &self.history else { return };
+        let at = h.clock.now_ms();
+        match db.changed_pages() {
+            Ok(PageChange::Unchanged) => {}
+            Ok(PageChange::Pages(set)) if h.log.in_step(&self.key) => h.log.pages(&self.key, at, set),
+            Ok(_) => match db.image() {
+                Ok(image) => h.log.whole(&self.key, at, image),
+                Err(e) => tracing::warn!(actor = %self.key, "reading the database for its history: {e}"),
+            },
+            Err(e) => tracing::warn!(actor = %self.key, "reading the pages for its history: {e}"),
+        }
+        if let Err(e) = db.checkpoint_if_long() {
+            tracing::warn!(actor = %self.key, "checkpointing: {e}");
+        }
+    }
 }
 
 impl Holding for LocalFiles {
+    fn reopened(&mut self, db: &ActorDb) -> Result<(), crate::sql_types::SqlError> {
+        if self.history.is_some() {
+            db.track_pages()?;
+        }
+        Ok(())
+    }
+
     // `ActorDb::exec_durable` committed with synchronous=FULL: it is on disk.
-    fn durable_write(&mut self, _db: &ActorDb) -> Result<(), StorageError> {
+    fn durable_write(&mut self, db: &ActorDb) -> Result<(), StorageError> {
+        self.follow(db);
         Ok(())
     }
 
-    fn end_event(&mut self, _db: &ActorDb) -> Result<(), StorageError> {
+    fn end_event(&mut self, db: &ActorDb) -> Result<(), StorageError> {
+        self.follow(db);
         Ok(())
     }
 
-    fn reset(&mut self, _marks: &[(&str, &str)], record: &str) -> Result<(), StorageError> {
+    fn reset(&mut self, marks: &[(&str, &str)], record: &str) -> Result<(), StorageError> {
         self.files
             .remove(&self.key, record)
-            .map_err(|source| removal_failed(self.files.as_ref(), &self.key, source))
+            .map_err(|source| removal_failed(self.files.as_ref(), &self.key, source))?;
+        if let Some(h) = &self.history {
+            match ActorDb::empty_image(marks) {
+                Ok(empty) => h.log.deleted(&self.key, h.clock.now_ms(), empty),
+                Err(e) => tracing::warn!(actor = %self.key, "recording a delete in its history: {e}"),
+            }
+        }
+        Ok(())
+    }
+
+    fn keeps_history(&self) -> bool {
+        self.history.is_some()
+    }
+
+    fn restore(
+        &mut self,
+        to: crate::replica::Target,
+    ) -> Result<(crate::job::Restored, Option<u64>), crate::error::RuntimeError> {
+        use crate::error::RuntimeError;
+        let Some(h) = &self.history else {
+            return Err(RuntimeError::BadArgument(format!(
+                "{} cannot be restored: this node keeps no history (it was served with --no-history)",
+                self.key
+            )));
+        };
+        let deleted_at = self
+            .files
+            .last_deletion(&self.key)
+            .and_then(|r| r.split_once(' ').and_then(|(ms, _)| ms.parse::<u64>().ok()));
+        let db = self.files.db_path(&self.key);
+        let restored = h
+            .log
+            .restore(&self.key, to, h.clock.now_ms(), deleted_at, &db)
+            .map_err(|e| super::restore_error(&self.key, e))?;
+        super::write_restored(&db, &restored.image).map_err(|e| {
+            RuntimeError::Host(format!(
+                "{} was restored in its history, but its database could not be written ({e})",
+                self.key
+            ))
+        })?;
+        Ok((
+            crate::job::Restored {
+                from: restored.from.to_string(),
+                at: restored.at.to_string(),
+                undo: restored.undo.map(|p| p.to_string()).unwrap_or_default(),
+            },
+            super::restored_alarm(&db),
+        ))
     }
 
     // The reset removed the files; nothing is left.
@@ -176,6 +295,7 @@ mod tests {
         let mut holding = LocalFiles {
             files: files.clone(),
             key: key.clone(),
+            history: None,
         };
         let e = holding.reset(&[], "1000 self").expect_err("the removal fails");
         assert!(matches!(e, StorageError::Files { .. }), "{e:?}");
@@ -200,6 +320,7 @@ mod tests {
         let mut holding = LocalFiles {
             files: files.clone(),
             key: key.clone(),
+            history: None,
         };
         let e = holding.reset(&[], "1000 self").expect_err("the removal fails");
         assert!(matches!(e, StorageError::RemovalUnfinished { .. }), "{e:?}");

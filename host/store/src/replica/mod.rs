@@ -35,6 +35,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use std::sync::Arc;
 
+mod begin;
 mod collect;
 mod restore;
 
@@ -81,6 +82,17 @@ pub enum ReplicaError {
         target: Pos,
         /// The newest reset.
         reset: Pos,
+    },
+    /// The state asked for was written before the actor's last delete (a
+    /// single node whose history had not recorded the delete yet).
+    #[error(
+        "{target} was written before the actor was deleted (at {deleted_at_ms} ms): nothing from before a delete comes back"
+    )]
+    DeletedSince {
+        /// The position asked for.
+        target: Pos,
+        /// When the delete was recorded.
+        deleted_at_ms: u64,
     },
     /// A fork's new actor already has a history (or is held).
     #[error("{0} already exists: a fork makes a new actor")]

@@ -1,0 +1,425 @@
+//! A single node's history (ADR 064): the same page sets on a chain that a
+//! cluster keeps in its bucket, kept in a directory laid out as a `file://`
+//! bucket, so `serve` without a cluster can restore an actor too.
+//!
+//! The actor's database files stay the state: an event's commit is what
+//! keeps its writes, and the history follows behind. The event path only
+//! reads the pages its commits changed from the WAL and hands them over; a
+//! writer thread gathers each actor's page sets for [`HistoryConfig::every`]
+//! and writes them as one (with `every` zero, each event's before its end
+//! returns). Whenever what the history holds is not known to be the
+//! database's state (the actor's first write in this process, a write to
+//! the history that failed), the next event hands over the whole image, a
+//! new base. A restore waits for what is still to be written.
+
+use super::retention::RetentionWindows;
+use crate::address::ActorKey;
+use crate::bucket::{LocalDirBucket, ObjectStore};
+use crate::clock::Clock;
+use crate::config::HistoryConfig;
+use crate::faults::Faults;
+use crate::page_set::PageSet;
+use crate::replica::{Replica, ReplicaError, Target};
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The name the single node holds its actors' history under.
+const LOCAL_NODE: &str = "local";
+/// How many writes to one actor's history go between two collections.
+const COLLECT_EVERY: u64 = 256;
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// The time of the commit being written: what the history records, not
+/// when the writer got to it.
+#[derive(Default)]
+struct CommitClock(AtomicU64);
+
+impl Clock for CommitClock {
+    fn now_ms(&self) -> u64 {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// What the event path hands the writer.
+enum Entry {
+    /// The pages an event's commits changed, at the time of its end.
+    Pages { key: ActorKey, at_ms: u64, set: PageSet },
+    /// The whole database: a new base.
+    Whole { key: ActorKey, at_ms: u64, image: Vec<u8> },
+    /// The actor was deleted: a reset on its history (with the empty
+    /// database its marks make), and what came before erased.
+    Reset { key: ActorKey, at_ms: u64, empty: Vec<u8> },
+    /// Everything handed over before this is written; then the state at
+    /// `to` is put on the head at `at_ms`. The actor's database, closed, is
+    /// at `db`: a history that does not follow it starts from it first.
+    Restore {
+        key: ActorKey,
+        to: Target,
+        at_ms: u64,
+        deleted_at: Option<u64>,
+        db: std::path::PathBuf,
+        done: mpsc::Sender<Result<RestoredImage, ReplicaError>>,
+    },
+}
+
+/// What a restore did: the position restored, the new head, the head
+/// before it (restoring to it undoes this one), and the restored image.
+pub(crate) struct RestoredImage {
+    pub(crate) from: crate::history::Pos,
+    pub(crate) at: crate::history::Pos,
+    pub(crate) undo: Option<crate::history::Pos>,
+    pub(crate) image: Vec<u8>,
+}
+
+/// The writer's side: each actor's replica in the history directory.
+struct Writer {
+    bucket: Arc<dyn ObjectStore>,
+    clock: Arc<CommitClock>,
+    retention: Arc<RetentionWindows>,
+    /// Page sets written within this many ms of each other (by their
+    /// commits' times) are gathered into one.
+    every_ms: u64,
+    actors: HashMap<ActorKey, (Replica, u64)>,
+    /// Shared with the event path: actors whose history is the database's state.
+    in_step: Arc<Mutex<HashSet<ActorKey>>>,
+}
+
+impl Writer {
+    fn replica(&mut self, key: &ActorKey) -> &mut (Replica, u64) {
+        let (bucket, clock) = (self.bucket.clone(), self.clock.clone());
+        self.actors.entry(key.clone()).or_insert_with(|| {
+            let r = Replica::new(bucket, Arc::new(Faults::default()), key.clone(), LOCAL_NODE).with_clock(clock);
+            (r, 0)
+        })
+    }
+
+    /// The history no longer follows the database: the next event hands over the whole image.
+    fn out_of_step(&mut self, key: &ActorKey, why: &dyn std::fmt::Display) {
+        tracing::warn!(actor = %key, "the history falls behind ({why}); the next write starts it again from the whole database");
+        lock(&self.in_step).remove(key);
+        self.actors.remove(key);
+    }
+
+    fn write(&mut self, entry: Entry) {
+        let live = |_: &str| true;
+        match entry {
+            Entry::Pages { key, at_ms, set } => {
+                self.clock.0.store(at_ms, Ordering::Relaxed);
+                let (replica, _) = self.replica(&key);
+                let r = if replica.is_held() && replica.head().is_some() {
+                    replica.upload_pages(&set, &live).map(|_| ())
+                } else {
+                    Err(ReplicaError::HoldLost)
+                };
+                match r {
+                    Ok(()) => self.after_write(&key),
+                    Err(e) => self.out_of_step(&key, &e),
+                }
+            }
+            Entry::Whole { key, at_ms, image } => {
+                self.clock.0.store(at_ms, Ordering::Relaxed);
+                let (replica, _) = self.replica(&key);
+                let r = if replica.is_held() {
+                    replica.upload(crate::replica::Kind::Segment, &image, &live).map(|_| ())
+                } else {
+                    replica.begin_with(&image, &live).map(|_| ())
+                };
+                match r {
+                    Ok(()) => self.after_write(&key),
+                    Err(e) => self.out_of_step(&key, &e),
+                }
+            }
+            Entry::Reset { key, at_ms, empty } => {
+                self.clock.0.store(at_ms, Ordering::Relaxed);
+                let (replica, _) = self.replica(&key);
+                let r = if replica.is_held() {
+                    Ok(())
+                } else {
+                    replica.begin_with(&empty, &live).map(|_| ())
+                };
+                let r = r
+                    .and_then(|()| replica.delete(&empty, &live))
+                    .and_then(|reset| replica.collect_after_delete(reset, &empty, &live).map(|_| ()));
+                if let Err(e) = r {
+                    tracing::warn!(actor = %key, "recording a delete in the history: {e}");
+                }
+                lock(&self.in_step).remove(&key);
+                if let Some((mut replica, _)) = self.actors.remove(&key) {
+                    let _ = replica.release();
+                }
+            }
+            Entry::Restore {
+                key,
+                to,
+                at_ms,
+                deleted_at,
+                db,
+                done,
+            } => {
+                let r = self.restore(&key, to, at_ms, deleted_at, &db);
+                if r.is_ok() {
+                    // The database becomes the restored image: the history's head.
+                    lock(&self.in_step).insert(key);
+                }
+                let _ = done.send(r);
+            }
+        }
+    }
+
+    fn restore(
+        &mut self,
+        key: &ActorKey,
+        to: Target,
+        at_ms: u64,
+        deleted_at: Option<u64>,
+        db: &std::path::Path,
+    ) -> Result<RestoredImage, ReplicaError> {
+        let live = |_: &str| true;
+        self.clock.0.store(at_ms, Ordering::Relaxed);
+        let (replica, _) = self.replica(key);
+        if !replica.is_held() {
+            // Nothing written in this process yet: the database, as it is, first.
+            let image = std::fs::read(db).map_err(|e| {
+                ReplicaError::Bucket(crate::bucket::BucketError::Unavailable(format!(
+                    "reading the actor's database: {e}"
+                )))
+            })?;
+            replica.begin_with(&image, &live)?;
+        }
+        let history = replica.history()?;
+        let target = to.position_in(&history)?;
+        if let Some(deleted_at_ms) = deleted_at
+            && history
+                .iter()
+                .find(|o| o.pos == target && o.kind != crate::replica::Kind::Snapshot)
+                .is_some_and(|o| o.at_ms <= deleted_at_ms)
+        {
+            return Err(ReplicaError::DeletedSince { target, deleted_at_ms });
+        }
+        let undo = replica.head();
+        let (from, at, image) = replica.restore_to(Target::Bookmark(target), &live)?;
+        Ok(RestoredImage { from, at, undo, image })
+    }
+
+    /// Now and then, a collection under the app's window.
+    fn after_write(&mut self, key: &ActorKey) {
+        let window = self.retention.window_ms(&key.app);
+        let (replica, writes) = self.replica(key);
+        *writes += 1;
+        if *writes % COLLECT_EVERY == 0
+            && let Err(e) = replica.collect(window, &|_| true)
+        {
+            tracing::warn!(actor = %key, "collecting the history: {e}");
+        }
+    }
+
+    /// Writes a batch: each actor's page sets committed within `every` of
+    /// the first of their run merged into one, stamped with the last one's
+    /// time (a restore to a time in between reaches the state before).
+    fn write_batch(&mut self, batch: Vec<Entry>) {
+        // Per actor: the first commit's time of the run, the last one's, the set.
+        let mut pending: HashMap<ActorKey, (u64, u64, PageSet)> = HashMap::new();
+        let mut order: Vec<ActorKey> = Vec::new();
+        for entry in batch {
+            match entry {
+                Entry::Pages { key, at_ms, set } => {
+                    if let Some((first, at, merged)) = pending.get_mut(&key)
+                        && merged.page_size() == set.page_size()
+                        && at_ms.saturating_sub(*first) < self.every_ms
+                    {
+                        // One page size: the merge cannot fail.
+                        let _ = merged.merge(set);
+                        *at = at_ms;
+                        continue;
+                    }
+                    // The first of the run, or one past its time or of
+                    // another page size: what was gathered goes first.
+                    if let Some((_, at, merged)) = pending.remove(&key) {
+                        self.write(Entry::Pages {
+                            key: key.clone(),
+                            at_ms: at,
+                            set: merged,
+                        });
+                    } else {
+                        order.push(key.clone());
+                    }
+                    pending.insert(key, (at_ms, at_ms, set));
+                }
+                other => {
+                    let key = match &other {
+                        Entry::Whole { key, .. }
+                        | Entry::Reset { key, .. }
+                        | Entry::Restore { key, .. }
+                        | Entry::Pages { key, .. } => key.clone(),
+                    };
+                    if let Some((_, at_ms, set)) = pending.remove(&key) {
+                        self.write(Entry::Pages {
+                            key: key.clone(),
+                            at_ms,
+                            set,
+                        });
+                    }
+                    self.write(other);
+                }
+            }
+        }
+        for key in order {
+            if let Some((_, at_ms, set)) = pending.remove(&key) {
+                self.write(Entry::Pages { key, at_ms, set });
+            }
+        }
+    }
+}
+
+/// A single node's history: the event path's handle on the writer.
+pub(crate) struct LocalHistory {
+    to_writer: Mutex<Option<mpsc::Sender<Entry>>>,
+    /// With `every` zero: the writer itself, run on the event's thread.
+    inline: Option<Mutex<Writer>>,
+    in_step: Arc<Mutex<HashSet<ActorKey>>>,
+    thread: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+impl LocalHistory {
+    /// The history `config` names, its windows from `retention`.
+    pub(crate) fn start(config: &HistoryConfig, clock: Arc<dyn Clock>, retention: Arc<RetentionWindows>) -> Self {
+        let in_step = Arc::new(Mutex::new(HashSet::new()));
+        let writer = Writer {
+            bucket: Arc::new(LocalDirBucket::new(config.dir.clone(), clock)),
+            clock: Arc::new(CommitClock::default()),
+            retention,
+            every_ms: u64::try_from(config.every.as_millis()).unwrap_or(u64::MAX),
+            actors: HashMap::new(),
+            in_step: in_step.clone(),
+        };
+        if config.every.is_zero() {
+            return Self {
+                to_writer: Mutex::new(None),
+                inline: Some(Mutex::new(writer)),
+                in_step,
+                thread: Mutex::new(None),
+            };
+        }
+        let (tx, rx) = mpsc::channel::<Entry>();
+        let every = config.every;
+        let thread = std::thread::Builder::new()
+            .name("wasmkeep-history".into())
+            .spawn(move || run_writer(writer, &rx, every))
+            .ok();
+        Self {
+            to_writer: Mutex::new(thread.as_ref().map(|_| tx)),
+            inline: None,
+            in_step,
+            thread: Mutex::new(thread),
+        }
+    }
+
+    fn hand_over(&self, entry: Entry) {
+        if let Some(w) = &self.inline {
+            return lock(w).write_batch(vec![entry]);
+        }
+        let sent = lock(&self.to_writer).as_ref().map(|tx| tx.send(entry).is_ok());
+        if sent != Some(true) {
+            tracing::warn!("the history's writer has stopped: nothing more is written to it");
+        }
+    }
+
+    /// Whether the history holds the actor's database as it is, so that the
+    /// next pages can go on it.
+    pub(crate) fn in_step(&self, key: &ActorKey) -> bool {
+        lock(&self.in_step).contains(key)
+    }
+
+    /// Hands over the pages an event's commits changed.
+    pub(crate) fn pages(&self, key: &ActorKey, at_ms: u64, set: PageSet) {
+        self.hand_over(Entry::Pages {
+            key: key.clone(),
+            at_ms,
+            set,
+        });
+    }
+
+    /// Hands over the whole database: the history is in step from here.
+    pub(crate) fn whole(&self, key: &ActorKey, at_ms: u64, image: Vec<u8>) {
+        lock(&self.in_step).insert(key.clone());
+        self.hand_over(Entry::Whole {
+            key: key.clone(),
+            at_ms,
+            image,
+        });
+    }
+
+    /// The actor was deleted: its history gets the reset, and loses what came before.
+    pub(crate) fn deleted(&self, key: &ActorKey, at_ms: u64, empty: Vec<u8>) {
+        lock(&self.in_step).remove(key);
+        self.hand_over(Entry::Reset {
+            key: key.clone(),
+            at_ms,
+            empty,
+        });
+    }
+
+    /// Waits until everything handed over is written, then restores the
+    /// history to `to` (the state there put on the head at `at_ms`),
+    /// refusing a state written at or before `deleted_at`. The actor's
+    /// database, closed, is `db`.
+    ///
+    /// # Errors
+    /// As [`Replica::restore_to`]; `DeletedSince` for a state from before
+    /// the actor's last delete; `HoldLost` when the writer has stopped.
+    pub(crate) fn restore(
+        &self,
+        key: &ActorKey,
+        to: Target,
+        at_ms: u64,
+        deleted_at: Option<u64>,
+        db: &std::path::Path,
+    ) -> Result<RestoredImage, ReplicaError> {
+        let (done, wait) = mpsc::channel();
+        self.hand_over(Entry::Restore {
+            key: key.clone(),
+            to,
+            at_ms,
+            deleted_at,
+            db: db.to_owned(),
+            done,
+        });
+        wait.recv().unwrap_or(Err(ReplicaError::HoldLost))
+    }
+
+    /// Writes what is handed over and stops the writer (the node shuts down).
+    pub(crate) fn stop(&self) {
+        lock(&self.to_writer).take();
+        if let Some(t) = lock(&self.thread).take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for LocalHistory {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The writer thread: waits for an entry, gathers what comes for `every`,
+/// writes the batch; ends once the sender is gone and all is written.
+fn run_writer(mut writer: Writer, rx: &mpsc::Receiver<Entry>, every: Duration) {
+    while let Ok(first) = rx.recv() {
+        let mut batch = vec![first];
+        // A restore waiting is served at once.
+        if !matches!(batch[0], Entry::Restore { .. }) {
+            std::thread::sleep(every);
+        }
+        while let Ok(more) = rx.try_recv() {
+            batch.push(more);
+        }
+        writer.write_batch(batch);
+    }
+}

@@ -1,0 +1,59 @@
+//! A holder whose own files are the state (a single node's history, ADR
+//! 064): it starts a generation on the image it has, without restoring
+//! what the history holds.
+
+use super::{Hold, Kind, OwnerRecord, Replica, ReplicaError};
+use crate::bucket::{BucketError, PutCondition};
+use crate::keys;
+
+impl Replica {
+    /// Takes the actor at a new generation and puts `image` on the history
+    /// as a whole object: the base the page sets that follow apply to. What
+    /// the history held before stays for restores; nothing is read from it.
+    /// Returns the position of the image.
+    ///
+    /// # Errors
+    /// Another live holder (`HoldLost`), or the bucket failed.
+    pub fn begin_with(
+        &mut self,
+        image: &[u8],
+        live: &dyn Fn(&str) -> bool,
+    ) -> Result<crate::history::Pos, ReplicaError> {
+        let record = self.read_record()?;
+        if let Some((rec, _)) = &record
+            && !rec.released
+            && rec.node != self.node
+            && live(&rec.node)
+        {
+            return Err(ReplicaError::HoldLost);
+        }
+        let history = self.history()?;
+        let highest = history.iter().map(|o| o.pos.generation).max().unwrap_or(0);
+        let generation = record.as_ref().map_or(0, |(r, _)| r.generation).max(highest) + 1;
+        let body = serde_json::to_vec(&OwnerRecord {
+            node: self.node.clone(),
+            generation,
+            released: false,
+            committed: 0,
+        })
+        .map_err(|_| ReplicaError::CorruptRecord(keys::owner(&self.key)))?;
+        let cond = match &record {
+            Some((_, etag)) => PutCondition::IfMatch(etag.clone()),
+            None => PutCondition::IfAbsent,
+        };
+        let etag = match self.bucket.put(&keys::owner(&self.key), &body, &cond) {
+            Ok(e) => e,
+            Err(BucketError::PreconditionFailed(_)) => return Err(ReplicaError::HoldLost),
+            Err(e) => return Err(e.into()),
+        };
+        self.hold = Some(Hold { generation, etag });
+        self.next_seq = 0;
+        self.head = crate::history_chain::head(&history).map(|o| o.pos);
+        self.upload(Kind::Segment, image, live)
+    }
+
+    /// Whether this replica holds the actor (as far as it knows).
+    pub fn is_held(&self) -> bool {
+        self.hold.is_some()
+    }
+}

@@ -197,3 +197,79 @@ fn a_restarted_cluster_has_its_cut_off_node_back_and_keeps_the_alarms() {
     assert!(answer.contains("\"pending\":true"), "node 1 serves again: {answer}");
     assert_eq!(host.run_due_alarms().expect("run"), 1, "the alarm fires");
 }
+
+/// Going back in time (ADR 064): on a single node started with history, and
+/// on two nodes, a restore to a bookmark or a time, and its undo.
+#[test]
+fn the_history_lists_bookmarks_and_a_restore_goes_back_and_is_undone() {
+    for nodes in [1, 2] {
+        let host = TestHost::new(TestHostOptions {
+            nodes: (nodes > 1).then_some(nodes),
+            cache_dir: Some(common::cache_dir()),
+            history: true,
+            ..TestHostOptions::default()
+        })
+        .expect("a test host starts");
+        host.add_app(
+            "t/app",
+            &[ClassSpec {
+                name: "testee".into(),
+                component: common::component("conformance-testee-rust"),
+                access: wasmkeep_host::Access::Open,
+            }],
+        )
+        .expect("the testee loads");
+        let key = ActorKey::new("t/app", "testee", "back");
+        let ops = |sql: &str| {
+            let body = serde_json::json!({"ops": [{"op": "exec", "sql": sql}]}).to_string();
+            let a = host
+                .request(&key, HttpRequest::new("POST", "/", body), None)
+                .expect("request");
+            assert_eq!(a.response.status, 200, "{}", a.response.text());
+        };
+        ops("CREATE TABLE t(x)");
+        host.advance_clock(1_000).expect("clock");
+        ops("INSERT INTO t VALUES (1)");
+        let after_first = host.now_ms().expect("clock");
+        host.advance_clock(1_000).expect("clock");
+        ops("INSERT INTO t VALUES (2)");
+        let history = host.history(&key).expect("history");
+        assert!(history.len() >= 3, "{nodes} node(s): {history:?}");
+        assert!(
+            history.last().is_some_and(|p| p.head),
+            "the newest is the head: {history:?}"
+        );
+        assert!(
+            history.windows(2).all(|w| w[0].bookmark < w[1].bookmark),
+            "bookmarks sort by position"
+        );
+        let count = || {
+            let body = serde_json::json!({"ops": [{"op": "query", "sql": "SELECT count(*) FROM t"}]}).to_string();
+            host.request(&key, HttpRequest::new("POST", "/", body), None)
+                .expect("request")
+                .response
+                .text()
+        };
+        let restored = host
+            .restore(&key, &wasmkeep_host_testing::RestoreTo::Time(after_first))
+            .expect("restore");
+        assert!(count().contains(r#"{"integer":"1"}"#), "{nodes} node(s): {}", count());
+        host.restore(&key, &wasmkeep_host_testing::RestoreTo::Bookmark(restored.undo))
+            .expect("undo");
+        assert!(
+            count().contains(r#"{"integer":"2"}"#),
+            "{nodes} node(s): undone: {}",
+            count()
+        );
+        let bad = host.restore(&key, &wasmkeep_host_testing::RestoreTo::Bookmark("yesterday".into()));
+        assert!(
+            matches!(
+                bad.map_err(|e| e.kind()),
+                Err(wasmkeep_host_testing::TestHostErrorKind::Host(
+                    wasmkeep_host::FailureKind::BadArgument
+                ))
+            ),
+            "a malformed bookmark is refused by its kind"
+        );
+    }
+}

@@ -148,6 +148,7 @@ impl NativeHost {
             event_timeout: event_timeout_ms.map(Duration::from_millis),
             idle_timeout: idle_timeout_ms.map(Duration::from_millis),
             nodes,
+            ..TestHostOptions::default()
         })
         .map_err(host_err)?;
         Ok(Self { host })

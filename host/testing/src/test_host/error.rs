@@ -45,6 +45,14 @@ pub enum TestHostError {
     /// A cluster verb on a single node.
     #[error("this needs a cluster: start the host with nodes = 2 or more")]
     NeedsCluster,
+    /// A single node started without `history` has none to read or restore from.
+    #[error(
+        "this host keeps no history: start it with history on (a single node's option `history`), or with two nodes or more"
+    )]
+    NoHistory,
+    /// A bookmark that is not one (`<generation>-<seq>`, in hex, as the history lists them).
+    #[error("{0:?} is not a bookmark: take one from the actor's history")]
+    BadBookmark(String),
     /// The cluster's bucket refused or failed.
     #[error("{0}")]
     Cluster(String),
@@ -66,6 +74,9 @@ impl TestHostError {
             TestHostError::NoSuchNode { .. } => TestHostErrorKind::NoSuchNode,
             TestHostError::BadNodes(_) => TestHostErrorKind::BadNodes,
             TestHostError::NeedsCluster => TestHostErrorKind::Host(FailureKind::NeedsCluster),
+            TestHostError::NoHistory | TestHostError::BadBookmark(_) => {
+                TestHostErrorKind::Host(FailureKind::BadArgument)
+            }
             TestHostError::Cluster(_) => TestHostErrorKind::Host(FailureKind::Bucket),
             TestHostError::TempDir(_) => TestHostErrorKind::TempDir,
         }

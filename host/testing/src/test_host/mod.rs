@@ -10,12 +10,14 @@ mod cluster;
 mod error;
 mod events;
 mod failure_explanation;
+mod history;
 mod inspect;
 
 pub use chaos_applied::LOST_ANSWER_HEADER;
 pub use error::{TestHostError, TestHostErrorKind, UnknownTestHostErrorKind};
 pub use events::TestAnswer;
 pub use failure_explanation::QUIET_VAR;
+pub use history::{HistoryPosition, RestoreTo};
 pub use inspect::sql_value_json;
 
 use crate::chaos::{ChaosRecord, ChaosStep};
@@ -52,6 +54,11 @@ pub struct TestHostOptions {
     /// passes (operator deletes, app tombstones, idle expiry) run as the
     /// clock moves, at a real clock's cadence.
     pub nodes: Option<usize>,
+    /// A single node keeps its actors' history (ADR 064), every state
+    /// restorable: [`TestHost::history`], [`TestHost::restore`]. A cluster
+    /// keeps it in its bucket whatever this says. Off by default: each
+    /// write then also writes a file.
+    pub history: bool,
 }
 
 /// A test's host. Closing it (or dropping it) hibernates its actors and
@@ -188,6 +195,12 @@ impl TestHost {
         }
         if nodes == 1 {
             let mut config = config_for(data_dir);
+            if options.history {
+                config.history = Some(wasmkeep_host::HistoryConfig {
+                    dir: data_dir.join("history"),
+                    every: Duration::ZERO,
+                });
+            }
             // The index a node keeps on disk, so that a restart of the host
             // finds the alarms of actors it has not opened since.
             config.memory_alarm_index = false;

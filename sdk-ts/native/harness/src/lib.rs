@@ -116,6 +116,7 @@ impl NativeHost {
             event_timeout: options.event_timeout_ms.map(|ms| Duration::from_millis(u64::from(ms))),
             idle_timeout: options.idle_timeout_ms.map(|ms| Duration::from_millis(u64::from(ms))),
             nodes,
+            ..TestHostOptions::default()
         })
         .map_err(host_err)?;
         Ok(Self { host })

@@ -61,6 +61,9 @@ enum Figure {
     /// cost on a large actor, the bucket after a collection, a takeover
     /// and a point-in-time restore of a 100 MB actor.
     History,
+    /// Of the history part, only the single node's cost: the Rust
+    /// counter's POST at one connection with history on and off.
+    HistorySingle,
 }
 
 #[derive(Debug, Parser)]
@@ -120,6 +123,13 @@ struct Args {
     /// Internal: serve resident bench guests whose sockets the parent opens (`wasm|count`).
     #[arg(long, hide = true)]
     socket_child: Option<String>,
+    /// More buckets for the history part's takeover and restore rows, each a
+    /// URL as `serve --bucket` takes (`s3://…`, `az://…`; credentials and
+    /// endpoints from the environment, as `scripts/s3-server.sh` and
+    /// `scripts/azurite-server.sh` print them); repeatable. A run-unique
+    /// prefix is added below the URL's.
+    #[arg(long = "history-bucket", value_name = "URL")]
+    history_buckets: Vec<String>,
     /// The bench guest component [default: <target>/components/bench-guest.wasm, built if missing].
     #[arg(long)]
     bench_guest: Option<PathBuf>,
@@ -200,7 +210,11 @@ fn run(args: &Args) -> Result<Report> {
         eprintln!("== history: page sets on a chain (one node over file://, the conformance testee)");
         let testee = paths.component("conformance-testee-rust", "conformance/testees/rust")?;
         let counter = paths.component("counter-rust", "examples/counter-rust")?;
-        history::run(&testee, &counter, &mut report)?;
+        history::run(&testee, &counter, &args.history_buckets, &mut report)?;
+    } else if args.wants(Figure::HistorySingle) {
+        eprintln!("== history: a single node's cost (the Rust counter, history on and off)");
+        let counter = paths.component("counter-rust", "examples/counter-rust")?;
+        history::single_node_cost(&counter, &mut report)?;
     }
     if args.wants(Figure::Exec) {
         eprintln!("== exec: guest against native rusqlite");

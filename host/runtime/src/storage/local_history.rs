@@ -94,7 +94,9 @@ impl Writer {
     fn replica(&mut self, key: &ActorKey) -> &mut (Replica, u64) {
         let (bucket, clock) = (self.bucket.clone(), self.clock.clone());
         self.actors.entry(key.clone()).or_insert_with(|| {
-            let r = Replica::new(bucket, Arc::new(Faults::default()), key.clone(), LOCAL_NODE).with_clock(clock);
+            let r = Replica::new(bucket, Arc::new(Faults::default()), key.clone(), LOCAL_NODE)
+                .with_clock(clock)
+                .sole_writer();
             (r, 0)
         })
     }

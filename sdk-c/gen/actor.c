@@ -3,93 +3,102 @@
 #include <stdlib.h>
 #include <string.h>
 
-// Imported Functions from `wasmkeep:actor/storage@0.2.3`
+// Imported Functions from `wasmkeep:actor/storage@0.2.4`
 
-__attribute__((__import_module__("wasmkeep:actor/storage@0.2.3"), __import_name__("exec")))
+__attribute__((__import_module__("wasmkeep:actor/storage@0.2.4"), __import_name__("exec")))
 extern void __wasm_import_wasmkeep_actor_storage_exec(uint8_t *, size_t, uint8_t *, size_t, uint8_t *);
 
-__attribute__((__import_module__("wasmkeep:actor/storage@0.2.3"), __import_name__("query")))
+__attribute__((__import_module__("wasmkeep:actor/storage@0.2.4"), __import_name__("query")))
 extern void __wasm_import_wasmkeep_actor_storage_query(uint8_t *, size_t, uint8_t *, size_t, uint8_t *);
 
-__attribute__((__import_module__("wasmkeep:actor/storage@0.2.3"), __import_name__("exec-durable")))
+__attribute__((__import_module__("wasmkeep:actor/storage@0.2.4"), __import_name__("exec-durable")))
 extern void __wasm_import_wasmkeep_actor_storage_exec_durable(uint8_t *, size_t, uint8_t *, size_t, uint8_t *);
 
-__attribute__((__import_module__("wasmkeep:actor/storage@0.2.3"), __import_name__("flush")))
+__attribute__((__import_module__("wasmkeep:actor/storage@0.2.4"), __import_name__("flush")))
 extern void __wasm_import_wasmkeep_actor_storage_flush(uint8_t *);
 
-__attribute__((__import_module__("wasmkeep:actor/storage@0.2.3"), __import_name__("begin")))
+__attribute__((__import_module__("wasmkeep:actor/storage@0.2.4"), __import_name__("begin")))
 extern void __wasm_import_wasmkeep_actor_storage_begin(uint8_t *);
 
-__attribute__((__import_module__("wasmkeep:actor/storage@0.2.3"), __import_name__("commit")))
+__attribute__((__import_module__("wasmkeep:actor/storage@0.2.4"), __import_name__("commit")))
 extern void __wasm_import_wasmkeep_actor_storage_commit(uint8_t *);
 
-__attribute__((__import_module__("wasmkeep:actor/storage@0.2.3"), __import_name__("rollback")))
+__attribute__((__import_module__("wasmkeep:actor/storage@0.2.4"), __import_name__("rollback")))
 extern void __wasm_import_wasmkeep_actor_storage_rollback(uint8_t *);
 
-__attribute__((__import_module__("wasmkeep:actor/storage@0.2.3"), __import_name__("delete-self")))
+__attribute__((__import_module__("wasmkeep:actor/storage@0.2.4"), __import_name__("delete-self")))
 extern void __wasm_import_wasmkeep_actor_storage_delete_self(void);
 
-__attribute__((__import_module__("wasmkeep:actor/storage@0.2.3"), __import_name__("delete-self-durable")))
+__attribute__((__import_module__("wasmkeep:actor/storage@0.2.4"), __import_name__("delete-self-durable")))
 extern void __wasm_import_wasmkeep_actor_storage_delete_self_durable(uint8_t *);
 
-// Imported Functions from `wasmkeep:actor/alarms@0.2.3`
+__attribute__((__import_module__("wasmkeep:actor/storage@0.2.4"), __import_name__("current-bookmark")))
+extern void __wasm_import_wasmkeep_actor_storage_current_bookmark(uint8_t *);
 
-__attribute__((__import_module__("wasmkeep:actor/alarms@0.2.3"), __import_name__("get-alarm")))
+__attribute__((__import_module__("wasmkeep:actor/storage@0.2.4"), __import_name__("bookmark-for-time")))
+extern void __wasm_import_wasmkeep_actor_storage_bookmark_for_time(int64_t, uint8_t *);
+
+__attribute__((__import_module__("wasmkeep:actor/storage@0.2.4"), __import_name__("restore-on-next-session")))
+extern void __wasm_import_wasmkeep_actor_storage_restore_on_next_session(uint8_t *, size_t, uint8_t *);
+
+// Imported Functions from `wasmkeep:actor/alarms@0.2.4`
+
+__attribute__((__import_module__("wasmkeep:actor/alarms@0.2.4"), __import_name__("get-alarm")))
 extern void __wasm_import_wasmkeep_actor_alarms_get_alarm(uint8_t *);
 
-__attribute__((__import_module__("wasmkeep:actor/alarms@0.2.3"), __import_name__("set-alarm")))
+__attribute__((__import_module__("wasmkeep:actor/alarms@0.2.4"), __import_name__("set-alarm")))
 extern void __wasm_import_wasmkeep_actor_alarms_set_alarm(int64_t);
 
-__attribute__((__import_module__("wasmkeep:actor/alarms@0.2.3"), __import_name__("clear-alarm")))
+__attribute__((__import_module__("wasmkeep:actor/alarms@0.2.4"), __import_name__("clear-alarm")))
 extern void __wasm_import_wasmkeep_actor_alarms_clear_alarm(void);
 
-// Imported Functions from `wasmkeep:actor/context@0.2.3`
+// Imported Functions from `wasmkeep:actor/context@0.2.4`
 
-__attribute__((__import_module__("wasmkeep:actor/context@0.2.3"), __import_name__("self-address")))
+__attribute__((__import_module__("wasmkeep:actor/context@0.2.4"), __import_name__("self-address")))
 extern void __wasm_import_wasmkeep_actor_context_self_address(uint8_t *);
 
-__attribute__((__import_module__("wasmkeep:actor/context@0.2.3"), __import_name__("app")))
+__attribute__((__import_module__("wasmkeep:actor/context@0.2.4"), __import_name__("app")))
 extern void __wasm_import_wasmkeep_actor_context_app(uint8_t *);
 
-__attribute__((__import_module__("wasmkeep:actor/context@0.2.3"), __import_name__("now")))
+__attribute__((__import_module__("wasmkeep:actor/context@0.2.4"), __import_name__("now")))
 extern int64_t __wasm_import_wasmkeep_actor_context_now(void);
 
-__attribute__((__import_module__("wasmkeep:actor/context@0.2.3"), __import_name__("log")))
+__attribute__((__import_module__("wasmkeep:actor/context@0.2.4"), __import_name__("log")))
 extern void __wasm_import_wasmkeep_actor_context_log(int32_t, uint8_t *, size_t);
 
-__attribute__((__import_module__("wasmkeep:actor/context@0.2.3"), __import_name__("previous-deletion")))
+__attribute__((__import_module__("wasmkeep:actor/context@0.2.4"), __import_name__("previous-deletion")))
 extern void __wasm_import_wasmkeep_actor_context_previous_deletion(uint8_t *);
 
-__attribute__((__import_module__("wasmkeep:actor/context@0.2.3"), __import_name__("report-failure")))
+__attribute__((__import_module__("wasmkeep:actor/context@0.2.4"), __import_name__("report-failure")))
 extern void __wasm_import_wasmkeep_actor_context_report_failure(uint8_t *, size_t, uint8_t *, size_t);
 
-// Imported Functions from `wasmkeep:actor/sockets@0.2.3`
+// Imported Functions from `wasmkeep:actor/sockets@0.2.4`
 
-__attribute__((__import_module__("wasmkeep:actor/sockets@0.2.3"), __import_name__("send")))
+__attribute__((__import_module__("wasmkeep:actor/sockets@0.2.4"), __import_name__("send")))
 extern void __wasm_import_wasmkeep_actor_sockets_send(int64_t, int32_t, uint8_t *, size_t, uint8_t *);
 
-__attribute__((__import_module__("wasmkeep:actor/sockets@0.2.3"), __import_name__("close")))
+__attribute__((__import_module__("wasmkeep:actor/sockets@0.2.4"), __import_name__("close")))
 extern void __wasm_import_wasmkeep_actor_sockets_close(int64_t, int32_t, uint8_t *, size_t, uint8_t *);
 
-__attribute__((__import_module__("wasmkeep:actor/sockets@0.2.3"), __import_name__("open-sockets")))
+__attribute__((__import_module__("wasmkeep:actor/sockets@0.2.4"), __import_name__("open-sockets")))
 extern void __wasm_import_wasmkeep_actor_sockets_open_sockets(uint8_t *);
 
-// Imported Functions from `wasmkeep:actor/calls@0.2.3`
+// Imported Functions from `wasmkeep:actor/calls@0.2.4`
 
-__attribute__((__import_module__("wasmkeep:actor/calls@0.2.3"), __import_name__("call")))
+__attribute__((__import_module__("wasmkeep:actor/calls@0.2.4"), __import_name__("call")))
 extern void __wasm_import_wasmkeep_actor_calls_call(uint8_t *, size_t, uint8_t *, size_t, uint8_t *, size_t, uint8_t *);
 
-// Imported Functions from `wasmkeep:actor/http@0.2.3`
+// Imported Functions from `wasmkeep:actor/http@0.2.4`
 
-__attribute__((__import_module__("wasmkeep:actor/http@0.2.3"), __import_name__("[static]response-outparam.set")))
+__attribute__((__import_module__("wasmkeep:actor/http@0.2.4"), __import_name__("[static]response-outparam.set")))
 extern void __wasm_import_wasmkeep_actor_http_static_response_outparam_set(int32_t, int32_t, uint8_t *, size_t, uint8_t *, size_t);
 
-// Exported Functions from `wasmkeep:actor/events@0.2.3`
+// Exported Functions from `wasmkeep:actor/events@0.2.4`
 
 
 
 
-__attribute__((__weak__, __export_name__("cabi_post_wasmkeep:actor/events@0.2.3#on-call")))
+__attribute__((__weak__, __export_name__("cabi_post_wasmkeep:actor/events@0.2.4#on-call")))
 void __wasm_export_exports_wasmkeep_actor_events_on_call_post_return(uint8_t * arg0) {
   switch ((int32_t) (int32_t) *((uint8_t*) (arg0 + 0))) {
     case 0: {
@@ -283,6 +292,28 @@ void wasmkeep_actor_storage_result_void_sql_error_free(wasmkeep_actor_storage_re
   }
 }
 
+void actor_option_string_free(actor_option_string_t *ptr) {
+  if (ptr->is_some) {
+    actor_string_free(&ptr->val);
+  }
+}
+
+void wasmkeep_actor_storage_result_option_string_sql_error_free(wasmkeep_actor_storage_result_option_string_sql_error_t *ptr) {
+  if (!ptr->is_err) {
+    actor_option_string_free(&ptr->val.ok);
+  } else {
+    wasmkeep_actor_storage_sql_error_free(&ptr->val.err);
+  }
+}
+
+void wasmkeep_actor_storage_result_string_sql_error_free(wasmkeep_actor_storage_result_string_sql_error_t *ptr) {
+  if (!ptr->is_err) {
+    actor_string_free(&ptr->val.ok);
+  } else {
+    wasmkeep_actor_storage_sql_error_free(&ptr->val.err);
+  }
+}
+
 void actor_option_u64_free(actor_option_u64_t *ptr) {
   if (ptr->is_some) {
   }
@@ -379,7 +410,7 @@ void wasmkeep_actor_http_response_free(wasmkeep_actor_http_response_t *ptr) {
   actor_list_u8_free(&ptr->body);
 }
 
-__attribute__((__import_module__("wasmkeep:actor/http@0.2.3"), __import_name__("[resource-drop]response-outparam")))
+__attribute__((__import_module__("wasmkeep:actor/http@0.2.4"), __import_name__("[resource-drop]response-outparam")))
 extern void __wasm_import_wasmkeep_actor_http_response_outparam_drop(int32_t handle);
 
 void wasmkeep_actor_http_response_outparam_drop_own(wasmkeep_actor_http_own_response_outparam_t handle) {
@@ -820,6 +851,173 @@ bool wasmkeep_actor_storage_delete_self_durable(wasmkeep_actor_storage_sql_error
   }
 }
 
+bool wasmkeep_actor_storage_current_bookmark(actor_option_string_t *ret, wasmkeep_actor_storage_sql_error_t *err) {
+  __attribute__((__aligned__(sizeof(void*))))
+  uint8_t ret_area[(5*sizeof(void*))];
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_wasmkeep_actor_storage_current_bookmark(ptr);
+  wasmkeep_actor_storage_result_option_string_sql_error_t result;
+  switch ((int32_t) *((uint8_t*) (ptr + 0))) {
+    case 0: {
+      result.is_err = false;
+      actor_option_string_t option;
+      switch ((int32_t) *((uint8_t*) (ptr + sizeof(void*)))) {
+        case 0: {
+          option.is_some = false;
+          break;
+        }
+        case 1: {
+          option.is_some = true;
+          option.val = (actor_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+      }
+
+      result.val.ok = option;
+      break;
+    }
+    case 1: {
+      result.is_err = true;
+      wasmkeep_actor_types_sql_error_t variant;
+      variant.tag = (int32_t) *((uint8_t*) (ptr + sizeof(void*)));
+      switch ((int32_t) variant.tag) {
+        case 0: {
+          variant.val.not_allowed = (actor_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+        case 1: {
+          variant.val.internal = (actor_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+        case 2: {
+          variant.val.sqlite = (wasmkeep_actor_types_sqlite_failure_t) {
+            (int32_t) *((int32_t*) (ptr + (2*sizeof(void*)))),
+            (actor_string_t) (actor_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (3*sizeof(void*))))), (*((size_t*) (ptr + (4*sizeof(void*))))) },
+          };
+          break;
+        }
+      }
+
+      result.val.err = variant;
+      break;
+    }
+  }
+  if (!result.is_err) {
+    *ret = result.val.ok;
+    return 1;
+  } else {
+    *err = result.val.err;
+    return 0;
+  }
+}
+
+bool wasmkeep_actor_storage_bookmark_for_time(uint64_t at, actor_option_string_t *ret, wasmkeep_actor_storage_sql_error_t *err) {
+  __attribute__((__aligned__(sizeof(void*))))
+  uint8_t ret_area[(5*sizeof(void*))];
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_wasmkeep_actor_storage_bookmark_for_time((int64_t) (at), ptr);
+  wasmkeep_actor_storage_result_option_string_sql_error_t result;
+  switch ((int32_t) *((uint8_t*) (ptr + 0))) {
+    case 0: {
+      result.is_err = false;
+      actor_option_string_t option;
+      switch ((int32_t) *((uint8_t*) (ptr + sizeof(void*)))) {
+        case 0: {
+          option.is_some = false;
+          break;
+        }
+        case 1: {
+          option.is_some = true;
+          option.val = (actor_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+      }
+
+      result.val.ok = option;
+      break;
+    }
+    case 1: {
+      result.is_err = true;
+      wasmkeep_actor_types_sql_error_t variant;
+      variant.tag = (int32_t) *((uint8_t*) (ptr + sizeof(void*)));
+      switch ((int32_t) variant.tag) {
+        case 0: {
+          variant.val.not_allowed = (actor_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+        case 1: {
+          variant.val.internal = (actor_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+        case 2: {
+          variant.val.sqlite = (wasmkeep_actor_types_sqlite_failure_t) {
+            (int32_t) *((int32_t*) (ptr + (2*sizeof(void*)))),
+            (actor_string_t) (actor_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (3*sizeof(void*))))), (*((size_t*) (ptr + (4*sizeof(void*))))) },
+          };
+          break;
+        }
+      }
+
+      result.val.err = variant;
+      break;
+    }
+  }
+  if (!result.is_err) {
+    *ret = result.val.ok;
+    return 1;
+  } else {
+    *err = result.val.err;
+    return 0;
+  }
+}
+
+bool wasmkeep_actor_storage_restore_on_next_session(actor_string_t *bookmark, actor_string_t *ret, wasmkeep_actor_storage_sql_error_t *err) {
+  __attribute__((__aligned__(sizeof(void*))))
+  uint8_t ret_area[(5*sizeof(void*))];
+  uint8_t *ptr = (uint8_t *) &ret_area;
+  __wasm_import_wasmkeep_actor_storage_restore_on_next_session((uint8_t *) (*bookmark).ptr, (*bookmark).len, ptr);
+  wasmkeep_actor_storage_result_string_sql_error_t result;
+  switch ((int32_t) *((uint8_t*) (ptr + 0))) {
+    case 0: {
+      result.is_err = false;
+      result.val.ok = (actor_string_t) { (uint8_t*)(*((uint8_t **) (ptr + sizeof(void*)))), (*((size_t*) (ptr + (2*sizeof(void*))))) };
+      break;
+    }
+    case 1: {
+      result.is_err = true;
+      wasmkeep_actor_types_sql_error_t variant;
+      variant.tag = (int32_t) *((uint8_t*) (ptr + sizeof(void*)));
+      switch ((int32_t) variant.tag) {
+        case 0: {
+          variant.val.not_allowed = (actor_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+        case 1: {
+          variant.val.internal = (actor_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (2*sizeof(void*))))), (*((size_t*) (ptr + (3*sizeof(void*))))) };
+          break;
+        }
+        case 2: {
+          variant.val.sqlite = (wasmkeep_actor_types_sqlite_failure_t) {
+            (int32_t) *((int32_t*) (ptr + (2*sizeof(void*)))),
+            (actor_string_t) (actor_string_t) { (uint8_t*)(*((uint8_t **) (ptr + (3*sizeof(void*))))), (*((size_t*) (ptr + (4*sizeof(void*))))) },
+          };
+          break;
+        }
+      }
+
+      result.val.err = variant;
+      break;
+    }
+  }
+  if (!result.is_err) {
+    *ret = result.val.ok;
+    return 1;
+  } else {
+    *err = result.val.err;
+    return 0;
+  }
+}
+
 bool wasmkeep_actor_alarms_get_alarm(uint64_t *ret) {
   __attribute__((__aligned__(8)))
   uint8_t ret_area[16];
@@ -1030,12 +1228,12 @@ void wasmkeep_actor_http_static_response_outparam_set(wasmkeep_actor_http_own_re
   __wasm_import_wasmkeep_actor_http_static_response_outparam_set((out).__handle, (int32_t) ((*response).status), (uint8_t *) ((*response).headers).ptr, ((*response).headers).len, (uint8_t *) ((*response).body).ptr, ((*response).body).len);
 }
 
-__attribute__((__export_name__("wasmkeep:actor/events@0.2.3#on-init")))
+__attribute__((__export_name__("wasmkeep:actor/events@0.2.4#on-init")))
 void __wasm_export_exports_wasmkeep_actor_events_on_init(void) {
   exports_wasmkeep_actor_events_on_init();
 }
 
-__attribute__((__export_name__("wasmkeep:actor/events@0.2.3#on-request")))
+__attribute__((__export_name__("wasmkeep:actor/events@0.2.4#on-request")))
 void __wasm_export_exports_wasmkeep_actor_events_on_request(uint8_t * arg, size_t arg0, uint8_t * arg1, size_t arg2, uint8_t * arg3, size_t arg4, uint8_t * arg5, size_t arg6, int32_t arg7) {
   exports_wasmkeep_actor_events_request_t arg8 = (wasmkeep_actor_http_request_t) {
     (actor_string_t) (actor_string_t) { (uint8_t*)(arg), (arg0) },
@@ -1046,12 +1244,12 @@ void __wasm_export_exports_wasmkeep_actor_events_on_request(uint8_t * arg, size_
   exports_wasmkeep_actor_events_on_request(&arg8, (exports_wasmkeep_actor_events_own_response_outparam_t) { arg7 });
 }
 
-__attribute__((__export_name__("wasmkeep:actor/events@0.2.3#on-alarm")))
+__attribute__((__export_name__("wasmkeep:actor/events@0.2.4#on-alarm")))
 void __wasm_export_exports_wasmkeep_actor_events_on_alarm(void) {
   exports_wasmkeep_actor_events_on_alarm();
 }
 
-__attribute__((__export_name__("wasmkeep:actor/events@0.2.3#on-call")))
+__attribute__((__export_name__("wasmkeep:actor/events@0.2.4#on-call")))
 uint8_t * __wasm_export_exports_wasmkeep_actor_events_on_call(int32_t arg, uint8_t * arg0, size_t arg1, uint8_t * arg2, size_t arg3, uint8_t * arg4, size_t arg5) {
   exports_wasmkeep_actor_events_option_address_t option;
   switch (arg) {
@@ -1092,13 +1290,13 @@ uint8_t * __wasm_export_exports_wasmkeep_actor_events_on_call(int32_t arg, uint8
   return ptr;
 }
 
-__attribute__((__export_name__("wasmkeep:actor/events@0.2.3#on-socket-open")))
+__attribute__((__export_name__("wasmkeep:actor/events@0.2.4#on-socket-open")))
 void __wasm_export_exports_wasmkeep_actor_events_on_socket_open(int64_t arg, uint8_t * arg0, size_t arg1) {
   actor_string_t arg2 = (actor_string_t) { (uint8_t*)(arg0), (arg1) };
   exports_wasmkeep_actor_events_on_socket_open((uint64_t) (arg), &arg2);
 }
 
-__attribute__((__export_name__("wasmkeep:actor/events@0.2.3#on-socket-message")))
+__attribute__((__export_name__("wasmkeep:actor/events@0.2.4#on-socket-message")))
 void __wasm_export_exports_wasmkeep_actor_events_on_socket_message(int64_t arg, int32_t arg0, uint8_t * arg1, size_t arg2) {
   wasmkeep_actor_types_message_t variant;
   variant.tag = arg0;
@@ -1116,7 +1314,7 @@ void __wasm_export_exports_wasmkeep_actor_events_on_socket_message(int64_t arg, 
   exports_wasmkeep_actor_events_on_socket_message((uint64_t) (arg), &arg3);
 }
 
-__attribute__((__export_name__("wasmkeep:actor/events@0.2.3#on-socket-close")))
+__attribute__((__export_name__("wasmkeep:actor/events@0.2.4#on-socket-close")))
 void __wasm_export_exports_wasmkeep_actor_events_on_socket_close(int64_t arg, int32_t arg0, uint8_t * arg1, size_t arg2) {
   actor_string_t arg3 = (actor_string_t) { (uint8_t*)(arg1), (arg2) };
   exports_wasmkeep_actor_events_on_socket_close((uint64_t) (arg), (uint16_t) (arg0), &arg3);

@@ -143,6 +143,27 @@ typedef struct {
 
 typedef struct {
   bool is_some;
+  actor_string_t val;
+} actor_option_string_t;
+
+typedef struct {
+  bool is_err;
+  union {
+    actor_option_string_t ok;
+    wasmkeep_actor_storage_sql_error_t err;
+  } val;
+} wasmkeep_actor_storage_result_option_string_sql_error_t;
+
+typedef struct {
+  bool is_err;
+  union {
+    actor_string_t ok;
+    wasmkeep_actor_storage_sql_error_t err;
+  } val;
+} wasmkeep_actor_storage_result_string_sql_error_t;
+
+typedef struct {
+  bool is_some;
   uint64_t val;
 } actor_option_u64_t;
 
@@ -301,7 +322,7 @@ typedef struct {
   } val;
 } exports_wasmkeep_actor_events_result_list_u8_string_t;
 
-// Imported Functions from `wasmkeep:actor/storage@0.2.3`
+// Imported Functions from `wasmkeep:actor/storage@0.2.4`
 // Runs SQL and returns the number of rows it changed.
 // 
 // With parameters the text must be one statement (`?1`, `?2`, ... or `?`
@@ -371,8 +392,54 @@ extern void wasmkeep_actor_storage_delete_self(void);
 //   event's local writes are not kept and the next event restores what
 //   the bucket holds. Calling it again is safe.
 extern bool wasmkeep_actor_storage_delete_self_durable(wasmkeep_actor_storage_sql_error_t *err);
+// The bookmark of the actor's state as it is now: an opaque string
+// naming a position in the actor's history (ADR 064). Bookmarks of one
+// actor sort as their positions do, so a later state's bookmark sorts
+// after an earlier one's. What the event wrote so far is made durable
+// first, as `flush` does, so the bookmark names a state that holds
+// those writes.
+// 
+// - `none` where the host keeps no history for the actor (a node
+//   served with `--no-history`, or a host started without history).
+// - `not-allowed` inside an open transaction (commit first), and after
+//   `delete-self-durable` answered `ok` in this event.
+// - `internal`: the writes are not known to be kept, as for `flush`.
+extern bool wasmkeep_actor_storage_current_bookmark(actor_option_string_t *ret, wasmkeep_actor_storage_sql_error_t *err);
+// The bookmark of the last state written at or before `at`
+// (milliseconds since the Unix epoch, on the host's clock: `now`), or
+// `none` if no state of the actor was written then, that state lies
+// before its newest delete, or the host keeps no history (as for
+// `current-bookmark`). The history is kept for the app's retention window; a state
+// older than that may answer `none` or a later bookmark.
+// `internal`: the history could not be read.
+extern bool wasmkeep_actor_storage_bookmark_for_time(uint64_t at, actor_option_string_t *ret, wasmkeep_actor_storage_sql_error_t *err);
+// Asks the host to restore the actor to `bookmark` once the current
+// event has ended (Durable Objects' `onNextSessionRestoreBookmark`),
+// and returns the bookmark to undo it with: the state as it is now,
+// made durable first as `current-bookmark` does.
+// 
+// When the event ends with its writes kept, the host restores the
+// state at `bookmark` as a new position on the actor's history, before
+// the actor's next event: its open sockets are closed with 1012 "actor
+// restored" (their close events run first, on the old state), its
+// alarm becomes the restored state's, the instance is dropped, and the
+// next event starts a fresh instance on the restored state (`on-init`
+// does not run again). The last call of an event counts. An event that
+// deletes the actor, or whose writes are not kept, restores nothing.
+// A restore the host refuses then (a bookmark before the actor's
+// newest delete, or one the retention window no longer holds) changes
+// nothing and is logged by the host; the guest is not told.
+// 
+// - `not-allowed` at once, nothing asked: `bookmark` is not a bookmark
+//   (`not a bookmark: ...`), or names no state of this actor yet (it
+//   sorts after the current one); the host keeps no history for the
+//   actor ("no history is kept ..."); inside an open transaction; after
+//   a delete in this event.
+// - `internal`: the current state is not known to be kept (as for
+//   `flush`); nothing is asked.
+extern bool wasmkeep_actor_storage_restore_on_next_session(actor_string_t *bookmark, actor_string_t *ret, wasmkeep_actor_storage_sql_error_t *err);
 
-// Imported Functions from `wasmkeep:actor/alarms@0.2.3`
+// Imported Functions from `wasmkeep:actor/alarms@0.2.4`
 // The pending alarm, in milliseconds since the Unix epoch, or none.
 // None after `delete-self-durable` answered `ok` in this event.
 extern bool wasmkeep_actor_alarms_get_alarm(uint64_t *ret);
@@ -384,7 +451,7 @@ extern void wasmkeep_actor_alarms_set_alarm(uint64_t at);
 // `delete-self-durable` answered `ok` in this event.
 extern void wasmkeep_actor_alarms_clear_alarm(void);
 
-// Imported Functions from `wasmkeep:actor/context@0.2.3`
+// Imported Functions from `wasmkeep:actor/context@0.2.4`
 // This actor's address.
 extern void wasmkeep_actor_context_self_address(wasmkeep_actor_context_address_t *ret);
 // The app this actor belongs to, as `tenant/app`.
@@ -412,7 +479,7 @@ extern bool wasmkeep_actor_context_previous_deletion(wasmkeep_actor_context_dele
 // not fail after all ignores it. It does not end the event.
 extern void wasmkeep_actor_context_report_failure(wasmkeep_actor_context_failure_report_t *report);
 
-// Imported Functions from `wasmkeep:actor/sockets@0.2.3`
+// Imported Functions from `wasmkeep:actor/sockets@0.2.4`
 // Sends a message to one of the actor's sockets.
 extern bool wasmkeep_actor_sockets_send(wasmkeep_actor_sockets_socket_id_t socket, wasmkeep_actor_sockets_message_t *message, wasmkeep_actor_sockets_socket_error_t *err);
 // Closes a socket with a WebSocket close code (1000 normal, 4000-4999
@@ -421,17 +488,17 @@ extern bool wasmkeep_actor_sockets_close(wasmkeep_actor_sockets_socket_id_t sock
 // The actor's open sockets.
 extern void wasmkeep_actor_sockets_open_sockets(wasmkeep_actor_sockets_list_socket_id_t *ret);
 
-// Imported Functions from `wasmkeep:actor/calls@0.2.3`
+// Imported Functions from `wasmkeep:actor/calls@0.2.4`
 // Runs `on-call` on the target actor (creating it if its class allows)
 // and returns its answer. The caller waits; the callee runs its event in
 // its own mailbox, after the events queued there.
 extern bool wasmkeep_actor_calls_call(wasmkeep_actor_calls_address_t *target, actor_list_u8_t *payload, actor_list_u8_t *ret, wasmkeep_actor_calls_call_error_t *err);
 
-// Imported Functions from `wasmkeep:actor/http@0.2.3`
+// Imported Functions from `wasmkeep:actor/http@0.2.4`
 // Sends the answer. An event that never sets it is answered 500.
 extern void wasmkeep_actor_http_static_response_outparam_set(wasmkeep_actor_http_own_response_outparam_t out, wasmkeep_actor_http_response_t *response);
 
-// Exported Functions from `wasmkeep:actor/events@0.2.3`
+// Exported Functions from `wasmkeep:actor/events@0.2.4`
 void exports_wasmkeep_actor_events_on_init(void);
 void exports_wasmkeep_actor_events_on_request(exports_wasmkeep_actor_events_request_t *request, exports_wasmkeep_actor_events_own_response_outparam_t out);
 void exports_wasmkeep_actor_events_on_alarm(void);
@@ -475,6 +542,12 @@ void wasmkeep_actor_storage_result_u64_sql_error_free(wasmkeep_actor_storage_res
 void wasmkeep_actor_storage_result_query_result_sql_error_free(wasmkeep_actor_storage_result_query_result_sql_error_t *ptr);
 
 void wasmkeep_actor_storage_result_void_sql_error_free(wasmkeep_actor_storage_result_void_sql_error_t *ptr);
+
+void actor_option_string_free(actor_option_string_t *ptr);
+
+void wasmkeep_actor_storage_result_option_string_sql_error_free(wasmkeep_actor_storage_result_option_string_sql_error_t *ptr);
+
+void wasmkeep_actor_storage_result_string_sql_error_free(wasmkeep_actor_storage_result_string_sql_error_t *ptr);
 
 void actor_option_u64_free(actor_option_u64_t *ptr);
 

@@ -1,4 +1,4 @@
-/* wasmkeep.h: the C SDK for wasmkeep actors (WIT package wasmkeep:actor@0.2.3).
+/* wasmkeep.h: the C SDK for wasmkeep actors (WIT package wasmkeep:actor@0.2.4).
  *
  * An actor is a C file that includes this header and defines the events it
  * answers (wk_on_request, wk_on_init, ...; see "Events" below). Build it into a
@@ -36,7 +36,7 @@ extern "C" {
 /** The SDK's version, also returned by wk_version(). */
 #define WASMKEEP_VERSION "0.2.0"
 /** The WIT package the SDK is built on. */
-#define WASMKEEP_WIT_PACKAGE "wasmkeep:actor@0.2.3"
+#define WASMKEEP_WIT_PACKAGE "wasmkeep:actor@0.2.4"
 
 /** WASMKEEP_VERSION, as a static string (never freed). */
 const char *wk_version(void);
@@ -274,6 +274,48 @@ void wk_storage_delete_self(void);
  * - WK_SQL_INTERNAL: not known to be durable; calling it again is safe (one
  *   node: storage stays refused until a retry succeeds or the event ends). */
 int wk_storage_delete_self_durable(wk_sql_error *err);
+
+/* Going back in time (WIT 0.2.4; Durable Objects' getCurrentBookmark,
+ * getBookmarkForTime and onNextSessionRestoreBookmark). A bookmark is an
+ * opaque NUL-terminated string naming a position in the actor's history;
+ * bookmarks of one actor sort as their positions do (strcmp: a later
+ * state's sorts after an earlier one's). A bookmark a call returns is yours:
+ * free() it. */
+
+/** Sets *bookmark to the bookmark of the actor's state as it is now, or to
+ * NULL where the host keeps no history (a node served with `--no-history`;
+ * otherwise it is kept for the app's retention window). What the event
+ * wrote so far is made durable first, as wk_storage_flush does. Errors as wk_storage_flush:
+ * WK_SQL_NOT_ALLOWED inside an open transaction or after a durable delete;
+ * WK_SQL_INTERNAL: the writes are not known to be kept. *bookmark is NULL on
+ * failure. */
+int wk_storage_current_bookmark(char **bookmark, wk_sql_error *err);
+
+/** Sets *bookmark to the bookmark of the last state written at or before
+ * `at_ms` (ms since the epoch on the host's clock: wk_now()), or to NULL: no
+ * state was written by then, it lies before the actor's newest delete, or
+ * the host keeps no history (a node served with `--no-history`).
+ * WK_SQL_INTERNAL: the history could not be read. */
+int wk_storage_bookmark_for_time(uint64_t at_ms, char **bookmark, wk_sql_error *err);
+
+/** Asks the host to restore the actor to `bookmark` once this event has
+ * ended, and sets *undo (may be NULL) to the bookmark that undoes it: the
+ * state as it is now, made durable first as wk_storage_current_bookmark
+ * does. When the event ends with its writes kept, the state at `bookmark`
+ * becomes the actor's newest state before its next event: open sockets are
+ * closed with 1012 "actor restored", the alarm becomes the restored state's,
+ * and the next event starts a fresh instance on the restored state
+ * (wk_on_init does not run again). The last call of an event counts; an
+ * event that deletes the actor, or whose writes are not kept, restores
+ * nothing. A restore the host refuses then (a bookmark before the actor's
+ * newest delete, or older than the retention window) changes nothing and is
+ * logged by the host.
+ * - WK_SQL_NOT_ALLOWED at once, nothing asked: not a bookmark, or one after
+ *   the current state; no history is kept (a node served with
+ *   `--no-history`); inside an open transaction; after a delete in this
+ *   event.
+ * - WK_SQL_INTERNAL: the current state is not known to be kept. */
+int wk_storage_restore_on_next_session(const char *bookmark, char **undo, wk_sql_error *err);
 
 /* ----------------------------------------------------------------- alarms */
 

@@ -274,3 +274,49 @@ int wk_storage_delete_self_durable(wk_sql_error *err) {
     wasmkeep_actor_storage_sql_error_t e;
     return unit(wasmkeep_actor_storage_delete_self_durable(&e), &e, err);
 }
+
+/* An option<string> of the bindings as a C string of the caller's (NULL when none). */
+static char *optional_cstr(actor_option_string_t *o) {
+    return o->is_some ? wk__take_cstr(&o->val) : NULL;
+}
+
+int wk_storage_current_bookmark(char **bookmark, wk_sql_error *err) {
+    if (bookmark) *bookmark = NULL;
+    if (wk__outside_event("wk_storage_current_bookmark"))
+        return wk__sql_outside_event("wk_storage_current_bookmark", err);
+    actor_option_string_t r;
+    wasmkeep_actor_storage_sql_error_t e;
+    if (!wasmkeep_actor_storage_current_bookmark(&r, &e)) return sql_failed(&e, err);
+    char *b = optional_cstr(&r);
+    if (bookmark) *bookmark = b; else free(b);
+    sql_ok(err);
+    return WK_OK;
+}
+
+int wk_storage_bookmark_for_time(uint64_t at_ms, char **bookmark, wk_sql_error *err) {
+    if (bookmark) *bookmark = NULL;
+    if (wk__outside_event("wk_storage_bookmark_for_time"))
+        return wk__sql_outside_event("wk_storage_bookmark_for_time", err);
+    actor_option_string_t r;
+    wasmkeep_actor_storage_sql_error_t e;
+    if (!wasmkeep_actor_storage_bookmark_for_time(at_ms, &r, &e)) return sql_failed(&e, err);
+    char *b = optional_cstr(&r);
+    if (bookmark) *bookmark = b; else free(b);
+    sql_ok(err);
+    return WK_OK;
+}
+
+int wk_storage_restore_on_next_session(const char *bookmark, char **undo, wk_sql_error *err) {
+    if (undo) *undo = NULL;
+    if (wk__outside_event("wk_storage_restore_on_next_session"))
+        return wk__sql_outside_event("wk_storage_restore_on_next_session", err);
+    /* The bytes stay the caller's: the bindings only read them. A NULL is "", which is no bookmark. */
+    actor_string_t b = {(uint8_t *)(bookmark ? bookmark : ""), bookmark ? strlen(bookmark) : 0};
+    actor_string_t r;
+    wasmkeep_actor_storage_sql_error_t e;
+    if (!wasmkeep_actor_storage_restore_on_next_session(&b, &r, &e)) return sql_failed(&e, err);
+    char *u = wk__take_cstr(&r);
+    if (undo) *undo = u; else free(u);
+    sql_ok(err);
+    return WK_OK;
+}

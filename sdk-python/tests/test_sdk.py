@@ -22,7 +22,7 @@ def test_version():
 
     assert wasmkeep_actor.__version__ == "0.2.0"
     assert host_version() == "0.2.0"
-    assert wasmkeep_actor.WIT_PACKAGE == "wasmkeep:actor@0.2.3"
+    assert wasmkeep_actor.WIT_PACKAGE == "wasmkeep:actor@0.2.4"
 
 
 def test_host_calls_outside_a_component_say_what_to_do():

@@ -9,7 +9,7 @@ subclass. Build the module into a WebAssembly component with
 
 and test it under pytest with `wasmkeep_actor.testing`.
 
-The package wraps the WIT package `wasmkeep:actor@0.2.3` (shipped in `wit/`).
+The package wraps the WIT package `wasmkeep:actor@0.2.4` (shipped in `wit/`).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from .storage import Row, Rows
 __version__ = "0.2.0"
 
 #: The WIT package the SDK is built on.
-WIT_PACKAGE = "wasmkeep:actor@0.2.3"
+WIT_PACKAGE = "wasmkeep:actor@0.2.4"
 
 __all__ = [
     "WIT_PACKAGE",

@@ -47,7 +47,9 @@ __all__ = [
     "SqliteError",
     "Value",
     "begin",
+    "bookmark_for_time",
     "commit",
+    "current_bookmark",
     "delete_self",
     "delete_self_durable",
     "exec",
@@ -56,6 +58,7 @@ __all__ = [
     "query",
     "query_one",
     "query_value",
+    "restore_on_next_session",
     "rollback",
     "transaction",
 ]
@@ -390,3 +393,57 @@ def delete_self_durable() -> None:
     """
     _call(_s.delete_self_durable)
 
+
+def current_bookmark() -> str | None:
+    """The bookmark of the actor's state as it is now: an opaque string naming
+    a position in the actor's history, which `restore_on_next_session` can go
+    back to. Bookmarks of one actor sort as their positions do (a later
+    state's sorts after an earlier one's). What the event wrote so far is
+    made durable first, as `flush` does. None where the host keeps no history
+    (a node served with `--no-history`; otherwise it is kept for the app's
+    retention window).
+    Durable Objects' `getCurrentBookmark`. Since WIT 0.2.4.
+
+    Raises as `flush`: `NotAllowed` inside an open transaction or after
+    `delete_self_durable`, `Internal` when the writes are not known to be kept.
+    """
+    return _call(_s.current_bookmark)
+
+
+def bookmark_for_time(at_ms: int) -> str | None:
+    """The bookmark of the last state written at or before `at_ms`
+    (milliseconds since the epoch on the host's clock, as `context.now()`
+    gives it), or None: no state was written by then, it lies before the
+    actor's newest delete, or the host keeps no history (a node served with
+    `--no-history`).
+    Durable Objects' `getBookmarkForTime`. Since WIT 0.2.4.
+
+    Raises `Internal` when the history could not be read.
+    """
+    if at_ms < 0:
+        raise ValueError(f"bookmark_for_time: {at_ms} is before the epoch")
+    return _call(_s.bookmark_for_time, at_ms)
+
+
+def restore_on_next_session(bookmark: str) -> str:
+    """Asks the host to restore the actor to `bookmark` once this event has
+    ended, and returns the bookmark that undoes it (the state as it is now,
+    made durable first as `current_bookmark` does). Durable Objects'
+    `onNextSessionRestoreBookmark`. Since WIT 0.2.4.
+
+    When the event ends with its writes kept, the state at `bookmark` becomes
+    the actor's newest state before its next event: open sockets are closed
+    with 1012 "actor restored", the alarm becomes the restored state's, and
+    the next event starts a fresh instance on the restored state (`on_init`
+    does not run again). The last call of an event counts; an event that
+    deletes the actor, or whose writes are not kept, restores nothing. A
+    restore the host refuses then (a bookmark before the actor's newest
+    delete, or older than the retention window) changes nothing and is logged
+    by the host.
+
+    Raises `NotAllowed` at once, nothing asked: not a bookmark, or one after
+    the current state; no history is kept (a node served with
+    `--no-history`); inside an open transaction; after a delete in this
+    event. `Internal`: the current state is not known to be kept.
+    """
+    return _call(_s.restore_on_next_session, bookmark)

@@ -7,7 +7,7 @@
 //! answer them by implementing [`Actor`] and exporting the type with
 //! [`export!`].
 //!
-//! The crate wraps the WIT package `wasmkeep:actor@0.2.3`; the generated
+//! The crate wraps the WIT package `wasmkeep:actor@0.2.4`; the generated
 //! bindings are private.
 //!
 //! # Quick start
@@ -78,9 +78,9 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The version of the WIT package this SDK is built on.
 ///
 /// ```
-/// assert_eq!(wasmkeep_actor::WIT_PACKAGE, "wasmkeep:actor@0.2.3");
+/// assert_eq!(wasmkeep_actor::WIT_PACKAGE, "wasmkeep:actor@0.2.4");
 /// ```
-pub const WIT_PACKAGE: &str = "wasmkeep:actor@0.2.3";
+pub const WIT_PACKAGE: &str = "wasmkeep:actor@0.2.4";
 
 /// Not public API: what [`export!`] expands to. May change in any release.
 #[doc(hidden)]

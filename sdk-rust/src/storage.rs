@@ -1042,3 +1042,75 @@ pub fn delete_self() {
 pub fn delete_self_durable() -> Result<(), SqlError> {
     wit::delete_self_durable().map_err(SqlError::from_wit)
 }
+
+/// The bookmark of the actor's state as it is now: an opaque string naming a
+/// position in the actor's history, which [`restore_on_next_session`] can go
+/// back to. Bookmarks of one actor sort as their positions do: a later
+/// state's sorts after an earlier one's. What the event wrote so far is made
+/// durable first, as [`flush`] does. `None` where the host keeps no history
+/// (a node served with `--no-history`; otherwise it is kept for the app's
+/// retention window).
+/// Durable Objects' `getCurrentBookmark`. Since WIT 0.2.4.
+///
+/// ```no_run
+/// use wasmkeep_actor::storage;
+///
+/// # fn main() -> Result<(), wasmkeep_actor::SqlError> {
+/// if let Some(before) = storage::current_bookmark()? {
+///     storage::exec("DELETE FROM items", [])?;
+///     // Changed our mind: the next event sees the items again.
+///     let undo = storage::restore_on_next_session(&before)?;
+///     # let _ = undo;
+/// }
+/// # Ok(())
+/// # }
+/// ```
+///
+/// # Errors
+///
+/// As [`flush`]: [`SqlError::NotAllowed`] inside an open transaction or after
+/// [`delete_self_durable`]; [`SqlError::Internal`]: the writes are not known
+/// to be kept.
+pub fn current_bookmark() -> Result<Option<String>, SqlError> {
+    wit::current_bookmark().map_err(SqlError::from_wit)
+}
+
+/// The bookmark of the last state written at or before `at_ms`
+/// (milliseconds since the Unix epoch on the host's clock, as
+/// [`context::now`](crate::context::now) gives it), or `None`: no state was
+/// written by then, it lies before the actor's newest delete, or the host
+/// keeps no history (a node served with `--no-history`). Durable Objects'
+/// `getBookmarkForTime`. Since WIT 0.2.4.
+///
+/// # Errors
+///
+/// [`SqlError::Internal`]: the history could not be read.
+pub fn bookmark_for_time(at_ms: u64) -> Result<Option<String>, SqlError> {
+    wit::bookmark_for_time(at_ms).map_err(SqlError::from_wit)
+}
+
+/// Asks the host to restore the actor to `bookmark` once this event has
+/// ended, and returns the bookmark that undoes it (the state as it is now,
+/// made durable first as [`current_bookmark`] does). Durable Objects'
+/// `onNextSessionRestoreBookmark`. Since WIT 0.2.4.
+///
+/// When the event ends with its writes kept, the state at `bookmark` becomes
+/// the actor's newest state, before its next event: open sockets are closed
+/// with 1012 "actor restored", the alarm becomes the restored state's, and
+/// the next event starts a fresh instance on the restored state (`on_init`
+/// does not run again). The last call of an event counts; an event that
+/// deletes the actor, or whose writes are not kept, restores nothing. A
+/// restore the host refuses then (a bookmark before the actor's newest
+/// delete, or older than the retention window) changes nothing and is
+/// logged by the host.
+///
+/// # Errors
+///
+/// [`SqlError::NotAllowed`] at once, nothing asked: `bookmark` is not a
+/// bookmark, or sorts after the current state; the host keeps no history (a
+/// node served with `--no-history`); inside an open transaction; after a
+/// delete in this event. [`SqlError::Internal`]: the current state is not
+/// known to be kept.
+pub fn restore_on_next_session(bookmark: &str) -> Result<String, SqlError> {
+    wit::restore_on_next_session(bookmark).map_err(SqlError::from_wit)
+}

@@ -10,7 +10,7 @@
 import { Request, decodeText, defineActor, encodeText, json, storage, text } from "@wasmkeep/actor";
 // The bindings' own storage import (under QuickJS, wasmkeep-build points it
 // at the engine's dialect, as it does the SDK's).
-import * as wit from "wasmkeep:actor/storage@0.2.3";
+import * as wit from "wasmkeep:actor/storage@0.2.4";
 
 /** Calls per piece, unless the request asks for another number (`/?calls=10`, as the SDK's test does). */
 const CALLS = 5_000;

@@ -4,8 +4,8 @@
  * test harness): compute them from {@link now}, not `Date.now()`.
  * @module
  */
-import * as wit from "wasmkeep:actor/alarms@0.2.3";
-import * as ctx from "wasmkeep:actor/context@0.2.3";
+import * as wit from "wasmkeep:actor/alarms@0.2.4";
+import * as ctx from "wasmkeep:actor/context@0.2.4";
 import { int64 } from "./abi.js";
 import { requireEvent } from "./event.js";
 

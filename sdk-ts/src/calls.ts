@@ -4,7 +4,7 @@
  * @module
  */
 import { decodeUtf8, encodeUtf8 } from "./utf8.js";
-import * as wit from "wasmkeep:actor/calls@0.2.3";
+import * as wit from "wasmkeep:actor/calls@0.2.4";
 import type { Address } from "./context.js";
 import { CallError, payloadOf, type CallErrorCode } from "./errors.js";
 import { requireEvent } from "./event.js";

@@ -11,7 +11,7 @@
  * it is left alone.
  * @module
  */
-import * as wit from "wasmkeep:actor/context@0.2.3";
+import * as wit from "wasmkeep:actor/context@0.2.4";
 import { describeThrown, inEvent } from "./event.js";
 
 type Level = "debug" | "info" | "warn" | "error";

@@ -2,7 +2,7 @@
  * Who the actor is, and the host's clock and log.
  * @module
  */
-import * as wit from "wasmkeep:actor/context@0.2.3";
+import * as wit from "wasmkeep:actor/context@0.2.4";
 import { describeThrown, inEvent, printError, requireEvent } from "./event.js";
 
 /** An actor's address inside its app. */

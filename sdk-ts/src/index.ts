@@ -8,7 +8,7 @@
  * {@link defineActor}. Build the entry module into a WebAssembly component with
  * `npx wasmkeep-build src/actor.ts -o actor.wasm`.
  *
- * The package wraps the WIT package `wasmkeep:actor@0.2.3` (shipped in `generated/wit/`).
+ * The package wraps the WIT package `wasmkeep:actor@0.2.4` (shipped in `generated/wit/`).
  * @module
  */
 export * as storage from "./storage.js";
@@ -29,5 +29,5 @@ export { defineActor, isActorDefinition, type ActorHandlers, type ActorDefinitio
 export const VERSION = "0.2.0";
 
 /** The WIT package the SDK is built on. */
-export const WIT_PACKAGE = "wasmkeep:actor@0.2.3";
+export const WIT_PACKAGE = "wasmkeep:actor@0.2.4";
 export { decodeUtf8 as decodeText, encodeUtf8 as encodeText } from "./utf8.js";

@@ -3,9 +3,9 @@
  * `events` export). May change in any release.
  * @module
  */
-import { ResponseOutparam, type Request as WitRequest } from "wasmkeep:actor/http@0.2.3";
-import type { Address as WitAddress, Message as WitMessage } from "wasmkeep:actor/types@0.2.3";
-import { reportFailure } from "wasmkeep:actor/context@0.2.3";
+import { ResponseOutparam, type Request as WitRequest } from "wasmkeep:actor/http@0.2.4";
+import type { Address as WitAddress, Message as WitMessage } from "wasmkeep:actor/types@0.2.4";
+import { reportFailure } from "wasmkeep:actor/context@0.2.4";
 import { isActorDefinition, type ActorDefinition, type ActorHandlers } from "./actor.js";
 import { log } from "./context.js";
 import { article, describeThrown, duringEvent, eventBegins, eventEnds, headline, printError, repr } from "./event.js";

@@ -3,7 +3,7 @@
  * stays the same for its whole life and is never reused by a host run.
  * @module
  */
-import * as wit from "wasmkeep:actor/sockets@0.2.3";
+import * as wit from "wasmkeep:actor/sockets@0.2.4";
 import { int64 } from "./abi.js";
 import { requireEvent } from "./event.js";
 import { SocketError, errorValueOf } from "./errors.js";

@@ -15,10 +15,10 @@
  * ```
  * @module
  */
-import * as wit from "wasmkeep:actor/storage@0.2.3";
-import type { SqlValue as WitValue, QueryResult } from "wasmkeep:actor/types@0.2.3";
+import * as wit from "wasmkeep:actor/storage@0.2.4";
+import type { SqlValue as WitValue, QueryResult } from "wasmkeep:actor/types@0.2.4";
 import { SqlError, toSqlError } from "./errors.js";
-import { INT64_AS_NUMBER } from "./abi.js";
+import { INT64_AS_NUMBER, int64 } from "./abi.js";
 import { requireEvent } from "./event.js";
 
 /**
@@ -73,7 +73,7 @@ const I64_MAX = (1n << 63n) - 1n;
  * the import there), whose values these are. Its generated types say `bigint`
  * for `integer`, as for every WIT s64, but QuickJS passes a `number`.
  */
-type DialectValue = import("wasmkeep:actor-js/storage@0.2.3").SqlValue;
+type DialectValue = import("wasmkeep:actor-js/storage@0.2.4").SqlValue;
 
 /**
  * An SQL INTEGER as the engine's bindings take it. StarlingMonkey: a
@@ -355,6 +355,92 @@ export function deleteSelf(): void {
  */
 export function deleteSelfDurable(): void {
   witStep("storage.deleteSelfDurable", wit.deleteSelfDurable);
+}
+
+/** The bindings' `option<string>`: `undefined` (jco) or `null` (QuickJS) when none. */
+function optionalText(v: string | undefined | null): string | null {
+  return v === undefined || v === null ? null : v;
+}
+
+/**
+ * The bookmark of the actor's state as it is now: an opaque string naming a
+ * position in the actor's history, which {@link onNextSessionRestoreBookmark}
+ * can go back to. Bookmarks of one actor sort as their positions do (a later
+ * state's sorts after an earlier one's, as strings). What the event wrote so
+ * far is made durable first, as {@link flush} does. `null` where the host
+ * keeps no history (a node served with `--no-history`; otherwise it is kept
+ * for the app's retention window). Durable Objects' `getCurrentBookmark`,
+ * synchronous. Since WIT 0.2.4.
+ *
+ * @throws {SqlError} as {@link flush}: `"not-allowed"` inside an open
+ *   transaction or after {@link deleteSelfDurable}; `"internal"`: the writes
+ *   are not known to be kept.
+ */
+export function getCurrentBookmark(): string | null {
+  requireEvent("storage.getCurrentBookmark");
+  try {
+    return optionalText(wit.currentBookmark());
+  } catch (err) {
+    throw toSqlError(err);
+  }
+}
+
+/**
+ * The bookmark of the last state written at or before `at` (a `Date`, or
+ * milliseconds since the epoch on the host's clock: `now()`), or `null`:
+ * no state was written by then, it lies before the actor's newest delete, or
+ * the host keeps no history (a node served with `--no-history`). Durable
+ * Objects'
+ * `getBookmarkForTime`, synchronous. Since WIT 0.2.4.
+ *
+ * @throws {SqlError} `"internal"`: the history could not be read.
+ */
+export function getBookmarkForTime(at: Date | number): string | null {
+  requireEvent("storage.getBookmarkForTime");
+  const ms = typeof at === "number" ? at : at.getTime();
+  if (!Number.isFinite(ms) || ms < 0) throw new RangeError(`storage.getBookmarkForTime: invalid time ${String(at)}`);
+  const witAt = int64(Math.floor(ms), "storage.getBookmarkForTime: time");
+  try {
+    return optionalText(wit.bookmarkForTime(witAt));
+  } catch (err) {
+    throw toSqlError(err);
+  }
+}
+
+/**
+ * Asks the host to restore the actor to `bookmark` once this event has
+ * ended, and returns the bookmark that undoes it (the state as it is now,
+ * made durable first as {@link getCurrentBookmark} does). Durable Objects'
+ * `onNextSessionRestoreBookmark`, synchronous. Since WIT 0.2.4.
+ *
+ * When the event ends with its writes kept, the state at `bookmark` becomes
+ * the actor's newest state before its next event: open sockets are closed
+ * with 1012 "actor restored", the alarm becomes the restored state's, and the
+ * next event starts a fresh instance on the restored state (`onInit` does not
+ * run again). The last call of an event counts; an event that deletes the
+ * actor, or whose writes are not kept, restores nothing. A restore the host
+ * refuses then (a bookmark before the actor's newest delete, or older than
+ * the retention window) changes nothing and is logged by the host.
+ *
+ * ```ts
+ * const before = storage.getCurrentBookmark();
+ * storage.exec("DELETE FROM items");
+ * if (before) storage.onNextSessionRestoreBookmark(before); // the next event sees the items again
+ * ```
+ * @throws {SqlError} `"not-allowed"` at once, nothing asked: not a bookmark,
+ *   or one after the current state; no history is kept
+ *   (a node served with `--no-history`);
+ *   inside an open transaction; after a delete in this event. `"internal"`:
+ *   the current state is not known to be kept.
+ */
+export function onNextSessionRestoreBookmark(bookmark: string): string {
+  requireEvent("storage.onNextSessionRestoreBookmark");
+  if (typeof bookmark !== "string") throw new TypeError("storage.onNextSessionRestoreBookmark: the bookmark is a string");
+  try {
+    return wit.restoreOnNextSession(bookmark);
+  } catch (err) {
+    throw toSqlError(err);
+  }
 }
 
 export { SqlError };

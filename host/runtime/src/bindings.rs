@@ -1,4 +1,4 @@
-//! The host's bindings of `wasmkeep:actor@0.2.3` (which serves components built against 0.2.0 to 0.2.2 too): the one place `bindgen!` runs.
+//! The host's bindings of `wasmkeep:actor@0.2.4` (which serves components built against 0.2.0 to 0.2.3 too): the one place `bindgen!` runs.
 
 wasmtime::component::bindgen!({
     world: "actor",

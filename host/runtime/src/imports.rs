@@ -21,6 +21,8 @@ use wasmtime::component::{Resource, ResourceTable};
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
+mod history;
+
 /// How much guest stdout/stderr one instance keeps (for error reports).
 const OUTPUT_BUFFER: usize = 64 << 10;
 
@@ -82,6 +84,9 @@ pub(crate) struct EventState {
     /// a failed event is answered with it rather than with what the guest
     /// printed.
     pub failure_report: Option<String>,
+    /// The restore the guest asked for (`restore-on-next-session`, 0.2.4):
+    /// the end of the event carries it out once the event's writes are kept.
+    pub restore_after: Option<crate::replica::Pos>,
 }
 
 /// The data of one actor's store.
@@ -278,6 +283,49 @@ impl HostState {
     }
 }
 
+impl HostState {
+    /// `current-bookmark` (WIT 0.2.4): what `flush` keeps, then the state
+    /// as it is now as a bookmark; `None` where no history is kept.
+    fn bookmark_now(&mut self) -> Result<Option<String>, SqlError> {
+        if self.actor.db()?.in_transaction() {
+            return Err(SqlError::NotAllowed(refusals::OPEN_TRANSACTION.into()));
+        }
+        if self.actor.durability() == Durability::WritesLost {
+            return Err(SqlError::Internal(
+                "replication stopped for this actor earlier in this event: nothing more is kept until the next \
+                 event"
+                    .into(),
+            ));
+        }
+        self.actor.current_bookmark().map_err(|e| {
+            SqlError::Internal(format!(
+                "the state as it is now is not known to be kept ({e}; the upload may still land). Replication \
+                 stopped for this actor: the event's writes are not kept, and the next event restores what the \
+                 bucket holds"
+            ))
+        })
+    }
+
+    /// `restore-on-next-session` (WIT 0.2.4): checks what can be checked
+    /// now, takes the undo bookmark and leaves the restore to the end of
+    /// the event.
+    fn ask_restore(&mut self, bookmark: &str) -> Result<String, SqlError> {
+        let to = history::parse_bookmark(bookmark)?;
+        if !self.actor.keeps_history() {
+            return Err(SqlError::NotAllowed(history::NO_HISTORY.into()));
+        }
+        if self.ev.requested_delete.is_some() {
+            return Err(SqlError::NotAllowed(history::DELETE_REQUESTED.into()));
+        }
+        let undo = self
+            .bookmark_now()?
+            .ok_or_else(|| SqlError::NotAllowed(history::NO_CURRENT_STATE.into()))?;
+        history::not_after(to, &undo)?;
+        self.ev.restore_after = Some(to);
+        Ok(undo)
+    }
+}
+
 fn to_wit_error(e: SqlError) -> types::SqlError {
     match e {
         SqlError::NotAllowed(m) => types::SqlError::NotAllowed(m),
@@ -378,6 +426,21 @@ impl storage::Host for HostState {
 
     fn delete_self_durable(&mut self) -> R<Result<(), types::SqlError>> {
         Ok(self.delete_durably().map_err(to_wit_error))
+    }
+
+    fn current_bookmark(&mut self) -> R<Result<Option<String>, types::SqlError>> {
+        Ok(self.bookmark_now().map_err(to_wit_error))
+    }
+
+    fn bookmark_for_time(&mut self, at: u64) -> R<Result<Option<String>, types::SqlError>> {
+        Ok(self
+            .actor
+            .bookmark_for_time(at)
+            .map_err(|e| types::SqlError::Internal(format!("the actor's history could not be read: {e}"))))
+    }
+
+    fn restore_on_next_session(&mut self, bookmark: String) -> R<Result<String, types::SqlError>> {
+        Ok(self.ask_restore(&bookmark).map_err(to_wit_error))
     }
 }
 

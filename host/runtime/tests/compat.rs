@@ -1,5 +1,5 @@
 //! Components built against an earlier release of the WIT keep working: the
-//! host serves `wasmkeep:actor@0.2.3` to a component that imports `@0.2.0`.
+//! host serves `wasmkeep:actor@0.2.4` to a component that imports `@0.2.0`.
 //!
 //! `data/counter-rust-0.2.0.wasm` is `examples/counter-rust` as built at the
 //! 0.2.0 release; it is never rebuilt (that is its point).
@@ -24,7 +24,7 @@ fn a_component_built_against_0_2_0_links_and_runs() {
             access: Access::Open,
         }],
     )
-    .expect("a component importing wasmkeep:actor@0.2.0 links against the 0.2.3 host");
+    .expect("a component importing wasmkeep:actor@0.2.0 links against the 0.2.4 host");
     let k = ActorKey::new("t/app", "counter", "c");
     for want in ["1", "2"] {
         let r = rt

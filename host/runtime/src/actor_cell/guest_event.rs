@@ -2,6 +2,7 @@
 //! alarms), the read of its tables, and how an event ends (ADR 0028 §1–2).
 
 use super::delete::DeleteError;
+use super::guest_restore::NotRestored;
 use super::{ActorCell, Prepared};
 use crate::actor_db::META_ALARM;
 use crate::actor_db::sqlite_code::{INTERRUPT, TOOBIG};
@@ -197,8 +198,13 @@ impl ActorCell {
         } else {
             EventEnd::Kept
         };
+        // `restore-on-next-session`: carried out once the writes are kept.
+        let restore_after = data.ev.restore_after.take();
         let end_failure = match end {
             EventEnd::GivenUp => {
+                if let Some(to) = restore_after {
+                    self.drop_guest_restore(to, NotRestored::WritesNotKept);
+                }
                 self.give_up();
                 Some(if cut_off {
                     FailureKind::CutOff
@@ -207,6 +213,9 @@ impl ActorCell {
                 })
             }
             EventEnd::Deleted(how) => {
+                if let Some(to) = restore_after {
+                    self.drop_guest_restore(to, NotRestored::Deleted);
+                }
                 // A delete that was not recorded said why in the log; the data stays.
                 self.delete(how).err().map(|e| match e {
                     DeleteError::NotResident => FailureKind::Host,
@@ -220,11 +229,17 @@ impl ActorCell {
                         "the event's writes could not be replicated ({e}); they are not kept, and the next event \
                          restores what the bucket holds"
                     );
+                    if let Some(to) = restore_after {
+                        self.drop_guest_restore(to, NotRestored::WritesNotKept);
+                    }
                     self.give_up();
                     Some(EventError::Storage(e).kind())
                 } else {
                     if end == EventEnd::KeptFreshInstance {
                         self.hibernate();
+                    }
+                    if let Some(to) = restore_after {
+                        self.restore_for_guest(to);
                     }
                     None
                 }

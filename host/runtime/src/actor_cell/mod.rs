@@ -3,10 +3,12 @@
 //! host, the actor's mailbox and, while the actor is resident, its store and
 //! instance; every job the worker takes from the mailbox is one of its
 //! methods: a guest event ([`guest_event`]), the host's own jobs
-//! ([`host_jobs`]), and the one delete routine ([`delete`]).
+//! ([`host_jobs`]), the one delete routine ([`delete`]), a restore
+//! ([`restore`]) and the one a guest asked for ([`guest_restore`]).
 
 mod delete;
 mod guest_event;
+mod guest_restore;
 mod host_jobs;
 mod restore;
 mod run_job;

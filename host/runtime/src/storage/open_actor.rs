@@ -179,7 +179,6 @@ impl OpenActor {
     ///
     /// # Errors
     /// Not acknowledged: from now on the event's writes are not kept.
-    #[allow(dead_code, reason = "the guests' bookmark calls (WIT 0.2.4) are the callers to come")]
     pub(crate) fn current_bookmark(&mut self) -> Result<Option<String>, StorageError> {
         let DbState::Open(db) = &self.db else { return Ok(None) };
         let r = self.holding.current_bookmark(db);
@@ -193,13 +192,11 @@ impl OpenActor {
     ///
     /// # Errors
     /// The history could not be listed.
-    #[allow(dead_code, reason = "the guests' bookmark calls (WIT 0.2.4) are the callers to come")]
     pub(crate) fn bookmark_for_time(&mut self, at_ms: u64) -> Result<Option<String>, StorageError> {
         self.holding.bookmark_for_time(at_ms)
     }
 
     /// Whether the actor's storage keeps a history to restore from.
-    #[allow(dead_code, reason = "the guests' bookmark calls (WIT 0.2.4) are the callers to come")]
     pub(crate) fn keeps_history(&self) -> bool {
         self.holding.keeps_history()
     }

@@ -1,4 +1,4 @@
-declare module 'wasmkeep:actor/alarms@0.2.3' {
+declare module 'wasmkeep:actor/alarms@0.2.4' {
   /**
    * The pending alarm, in milliseconds since the Unix epoch, or none.
    * None after `delete-self-durable` answered `ok` in this event.

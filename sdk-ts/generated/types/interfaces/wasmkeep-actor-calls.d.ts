@@ -1,12 +1,12 @@
 /// <reference path="./wasmkeep-actor-types.d.ts" />
-declare module 'wasmkeep:actor/calls@0.2.3' {
+declare module 'wasmkeep:actor/calls@0.2.4' {
   /**
    * Runs `on-call` on the target actor (creating it if its class allows)
    * and returns its answer. The caller waits; the callee runs its event in
    * its own mailbox, after the events queued there.
    */
   export function call(target: Address, payload: Uint8Array): Uint8Array;
-  export type Address = import('wasmkeep:actor/types@0.2.3').Address;
+  export type Address = import('wasmkeep:actor/types@0.2.4').Address;
   /**
    * Why a call failed.
    */

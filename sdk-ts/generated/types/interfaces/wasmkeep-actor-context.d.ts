@@ -1,5 +1,5 @@
 /// <reference path="./wasmkeep-actor-types.d.ts" />
-declare module 'wasmkeep:actor/context@0.2.3' {
+declare module 'wasmkeep:actor/context@0.2.4' {
   /**
    * This actor's address.
    */
@@ -38,7 +38,7 @@ declare module 'wasmkeep:actor/context@0.2.3' {
    * not fail after all ignores it. It does not end the event.
    */
   export function reportFailure(report: FailureReport): void;
-  export type Address = import('wasmkeep:actor/types@0.2.3').Address;
+  export type Address = import('wasmkeep:actor/types@0.2.4').Address;
   /**
    * Severity of a log line.
    * # Variants

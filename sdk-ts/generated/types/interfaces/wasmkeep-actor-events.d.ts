@@ -1,7 +1,7 @@
 /// <reference path="./wasmkeep-actor-http.d.ts" />
 /// <reference path="./wasmkeep-actor-sockets.d.ts" />
 /// <reference path="./wasmkeep-actor-types.d.ts" />
-declare module 'wasmkeep:actor/events@0.2.3' {
+declare module 'wasmkeep:actor/events@0.2.4' {
   /**
    * Runs once per new database, before the first other event, in the same
    * event. It runs again after the actor was deleted. If it traps, it runs
@@ -36,9 +36,9 @@ declare module 'wasmkeep:actor/events@0.2.3' {
    * "actor deleted") get no event: it would create a new actor.
    */
   export function onSocketClose(socket: SocketId, code: number, reason: string): void;
-  export type Address = import('wasmkeep:actor/types@0.2.3').Address;
-  export type Message = import('wasmkeep:actor/types@0.2.3').Message;
-  export type Request = import('wasmkeep:actor/http@0.2.3').Request;
-  export type ResponseOutparam = import('wasmkeep:actor/http@0.2.3').ResponseOutparam;
-  export type SocketId = import('wasmkeep:actor/sockets@0.2.3').SocketId;
+  export type Address = import('wasmkeep:actor/types@0.2.4').Address;
+  export type Message = import('wasmkeep:actor/types@0.2.4').Message;
+  export type Request = import('wasmkeep:actor/http@0.2.4').Request;
+  export type ResponseOutparam = import('wasmkeep:actor/http@0.2.4').ResponseOutparam;
+  export type SocketId = import('wasmkeep:actor/sockets@0.2.4').SocketId;
 }

@@ -1,4 +1,4 @@
-declare module 'wasmkeep:actor/http@0.2.3' {
+declare module 'wasmkeep:actor/http@0.2.4' {
   /**
    * A request for `/<class>/<name>/<path>`.
    */

@@ -1,5 +1,5 @@
 /// <reference path="./wasmkeep-actor-types.d.ts" />
-declare module 'wasmkeep:actor/sockets@0.2.3' {
+declare module 'wasmkeep:actor/sockets@0.2.4' {
   /**
    * Sends a message to one of the actor's sockets.
    */
@@ -13,7 +13,7 @@ declare module 'wasmkeep:actor/sockets@0.2.3' {
    * The actor's open sockets.
    */
   export function openSockets(): BigUint64Array;
-  export type Message = import('wasmkeep:actor/types@0.2.3').Message;
+  export type Message = import('wasmkeep:actor/types@0.2.4').Message;
   /**
    * Identifies one socket for its whole life; never reused by a host run.
    */

@@ -1,5 +1,5 @@
 /// <reference path="./wasmkeep-actor-types.d.ts" />
-declare module 'wasmkeep:actor/storage@0.2.3' {
+declare module 'wasmkeep:actor/storage@0.2.4' {
   /**
    * Runs SQL and returns the number of rows it changed.
    * 
@@ -87,7 +87,59 @@ declare module 'wasmkeep:actor/storage@0.2.3' {
    *   the bucket holds. Calling it again is safe.
    */
   export function deleteSelfDurable(): void;
-  export type SqlValue = import('wasmkeep:actor/types@0.2.3').SqlValue;
-  export type SqlError = import('wasmkeep:actor/types@0.2.3').SqlError;
-  export type QueryResult = import('wasmkeep:actor/types@0.2.3').QueryResult;
+  /**
+   * The bookmark of the actor's state as it is now: an opaque string
+   * naming a position in the actor's history (ADR 064). Bookmarks of one
+   * actor sort as their positions do, so a later state's bookmark sorts
+   * after an earlier one's. What the event wrote so far is made durable
+   * first, as `flush` does, so the bookmark names a state that holds
+   * those writes.
+   * 
+   * - `none` where the host keeps no history for the actor (a node
+   *   served with `--no-history`, or a host started without history).
+   * - `not-allowed` inside an open transaction (commit first), and after
+   *   `delete-self-durable` answered `ok` in this event.
+   * - `internal`: the writes are not known to be kept, as for `flush`.
+   */
+  export function currentBookmark(): string | undefined;
+  /**
+   * The bookmark of the last state written at or before `at`
+   * (milliseconds since the Unix epoch, on the host's clock: `now`), or
+   * `none` if no state of the actor was written then, that state lies
+   * before its newest delete, or the host keeps no history (as for
+   * `current-bookmark`). The history is kept for the app's retention window; a state
+   * older than that may answer `none` or a later bookmark.
+   * `internal`: the history could not be read.
+   */
+  export function bookmarkForTime(at: bigint): string | undefined;
+  /**
+   * Asks the host to restore the actor to `bookmark` once the current
+   * event has ended (Durable Objects' `onNextSessionRestoreBookmark`),
+   * and returns the bookmark to undo it with: the state as it is now,
+   * made durable first as `current-bookmark` does.
+   * 
+   * When the event ends with its writes kept, the host restores the
+   * state at `bookmark` as a new position on the actor's history, before
+   * the actor's next event: its open sockets are closed with 1012 "actor
+   * restored" (their close events run first, on the old state), its
+   * alarm becomes the restored state's, the instance is dropped, and the
+   * next event starts a fresh instance on the restored state (`on-init`
+   * does not run again). The last call of an event counts. An event that
+   * deletes the actor, or whose writes are not kept, restores nothing.
+   * A restore the host refuses then (a bookmark before the actor's
+   * newest delete, or one the retention window no longer holds) changes
+   * nothing and is logged by the host; the guest is not told.
+   * 
+   * - `not-allowed` at once, nothing asked: `bookmark` is not a bookmark
+   *   (`not a bookmark: ...`), or names no state of this actor yet (it
+   *   sorts after the current one); the host keeps no history for the
+   *   actor ("no history is kept ..."); inside an open transaction; after
+   *   a delete in this event.
+   * - `internal`: the current state is not known to be kept (as for
+   *   `flush`); nothing is asked.
+   */
+  export function restoreOnNextSession(bookmark: string): string;
+  export type SqlValue = import('wasmkeep:actor/types@0.2.4').SqlValue;
+  export type SqlError = import('wasmkeep:actor/types@0.2.4').SqlError;
+  export type QueryResult = import('wasmkeep:actor/types@0.2.4').QueryResult;
 }

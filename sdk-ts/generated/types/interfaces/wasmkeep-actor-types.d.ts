@@ -1,4 +1,4 @@
-declare module 'wasmkeep:actor/types@0.2.3' {
+declare module 'wasmkeep:actor/types@0.2.4' {
   /**
    * One SQLite value, bound as a parameter or read from a row.
    */

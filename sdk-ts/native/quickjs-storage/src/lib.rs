@@ -76,6 +76,18 @@ impl Guest for Adapter {
     fn delete_self_durable() -> Result<(), SqlError> {
         host::delete_self_durable()
     }
+
+    fn current_bookmark() -> Result<Option<String>, SqlError> {
+        host::current_bookmark()
+    }
+
+    fn bookmark_for_time(at: u64) -> Result<Option<String>, SqlError> {
+        host::bookmark_for_time(at)
+    }
+
+    fn restore_on_next_session(bookmark: String) -> Result<String, SqlError> {
+        host::restore_on_next_session(&bookmark)
+    }
 }
 
 // The exports only in the wasm32 build: a native linker refuses their

@@ -2,6 +2,7 @@
 
 use serde::Deserialize;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// A case: a rule of the platform, shown by a sequence of steps.
@@ -45,7 +46,16 @@ pub enum Step {
         /// A substring the body must contain (for host answers).
         #[serde(default)]
         body_contains: Option<String>,
+        /// Values of the answer kept for later steps: a name, and where the
+        /// value is in the outcomes as a JSON pointer (`"/1/ok/bookmark"`).
+        /// A later step's `"$name"`, in its operations or its expectations,
+        /// is replaced by it.
+        #[serde(default)]
+        save: BTreeMap<String, String>,
     },
+    /// Check that values saved by earlier steps sort in this order, each
+    /// after the one before (as strings).
+    Ordered { names: Vec<String> },
     /// Call an actor from the host with a list of operations.
     Call {
         #[serde(default = "default_node")]

@@ -4,7 +4,7 @@ use crate::case::{Case, Step};
 use crate::expect;
 use anyhow::{Context as _, anyhow, bail};
 use serde_json::{Value, json};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 use std::time::Duration;
 use wasmkeep_host::Cluster;
@@ -45,9 +45,11 @@ pub fn run_case(case: &Case, component: &Path, cache_dir: &Path) -> anyhow::Resu
         rt.add_app(APP, &classes)?;
     }
     let mut sockets: HashMap<String, SocketHandle> = HashMap::new();
+    let mut saved = Saved::default();
     let result = (|| -> anyhow::Result<()> {
         for (i, step) in case.steps.iter().enumerate() {
-            run_step(&nodes, step, &mut sockets).with_context(|| format!("step {} ({})", i + 1, step_name(step)))?;
+            run_step(&nodes, step, &mut sockets, &mut saved)
+                .with_context(|| format!("step {} ({})", i + 1, step_name(step)))?;
         }
         Ok(())
     })();
@@ -77,6 +79,7 @@ pub(crate) fn step_name(step: &Step) -> &'static str {
         Step::SocketOpenStill { .. } => "socket-open-still",
         Step::Hibernate => "hibernate",
         Step::Metric { .. } => "metric",
+        Step::Ordered { .. } => "ordered",
     }
 }
 
@@ -101,6 +104,7 @@ pub(crate) fn check_outcomes(expect_list: &[Value], outcomes: &[Value]) -> anyho
 
 /// Checks a request step's answer: its status (200 unless `status` says),
 /// the text `body_contains` names, and on 200 its outcomes against `expect`.
+/// Returns the outcomes (none unless 200).
 ///
 /// # Errors
 /// What differs, with what was answered.
@@ -110,7 +114,7 @@ pub(crate) fn check_answer(
     status: Option<u16>,
     body_contains: Option<&str>,
     expect: &[Value],
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Vec<Value>> {
     let text = || String::from_utf8_lossy(body).into_owned();
     let want = status.unwrap_or(200);
     if got != want {
@@ -121,10 +125,64 @@ pub(crate) fn check_answer(
     {
         bail!("expected the body to contain {sub:?}, got {}", text());
     }
-    if got == 200 {
-        check_outcomes(expect, &parse_outcomes(body)?)?;
+    if got != 200 {
+        return Ok(Vec::new());
     }
-    Ok(())
+    let outcomes = parse_outcomes(body)?;
+    check_outcomes(expect, &outcomes)?;
+    Ok(outcomes)
+}
+
+/// Values earlier steps kept (`save`), by name.
+#[derive(Debug, Default)]
+pub(crate) struct Saved(HashMap<String, String>);
+
+impl Saved {
+    /// The value saved as `name`.
+    pub(crate) fn get(&self, name: &str) -> Option<String> {
+        self.0.get(name).cloned()
+    }
+
+    /// Keeps what `save` points at in `outcomes`: a string as it is,
+    /// anything else as its JSON text.
+    ///
+    /// # Errors
+    /// A pointer that finds nothing.
+    pub(crate) fn keep(&mut self, save: &BTreeMap<String, String>, outcomes: &[Value]) -> anyhow::Result<()> {
+        let all = Value::from(outcomes.to_vec());
+        for (name, at) in save {
+            let v = all
+                .pointer(at)
+                .ok_or_else(|| anyhow!("save {name}: nothing at {at} in the outcomes {all}"))?;
+            self.0
+                .insert(name.clone(), v.as_str().map_or_else(|| v.to_string(), str::to_owned));
+        }
+        Ok(())
+    }
+
+    /// Checks that the values saved as `names` sort in that order, each
+    /// strictly after the one before.
+    ///
+    /// # Errors
+    /// A name not saved, or two out of order.
+    pub(crate) fn check_ordered(&self, names: &[String]) -> anyhow::Result<()> {
+        let values = names
+            .iter()
+            .map(|n| self.get(n).ok_or_else(|| anyhow!("nothing was saved as {n}")))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        for (i, w) in values.windows(2).enumerate() {
+            if w[0] >= w[1] {
+                bail!(
+                    "expected {} ({:?}) to sort before {} ({:?})",
+                    names[i],
+                    w[0],
+                    names[i + 1],
+                    w[1]
+                );
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Waits until every node has run what was queued for `key` (twice, since an
@@ -137,8 +195,8 @@ fn settle(nodes: &[Runtime], key: &ActorKey) {
     }
 }
 
-/// Replaces a string `"$name"` naming a socket opened by an earlier step
-/// with its id, as `id_of` finds it.
+/// Replaces a string `"$name"` naming a socket opened by an earlier step,
+/// or a value an earlier step saved, with what `id_of` finds for it.
 pub(crate) fn substitute(v: &Value, id_of: &dyn Fn(&str) -> Option<String>) -> Value {
     match v {
         Value::String(s) => match s.strip_prefix('$').and_then(id_of) {
@@ -160,7 +218,12 @@ pub(crate) fn parse_outcomes(body: &[u8]) -> anyhow::Result<Vec<Value>> {
         .ok_or_else(|| anyhow!("the testee's answer has no outcomes: {v}"))
 }
 
-fn run_step(nodes: &[Runtime], step: &Step, sockets: &mut HashMap<String, SocketHandle>) -> anyhow::Result<()> {
+fn run_step(
+    nodes: &[Runtime],
+    step: &Step,
+    sockets: &mut HashMap<String, SocketHandle>,
+    saved: &mut Saved,
+) -> anyhow::Result<()> {
     let rt = node(nodes, 1)?;
     match step {
         Step::Request {
@@ -170,13 +233,16 @@ fn run_step(nodes: &[Runtime], step: &Step, sockets: &mut HashMap<String, Socket
             expect,
             status,
             body_contains,
+            save,
         } => {
-            let id_of = |name: &str| sockets.get(name).map(|h| h.id.to_string());
+            let id_of = |name: &str| sockets.get(name).map(|h| h.id.to_string()).or_else(|| saved.get(name));
             let ops: Vec<Value> = ops.iter().map(|o| substitute(o, &id_of)).collect();
+            let expect: Vec<Value> = expect.iter().map(|e| substitute(e, &id_of)).collect();
             let body = serde_json::to_vec(&json!({ "ops": ops }))?;
             let rt = node(nodes, *n)?;
             let answer = rt.request_blocking(&key(actor), HttpRequest::new("POST", "/", body))?;
-            check_answer(answer.status, &answer.body, *status, body_contains.as_deref(), expect)?;
+            let outcomes = check_answer(answer.status, &answer.body, *status, body_contains.as_deref(), &expect)?;
+            saved.keep(save, &outcomes)?;
             // The event may go on after answering (or run on the node that holds the
             // actor); the next step starts once it ended everywhere.
             settle(nodes, &key(actor));
@@ -256,6 +322,7 @@ fn run_step(nodes: &[Runtime], step: &Step, sockets: &mut HashMap<String, Socket
                 rt.dev().hibernate_all();
             }
         }
+        Step::Ordered { names } => saved.check_ordered(names)?,
         Step::Metric {
             node: n,
             name,

@@ -12,7 +12,7 @@
 //! have no such door: a case with one is reported as not run here.
 
 use crate::case::{Case, Step};
-use crate::exec::{APP, CLASS, check_answer, step_name};
+use crate::exec::{APP, CLASS, Saved, check_answer, step_name};
 use crate::http;
 use anyhow::{Context as _, anyhow, bail};
 use serde_json::json;
@@ -64,6 +64,7 @@ pub fn not_here(case: &Case) -> Option<String> {
                     | Step::SocketOpen { .. }
                     | Step::SocketClosed { .. }
                     | Step::SocketOpenStill { .. }
+                    | Step::Ordered { .. }
             )
         })
         .map(|s| format!("its `{}` step needs the host's inside", step_name(s)))
@@ -160,8 +161,9 @@ pub fn run_case(case: &Case, component: &Path, how: &NodeProcesses) -> anyhow::R
         .map(|i| start(how, &manifest, &bucket, dir.path(), &format!("n{i}"), virtual_clock))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let mut sockets = HashMap::new();
+    let mut saved = Saved::default();
     for (i, step) in case.steps.iter().enumerate() {
-        if let Err(e) = run_step(&nodes, &mut sockets, step) {
+        if let Err(e) = run_step(&nodes, &mut sockets, &mut saved, step) {
             drop(nodes);
             return Err(anyhow!(
                 "step {} ({}): {e:#}{}",
@@ -277,7 +279,12 @@ fn node(nodes: &[Process], n: usize) -> anyhow::Result<&Process> {
         .ok_or_else(|| anyhow!("node {n} does not exist ({} node processes)", nodes.len()))
 }
 
-fn run_step(nodes: &[Process], sockets: &mut HashMap<String, Socket>, step: &Step) -> anyhow::Result<()> {
+fn run_step(
+    nodes: &[Process],
+    sockets: &mut HashMap<String, Socket>,
+    saved: &mut Saved,
+    step: &Step,
+) -> anyhow::Result<()> {
     match step {
         Step::Request {
             node: n,
@@ -286,14 +293,18 @@ fn run_step(nodes: &[Process], sockets: &mut HashMap<String, Socket>, step: &Ste
             expect,
             status,
             body_contains,
+            save,
         } => {
-            let id_of = |name: &str| sockets.get(name).map(|s| s.id.clone());
+            let id_of = |name: &str| sockets.get(name).map(|s| s.id.clone()).or_else(|| saved.get(name));
             let ops: Vec<serde_json::Value> = ops.iter().map(|o| crate::exec::substitute(o, &id_of)).collect();
+            let expect: Vec<serde_json::Value> = expect.iter().map(|e| crate::exec::substitute(e, &id_of)).collect();
             let body = serde_json::to_vec(&json!({ "ops": ops }))?;
             let answer = http::request(&node(nodes, *n)?.base, "POST", &format!("/{CLASS}/{actor}"), &body)?;
-            check_answer(answer.status, &answer.body, *status, body_contains.as_deref(), expect)?;
+            let outcomes = check_answer(answer.status, &answer.body, *status, body_contains.as_deref(), &expect)?;
+            saved.keep(save, &outcomes)?;
             settle(nodes, actor)?;
         }
+        Step::Ordered { names } => saved.check_ordered(names)?,
         Step::Fault { node: n, kind, count } => {
             let body = serde_json::to_vec(&json!({ "kind": kind, "count": count }))?;
             let answer = http::request(&node(nodes, *n)?.base, "POST", "/_shim/faults", &body)?;

@@ -136,6 +136,11 @@ def field(op: dict[str, Any], name: str) -> Any:
     return op[name]
 
 
+def bookmark_json(b: str | None) -> dict[str, Any]:
+    """A bookmark, or none, as the protocol answers it."""
+    return {"none": True} if b is None else {"bookmark": b}
+
+
 def str_field(op: dict[str, Any], name: str) -> str:
     v = field(op, name)
     if not isinstance(v, str):
@@ -216,6 +221,12 @@ def run_op(op: Any, request: Request | None, outcomes_so_far: list[Any]) -> Any:
     if name == "flush":
         storage.flush()
         return None
+    if name == "current-bookmark":
+        return bookmark_json(storage.current_bookmark())
+    if name == "bookmark-for-time":
+        return bookmark_json(storage.bookmark_for_time(u64_field(op, "at")))
+    if name == "restore-on-next-session":
+        return {"undo": storage.restore_on_next_session(str_field(op, "bookmark"))}
     if name == "begin":
         storage.begin()
         return None

@@ -265,6 +265,30 @@ not_unit:
             return bad("set-alarm needs \"at\" or \"in\"");
         }
         buf_puts(ok, "null");
+    } else if (strcmp(name, "current-bookmark") == 0 || strcmp(name, "bookmark-for-time") == 0) {
+        char *b;
+        uint64_t at = 0;
+        bool now = strcmp(name, "current-bookmark") == 0;
+        if (!now && !u64_field(op, "at", &at, &e)) return e;
+        if ((now ? wk_storage_current_bookmark(&b, &err) : wk_storage_bookmark_for_time(at, &b, &err)) != WK_OK)
+            return from_sql(&err);
+        if (b) {
+            buf_puts(ok, "{\"bookmark\":");
+            buf_json_string(ok, b, strlen(b));
+            buf_puts(ok, "}");
+        } else {
+            buf_puts(ok, "{\"none\":true}");
+        }
+        free(b);
+    } else if (strcmp(name, "restore-on-next-session") == 0) {
+        const char *b = str_field(op, "bookmark", &e);
+        if (!b) return e;
+        char *undo;
+        if (wk_storage_restore_on_next_session(b, &undo, &err) != WK_OK) return from_sql(&err);
+        buf_puts(ok, "{\"undo\":");
+        buf_json_string(ok, undo, strlen(undo));
+        buf_puts(ok, "}");
+        free(undo);
     } else if (strcmp(name, "now") == 0) {
         buf_printf(ok, "{\"now\":\"%" PRIu64 "\"}", wk_now());
     } else if (strcmp(name, "previous-deletion") == 0) {

@@ -266,6 +266,14 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
+/// A bookmark, or none, as the protocol answers it.
+fn bookmark_json(b: Option<String>) -> Json {
+    match b {
+        Some(b) => json!({ "bookmark": b }),
+        None => json!({ "none": true }),
+    }
+}
+
 fn run_op(op: &Json, responder: &mut Option<Responder>, outcomes_so_far: &[Json]) -> Result<Json, OpError> {
     let op = op.as_object().ok_or_else(|| bad("an operation is a JSON object"))?;
     let name = str_field(op, "op")?;
@@ -287,6 +295,11 @@ fn run_op(op: &Json, responder: &mut Option<Responder>, outcomes_so_far: &[Json]
             Ok(json!({ "columns": rows.columns(), "rows": json_rows }))
         }
         "flush" => storage::flush().map(|()| Json::Null).map_err(Into::into),
+        "current-bookmark" => Ok(bookmark_json(storage::current_bookmark()?)),
+        "bookmark-for-time" => Ok(bookmark_json(storage::bookmark_for_time(u64_field(op, "at")?)?)),
+        "restore-on-next-session" => {
+            Ok(json!({ "undo": storage::restore_on_next_session(str_field(op, "bookmark")?)? }))
+        }
         "begin" => storage::begin().map(|()| Json::Null).map_err(Into::into),
         "commit" => storage::commit().map(|()| Json::Null).map_err(Into::into),
         "rollback" => storage::rollback().map(|()| Json::Null).map_err(Into::into),

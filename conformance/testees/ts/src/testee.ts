@@ -128,6 +128,11 @@ function errorJson(e: unknown): Json {
   throw e;
 }
 
+/** A bookmark, or none, as the protocol answers it. */
+function bookmarkJson(b: string | null): Json {
+  return b === null ? { none: true } : { bookmark: b };
+}
+
 function field(op: Op, name: string): Json {
   if (!(name in op)) throw new BadOp(`missing field "${name}"`);
   return op[name]!;
@@ -233,6 +238,12 @@ function runOp(raw: Json, responder: Responder | undefined, soFar: Json[]): Json
     case "flush":
       storage.flush();
       return null;
+    case "current-bookmark":
+      return bookmarkJson(storage.getCurrentBookmark());
+    case "bookmark-for-time":
+      return bookmarkJson(storage.getBookmarkForTime(u64(op, "at")));
+    case "restore-on-next-session":
+      return { undo: storage.onNextSessionRestoreBookmark(str(op, "bookmark")) };
     case "begin":
       storage.begin();
       return null;

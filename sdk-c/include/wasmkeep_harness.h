@@ -166,6 +166,17 @@ typedef struct wkh_outbound {
   uint16_t code;
 } wkh_outbound;
 
+// What `wkh_restore` did. Free it with `wkh_restored_free`.
+typedef struct wkh_restored {
+  // The bookmark of the position whose state was restored.
+  char *from;
+  // The bookmark of the new head, where the restored state now stands.
+  char *at;
+  // The bookmark of the head before the restore: restoring to it undoes
+  // this one.
+  char *undo;
+} wkh_restored;
+
 // Options of a new host. Every field may be left 0 / NULL for its default.
 typedef struct wkh_host_options {
   // The data directory; NULL: a fresh temporary one, removed by `wkh_host_free`.
@@ -184,6 +195,12 @@ typedef struct wkh_host_options {
   // `wkh_request` and the other verbs use node 1. (Added after the first
   // three fields: a program built against an older header must be rebuilt.)
   uint32_t nodes;
+  // Nonzero: a single node keeps its actors' history (ADR 064), every
+  // state restorable with `wkh_restore` and listed by `wkh_history`; 0
+  // (the default): it keeps none, and those two fail with `bad-argument`.
+  // A cluster keeps history in its bucket whatever this says. (Added after
+  // `nodes`: a program built against an older header must be rebuilt.)
+  uint32_t history;
 } wkh_host_options;
 
 // One class of an app: its name and its component file.
@@ -525,6 +542,51 @@ void wkh_outbound_free(struct wkh_outbound *outbound);
 // `s` is NULL or a string returned by a `wkh_` function documented as freed
 // here, not freed before.
 void wkh_string_free(char *s);
+
+// The actor's history, oldest first, as JSON: `[{"bookmark", "kind", "at",
+// "head"}, ...]`, `bookmark` a string to give `wkh_restore` (bookmarks sort
+// as positions do), `kind` what the position is (`upload`, `pages`,
+// `fence`, `reset`), `at` when it was written on the host's clock (ms since
+// the epoch), `head` true for the actor's current state. Free it with
+// `wkh_string_free`; NULL on failure (kind `bad-argument`: a single node
+// started without `history` in its options). An actor never written has an
+// empty list.
+//
+// # Safety
+// `host` is a live host; strings NUL-terminated.
+char *wkh_history(const struct wkh_host *host,
+                  const char *app,
+                  const char *class_,
+                  const char *name);
+
+// Restores the actor to `bookmark` (one `wkh_history` listed), or, when
+// `bookmark` is NULL, to the time `at_ms` (ms since the epoch on the host's
+// clock): the last state written at or before it. The restore runs in the
+// actor's mailbox after what is queued: its open sockets close with 1012,
+// its alarm becomes the restored state's, and its next event runs on the
+// restored state. The restore is a new position of the history: restoring
+// to the answer's `undo` undoes it. Returns what was done (free it with
+// `wkh_restored_free`), or NULL on failure, whose kind
+// (`wkh_last_error_kind`) is `bad-argument` for a malformed bookmark, a
+// single node started without `history`, or a target before the actor's
+// first state or its last delete, and `no-such-actor` for an actor that
+// never was.
+//
+// # Safety
+// `host` is a live host; strings NUL-terminated; `bookmark` NULL or
+// NUL-terminated.
+struct wkh_restored *wkh_restore(const struct wkh_host *host,
+                                 const char *app,
+                                 const char *class_,
+                                 const char *name,
+                                 const char *bookmark,
+                                 uint64_t at_ms);
+
+// Frees what `wkh_restore` returned. NULL does nothing.
+//
+// # Safety
+// `restored` is NULL or from `wkh_restore`, not freed before.
+void wkh_restored_free(struct wkh_restored *restored);
 
 // Starts a host: virtual clock at a fixed start, alarms that run only when the
 // test says so, its own data directory. `options` may be NULL (all defaults).

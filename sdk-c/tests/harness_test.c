@@ -415,6 +415,76 @@ static void seeded_chaos(wkh_host *h) {
     wkh_string_free(schedule);
 }
 
+/* Going back in time: a single node started with history lists the actor's
+ * positions; a restore to a time gives the state written at or before it,
+ * and a restore to its `undo` the later one again. */
+static void history_and_restore(const char *testee) {
+    wkh_host_options o = {0};
+    o.history = 1;
+    wkh_host *h = wkh_host_new(&o);
+    CHECK(h != NULL, "%s", wkh_last_error());
+    if (!h) return;
+    wkh_class t = {"t", testee, WKH_ACCESS_OPEN};
+    CHECK(wkh_add_app(h, APP, &t, 1) == 0, "%s", wkh_last_error());
+    unsigned status;
+    char *out = ops(h, "h", "[{\"op\":\"exec\",\"sql\":\"CREATE TABLE k(x)\"},{\"op\":\"exec\",\"sql\":\"INSERT INTO k VALUES (1)\"}]",
+                    &status);
+    CHECK(status == 200, "%u %s", status, out);
+    free(out);
+    wkh_advance_clock(h, 1000);
+    uint64_t one = wkh_now(h);
+    wkh_advance_clock(h, 1000);
+    out = ops(h, "h", "[{\"op\":\"exec\",\"sql\":\"INSERT INTO k VALUES (2)\"}]", &status);
+    CHECK(status == 200, "%u %s", status, out);
+    free(out);
+
+    char *history = wkh_history(h, APP, "t", "h");
+    CHECK(history && history[0] == '[' && strstr(history, "\"bookmark\":\"") && strstr(history, "\"head\":true"),
+          "%s", history ? history : wkh_last_error());
+    wkh_string_free(history);
+    history = wkh_history(h, APP, "t", "never");
+    CHECK(history && strcmp(history, "[]") == 0, "an actor never written has no history: %s",
+          history ? history : wkh_last_error());
+    wkh_string_free(history);
+
+    wkh_restored *r = wkh_restore(h, APP, "t", "h", NULL, one);
+    CHECK(r && r->from && r->at && r->undo && strcmp(r->at, r->undo) > 0, "%s",
+          r ? "bookmarks" : wkh_last_error());
+    out = ops(h, "h", "[{\"op\":\"query\",\"sql\":\"SELECT count(*) FROM k\"}]", &status);
+    CHECK(status == 200 && strstr(out, "\"integer\":\"1\""), "restored to the time of the first row: %s", out);
+    free(out);
+    if (r) {
+        wkh_restored *undone = wkh_restore(h, APP, "t", "h", r->undo, 0);
+        CHECK(undone != NULL, "%s", wkh_last_error());
+        wkh_restored_free(undone);
+    }
+    wkh_restored_free(r);
+    out = ops(h, "h", "[{\"op\":\"query\",\"sql\":\"SELECT count(*) FROM k\"}]", &status);
+    CHECK(status == 200 && strstr(out, "\"integer\":\"2\""), "the undo brings the second row back: %s", out);
+    free(out);
+
+    CHECK(wkh_restore(h, APP, "t", "h", "yesterday", 0) == NULL && wkh_last_error_kind() &&
+              strcmp(wkh_last_error_kind(), "bad-argument") == 0,
+          "a malformed bookmark: %s", wkh_last_error());
+    CHECK(wkh_restore(h, APP, "t", "h", NULL, 1) == NULL && wkh_last_error_kind() &&
+              strcmp(wkh_last_error_kind(), "bad-argument") == 0,
+          "a time before the first state: %s", wkh_last_error());
+    CHECK(wkh_history(NULL, APP, "t", "h") == NULL && strstr(wkh_last_error(), "host is NULL"), "history");
+    CHECK(wkh_restore(NULL, APP, "t", "h", NULL, one) == NULL, "restore");
+    wkh_restored_free(NULL);
+    wkh_host_free(h);
+}
+
+/* A host started without history keeps none: both verbs say so by kind. */
+static void no_history_without_the_option(wkh_host *h) {
+    CHECK(wkh_history(h, APP, "t", "a") == NULL && wkh_last_error_kind() &&
+              strcmp(wkh_last_error_kind(), "bad-argument") == 0 && strstr(wkh_last_error(), "history"),
+          "%s", wkh_last_error());
+    CHECK(wkh_restore(h, APP, "t", "a", NULL, wkh_now(h)) == NULL && wkh_last_error_kind() &&
+              strcmp(wkh_last_error_kind(), "bad-argument") == 0,
+          "%s", wkh_last_error());
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s path/to/conformance-testee-c.wasm\n", argv[0]);
@@ -440,17 +510,19 @@ int main(int argc, char **argv) {
     failures_print_the_actors_logs(h);
     restart_and_operator_delete(h);
     single_node_refuses_cluster_verbs(h);
+    no_history_without_the_option(h);
     null_arguments_are_refused();
     seeded_chaos(h);
     reset_starts_over(h);
     wkh_host_free(h);
     cluster(argv[1]);
+    history_and_restore(argv[1]);
     if (failures) {
         fprintf(stderr, "harness_test: %d check(s) failed\n", failures);
         return 1;
     }
     printf("harness_test: requests, tables, clock, alarms, sockets, calls, faults, listings, logs on failure, "
-           "restart, operator delete, deletion status, chaos, reset, cluster passed (harness %s)\n",
+           "restart, operator delete, deletion status, chaos, reset, cluster, history and restore passed (harness %s)\n",
            wkh_version());
     return 0;
 }

@@ -34,6 +34,12 @@ pub struct WkhHostOptions {
     /// `wkh_request` and the other verbs use node 1. (Added after the first
     /// three fields: a program built against an older header must be rebuilt.)
     pub nodes: u32,
+    /// Nonzero: a single node keeps its actors' history (ADR 064), every
+    /// state restorable with `wkh_restore` and listed by `wkh_history`; 0
+    /// (the default): it keeps none, and those two fail with `bad-argument`.
+    /// A cluster keeps history in its bucket whatever this says. (Added after
+    /// `nodes`: a program built against an older header must be rebuilt.)
+    pub history: u32,
 }
 
 /// Who may create and reach a class's actors (the manifest's `access`).
@@ -126,6 +132,7 @@ pub unsafe extern "C" fn wkh_host_new(options: *const WkhHostOptions) -> *mut Wk
             event_timeout: options.and_then(|o| nonzero_ms(o.event_timeout_ms)),
             idle_timeout: options.and_then(|o| nonzero_ms(o.idle_timeout_ms)),
             nodes: options.and_then(|o| usize::try_from(o.nodes).ok()).filter(|n| *n > 1),
+            history: options.is_some_and(|o| o.history != 0),
             ..TestHostOptions::default()
         })
         .map_err(|e| {

@@ -6,7 +6,8 @@
 //! the whole `TestHost`).
 
 use crate::types::{
-    Access, ActorKey, AdminDeleted, CallFailure, ChaosFailure, DeletionStatus, HttpResponse, LogLine, Outbound,
+    Access, ActorKey, AdminDeleted, CallFailure, ChaosFailure, DeletionStatus, HistoryPosition, HttpResponse, LogLine,
+    Outbound, RestoreTo, Restored,
 };
 use std::path::Path;
 use std::time::Duration;
@@ -74,6 +75,8 @@ pub(crate) struct HostSetup {
     pub nodes: Option<usize>,
     /// An event's time limit.
     pub event_timeout: Option<Duration>,
+    /// A single node keeps its actors' history (a cluster always does).
+    pub history: bool,
 }
 
 /// One test host, driven one way. Every verb of every language's harness;
@@ -117,6 +120,10 @@ pub(crate) trait HostDriver {
     fn reset(&mut self) -> Verb<()>;
     /// Restarts the whole host on the same data.
     fn restart_host(&mut self) -> Verb<()>;
+    /// The actor's history, oldest first.
+    fn history(&self, key: &ActorKey) -> Verb<Vec<HistoryPosition>>;
+    /// Restores the actor to a bookmark or a time.
+    fn restore(&self, key: &ActorKey, to: &RestoreTo) -> Verb<Restored>;
     /// Hibernates every actor.
     fn hibernate_all(&self) -> Verb<()>;
     /// Opens a WebSocket; its id.

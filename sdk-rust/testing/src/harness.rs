@@ -3,7 +3,10 @@
 
 use crate::build::component_with_features;
 use crate::driver::{Driver, HarnessError, HostDriver, HostSetup};
-use crate::types::{Access, ActorKey, AdminDeleted, CallFailure, DeletionStatus, HttpResponse, LogLine, Outbound};
+use crate::types::{
+    Access, ActorKey, AdminDeleted, CallFailure, DeletionStatus, HistoryPosition, HttpResponse, LogLine, Outbound,
+    RestoreTo, Restored,
+};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -42,6 +45,16 @@ impl Builder {
     #[must_use]
     pub fn nodes(mut self, n: usize) -> Self {
         self.setup.nodes = Some(n);
+        self
+    }
+
+    /// Whether a single node keeps its actors' history, every state
+    /// restorable ([`ActorTest::history`], [`ActorTest::restore`]); default
+    /// off (each write then also writes a file). A cluster keeps it in its
+    /// bucket whatever this says.
+    #[must_use]
+    pub fn history(mut self, on: bool) -> Self {
+        self.setup.history = on;
         self
     }
 
@@ -378,6 +391,48 @@ impl ActorTest {
         self.host
             .restart_host()
             .unwrap_or_else(|e| panic!("restarting the host: {e}"));
+    }
+
+    /// The history of the actor named `name`, oldest first: each position's
+    /// bookmark, kind, time and whether it is the head. A single node keeps
+    /// one only when started with [`Builder::history`]; a cluster always.
+    ///
+    /// # Panics
+    /// The host keeps no history (see [`ActorTest::try_history`]).
+    pub fn history(&self, name: &str) -> Vec<HistoryPosition> {
+        self.try_history(name).unwrap_or_else(refused)
+    }
+
+    /// As [`ActorTest::history`], with the host's refusal as a value: kind
+    /// `bad-argument` for a single node started without history.
+    ///
+    /// # Errors
+    /// The host refused.
+    pub fn try_history(&self, name: &str) -> Result<Vec<HistoryPosition>, HarnessError> {
+        self.host.history(&self.key(name))
+    }
+
+    /// Restores the actor named `name` to a bookmark of its history or to a
+    /// time (the last state written at or before it), after the events
+    /// queued for it: its open sockets close with 1012, its alarm becomes the
+    /// restored state's, and its next event runs on the restored state. The
+    /// restore is a new position: restoring to the answer's `undo` undoes it.
+    ///
+    /// # Panics
+    /// The host refused (see [`ActorTest::try_restore`]).
+    pub fn restore(&self, name: &str, to: RestoreTo) -> Restored {
+        self.try_restore(name, to).unwrap_or_else(refused)
+    }
+
+    /// As [`ActorTest::restore`], with the host's refusal as a value:
+    /// `bad-argument` for a malformed bookmark, a host without history, or a
+    /// target before the actor's first state or its last delete;
+    /// `no-such-actor` for an actor that never was.
+    ///
+    /// # Errors
+    /// The host refused.
+    pub fn try_restore(&self, name: &str, to: RestoreTo) -> Result<Restored, HarnessError> {
+        self.host.restore(&self.key(name), &to)
     }
 
     /// Hibernates every actor (their next event wakes them from their files).

@@ -4,8 +4,8 @@
 
 use crate::driver::{HarnessError, HostDriver, HostSetup, Verb};
 use crate::types::{
-    Access, ActorKey, AdminDeleted, CallFailure, ChaosFailure, DeletionStatus, HttpResponse, LogLine, Outbound,
-    SocketMessage,
+    Access, ActorKey, AdminDeleted, CallFailure, ChaosFailure, DeletionStatus, HistoryPosition, HttpResponse, LogLine,
+    Outbound, RestoreTo, Restored, SocketMessage,
 };
 use std::path::Path;
 use std::time::Duration;
@@ -45,6 +45,7 @@ impl InProcessHost {
         let host = TestHost::new(TestHostOptions {
             nodes: setup.nodes,
             event_timeout: setup.event_timeout,
+            history: setup.history,
             ..TestHostOptions::default()
         })?;
         Ok(Self { host })
@@ -183,6 +184,41 @@ impl HostDriver for InProcessHost {
 
     fn restart_host(&mut self) -> Verb<()> {
         Ok(self.host.restart_host()?)
+    }
+
+    fn history(&self, key: &ActorKey) -> Verb<Vec<HistoryPosition>> {
+        // Worded as the C library words it (the prebuilt driver's).
+        let positions = self.host.history(&key_of(key)).map_err(|e| HarnessError {
+            message: format!("the history of {key}: {e}"),
+            kind: Some(e.kind().as_str().to_owned()),
+        })?;
+        Ok(positions
+            .into_iter()
+            .map(|p| HistoryPosition {
+                bookmark: p.bookmark,
+                kind: p.kind,
+                at: p.at,
+                head: p.head,
+            })
+            .collect())
+    }
+
+    fn restore(&self, key: &ActorKey, to: &RestoreTo) -> Verb<Restored> {
+        use wasmkeep_host_testing::RestoreTo as T;
+        let to = match to {
+            RestoreTo::Bookmark(b) => T::Bookmark(b.clone()),
+            RestoreTo::Time(ms) => T::Time(*ms),
+        };
+        // Worded as the C library words a refused restore (the prebuilt driver's).
+        let done = self.host.restore(&key_of(key), &to).map_err(|e| HarnessError {
+            message: format!("restoring {key}: {e}"),
+            kind: Some(e.kind().as_str().to_owned()),
+        })?;
+        Ok(Restored {
+            from: done.from,
+            at: done.at,
+            undo: done.undo,
+        })
     }
 
     fn hibernate_all(&self) -> Verb<()> {

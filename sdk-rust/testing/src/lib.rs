@@ -43,8 +43,8 @@ pub use chaos::run_chaos;
 pub use driver::{Driver, HarnessError};
 pub use harness::{ActorTest, Builder};
 pub use types::{
-    Access, ActorKey, AdminDeleted, CallFailure, ChaosFailure, DeletionStatus, FAILURE_HEADER, HttpResponse,
-    LOST_ANSWER_HEADER, LogLine, Outbound, SocketMessage,
+    Access, ActorKey, AdminDeleted, CallFailure, ChaosFailure, DeletionStatus, FAILURE_HEADER, HistoryPosition,
+    HttpResponse, LOST_ANSWER_HEADER, LogLine, Outbound, RestoreTo, Restored, SocketMessage,
 };
 
 /// The host's own types and its test host, for tests that reach past the

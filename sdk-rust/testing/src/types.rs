@@ -164,6 +164,41 @@ pub enum DeletionStatus {
     },
 }
 
+/// One position of an actor's history ([`ActorTest::history`](crate::ActorTest::history)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HistoryPosition {
+    /// Its bookmark: restore to it ([`RestoreTo::Bookmark`]); bookmarks sort
+    /// as positions do.
+    pub bookmark: String,
+    /// What it is: `upload` (a whole image), `pages`, `fence` or `reset`.
+    pub kind: String,
+    /// When it was written, on the host's clock (ms since the epoch).
+    pub at: u64,
+    /// Whether it is the actor's current state.
+    pub head: bool,
+}
+
+/// Where a restore goes back to ([`ActorTest::restore`](crate::ActorTest::restore)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RestoreTo {
+    /// A bookmark, as the history lists it (or a restore's `undo`).
+    Bookmark(String),
+    /// A time on the host's clock (ms since the epoch): the last state
+    /// written at or before it.
+    Time(u64),
+}
+
+/// What a restore did: three bookmarks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Restored {
+    /// The position whose state was restored.
+    pub from: String,
+    /// The new head, where the restored state now stands.
+    pub at: String,
+    /// The head before the restore: restoring to it undoes this one.
+    pub undo: String,
+}
+
 /// A seed under which a chaos body failed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChaosFailure {

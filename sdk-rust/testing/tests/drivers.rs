@@ -8,7 +8,7 @@
 
 use std::panic::AssertUnwindSafe;
 use std::time::Duration;
-use wasmkeep_actor_testing::{ActorTest, AdminDeleted, Builder, Driver, HarnessError, Outbound, run_chaos};
+use wasmkeep_actor_testing::{ActorTest, AdminDeleted, Builder, Driver, HarnessError, Outbound, RestoreTo, run_chaos};
 
 const COUNTER: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/counter-rust");
 const BANK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/bank-rust");
@@ -133,6 +133,67 @@ fn alarms_and_tables(driver: Driver) -> Vec<String> {
     seen
 }
 
+/// Going back in time on a single node started with history: the history,
+/// a restore to a time and its undo; the refusals by kind.
+fn history(driver: Driver) -> Vec<String> {
+    let mut seen = Vec::new();
+    let kind = |e: HarnessError| format!("{:?}", e.kind);
+    let without = counter(driver).start().expect("the counter starts");
+    without.post("c", "/", "");
+    seen.push(kind(
+        without.try_history("c").expect_err("no history without the option"),
+    ));
+    seen.push(kind(
+        without
+            .try_restore("c", RestoreTo::Time(without.now_ms()))
+            .expect_err("no restore without history"),
+    ));
+    let t = counter(driver)
+        .history(true)
+        .start()
+        .expect("the counter starts with history");
+    seen.push(t.post("c", "/", "").text());
+    t.advance_clock(1_000);
+    let one = t.now_ms();
+    t.advance_clock(1_000);
+    seen.push(t.post("c", "/", "").text());
+    let positions = t.history("c");
+    assert!(positions.len() >= 2, "{positions:?}");
+    assert!(
+        positions.windows(2).all(|w| w[0].bookmark < w[1].bookmark),
+        "{positions:?}"
+    );
+    assert!(positions.last().is_some_and(|p| p.head), "{positions:?}");
+    assert!(positions.iter().any(|p| p.at <= one) && positions.iter().any(|p| p.at > one));
+    seen.push(format!(
+        "{:?}",
+        positions.iter().map(|p| (p.kind.as_str(), p.head)).collect::<Vec<_>>()
+    ));
+    let restored = t.restore("c", RestoreTo::Time(one));
+    seen.push(format!("restored to the time of 1: {}", t.get("c", "/").text()));
+    assert!(restored.at > restored.undo, "{restored:?}");
+    assert_eq!(
+        t.history("c").last().map(|p| p.bookmark.clone()),
+        Some(restored.at.clone())
+    );
+    t.restore("c", RestoreTo::Bookmark(restored.undo));
+    seen.push(format!("undone: {}", t.get("c", "/").text()));
+    seen.push(kind(
+        t.try_restore("c", RestoreTo::Bookmark("yesterday".into()))
+            .expect_err("a malformed bookmark"),
+    ));
+    seen.push(kind(
+        t.try_restore("c", RestoreTo::Time(1))
+            .expect_err("before the first state"),
+    ));
+    seen.push(format!("{:?}", t.history("never")));
+    seen.push(kind(
+        t.try_restore("never", RestoreTo::Time(one))
+            .expect_err("an actor that never was"),
+    ));
+    seen
+}
+
 /// What each driver refuses, by kind or by the verb's panic.
 fn refusals(driver: Driver) -> Vec<String> {
     let kind = |b: Builder| {
@@ -195,6 +256,17 @@ fn both_drivers_see_the_same() {
     for script in [one_node, two_nodes, chaos, alarms_and_tables] {
         assert_eq!(script(Driver::Prebuilt), script(Driver::InProcess));
     }
+    let back = (history(Driver::Prebuilt), history(Driver::InProcess));
+    assert_eq!(back.0, back.1);
+    let bad = "Some(\"bad-argument\")";
+    assert_eq!(back.0[..2], [bad, bad], "a host without history says so by kind");
+    assert_eq!(back.0[5..7], ["restored to the time of 1: 1", "undone: 2"]);
+    assert_eq!(
+        back.0[7..9],
+        [bad, bad],
+        "a malformed bookmark, a time before the first state"
+    );
+    assert_eq!(back.0[9..], ["[]", "Some(\"no-such-actor\")"], "an actor never written");
 }
 
 /// `libwasmkeep_c_harness.so` on this platform.

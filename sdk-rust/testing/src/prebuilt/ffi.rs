@@ -60,6 +60,7 @@ pub(crate) struct HostOptions {
     pub event_timeout_ms: u32,
     pub idle_timeout_ms: u32,
     pub nodes: u32,
+    pub history: u32,
 }
 
 #[repr(C)]
@@ -83,6 +84,13 @@ pub(crate) struct Deletion {
     pub at_ms: u64,
     pub how: *mut c_char,
     pub reason: *mut c_char,
+}
+
+#[repr(C)]
+pub(crate) struct Restored {
+    pub from: *mut c_char,
+    pub at: *mut c_char,
+    pub undo: *mut c_char,
 }
 
 #[repr(C)]
@@ -158,6 +166,9 @@ harness_api! {
     wkh_deletion_free: fn(*mut Deletion) -> ();
     wkh_reset: fn(*mut WkhHost) -> i32;
     wkh_restart_host: fn(*mut WkhHost) -> i32;
+    wkh_history: fn(Host, Str, Str, Str) -> *mut c_char;
+    wkh_restore: fn(Host, Str, Str, Str, Str, u64) -> *mut Restored;
+    wkh_restored_free: fn(*mut Restored) -> ();
     wkh_hibernate_all: fn(Host) -> i32;
     wkh_socket_open: fn(Host, Str, Str, Str, Str) -> u64;
     wkh_socket_send_text: fn(Host, u64, Str) -> i32;

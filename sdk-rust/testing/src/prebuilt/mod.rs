@@ -8,8 +8,8 @@ mod locate;
 
 use crate::driver::{HarnessError, HostDriver, HostSetup, Verb};
 use crate::types::{
-    Access, ActorKey, AdminDeleted, CallFailure, ChaosFailure, DeletionStatus, HttpResponse, LogLine, Outbound,
-    SocketMessage,
+    Access, ActorKey, AdminDeleted, CallFailure, ChaosFailure, DeletionStatus, HistoryPosition, HttpResponse, LogLine,
+    Outbound, RestoreTo, Restored, SocketMessage,
 };
 use ffi::Api;
 use std::ffi::{CStr, CString, c_char};
@@ -93,6 +93,7 @@ impl PrebuiltHost {
                 .map_or(0, |d| u32::try_from(d.as_millis()).unwrap_or(u32::MAX).max(1)),
             idle_timeout_ms: 0,
             nodes: u32::try_from(nodes).map_err(|_| HarnessError::new(format!("{nodes} nodes are too many")))?,
+            history: u32::from(setup.history),
         };
         let me = Self {
             api,
@@ -426,6 +427,59 @@ impl HostDriver for PrebuiltHost {
     fn restart_host(&mut self) -> Verb<()> {
         // SAFETY: as `reset`.
         self.status(unsafe { (self.api.wkh_restart_host)(self.host) })
+    }
+
+    fn history(&self, key: &ActorKey) -> Verb<Vec<HistoryPosition>> {
+        let k = Key::of(key)?;
+        // SAFETY: a live host; the strings outlive the call.
+        let s = unsafe { (self.api.wkh_history)(self.ptr(), k.0.as_ptr(), k.1.as_ptr(), k.2.as_ptr()) };
+        let list = self.json(s, "history")?;
+        let field = |p: &serde_json::Value, name: &str| p[name].as_str().unwrap_or_default().to_owned();
+        Ok(list
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default()
+            .iter()
+            .map(|p| HistoryPosition {
+                bookmark: field(p, "bookmark"),
+                kind: field(p, "kind"),
+                at: p["at"].as_u64().unwrap_or_default(),
+                head: p["head"].as_bool().unwrap_or_default(),
+            })
+            .collect())
+    }
+
+    fn restore(&self, key: &ActorKey, to: &RestoreTo) -> Verb<Restored> {
+        let k = Key::of(key)?;
+        let (bookmark, at_ms) = match to {
+            RestoreTo::Bookmark(b) => (Some(c(b)?), 0),
+            RestoreTo::Time(ms) => (None, *ms),
+        };
+        let bookmark_ptr = bookmark.as_ref().map_or(std::ptr::null(), |b| b.as_ptr());
+        // SAFETY: a live host; the strings outlive the call; NULL asks for the time.
+        let r = unsafe {
+            (self.api.wkh_restore)(
+                self.ptr(),
+                k.0.as_ptr(),
+                k.1.as_ptr(),
+                k.2.as_ptr(),
+                bookmark_ptr,
+                at_ms,
+            )
+        };
+        if r.is_null() {
+            return Err(self.last_error());
+        }
+        // SAFETY: a restore's answer of the library, read then freed once.
+        unsafe {
+            let out = Restored {
+                from: text((*r).from),
+                at: text((*r).at),
+                undo: text((*r).undo),
+            };
+            (self.api.wkh_restored_free)(r);
+            Ok(out)
+        }
     }
 
     fn hibernate_all(&self) -> Verb<()> {

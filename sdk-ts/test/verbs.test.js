@@ -218,3 +218,41 @@ test("WASMKEEP_CHAOS_SEED runs that seed alone, and a bad value says what to giv
   }
   assert.ok(host instanceof TestHost);
 });
+
+test("history and restore: back to a time, then the undo; refusals by code", () => {
+  const without = host.actor("testee", "no-history");
+  without.fetch("/", ops({ op: "exec", sql: "CREATE TABLE t(x)" }));
+  assert.throws(() => without.history(), { code: "bad-argument" }, "a host started without history keeps none");
+  assert.throws(() => without.restore({ time: host.now() }), { code: "bad-argument" });
+
+  const back = createTestHost({ classes: { testee }, history: true });
+  try {
+    const a = back.actor("testee", "back");
+    const count = () => a.fetch("/", ops({ op: "query", sql: "SELECT count(*) AS n FROM t" })).json().outcomes[0].ok.rows[0][0];
+    a.fetch("/", ops({ op: "exec", sql: "CREATE TABLE t(x)" }, { op: "exec", sql: "INSERT INTO t VALUES (1)" }));
+    back.advance(1_000);
+    const one = back.now();
+    back.advance(1_000);
+    a.fetch("/", ops({ op: "exec", sql: "INSERT INTO t VALUES (2)" }));
+    const history = a.history();
+    assert.ok(history.length >= 2, JSON.stringify(history));
+    assert.ok(history.every((p, i) => i === 0 || history[i - 1].bookmark < p.bookmark), "bookmarks sort as positions do");
+    assert.equal(history.at(-1).head, true);
+    assert.ok(history.some((p) => p.at <= one) && history.some((p) => p.at > one), JSON.stringify(history));
+
+    const restored = a.restore({ time: one });
+    assert.deepEqual(count(), { integer: "1" }, "the state at the time of the first row");
+    assert.equal(a.history().at(-1).bookmark, restored.at, "the restore is the new head");
+    const undone = a.restore({ bookmark: restored.undo });
+    assert.deepEqual(count(), { integer: "2" }, "the undo brings the second row back");
+    assert.equal(undone.undo, restored.at);
+
+    assert.throws(() => a.restore({ bookmark: "yesterday" }), { code: "bad-argument" }, "a malformed bookmark");
+    assert.throws(() => a.restore({ time: 1 }), { code: "bad-argument" }, "a time before the first state");
+    assert.throws(() => back.actor("testee", "never").restore({ time: one }), { code: "no-such-actor" });
+    assert.deepEqual(back.actor("testee", "never").history(), []);
+    assert.throws(() => a.restore({}), TypeError, "neither a bookmark nor a time");
+  } finally {
+    back.close();
+  }
+});

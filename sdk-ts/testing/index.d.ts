@@ -80,6 +80,13 @@ export interface TestHostOptions {
    * go to node 1 unless they name one ({@link FetchInit.node}, {@link TestActor.onNode}).
    */
   nodes?: number;
+  /**
+   * A single node keeps its actors' history (default `false`: each write
+   * would also write a file), every state restorable with
+   * {@link TestActor.restore} and listed by {@link TestActor.history}. A
+   * cluster keeps it in its bucket whatever this says.
+   */
+  history?: boolean;
 }
 
 /** A value read from an actor's table: integers as number (bigint beyond 2^53), blobs as Uint8Array. */
@@ -155,6 +162,35 @@ export type DeletionStatus =
 
 /** What an operator delete did: deleted, removed files it could not open (a damaged database), or found nothing. */
 export type OperatorDeleted = "deleted" | "removed-unopenable" | "absent";
+
+/** One position of an actor's history ({@link TestActor.history}). */
+export interface HistoryPosition {
+  /** Give it to {@link TestActor.restore} as `{ bookmark }`; bookmarks sort as positions do. */
+  bookmark: string;
+  /** What the position is: `"upload"` (a whole image), `"pages"`, `"fence"` or `"reset"`. */
+  kind: string;
+  /** When it was written, on the host's (virtual) clock, ms since the epoch. */
+  at: number;
+  /** Whether it is the actor's current state. */
+  head: boolean;
+}
+
+/**
+ * Where {@link TestActor.restore} goes back to: a bookmark of the history
+ * (or a restore's `undo`), or a time (ms since the epoch on the host's
+ * clock, or a `Date`), meaning the last state written at or before it.
+ */
+export type RestoreTo = { bookmark: string } | { time: number | Date };
+
+/** What a restore did: three bookmarks. */
+export interface Restored {
+  /** The position whose state was restored. */
+  from: string;
+  /** The new head, where the restored state now stands. */
+  at: string;
+  /** The head before the restore: `restore({ bookmark: undo })` undoes it. */
+  undo: string;
+}
 
 /** A line an actor logged. */
 export interface LogLine {
@@ -236,6 +272,22 @@ export declare class TestActor {
   requestOperatorDelete(): string;
   /** Whether the actor was deleted, from positive evidence only. */
   deletionStatus(): DeletionStatus;
+  /**
+   * The actor's history, oldest first. A single node keeps one only when the
+   * host was started with `history: true` (else this throws with code
+   * `"bad-argument"`); a cluster always does. An actor never written has none.
+   */
+  history(): HistoryPosition[];
+  /**
+   * Restores the actor to a bookmark or a time, after the events queued for
+   * it: its open sockets close with 1012, its alarm becomes the restored
+   * state's, and its next event runs on the restored state. The restore is
+   * a new position: `restore({ bookmark: restored.undo })` undoes it. Throws
+   * with code `"bad-argument"` for a malformed bookmark, a host without
+   * history, or a target before the actor's first state or its last delete;
+   * `"no-such-actor"` for an actor that never was.
+   */
+  restore(to: RestoreTo): Restored;
 }
 
 /** Faults to inject into the host. */

@@ -214,6 +214,17 @@ export class TestActor {
   deletionStatus() {
     return deletionStatusOf(this.#host.native.deletionStatus(...this.#key));
   }
+  history() {
+    return this.#host.native.history(...this.#key);
+  }
+  restore(to) {
+    const { bookmark, time } = to ?? {};
+    if ((bookmark === undefined) === (time === undefined)) {
+      throw new TypeError("restore(to): give { bookmark } (from history() or a restore's undo) or { time } (ms since the epoch, or a Date)");
+    }
+    if (bookmark !== undefined) return this.#host.native.restore(...this.#key, String(bookmark), undefined);
+    return this.#host.native.restore(...this.#key, undefined, time instanceof Date ? time.getTime() : time);
+  }
   /** What this actor logged (the host keeps the last 1000 lines of all actors). */
   logs() {
     return this.#host.native.logsOf(...this.#key);
@@ -259,6 +270,7 @@ export class TestHost {
       eventTimeoutMs: options.eventTimeoutMs,
       idleTimeoutMs: options.idleTimeoutMs,
       nodes: options.nodes,
+      history: options.history,
     });
     try {
       if (options.classes) this.addApp(this.app, options.classes);

@@ -15,7 +15,8 @@ use std::time::Duration;
 use wasmkeep_host::deletion::DeletionStatus;
 use wasmkeep_host::{ActorKey, AdminDeleted, ClassSpec, HttpRequest, Outbound, SocketMessage};
 use wasmkeep_host_testing::{
-    ChaosRecord, ChaosStep, TestAnswer, TestHost, TestHostError, TestHostOptions, chaos_seed_from_env, parse_access,
+    ChaosRecord, ChaosStep, RestoreTo, TestAnswer, TestHost, TestHostError, TestHostOptions, chaos_seed_from_env,
+    parse_access,
 };
 
 pub mod verbs;
@@ -61,6 +62,8 @@ pub struct HostOptions {
     pub idle_timeout_ms: Option<u32>,
     /// How many nodes: 1 (the default) or a local cluster of 2 or more.
     pub nodes: Option<u32>,
+    /// A single node keeps its actors' history (default false); a cluster always does.
+    pub history: Option<bool>,
 }
 
 /// One class of an app.
@@ -100,6 +103,10 @@ fn key(app: String, class: String, name: String) -> ActorKey {
 impl NativeHost {
     /// Starts a host (virtual clock, in-memory alarm index).
     #[napi(constructor)]
+    #[allow(
+        clippy::needless_update,
+        reason = "options the host library adds later keep their defaults"
+    )]
     pub fn new(options: Option<HostOptions>) -> napi::Result<Self, ErrorCode> {
         let options = options.unwrap_or(HostOptions {
             data_dir: None,
@@ -107,6 +114,7 @@ impl NativeHost {
             event_timeout_ms: None,
             idle_timeout_ms: None,
             nodes: None,
+            history: None,
         });
         // The library refuses a count it does not run (TestHostError::BadNodes).
         let nodes = options.nodes.map(|n| n as usize);
@@ -116,6 +124,7 @@ impl NativeHost {
             event_timeout: options.event_timeout_ms.map(|ms| Duration::from_millis(u64::from(ms))),
             idle_timeout: options.idle_timeout_ms.map(|ms| Duration::from_millis(u64::from(ms))),
             nodes,
+            history: options.history.unwrap_or(false),
             ..TestHostOptions::default()
         })
         .map_err(host_err)?;
@@ -277,6 +286,52 @@ impl NativeHost {
     pub fn deletion_status(&self, app: String, class: String, name: String) -> napi::Result<Json, ErrorCode> {
         let status: DeletionStatus = self.host.deletion_status(&key(app, class, name)).map_err(host_err)?;
         serde_json::to_value(status).map_err(internal)
+    }
+
+    /// The actor's history, oldest first: `[{bookmark, kind, at, head}]`,
+    /// `at` in ms since the epoch on the host's clock.
+    #[napi]
+    pub fn history(&self, app: String, class: String, name: String) -> napi::Result<Json, ErrorCode> {
+        let positions = self.host.history(&key(app, class, name)).map_err(host_err)?;
+        Ok(Json::Array(
+            positions
+                .into_iter()
+                .map(|p| json!({ "bookmark": p.bookmark, "kind": p.kind, "at": p.at, "head": p.head }))
+                .collect(),
+        ))
+    }
+
+    /// Restores the actor to `bookmark`, or without one to the time
+    /// `time_ms` (the last state written at or before it): `{from, at, undo}`,
+    /// three bookmarks; restoring to `undo` undoes it.
+    #[napi]
+    pub fn restore(
+        &self,
+        app: String,
+        class: String,
+        name: String,
+        bookmark: Option<String>,
+        time_ms: Option<f64>,
+    ) -> napi::Result<Json, ErrorCode> {
+        let to = match (bookmark, time_ms) {
+            (Some(b), None) => RestoreTo::Bookmark(b),
+            (None, Some(ms)) if ms.is_finite() && ms >= 0.0 && ms.fract() == 0.0 =>
+            {
+                #[allow(
+                    clippy::cast_possible_truncation,
+                    clippy::cast_sign_loss,
+                    reason = "checked a whole number >= 0 above"
+                )]
+                RestoreTo::Time(ms as u64)
+            }
+            _ => {
+                return Err(err(
+                    "restore to { bookmark } (a string the history lists) or { time } (ms since the epoch, a whole number >= 0)",
+                ));
+            }
+        };
+        let done = self.host.restore(&key(app, class, name), &to).map_err(host_err)?;
+        serde_json::to_value(done).map_err(internal)
     }
 
     /// Starts seeded chaos: the seed's schedule runs before each request,

@@ -1,7 +1,8 @@
 """The harness's verbs over the whole host (issue 15): restart, operator
 delete, deletion status, reset, a local cluster (a request to a node, cut
 off, the cluster's operator delete, idle expiry, app delete), seeded chaos,
-the actor's log on a 500, and dataclass rows."""
+the actor's log on a 500, dataclass rows, and going back in time (history
+and restore)."""
 
 from datetime import timedelta
 
@@ -11,7 +12,9 @@ from wasmkeep_actor.testing import (
     ChaosFailure,
     ChaosRecord,
     DeletionStatus,
+    HistoryPosition,
     HostError,
+    Restored,
     chaos_seed_from_env,
     run_chaos,
 )
@@ -233,3 +236,53 @@ def test_a_chaos_failure_pickles_with_its_seed_and_schedule():
     assert f"    {text}" in str(failure), "the library's report, from the record's step"
     again = pickle.loads(pickle.dumps(failure))
     assert (again.seed, again.schedule, again.message, str(again)) == (3, [record], "boom", str(failure))
+
+
+def test_history_and_a_restore_to_a_time_undone_by_another(wasmkeep_host_factory, wasmkeep_classes):
+    host = wasmkeep_host_factory(wasmkeep_classes, history=True)
+    probe = host.actor("probe", "back")
+    bumps = lambda: sum(1 for r in probe.rows("events") if r["what"] == "bump")  # noqa: E731
+    assert probe.get("/bump").text() == "1"
+    host.advance(timedelta(seconds=1))
+    one = host.now()
+    host.advance(timedelta(seconds=1))
+    assert probe.get("/bump").text() == "2"
+
+    history = probe.history()
+    assert len(history) >= 2 and all(isinstance(p, HistoryPosition) for p in history), history
+    assert [p.bookmark for p in history] == sorted(p.bookmark for p in history), "bookmarks sort as positions do"
+    assert history[-1].head and not any(p.head for p in history[:-1])
+    assert any(p.at <= one for p in history) and any(p.at > one for p in history)
+
+    restored = probe.restore(time=one)
+    assert isinstance(restored, Restored) and restored.at > restored.undo
+    assert bumps() == 1, "the state at the time of the first bump"
+    assert probe.history()[-1].bookmark == restored.at, "the restore is the new head"
+    undone = probe.restore(bookmark=restored.undo)
+    assert bumps() == 2, "the undo brings the second bump back"
+    assert undone.undo == restored.at
+    assert probe.restore(time=host.now_ms()).from_ == undone.at, "a time in ms restores too"
+
+    with pytest.raises(ValueError) as bad:
+        probe.restore(bookmark="yesterday")
+    assert bad.value.kind == "bad-argument"
+    with pytest.raises(ValueError) as early:
+        probe.restore(time=1)
+    assert early.value.kind == "bad-argument", "a time before the first state"
+    with pytest.raises(HostError) as never:
+        host.actor("probe", "never").restore(time=one)
+    assert never.value.kind == "no-such-actor"
+    assert host.actor("probe", "never").history() == []
+    with pytest.raises(ValueError) as neither:
+        probe.restore()
+    assert neither.value.kind == "bad-argument"
+
+
+def test_a_host_without_history_says_so_by_kind(probe):
+    probe.get("/bump")
+    with pytest.raises(ValueError) as e:
+        probe.history()
+    assert e.value.kind == "bad-argument" and "history" in str(e.value)
+    with pytest.raises(ValueError) as e:
+        probe.restore(time=probe._host.now())
+    assert e.value.kind == "bad-argument"

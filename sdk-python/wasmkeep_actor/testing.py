@@ -19,7 +19,9 @@ module with the SDK's build command); see `wasmkeep_actor.pytest_plugin`.
 
 The whole host is reachable: a local cluster (`TestHost(..., nodes=2)`,
 `actor.fetch(..., node=2)`, `host.cut_off(1)`), restarts, operator deletes,
-idle expiry, app deletes, deletion status, `host.reset()`, and seeded chaos
+idle expiry, app deletes, deletion status, `host.reset()`, going back in
+time (`TestHost(..., history=True)`, `actor.history()`,
+`actor.restore(time=...)` / `actor.restore(bookmark=...)`), and seeded chaos
 (`run_chaos(host, range(1000), body)`; `WASMKEEP_CHAOS_SEED=<seed>` replays
 one seed).
 """
@@ -51,7 +53,9 @@ __all__ = [
     "Closed",
     "DeletionStatus",
     "Faults",
+    "HistoryPosition",
     "HostError",
+    "Restored",
     "StaleComponentError",
     "TestActor",
     "TestHost",
@@ -173,6 +177,38 @@ class DeletionStatus:
     def at(self) -> datetime | None:
         """When it was deleted, as an aware UTC datetime (None unless deleted)."""
         return None if self.at_ms is None else to_datetime(self.at_ms)
+
+
+@dataclass(frozen=True)
+class HistoryPosition:
+    """One position of an actor's history (`actor.history()`).
+
+    `bookmark` is what `actor.restore(bookmark=...)` takes (bookmarks sort as
+    positions do); `kind` what the position is (`"upload"`, a whole image,
+    `"pages"`, `"fence"` or `"reset"`); `at_ms` when it was written on the
+    host's clock; `head` whether it is the actor's current state.
+    """
+
+    bookmark: str
+    kind: str
+    at_ms: int
+    head: bool
+
+    @property
+    def at(self) -> datetime:
+        """When it was written, as an aware UTC datetime."""
+        return to_datetime(self.at_ms)
+
+
+@dataclass(frozen=True)
+class Restored:
+    """What `actor.restore(...)` did: three bookmarks. `from_` is the
+    position whose state was restored, `at` the new head where it now
+    stands, `undo` the head before: `actor.restore(bookmark=r.undo)` undoes it."""
+
+    from_: str
+    at: str
+    undo: str
 
 
 @dataclass(frozen=True)
@@ -381,6 +417,33 @@ class TestActor:
         d = _json.loads(self._host._native.deletion_status_json(*self._k()))
         return DeletionStatus(d["status"], d.get("at_ms"), d.get("how"), d.get("reason"))
 
+    def history(self) -> list[HistoryPosition]:
+        """The actor's history, oldest first. A single node keeps one only
+        when the host was started with `history=True` (else a `ValueError`
+        whose `kind` is `"bad-argument"`); a cluster always does. An actor
+        never written has none."""
+        return [HistoryPosition(*p) for p in self._host._native.history(*self._k())]
+
+    def restore(self, *, bookmark: str | None = None, time: datetime | int | None = None) -> Restored:
+        """Restores the actor to a `bookmark` of its history (or a restore's
+        `undo`), or to a `time` (an aware datetime, or ms since the epoch on
+        the host's clock): the last state written at or before it. It runs
+        after the events queued for the actor: its open sockets close with
+        1012, its alarm becomes the restored state's, and its next event runs
+        on the restored state. The restore is a new position:
+        `actor.restore(bookmark=r.undo)` undoes it.
+
+        Raises `ValueError` (`kind` `"bad-argument"`) for a malformed
+        bookmark, a host without history, or a target before the actor's
+        first state or its last delete; `HostError` (`kind`
+        `"no-such-actor"`) for an actor that never was."""
+        if (bookmark is None) == (time is None):
+            e = ValueError("restore(bookmark=...) or restore(time=...): give one of the two")
+            e.kind = "bad-argument"  # type: ignore[attr-defined]
+            raise e
+        time_ms = None if time is None else (to_ms(time) if isinstance(time, datetime) else int(time))
+        return Restored(*self._host._native.restore(*self._k(), bookmark, time_ms))
+
     def call(self, payload: str | bytes = b"") -> bytes:
         """Runs `on_call` as the host (caller None); returns the answer.
         Raises `CallRefused`, `CallRejected` or `CallFailed`."""
@@ -474,6 +537,9 @@ class TestHost:
     `classes` maps class names to component files (or `(file, access)` with
     access `"open"`, `"existing"` or `"internal"`); or give `manifest`, a
     `wasmkeep.toml`. Close it (or use `with`) to remove its temporary data.
+    With `history=True` a single node keeps its actors' history, every state
+    restorable (`actor.history()`, `actor.restore(...)`); a cluster
+    (`nodes=2` or more) keeps it in its bucket whatever `history` says.
     """
 
     __test__ = False
@@ -489,6 +555,7 @@ class TestHost:
         event_timeout_ms: int | None = None,
         idle_timeout_ms: int | None = None,
         nodes: int | None = None,
+        history: bool = False,
     ) -> None:
         native = _native()
         if nodes is not None and nodes < 1:
@@ -499,6 +566,7 @@ class TestHost:
             event_timeout_ms,
             idle_timeout_ms,
             nodes,
+            history,
         )
         self.app = app
         if manifest is not None:

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 use wasmkeep_host::{ActorKey, AdminDeleted, ClassSpec, HttpRequest, Outbound, SocketMessage, SqlValue};
 use wasmkeep_host_testing::{
-    CHAOS_SEED_VAR, ChaosRecord, ChaosStep, TestHost, TestHostError, TestHostOptions, parse_access,
+    CHAOS_SEED_VAR, ChaosRecord, ChaosStep, RestoreTo, TestHost, TestHostError, TestHostOptions, parse_access,
 };
 
 pyo3::create_exception!(
@@ -134,13 +134,18 @@ impl NativeHost {
     /// Starts a host (virtual clock, in-memory alarm index). Without
     /// `data_dir`, a fresh temporary one that `close` removes.
     #[new]
-    #[pyo3(signature = (data_dir=None, cache_dir=None, event_timeout_ms=None, idle_timeout_ms=None, nodes=None))]
+    #[allow(
+        clippy::needless_update,
+        reason = "options the host library adds later keep their defaults"
+    )]
+    #[pyo3(signature = (data_dir=None, cache_dir=None, event_timeout_ms=None, idle_timeout_ms=None, nodes=None, history=false))]
     fn new(
         data_dir: Option<PathBuf>,
         cache_dir: Option<PathBuf>,
         event_timeout_ms: Option<u64>,
         idle_timeout_ms: Option<u64>,
         nodes: Option<usize>,
+        history: bool,
     ) -> PyResult<Self> {
         let host = TestHost::new(TestHostOptions {
             data_dir,
@@ -148,6 +153,7 @@ impl NativeHost {
             event_timeout: event_timeout_ms.map(Duration::from_millis),
             idle_timeout: idle_timeout_ms.map(Duration::from_millis),
             nodes,
+            history,
             ..TestHostOptions::default()
         })
         .map_err(host_err)?;
@@ -244,6 +250,47 @@ impl NativeHost {
             .detach(|| host.deletion_status(&key(app, class, name)))
             .map_err(host_err)?;
         serde_json::to_string(&status).map_err(err)
+    }
+
+    /// The actor's history, oldest first, as `(bookmark, kind, at_ms, head)`.
+    fn history(
+        &self,
+        py: Python<'_>,
+        app: String,
+        class: String,
+        name: String,
+    ) -> PyResult<Vec<(String, String, u64, bool)>> {
+        let host = &self.host;
+        let positions = py.detach(|| host.history(&key(app, class, name))).map_err(host_err)?;
+        Ok(positions
+            .into_iter()
+            .map(|p| (p.bookmark, p.kind, p.at, p.head))
+            .collect())
+    }
+
+    /// Restores the actor to `bookmark`, or without one to the time
+    /// `time_ms` (the last state written at or before it): `(from, at,
+    /// undo)`, three bookmarks; restoring to `undo` undoes it.
+    #[pyo3(signature = (app, class, name, bookmark=None, time_ms=None))]
+    fn restore(
+        &self,
+        py: Python<'_>,
+        app: String,
+        class: String,
+        name: String,
+        bookmark: Option<String>,
+        time_ms: Option<u64>,
+    ) -> PyResult<(String, String, String)> {
+        let to = match (bookmark, time_ms) {
+            (Some(b), None) => RestoreTo::Bookmark(b),
+            (None, Some(ms)) => RestoreTo::Time(ms),
+            _ => return Err(PyValueError::new_err("restore to a bookmark or a time, one of the two")),
+        };
+        let host = &self.host;
+        let done = py
+            .detach(|| host.restore(&key(app, class, name), &to))
+            .map_err(host_err)?;
+        Ok((done.from, done.at, done.undo))
     }
 
     /// Starts seeded chaos: before each request, call and socket opening the

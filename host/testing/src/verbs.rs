@@ -59,11 +59,14 @@ pub enum Verb {
     ChaosSeed,
     /// Restart the whole host on the same data.
     HostRestart,
+    /// An actor's history (bookmarks, times) and a restore to a bookmark or
+    /// a time, undone by another.
+    History,
 }
 
 impl Verb {
     /// Every verb, in the order of the parity table.
-    pub const ALL: [Verb; 22] = [
+    pub const ALL: [Verb; 23] = [
         Verb::Request,
         Verb::Call,
         Verb::Sockets,
@@ -86,6 +89,7 @@ impl Verb {
         Verb::DeletionStatus,
         Verb::ChaosSeed,
         Verb::HostRestart,
+        Verb::History,
     ];
 
     /// Its name in `verbs.toml` and the parity table (`alarm-of-one-actor`).
@@ -113,6 +117,7 @@ impl Verb {
             Verb::DeletionStatus => "deletion-status",
             Verb::ChaosSeed => "chaos-seed",
             Verb::HostRestart => "host-restart",
+            Verb::History => "history",
         }
     }
 }

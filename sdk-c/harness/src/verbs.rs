@@ -40,5 +40,6 @@ pub fn binding(verb: Verb) -> Binding {
         // The body of wkh_run_chaos is given its seed as an argument.
         Verb::ChaosSeed => Binding::by(&[bound!(wkh_run_chaos)]),
         Verb::HostRestart => Binding::by(&[bound!(wkh_restart_host)]),
+        Verb::History => Binding::by(&[bound!(wkh_history), bound!(wkh_restore), bound!(wkh_restored_free)]),
     }
 }

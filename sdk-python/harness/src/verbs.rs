@@ -51,6 +51,11 @@ pub fn binding(verb: Verb) -> Binding {
         Verb::DeletionStatus => Binding::by(&[bound!(NativeHost::deletion_status_json)]),
         Verb::ChaosSeed => Binding::by(&[bound!(NativeHost::chaos_seed)]),
         Verb::HostRestart => Binding::by(&[bound!(NativeHost::restart_host)]),
+        Verb::History => Binding::by(&[
+            bound!(NativeHost::new),
+            bound!(NativeHost::history),
+            bound!(NativeHost::restore),
+        ]),
     }
 }
 

@@ -48,6 +48,13 @@ pub fn binding(verb: Verb) -> Binding {
         Verb::DeletionStatus => Binding::by(&[bound!(ActorTest::deletion_status)]),
         Verb::ChaosSeed => Binding::by(&[bound!(ActorTest::chaos_seed)]),
         Verb::HostRestart => Binding::by(&[bound!(ActorTest::restart_host)]),
+        Verb::History => Binding::by(&[
+            bound!(Builder::history),
+            bound!(ActorTest::history),
+            bound!(ActorTest::try_history),
+            bound!(ActorTest::restore),
+            bound!(ActorTest::try_restore),
+        ]),
     }
 }
 

@@ -51,5 +51,10 @@ pub fn binding(verb: Verb) -> Binding {
         // The chaos body is handed its seed by testing/index.js's runChaos.
         Verb::ChaosSeed => Binding::by(&[bound!(NativeHost::start_chaos)]),
         Verb::HostRestart => Binding::by(&[bound!(NativeHost::restart_host)]),
+        Verb::History => Binding::by(&[
+            bound!(NativeHost::new),
+            bound!(NativeHost::history),
+            bound!(NativeHost::restore),
+        ]),
     }
 }

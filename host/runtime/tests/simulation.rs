@@ -26,7 +26,7 @@
 //! compaction that drops a page set. Each run is reproducible from the seed
 //! it prints (`WASMKEEP_SIM_SEED=<n>` reruns one).
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use wasmkeep_host::ActorKey;
 use wasmkeep_host::bucket::{BucketError, ETag, MemoryBucket, ObjectMeta, ObjectStore, PutCondition};
@@ -83,6 +83,10 @@ struct SimBucket {
     delayed: Mutex<Vec<(String, Vec<u8>)>>,
     /// Every history key that ever landed (late ones included), with its body.
     landed: Mutex<Vec<(String, Vec<u8>)>>,
+    /// While a restore runs: the state it restores. Every history object
+    /// put meanwhile is that restore's (landed or not), by key.
+    restoring: Mutex<Option<Vec<u64>>>,
+    restores: Mutex<HashMap<String, Vec<u64>>>,
 }
 
 impl SimBucket {
@@ -98,6 +102,11 @@ impl ObjectStore for SimBucket {
         self.inner.get(key)
     }
     fn put(&self, key: &str, body: &[u8], cond: &PutCondition) -> Result<ETag, BucketError> {
+        if key.contains("/history/")
+            && let Some(state) = self.restoring.lock().expect("lock").clone()
+        {
+            self.restores.lock().expect("lock").insert(key.to_owned(), state);
+        }
         let fate = std::mem::replace(&mut *self.next_put.lock().expect("lock"), PutFate::Normal);
         match fate {
             PutFate::Normal => {
@@ -201,6 +210,8 @@ impl World {
             fail_erase: Mutex::new(false),
             delayed: Mutex::new(Vec::new()),
             landed: Mutex::new(Vec::new()),
+            restoring: Mutex::new(None),
+            restores: Mutex::new(HashMap::new()),
         });
         let key = ActorKey::new("sim/app", "c", "a");
         let faults = Arc::new(Faults::default());
@@ -342,11 +353,20 @@ impl World {
         let now = self.clock.now_ms();
         let to = now - self.rng.below(WINDOW_MS);
         let live = self.live.clone();
+        // What it restores, so that whatever it puts (landed or not) is known as a restore's.
+        let listing = self.listing();
+        let expected = Target::Time(to)
+            .position_in(&listing)
+            .ok()
+            .and_then(|p| state_at(self.bucket.inner.as_ref(), &listing, p).ok())
+            .map(|img| decode(&img));
+        *self.bucket.restoring.lock().expect("lock") = expected;
         self.fate();
-        match self.nodes[i]
+        let restored = self.nodes[i]
             .replica
-            .restore_to(Target::Time(to), &|n: &str| live.contains(n))
-        {
+            .restore_to(Target::Time(to), &|n: &str| live.contains(n));
+        *self.bucket.restoring.lock().expect("lock") = None;
+        match restored {
             Ok((_, at, image)) => {
                 let state = decode(&image);
                 self.restores.push((now, to, state.clone()));
@@ -484,13 +504,14 @@ impl World {
             .filter(|(o, _)| o.kind == Kind::Reset)
             .map(|(o, _)| o.pos)
             .collect();
-        // A whole image that landed after a write and lacks it removed it
-        // (a restore, acknowledged or not); so did a reset after it.
+        // A restore that landed after a write (acknowledged or not) and
+        // whose state lacks it removed it; so did a reset after it.
+        let restores = self.bucket.restores.lock().expect("lock").clone();
         let removed_by = |w: u64, wpos: Pos| {
             resets.iter().chain(self.acked_resets.iter()).any(|r| *r > wpos)
                 || landed
                     .iter()
-                    .any(|(o, b)| o.kind == Kind::Segment && o.pos > wpos && !decode(b).contains(&w))
+                    .any(|(o, _)| o.pos > wpos && restores.get(&o.key).is_some_and(|state| !state.contains(&w)))
         };
         for (w, wpos) in &self.acked_writes {
             if !removed_by(*w, *wpos) && !image.contains(w) {

@@ -125,15 +125,47 @@ pub fn position_at_time(history: &[HistoryObject], at_ms: u64) -> Option<Pos> {
         .max()
 }
 
-/// The database at `target`, read from `bucket` along its chain.
-///
-/// # Errors
-/// As [`chain`], or an object unreadable or gone, or the bucket failed.
-pub fn state_at(bucket: &dyn ObjectStore, history: &[HistoryObject], target: Pos) -> Result<Vec<u8>, ChainError> {
-    let objects = chain(history, target)?;
+/// How many objects of a chain are read at once: a chain of a thousand
+/// page sets is a thousand GETs, which over S3 take seconds one after
+/// another.
+const READS_AT_ONCE: usize = 16;
+
+/// Reads `objects` from `bucket`, several at once, in their order.
+fn read_all(bucket: &dyn ObjectStore, objects: &[&HistoryObject]) -> Result<Vec<Vec<u8>>, ChainError> {
+    let read = |o: &HistoryObject| -> Result<Vec<u8>, ChainError> {
+        Ok(bucket.get(&o.key)?.ok_or_else(|| ChainError::Gone(o.key.clone()))?.0)
+    };
+    if objects.len() <= 1 {
+        return objects.iter().map(|o| read(o)).collect();
+    }
+    let per = objects.len().div_ceil(READS_AT_ONCE.min(objects.len()));
+    std::thread::scope(|scope| {
+        let readers: Vec<_> = objects
+            .chunks(per)
+            .map(|share| scope.spawn(move || share.iter().map(|o| read(o)).collect::<Result<Vec<_>, _>>()))
+            .collect();
+        let mut out = Vec::with_capacity(objects.len());
+        for r in readers {
+            match r.join() {
+                Ok(bodies) => out.extend(bodies?),
+                Err(_) => {
+                    return Err(ChainError::Bucket(BucketError::Unavailable(
+                        "a reader of the chain panicked".into(),
+                    )));
+                }
+            }
+        }
+        Ok(out)
+    })
+}
+
+/// Applies a chain's bodies, in order, to an empty database.
+fn build(objects: &[&HistoryObject], bodies: &std::collections::HashMap<&str, Vec<u8>>) -> Result<Vec<u8>, ChainError> {
     let mut image = Vec::new();
     for o in objects {
-        let bytes = bucket.get(&o.key)?.ok_or_else(|| ChainError::Gone(o.key.clone()))?.0;
+        let bytes = bodies
+            .get(o.key.as_str())
+            .ok_or_else(|| ChainError::Gone(o.key.clone()))?;
         let unreadable = |source| ChainError::Unreadable {
             key: o.key.clone(),
             source,
@@ -141,15 +173,54 @@ pub fn state_at(bucket: &dyn ObjectStore, history: &[HistoryObject], target: Pos
         // The key says what the body is: a whole object is an image as it
         // stands (as every upload before ADR 064 was).
         if o.kind.is_whole() {
-            image = bytes;
+            image.clone_from(bytes);
             continue;
         }
-        match Body::decode(bytes).map_err(unreadable)? {
+        match Body::decode(bytes.clone()).map_err(unreadable)? {
             Body::Image(whole) => image = whole,
             Body::Pages(set) => set.apply(&mut image).map_err(unreadable)?,
         }
     }
     Ok(image)
+}
+
+/// The database at `target`, read from `bucket` along its chain.
+///
+/// # Errors
+/// As [`chain`], or an object unreadable or gone, or the bucket failed.
+pub fn state_at(bucket: &dyn ObjectStore, history: &[HistoryObject], target: Pos) -> Result<Vec<u8>, ChainError> {
+    let mut states = states_at(bucket, history, &[target])?;
+    Ok(states.pop().unwrap_or_default())
+}
+
+/// The databases at each of `targets`, reading each object their chains
+/// share once.
+///
+/// # Errors
+/// As [`state_at`].
+pub fn states_at(
+    bucket: &dyn ObjectStore,
+    history: &[HistoryObject],
+    targets: &[Pos],
+) -> Result<Vec<Vec<u8>>, ChainError> {
+    let at = by_position(history);
+    let chains = targets
+        .iter()
+        .map(|t| chain_in(&at, *t))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut wanted: Vec<&HistoryObject> = Vec::new();
+    let mut seen = BTreeSet::new();
+    for o in chains.iter().flatten() {
+        if seen.insert(o.key.as_str()) {
+            wanted.push(o);
+        }
+    }
+    let bodies: std::collections::HashMap<&str, Vec<u8>> = wanted
+        .iter()
+        .map(|o| o.key.as_str())
+        .zip(read_all(bucket, &wanted)?)
+        .collect();
+    chains.iter().map(|c| build(c, &bodies)).collect()
 }
 
 /// The page sets of a chain, read and merged into one (compaction).

@@ -246,6 +246,33 @@ impl PageSet {
     }
 }
 
+impl PageSet {
+    /// The pages of `to` that differ from `from` (both whole images of one
+    /// page size), with `to`'s length: applied to `from`, it gives `to`.
+    /// `None` when either is not a database image, or their page sizes differ.
+    pub fn diff(from: &[u8], to: &[u8]) -> Option<PageSet> {
+        let size = image_page_size(to)?;
+        if image_page_size(from)? != size {
+            return None;
+        }
+        let page = size as usize;
+        let db_pages = u32::try_from(to.len() / page).ok()?;
+        let mut set = PageSet::new(size, db_pages);
+        for (i, chunk) in to.chunks(page).enumerate() {
+            let at = i * page;
+            if from.get(at..at + page) != Some(chunk) {
+                set.insert(u32::try_from(i + 1).ok()?, chunk.to_vec());
+            }
+        }
+        Some(set)
+    }
+
+    /// Its encoded length in bytes.
+    pub fn encoded_len(&self) -> usize {
+        HEADER + self.pages.len() * (4 + self.page_size as usize)
+    }
+}
+
 impl Body {
     /// Reads a history object's body: a database image or a page set.
     ///
@@ -327,6 +354,25 @@ mod tests {
         let mut at_once = base;
         merged.apply(&mut at_once).expect("merged");
         assert_eq!(one_by_one, at_once);
+    }
+
+    #[test]
+    fn a_diff_applied_to_its_from_gives_its_to() {
+        let from = image(&[1, 2, 3, 4], 512);
+        let to = image(&[1, 9, 3], 512);
+        let d = PageSet::diff(&from, &to).expect("two images");
+        assert_eq!(d.len(), 1, "only page 2 differs");
+        let mut applied = from.clone();
+        d.apply(&mut applied).expect("applies");
+        assert_eq!(applied, to);
+        let longer = image(&[1, 2, 3, 4, 5], 512);
+        let mut applied = from;
+        PageSet::diff(&applied, &longer)
+            .expect("two images")
+            .apply(&mut applied)
+            .expect("applies");
+        assert_eq!(applied, longer);
+        assert!(PageSet::diff(b"not a database", &longer).is_none());
     }
 
     #[test]

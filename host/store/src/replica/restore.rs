@@ -52,8 +52,25 @@ impl Replica {
     pub fn restore_to(&mut self, to: Target, live: &dyn Fn(&str) -> bool) -> Result<(Pos, Pos, Vec<u8>), ReplicaError> {
         let history = self.history()?;
         let from = to.position_in(&history)?;
-        let image = history_chain::state_at(self.bucket.as_ref(), &history, from)?;
-        let at = self.upload(Kind::Segment, &image, live)?;
+        // The new position holds the restored state: as the pages that
+        // differ from the head's, on the head, when that is the smaller;
+        // else whole. Either restores to exactly that state.
+        let head = self.head.filter(|h| history.iter().any(|o| o.pos == *h));
+        let (image, diff) = match head {
+            Some(h) => {
+                let mut states = history_chain::states_at(self.bucket.as_ref(), &history, &[from, h])?;
+                let head_image = states.pop().unwrap_or_default();
+                let image = states.pop().unwrap_or_default();
+                let diff =
+                    crate::page_set::PageSet::diff(&head_image, &image).filter(|d| d.encoded_len() < image.len() / 2);
+                (image, diff)
+            }
+            None => (history_chain::state_at(self.bucket.as_ref(), &history, from)?, None),
+        };
+        let at = match diff {
+            Some(d) => self.upload_pages(&d, live)?,
+            None => self.upload(Kind::Segment, &image, live)?,
+        };
         Ok((from, at, image))
     }
 }

@@ -450,3 +450,53 @@ fn without_a_history_a_single_node_refuses_a_restore_by_its_kind() {
         Some(wasmkeep_host::FailureKind::BadArgument)
     );
 }
+
+#[test]
+fn a_single_node_with_history_answers_the_guests_bookmark_calls_and_restores_on_its_next_session() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for every in [Duration::ZERO, Duration::from_millis(20)] {
+        let rt = single_node(&dir.path().join(format!("{}", every.as_millis())), every);
+        let k = ActorKey::new("t/app", "testee", "guest-calls");
+        let answer = ops(
+            &rt,
+            &k,
+            json!([{"op": "exec", "sql": "CREATE TABLE n(id INTEGER PRIMARY KEY, v INTEGER)"}, {"op": "exec", "sql": "INSERT INTO n VALUES (1, 1)"}, {"op": "current-bookmark"}]),
+        );
+        let v: serde_json::Value = serde_json::from_str(&answer).expect("json");
+        let one = v
+            .pointer("/outcomes/2/ok/bookmark")
+            .and_then(|b| b.as_str())
+            .unwrap_or_else(|| panic!("a bookmark: {answer}"))
+            .to_owned();
+        rt.dev().advance_clock(1_000).expect("virtual clock");
+        let at_one = rt.dev().now_ms();
+        rt.dev().advance_clock(1_000).expect("virtual clock");
+        let answer = ops(
+            &rt,
+            &k,
+            json!([{"op": "exec", "sql": "UPDATE n SET v = 2 WHERE id = 1"}, {"op": "bookmark-for-time", "at": at_one.to_string()}, {"op": "restore-on-next-session", "bookmark": one}]),
+        );
+        let v: serde_json::Value = serde_json::from_str(&answer).expect("json");
+        assert_eq!(
+            v.pointer("/outcomes/1/ok/bookmark").and_then(|b| b.as_str()),
+            Some(one.as_str()),
+            "{answer}"
+        );
+        let undo = v
+            .pointer("/outcomes/2/ok/undo")
+            .and_then(|b| b.as_str())
+            .unwrap_or_else(|| panic!("an undo bookmark: {answer}"))
+            .to_owned();
+        assert_eq!(
+            value(&rt, &k),
+            1,
+            "the next session starts at the bookmark (every {every:?})"
+        );
+        ops(&rt, &k, json!([{"op": "restore-on-next-session", "bookmark": undo}]));
+        assert_eq!(
+            value(&rt, &k),
+            2,
+            "and the undo brings the later state back (every {every:?})"
+        );
+    }
+}

@@ -66,6 +66,21 @@ enum Entry {
         db: std::path::PathBuf,
         done: mpsc::Sender<Result<RestoredImage, ReplicaError>>,
     },
+    /// Everything handed over before this is written; then a position.
+    Ask {
+        key: ActorKey,
+        question: Question,
+        done: mpsc::Sender<Result<Option<crate::history::Pos>, ReplicaError>>,
+    },
+}
+
+/// What the event path asks the writer, once what came before is written.
+enum Question {
+    /// The head: the position of the state handed over last.
+    Head,
+    /// The position of the last state written at or before this time, not
+    /// before the actor's last delete (ms).
+    AtTime { at_ms: u64, deleted_at: Option<u64> },
 }
 
 /// What a restore did: the position restored, the new head, the head
@@ -171,6 +186,23 @@ impl Writer {
                 }
                 let _ = done.send(r);
             }
+            Entry::Ask { key, question, done } => {
+                let (replica, _) = self.replica(&key);
+                let answer = match question {
+                    Question::Head => Ok(replica.is_held().then(|| replica.head()).flatten()),
+                    Question::AtTime { at_ms, deleted_at } => replica.history().map(|history| {
+                        let floor = crate::history_chain::newest_reset(&history);
+                        history
+                            .iter()
+                            .filter(|o| o.kind != crate::replica::Kind::Snapshot && o.at_ms <= at_ms)
+                            .filter(|o| floor.is_none_or(|r| o.pos >= r))
+                            .filter(|o| deleted_at.is_none_or(|d| o.at_ms > d))
+                            .map(|o| o.pos)
+                            .max()
+                    }),
+                };
+                let _ = done.send(answer);
+            }
         }
     }
 
@@ -258,6 +290,7 @@ impl Writer {
                         Entry::Whole { key, .. }
                         | Entry::Reset { key, .. }
                         | Entry::Restore { key, .. }
+                        | Entry::Ask { key, .. }
                         | Entry::Pages { key, .. } => key.clone(),
                     };
                     if let Some((_, at_ms, set)) = pending.remove(&key) {
@@ -395,6 +428,39 @@ impl LocalHistory {
         wait.recv().unwrap_or(Err(ReplicaError::HoldLost))
     }
 
+    /// The position of the state handed over last, once it is written;
+    /// `None` where the history does not follow the actor.
+    ///
+    /// # Errors
+    /// The history failed, or its writer has stopped.
+    pub(crate) fn head(&self, key: &ActorKey) -> Result<Option<crate::history::Pos>, ReplicaError> {
+        self.ask(key, Question::Head)
+    }
+
+    /// The position of the last state written at or before `at_ms`, never
+    /// one before the actor's last delete (`deleted_at`, ms).
+    ///
+    /// # Errors
+    /// The history could not be listed, or its writer has stopped.
+    pub(crate) fn position_at(
+        &self,
+        key: &ActorKey,
+        at_ms: u64,
+        deleted_at: Option<u64>,
+    ) -> Result<Option<crate::history::Pos>, ReplicaError> {
+        self.ask(key, Question::AtTime { at_ms, deleted_at })
+    }
+
+    fn ask(&self, key: &ActorKey, question: Question) -> Result<Option<crate::history::Pos>, ReplicaError> {
+        let (done, wait) = mpsc::channel();
+        self.hand_over(Entry::Ask {
+            key: key.clone(),
+            question,
+            done,
+        });
+        wait.recv().unwrap_or(Err(ReplicaError::HoldLost))
+    }
+
     /// Writes what is handed over and stops the writer (the node shuts down).
     pub(crate) fn stop(&self) {
         lock(&self.to_writer).take();
@@ -415,8 +481,8 @@ impl Drop for LocalHistory {
 fn run_writer(mut writer: Writer, rx: &mpsc::Receiver<Entry>, every: Duration) {
     while let Ok(first) = rx.recv() {
         let mut batch = vec![first];
-        // A restore waiting is served at once.
-        if !matches!(batch[0], Entry::Restore { .. }) {
+        // A restore or a question waiting is served at once.
+        if !matches!(batch[0], Entry::Restore { .. } | Entry::Ask { .. }) {
             std::thread::sleep(every);
         }
         while let Ok(more) = rx.try_recv() {

@@ -137,6 +137,13 @@ struct LocalFiles {
 }
 
 impl LocalFiles {
+    /// When the actor was last deleted (its removal record), if ever.
+    fn deleted_at(&self) -> Option<u64> {
+        self.files
+            .last_deletion(&self.key)
+            .and_then(|r| r.split_once(' ').and_then(|(ms, _)| ms.parse::<u64>().ok()))
+    }
+
     /// Hands the history what the event's commits changed (never failing
     /// the event: the database is the state, and the history follows it).
     fn follow(&self, db: &ActorDb) {
@@ -193,6 +200,30 @@ impl Holding for LocalFiles {
         self.history.is_some()
     }
 
+    fn current_bookmark(&mut self, db: &ActorDb) -> Result<Option<String>, StorageError> {
+        let Some(h) = &self.history else { return Ok(None) };
+        // What the event wrote so far goes to the history first: its state now.
+        self.follow(db);
+        h.log
+            .head(&self.key)
+            .map(|p| p.map(|p| p.to_string()))
+            .map_err(|source| StorageError::Bucket {
+                what: format!("reading the history of {}", self.key),
+                source,
+            })
+    }
+
+    fn bookmark_for_time(&mut self, at_ms: u64) -> Result<Option<String>, StorageError> {
+        let Some(h) = &self.history else { return Ok(None) };
+        h.log
+            .position_at(&self.key, at_ms, self.deleted_at())
+            .map(|p| p.map(|p| p.to_string()))
+            .map_err(|source| StorageError::Bucket {
+                what: format!("listing the history of {}", self.key),
+                source,
+            })
+    }
+
     fn restore(
         &mut self,
         to: crate::replica::Target,
@@ -204,10 +235,7 @@ impl Holding for LocalFiles {
                 self.key
             )));
         };
-        let deleted_at = self
-            .files
-            .last_deletion(&self.key)
-            .and_then(|r| r.split_once(' ').and_then(|(ms, _)| ms.parse::<u64>().ok()));
+        let deleted_at = self.deleted_at();
         let db = self.files.db_path(&self.key);
         let restored = h
             .log

@@ -257,6 +257,11 @@ pub(crate) fn verify(args: &VerifyArgs) -> std::process::ExitCode {
         }
     } else {
         sweep_node_dir(data_dir, None, &mut report);
+        // A single node's history (ADR 064) is laid out as a bucket.
+        let history = data_dir.join("history");
+        if history.is_dir() {
+            sweep_bucket(&LocalDirBucket::new(history, Arc::new(SystemClock)), now, &mut report);
+        }
     }
     print(&report, None);
     if let Some(cp) = &args.checkpoint

@@ -15,10 +15,21 @@ struct Server {
 }
 
 async fn start() -> Server {
+    start_with(false).await
+}
+
+/// A single node serving the testee, keeping history (every state, ADR 064) when `history`.
+async fn start_with(history: bool) -> Server {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut config = RuntimeConfig::for_tests(dir.path());
     config.virtual_clock = true;
     config.cache_dir = common::cache_dir();
+    if history {
+        config.history = Some(wasmkeep_shim::HistoryConfig {
+            dir: dir.path().join("history"),
+            every: std::time::Duration::ZERO,
+        });
+    }
     let rt = Runtime::new(config).expect("runtime");
     rt.add_app(
         "demo/app",
@@ -916,6 +927,35 @@ async fn restore_to_here_puts_an_earlier_state_on_the_head_and_can_be_undone() {
     );
     let (status, _, _) = call("POST", &format!("{actor}/restore"), Some(json!({ "to": [] }))).await;
     assert_eq!(status, 400, "a body that names no target");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_single_node_with_history_shows_it_and_restores_from_it() {
+    let s = start_with(true).await;
+    let actor = format!("{}/_shim/actors/testee/s1", s.base);
+    ops(
+        &s,
+        "s1",
+        json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}, {"op": "exec", "sql": "INSERT INTO t VALUES (1)"}]),
+    )
+    .await;
+    ops(&s, "s1", json!([{"op": "exec", "sql": "INSERT INTO t VALUES (2)"}])).await;
+    let (status, _, h) = call("GET", &format!("{actor}/history"), None).await;
+    assert_eq!(
+        (status, &h["cluster"], &h["history"]),
+        (200, &json!(false), &json!(true)),
+        "{h}"
+    );
+    let first = h["records"][0]["bookmark"].as_str().expect("a bookmark").to_owned();
+    let (status, _, r) = call("POST", &format!("{actor}/restore"), Some(json!({ "to": first }))).await;
+    assert_eq!(status, 200, "{r}");
+    let (_, _, rows) = call(
+        "POST",
+        &format!("{actor}/query"),
+        Some(json!({"sql": "SELECT count(*) FROM t"})),
+    )
+    .await;
+    assert_eq!(rows["rows"][0][0], json!(1), "the state at the first bookmark: {rows}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -111,6 +111,14 @@ fn sweep_history(all: &[crate::bucket::ObjectMeta], history_prefix: &str, report
         }
     }
     for objects in by_actor.values() {
+        // The head's chain must reach a whole object: a page set whose
+        // parent is gone lost what the states after it hold (ADR 064).
+        if let Some(head) = crate::history_chain::head(objects)
+            && let Err(e @ crate::history_chain::ChainError::Broken { .. }) =
+                crate::history_chain::chain(objects, head.pos)
+        {
+            report.orphan("history whose chain is broken", e.to_string());
+        }
         let Some(reset) = objects.iter().filter(|o| o.kind == Kind::Reset).map(|o| o.pos).max() else {
             continue;
         };
@@ -239,4 +247,42 @@ pub struct Checkpoint {
     pub finished_at: u64,
     /// Its report.
     pub report: Report,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::address::ActorKey;
+    use crate::bucket::{MemoryBucket, PutCondition};
+    use crate::clock::VirtualClock;
+    use crate::history::{Kind, Pos, pages_key, whole_key};
+    use crate::page_set::PageSet;
+    use std::sync::Arc;
+
+    #[test]
+    fn a_page_set_whose_parent_is_gone_is_reported_and_a_whole_chain_is_not() {
+        let bucket = MemoryBucket::new(Arc::new(VirtualClock::default()));
+        let key = ActorKey::new("t/app", "c", "a");
+        let prefix = crate::keys::history_prefix(&key);
+        let p = |generation, seq| Pos { generation, seq };
+        let put = |k: String, body: Vec<u8>| bucket.put(&k, &body, &PutCondition::IfAbsent).expect("put");
+        put(whole_key(&prefix, p(1, 0), 1, Kind::Segment), Vec::new());
+        put(pages_key(&prefix, p(1, 1), 2, p(1, 0)), PageSet::new(512, 1).encode());
+        let mut report = Report::default();
+        sweep_bucket(&bucket, 10, &mut report);
+        assert!(
+            report.orphans.iter().all(|o| o.kind != "history whose chain is broken"),
+            "{:?}",
+            report.orphans
+        );
+        // The head's parent erased: what the head holds is lost.
+        put(pages_key(&prefix, p(1, 3), 3, p(1, 2)), PageSet::new(512, 1).encode());
+        let mut report = Report::default();
+        sweep_bucket(&bucket, 10, &mut report);
+        assert!(
+            report.orphans.iter().any(|o| o.kind == "history whose chain is broken"),
+            "{:?}",
+            report.orphans
+        );
+    }
 }

@@ -42,8 +42,8 @@ impl ClusterPasses<'_> {
     /// The actor's records in the cluster's bucket, for the dashboard: its
     /// ownership record and its history, each object read back as what it
     /// is (an upload, a fence, a reset with its marker, a snapshot), with its
-    /// version and when it was written. `None` on a single node, which has
-    /// no bucket.
+    /// version and when it was written; on a single node, its history
+    /// directory's (ADR 064). `None` on a single node that keeps no history.
     ///
     /// # Errors
     /// The bucket could not be listed or read.
@@ -51,8 +51,13 @@ impl ClusterPasses<'_> {
         &self,
         key: &ActorKey,
     ) -> Option<Result<crate::actor_records::ActorRecords, crate::bucket::BucketError>> {
-        let c = self.host.cluster()?;
-        Some(crate::actor_records::actor_records(c.cluster.bucket().as_ref(), key))
+        if let Some(c) = self.host.cluster() {
+            return Some(crate::actor_records::actor_records(c.cluster.bucket().as_ref(), key));
+        }
+        // A single node that keeps history (ADR 064): its directory is laid out as a bucket.
+        let h = self.host.config().history.as_ref()?;
+        let dir = crate::bucket::LocalDirBucket::new(h.dir.clone(), self.host.clock().clone());
+        Some(crate::actor_records::actor_records(&dir, key))
     }
 
     /// Cluster: one control pass over the apps' operator delete requests

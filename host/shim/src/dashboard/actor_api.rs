@@ -108,8 +108,10 @@ pub(crate) async fn info(
 /// node, which generation, released or held, and whether that node is live)
 /// and its history in the bucket, each object as what it is: `upload`,
 /// `fence`, `reset` (with `deleted_at` and `how` from its marker),
-/// `snapshot`, at its generation and seq, oldest first, the head marked. On
-/// a single node `{"cluster": false}`.
+/// `snapshot`, at its generation and seq, oldest first, the head marked. A
+/// single node that keeps history (ADR 064) answers its history directory's
+/// the same way (`"cluster": false, "history": true`); one that keeps none
+/// `{"cluster": false, "history": false}`.
 pub(crate) async fn history(
     State(ctx): State<DashCtx>,
     Query(at): Query<NodeQuery>,
@@ -120,8 +122,9 @@ pub(crate) async fn history(
     let rt = ctx.rt.clone();
     let k = key.clone();
     match blocking(move || rt.passes().actor_records(&k)).await {
-        Ok(None) => ok(json!({ "cluster": false, "owner": null, "records": [] })),
+        Ok(None) => ok(json!({ "cluster": false, "history": false, "owner": null, "records": [] })),
         Ok(Some(Ok(records))) => {
+            let cluster = ctx.rt.node_id().is_some();
             let live = ctx.rt.passes().live_nodes();
             let owner = records.owner.map(|o| {
                 let node_live = live.contains(&o.node);
@@ -132,7 +135,8 @@ pub(crate) async fn history(
                 v
             });
             ok(json!({
-                "cluster": true,
+                "cluster": cluster,
+                "history": true,
                 "owner": owner,
                 "owner_unreadable": records.owner_unreadable,
                 "records": records.history,

@@ -156,7 +156,7 @@ export class ActorView {
   }
 
   history(h) {
-    $("history-section").hidden = !(h.ok && h.body.cluster) && h.ok;
+    $("history-section").hidden = !(h.ok && (h.body.history ?? h.body.cluster)) && h.ok;
     const box = $("history");
     if (!h.ok) {
       box.replaceChildren(el("div", `${h.kind ?? h.status}: ${h.body?.error ?? ""}`, "error"));

@@ -382,6 +382,9 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
             }
             use std::io::Write as _;
             let _ = std::io::stdout().flush();
+            // Where a guest author starts (issue 58): on stderr, so the
+            // lines scripts read stay one per node.
+            eprintln!("dashboard: http://{bound}/_shim/ui");
             let cluster = if rt.node_id().is_some() { nodes.clone() } else { Vec::new() };
             let calls = call_token
                 .clone()

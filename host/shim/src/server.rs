@@ -117,9 +117,10 @@ async fn no_route() -> Response {
 async fn admin_unknown() -> Response {
     json_error(
         StatusCode::NOT_FOUND,
-        "unknown admin call; see the README: /_shim/actors, /_shim/actors/<class>/<name>/tables, /_shim/clock, \
-         /_shim/clock/advance, /_shim/faults, /_shim/alarms/run, /_shim/hibernate, /_shim/logs, /_shim/cluster, \
-         /_shim/cluster/cut-off",
+        "unknown admin call; see the README: the dashboard /_shim/ui, /_shim/actors, \
+         /_shim/actors/<class>/<name>/tables, /_shim/actors/<class>/<name>/history, \
+         /_shim/actors/<class>/<name>/restore, /_shim/clock, /_shim/clock/advance, /_shim/faults, /_shim/alarms/run, \
+         /_shim/hibernate, /_shim/logs, /_shim/cluster, /_shim/cluster/cut-off",
     )
 }
 

@@ -327,6 +327,19 @@ fn app_delete_through_the_command_line_then_recreate() {
         .and_then(|r| r.split(' ').next())
         .unwrap_or_else(|| panic!("serve --recreate printed {line:?}"))
         .to_owned();
+    // Where a user starts: the dashboard's URL, on stderr (issue 58).
+    let mut err = BufReader::new(again.stderr.take().expect("stderr"));
+    let dashboard = (0..200)
+        .map_while(|_| {
+            let mut l = String::new();
+            err.read_line(&mut l).ok().filter(|n| *n > 0).map(|_| l)
+        })
+        .find(|l| l.starts_with("dashboard: "));
+    assert_eq!(
+        dashboard.as_deref().map(str::trim),
+        Some(format!("dashboard: {base}/_shim/ui").as_str()),
+        "serve prints its dashboard's URL"
+    );
     let fresh = http("GET", &format!("{base}/counter/c"));
     // Only the server this test started.
     let _ = again.kill();

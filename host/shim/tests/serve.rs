@@ -145,6 +145,10 @@ async fn bad_routes_get_clear_errors() {
     let (st, body) = send(reqwest::Method::GET, &format!("{}/_shim/whatever", s.base), None).await;
     assert_eq!(st, 404, "unknown admin calls are 404 and never reach an actor");
     assert!(body.contains("unknown admin call"), "{body}");
+    assert!(
+        body.contains("/_shim/ui"),
+        "the answer names the dashboard, where a user starts: {body}"
+    );
     let (st, _) = send(
         reqwest::Method::POST,
         &format!("{}/_shim/clock/advance", s.base),

@@ -14,12 +14,21 @@ pub(crate) struct BucketArgs {
     #[arg(long, default_value = ".wasmkeep")]
     pub(crate) data_dir: PathBuf,
     /// The bucket directory, when it is not `<data-dir>/bucket`, or its URL
-    /// (`actor delete` and `app delete` over node processes' bucket).
+    /// (`s3://…`, `az://…`, `gs://…`, `file://…`, as `serve --bucket` takes
+    /// it; every operator command opens it the same way).
     #[arg(long)]
     pub(crate) bucket: Option<PathBuf>,
 }
 
 impl BucketArgs {
+    /// `--bucket` when it is a URL (`s3://…`, `file://…`), not a directory.
+    fn url(&self) -> Option<&str> {
+        self.bucket
+            .as_ref()
+            .and_then(|b| b.to_str())
+            .filter(|b| b.contains("://"))
+    }
+
     /// The bucket directory these arguments name.
     fn bucket_dir(&self) -> PathBuf {
         self.bucket.clone().unwrap_or_else(|| self.data_dir.join("bucket"))
@@ -30,12 +39,7 @@ impl BucketArgs {
     /// a directory, or a URL as `serve --bucket` does (`file://`, `s3://`,
     /// `az://`, `gs://`; node processes, ADR 028).
     pub(crate) fn open(&self, what: &str) -> Result<Arc<dyn ObjectStore>, String> {
-        if let Some(url) = self
-            .bucket
-            .as_ref()
-            .and_then(|b| b.to_str())
-            .filter(|b| b.contains("://"))
-        {
+        if let Some(url) = self.url() {
             return open_bucket(url, Arc::new(SystemClock)).map_err(|e| e.to_string());
         }
         let dir = self.bucket_dir();
@@ -238,10 +242,21 @@ pub(crate) fn verify(args: &VerifyArgs) -> std::process::ExitCode {
     let mut report = Report::default();
     let bucket_dir = args.place.bucket_dir();
     let now = wasmkeep_shim::clock::Clock::now_ms(&SystemClock);
-    let bucket = bucket_dir
-        .is_dir()
-        .then(|| LocalDirBucket::new(bucket_dir, Arc::new(SystemClock)));
+    // A URL is opened as `serve --bucket` opens it; one that does not open fails closed.
+    let bucket: Option<Arc<dyn ObjectStore>> = match args.place.url() {
+        Some(url) => match open_bucket(url, Arc::new(SystemClock)) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        None => bucket_dir
+            .is_dir()
+            .then(|| Arc::new(LocalDirBucket::new(bucket_dir, Arc::new(SystemClock))) as Arc<dyn ObjectStore>),
+    };
     if let Some(b) = &bucket {
+        let b = b.as_ref();
         sweep_bucket(b, now, &mut report);
         // A cluster's nodes keep their local files in <data-dir>/node-<i>.
         let mut nodes: Vec<PathBuf> = std::fs::read_dir(data_dir)
@@ -369,7 +384,10 @@ pub(crate) fn status(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode
         .ok_or_else(|| anyhow::anyhow!("the actor is `class/name`, got {:?}", args.actor))?;
     let (dir, data_dir) = (args.place.bucket_dir(), &args.place.data_dir);
     let key = wasmkeep_shim::ActorKey::new(args.app.clone(), class, name);
-    let st = if dir.is_dir() {
+    let st = if args.place.url().is_some() {
+        let bucket = args.place.open("actor status").map_err(anyhow::Error::msg)?;
+        deletion_status(bucket.as_ref(), &key)
+    } else if dir.is_dir() {
         deletion_status(&LocalDirBucket::new(dir, Arc::new(SystemClock)), &key)
     } else if args.place.bucket.is_none() && data_dir.join("state").is_dir() {
         // A single node's data directory: its removal records.

@@ -133,3 +133,34 @@ fn an_unreadable_bucket_directory_fails_the_sweep_closed_instead_of_reporting_or
         r.text()
     );
 }
+
+/// Issue 57: `verify` and `actor status` took a bucket URL for a path, so
+/// `verify --bucket <url>` swept nothing and said clean, and `actor status`
+/// refused. Both open it as `serve --bucket` does, and a bucket that cannot
+/// be listed fails closed (exit 2).
+#[test]
+fn verify_and_status_open_a_bucket_url_and_fail_closed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (_rt, bucket, k) = node_with_one_actor(dir.path());
+    let url = format!("file://{}", dir.path().join("bucket").display());
+    let stale = keys::delete_request(&k, "00000000000000ab");
+    bucket
+        .put(&stale, b"", &PutCondition::IfAbsent)
+        .expect("an old request");
+    let elsewhere = tempfile::tempdir().expect("another directory");
+    let (code, out) = verify(elsewhere.path(), &["--bucket", &url]);
+    assert_eq!(code, Some(1), "the bucket at the URL was swept: {out}");
+    assert!(out.contains("delete request past expiry"), "{out}");
+    let status = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
+        .args(["actor", "status", "--app", "t/app", "testee/a", "--bucket", &url])
+        .output()
+        .expect("run actor status");
+    assert_eq!(
+        (status.status.code(), String::from_utf8_lossy(&status.stdout).trim()),
+        (Some(0), "not deleted"),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let (code, out) = verify(elsewhere.path(), &["--bucket", "s3x://no-such-scheme/p"]);
+    assert_eq!(code, Some(2), "a bucket that does not open fails closed: {out}");
+}

@@ -161,11 +161,22 @@ impl BucketLeases {
                     h.record = record;
                     h.etag = etag;
                 }
-                Err(BucketError::PreconditionFailed(_)) => {
-                    tracing_free_warn(&record.node, "its lease was taken by another process: fenced");
-                    h.state = LeaseState::Fenced;
-                }
-                Err(e) => tracing_free_warn(&record.node, &format!("renewing its lease: {e}")),
+                // Any failure may hide a write of ours that landed (a lost
+                // answer, a timeout, a retry refused by its own first try):
+                // what the bucket holds decides. Fenced only when another
+                // writer is proven (issue 57).
+                Err(e) => match read_lease(self.bucket.as_ref(), &record.node) {
+                    Ok(Some((found, etag))) if found.nonce == self.nonce && found.epoch == record.epoch => {
+                        // Ours: this renewal (it landed) or an earlier one (it did not).
+                        h.record = found;
+                        h.etag = etag;
+                    }
+                    Ok(Some(_)) => {
+                        tracing_free_warn(&record.node, "its lease was taken by another process: fenced");
+                        h.state = LeaseState::Fenced;
+                    }
+                    Ok(None) | Err(_) => tracing_free_warn(&record.node, &format!("renewing its lease: {e}")),
+                },
             }
         }
     }
@@ -552,6 +563,31 @@ mod tests {
         assert_eq!(again.epoch("n1"), Some(2), "one epoch, not two");
         again.renew();
         assert!(again.is_live("n1"), "and renews it");
+    }
+
+    #[test]
+    fn a_renewal_whose_answer_was_lost_keeps_the_lease() {
+        use crate::faults::{FaultKind, Faults};
+        let (bucket, clock) = setup();
+        let faults = Arc::new(Faults::default());
+        let faulty: Arc<dyn ObjectStore> = Arc::new(crate::bucket::FaultyBucket::new(bucket.clone(), faults.clone()));
+        let p = process(&faulty, &clock, "http://127.0.0.1:1");
+        p.join("n1").expect("join");
+        // The renewal lands and its answer is lost; the next one must not be
+        // sent on the ETag from before it (issue 57: a 412, then fenced).
+        faults.arm(FaultKind::UploadLandsButFails, 1);
+        clock.advance(300);
+        p.renew();
+        clock.advance(300);
+        p.renew();
+        clock.advance(300);
+        p.renew();
+        assert!(p.is_live("n1"), "a healthy node keeps its lease through a lost answer");
+        // Another process that joins as n1 is proven: then it is fenced.
+        let other = process(&bucket, &clock, "http://127.0.0.1:2");
+        other.join("n1").expect("the other joins");
+        p.renew();
+        assert!(!p.is_live("n1"), "fenced once another writer is proven");
     }
 
     #[test]

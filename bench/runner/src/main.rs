@@ -64,6 +64,9 @@ enum Figure {
     /// Of the history part, only the single node's cost: the Rust
     /// counter's POST at one connection with history on and off.
     HistorySingle,
+    /// Of the history part, only a read's cost on a 20 MB cluster actor
+    /// against a one-row one.
+    HistoryRead,
 }
 
 #[derive(Debug, Parser)]
@@ -211,7 +214,12 @@ fn run(args: &Args) -> Result<Report> {
         let testee = paths.component("conformance-testee-rust", "conformance/testees/rust")?;
         let counter = paths.component("counter-rust", "examples/counter-rust")?;
         history::run(&testee, &counter, &args.history_buckets, &mut report)?;
-    } else if args.wants(Figure::HistorySingle) {
+    } else if args.wants(Figure::HistoryRead) {
+        eprintln!("== history: a read on a 20 MB cluster actor against a one-row one");
+        let testee = paths.component("conformance-testee-rust", "conformance/testees/rust")?;
+        history::read_cost(&testee, &mut report)?;
+    }
+    if !args.wants(Figure::History) && args.wants(Figure::HistorySingle) {
         eprintln!("== history: a single node's cost (the Rust counter, history on and off)");
         let counter = paths.component("counter-rust", "examples/counter-rust")?;
         history::single_node_cost(&counter, &mut report)?;

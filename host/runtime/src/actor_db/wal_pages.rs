@@ -53,6 +53,8 @@ pub(super) struct PageLog {
     file: Option<File>,
     cursor: Cursor,
     data_version: u32,
+    /// The WAL's page size, once its header was read.
+    page_size: Option<u32>,
 }
 
 fn be32(b: &[u8], at: usize) -> u32 {
@@ -83,31 +85,55 @@ fn header(file: &File) -> Result<Option<(u32, Salts)>, SqlError> {
 
 /// Reads the commits from frame `from` on: their pages, the frame after
 /// the last commit, and the database's length then.
+/// How many frames one read of the WAL takes: a one-row commit is one
+/// frame, so two give it and the header of the frame after it (which says
+/// where the commits end) in one system call.
+const FRAMES_A_READ: u64 = 2;
+
+/// Reads `buf.len()` bytes at `at`, or fewer at the end of the file.
+fn read_up_to(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match file.read_at(&mut buf[got..], at + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+/// Reads the commits from frame `from` on: their pages, the frame after
+/// the last commit, and the database's length then.
 fn read_commits(file: &File, page_size: u32, salts: (u32, u32), from: u64) -> Result<Option<(PageSet, u64)>, SqlError> {
     let frame_len = FRAME_HEADER + u64::from(page_size);
-    let mut buf = vec![0u8; frame_len as usize];
+    let mut buf = vec![0u8; (frame_len * FRAMES_A_READ) as usize];
     let mut committed = PageSet::new(page_size, 0);
     let mut pending: Vec<(u32, Vec<u8>)> = Vec::new();
     let mut end = None;
     let mut frame = from;
-    loop {
-        match file.read_exact_at(&mut buf, WAL_HEADER + frame * frame_len) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
-            Err(e) => return Err(internal("reading", e)),
-        }
-        if (be32(&buf, 8), be32(&buf, 12)) != salts {
-            break;
-        }
-        pending.push((be32(&buf, 0), buf[FRAME_HEADER as usize..].to_vec()));
-        frame += 1;
-        let commit_pages = be32(&buf, 4);
-        if commit_pages != 0 {
-            for (n, page) in pending.drain(..) {
-                committed.insert(n, page);
+    'reading: loop {
+        let got = read_up_to(file, &mut buf, WAL_HEADER + frame * frame_len).map_err(|e| internal("reading", e))?;
+        let whole = got as u64 / frame_len;
+        for i in 0..whole {
+            let f = &buf[(i * frame_len) as usize..((i + 1) * frame_len) as usize];
+            if (be32(f, 8), be32(f, 12)) != salts {
+                break 'reading;
             }
-            committed.set_db_pages(commit_pages);
-            end = Some(frame);
+            pending.push((be32(f, 0), f[FRAME_HEADER as usize..].to_vec()));
+            frame += 1;
+            let commit_pages = be32(f, 4);
+            if commit_pages != 0 {
+                for (n, page) in pending.drain(..) {
+                    committed.insert(n, page);
+                }
+                committed.set_db_pages(commit_pages);
+                end = Some(frame);
+            }
+        }
+        if whole < FRAMES_A_READ {
+            break;
         }
     }
     Ok(end.map(|e| (committed, e)))
@@ -131,9 +157,19 @@ impl PageLog {
             return Ok(PageChange::Unchanged);
         }
         let cursor = self.cursor;
+        let page_size = self.page_size;
         let Some(file) = self.file()? else {
             return Ok(PageChange::Unchanged);
         };
+        // Where the last read stopped, in the same round of the file: the
+        // frames there, without reading the header again.
+        if let (Cursor::At { salts, frame }, Some(size)) = (cursor, page_size)
+            && let Some((set, end)) = read_commits(file, size, salts, frame)?
+        {
+            self.data_version = data_version;
+            self.cursor = Cursor::At { salts, frame: end };
+            return Ok(PageChange::Pages(set));
+        }
         let Some((page_size, salts)) = header(file)? else {
             return Ok(PageChange::Unchanged);
         };
@@ -149,6 +185,7 @@ impl PageLog {
         };
         let read = read_commits(file, page_size, salts, from)?;
         self.data_version = data_version;
+        self.page_size = Some(page_size);
         Ok(match read {
             None if known => PageChange::Unchanged,
             None => PageChange::Unknown,
@@ -187,6 +224,7 @@ impl ActorDb {
             file: None,
             cursor: Cursor::Fresh { stale: None },
             data_version: self.data_version(),
+            page_size: None,
         });
         Ok(())
     }

@@ -14,6 +14,7 @@ use crate::metrics::{DELETE_FAILURES_TOTAL, DELETES_TOTAL};
 use crate::outparam::Outparam;
 use crate::sql_types::{QueryResult, SqlError, SqlValue, refusals};
 use crate::storage::OpenActor;
+use crate::storage::StorageError;
 use crate::storage::open_actor::Durability;
 use std::sync::Arc;
 use wasmtime::StoreLimits;
@@ -259,20 +260,10 @@ impl HostState {
         if self.actor.deleted_in_event() {
             return Ok(()); // the reset is acknowledged, and nothing can be written after it
         }
-        let db = self.actor.db()?;
-        if db.in_init() {
+        if self.actor.db()?.in_init() {
             return Ok(()); // on-init answers nobody; its writes are kept with its event's
         }
-        if db.in_transaction() {
-            return Err(SqlError::NotAllowed(refusals::OPEN_TRANSACTION.into()));
-        }
-        if self.actor.durability() == Durability::WritesLost {
-            return Err(SqlError::Internal(
-                "replication stopped for this actor earlier in this event: nothing more is kept until the next \
-                 event"
-                    .into(),
-            ));
-        }
+        self.may_keep()?;
         self.actor.durable_write().map_err(|e| {
             SqlError::Internal(format!(
                 "the event's writes are not known to be kept ({e}; the upload may still land). Replication \
@@ -287,6 +278,23 @@ impl HostState {
     /// `current-bookmark` (WIT 0.2.4): what `flush` keeps, then the state
     /// as it is now as a bookmark; `None` where no history is kept.
     fn bookmark_now(&mut self) -> Result<Option<String>, SqlError> {
+        self.may_keep()?;
+        self.actor.current_bookmark().map_err(|e| match e {
+            StorageError::NotAcknowledged { .. } => SqlError::Internal(format!(
+                "the state as it is now is not known to be kept ({e}; the upload may still land). Replication \
+                 stopped for this actor: the event's writes are not kept, and the next event restores what the \
+                 bucket holds"
+            )),
+            // A single node's history: the writes are kept in the database all the same.
+            other => SqlError::Internal(format!(
+                "the actor's history could not be read ({other}); its writes are kept: try again"
+            )),
+        })
+    }
+
+    /// What `flush` and `current-bookmark` need before they keep anything:
+    /// no transaction open, and nothing lost earlier in the event.
+    fn may_keep(&self) -> Result<(), SqlError> {
         if self.actor.db()?.in_transaction() {
             return Err(SqlError::NotAllowed(refusals::OPEN_TRANSACTION.into()));
         }
@@ -297,13 +305,7 @@ impl HostState {
                     .into(),
             ));
         }
-        self.actor.current_bookmark().map_err(|e| {
-            SqlError::Internal(format!(
-                "the state as it is now is not known to be kept ({e}; the upload may still land). Replication \
-                 stopped for this actor: the event's writes are not kept, and the next event restores what the \
-                 bucket holds"
-            ))
-        })
+        Ok(())
     }
 
     /// `restore-on-next-session` (WIT 0.2.4): checks what can be checked

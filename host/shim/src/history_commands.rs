@@ -5,10 +5,9 @@
 //! new actor from it. They work on the bucket directly, as an operator: an
 //! actor a node holds is refused (hibernate it, or stop the node, first).
 
-use crate::operator_commands::{BucketArgs, format_ms};
+use crate::operator_commands::{ActorArgs, format_ms};
 use std::process::ExitCode;
 use std::sync::Arc;
-use wasmkeep_shim::ActorKey;
 use wasmkeep_shim::faults::Faults;
 use wasmkeep_shim::history::Pos;
 use wasmkeep_shim::replica::{Acquired, Replica, ReplicaError, Target, fork};
@@ -18,13 +17,8 @@ const OPERATOR: &str = "operator";
 
 #[derive(clap::Args)]
 pub(crate) struct HistoryArgs {
-    /// The app, `tenant/app`.
-    #[arg(long)]
-    pub(crate) app: String,
-    /// The actor, `class/name`.
-    pub(crate) actor: String,
     #[command(flatten)]
-    pub(crate) place: BucketArgs,
+    pub(crate) of: ActorArgs,
     /// Print JSON.
     #[arg(long)]
     pub(crate) json: bool,
@@ -32,35 +26,26 @@ pub(crate) struct HistoryArgs {
 
 #[derive(clap::Args)]
 pub(crate) struct RestoreArgs {
-    /// The app, `tenant/app`.
-    #[arg(long)]
-    pub(crate) app: String,
-    /// The actor, `class/name`.
-    pub(crate) actor: String,
+    #[command(flatten)]
+    pub(crate) of: ActorArgs,
     /// Where to go back to: a bookmark from `actor history`
     /// (`<generation>-<seq>` in hex), a time in ms since the epoch, or an
     /// RFC 3339 time (`2026-12-07T10:00:00Z`).
     #[arg(long)]
     pub(crate) to: String,
-    #[command(flatten)]
-    pub(crate) place: BucketArgs,
 }
 
 #[derive(clap::Args)]
 pub(crate) struct ForkArgs {
-    /// The app, `tenant/app`.
-    #[arg(long)]
-    pub(crate) app: String,
-    /// The actor to fork, `class/name`.
-    pub(crate) actor: String,
+    /// The actor to fork, its app and bucket.
+    #[command(flatten)]
+    pub(crate) of: ActorArgs,
     /// Where to go back to, as for `actor restore`.
     #[arg(long)]
     pub(crate) to: String,
     /// The new actor, `class/name` (of the same app); it must not exist.
     #[arg(long)]
     pub(crate) into: String,
-    #[command(flatten)]
-    pub(crate) place: BucketArgs,
 }
 
 /// Reads `--to`: a bookmark, ms since the epoch, or an RFC 3339 time.
@@ -85,18 +70,10 @@ fn parse_target(text: &str) -> anyhow::Result<Target> {
     })
 }
 
-fn actor_key(app: &str, actor: &str) -> anyhow::Result<ActorKey> {
-    wasmkeep_shim::address::validate_app_name(app).map_err(anyhow::Error::msg)?;
-    let (class, name) = actor
-        .split_once('/')
-        .ok_or_else(|| anyhow::anyhow!("the actor is `class/name`, got {actor:?}"))?;
-    Ok(ActorKey::new(app, class, name))
-}
-
 /// `actor history`: the actor's positions, oldest first.
 pub(crate) fn history(args: &HistoryArgs) -> anyhow::Result<ExitCode> {
-    let key = actor_key(&args.app, &args.actor)?;
-    let bucket = args.place.open("actor history").map_err(anyhow::Error::msg)?;
+    let key = args.of.key()?;
+    let bucket = args.of.place.open("actor history").map_err(anyhow::Error::msg)?;
     let records = wasmkeep_shim::actor_records::actor_records(bucket.as_ref(), &key)?;
     if args.json {
         println!("{}", serde_json::to_string(&records.history)?);
@@ -137,9 +114,9 @@ fn explain(e: &ReplicaError) -> (ExitCode, String) {
 
 /// `actor restore`: the state at `--to` becomes the head, at a new position.
 pub(crate) fn restore(args: &RestoreArgs) -> anyhow::Result<ExitCode> {
-    let key = actor_key(&args.app, &args.actor)?;
+    let key = args.of.key()?;
     let to = parse_target(&args.to)?;
-    let bucket = args.place.open("actor restore").map_err(anyhow::Error::msg)?;
+    let bucket = args.of.place.open("actor restore").map_err(anyhow::Error::msg)?;
     let live = |_: &str| true;
     let mut replica = Replica::new(bucket, Arc::new(Faults::default()), key.clone(), OPERATOR);
     match replica.acquire(&live) {
@@ -186,10 +163,15 @@ pub(crate) fn restore(args: &RestoreArgs) -> anyhow::Result<ExitCode> {
 
 /// `actor fork`: a new actor starts from the state at `--to`.
 pub(crate) fn fork_actor(args: &ForkArgs) -> anyhow::Result<ExitCode> {
-    let key = actor_key(&args.app, &args.actor)?;
-    let into = actor_key(&args.app, &args.into)?;
+    let key = args.of.key()?;
+    let into = ActorArgs {
+        app: args.of.app.clone(),
+        actor: args.into.clone(),
+        place: args.of.place.clone(),
+    }
+    .key()?;
     let to = parse_target(&args.to)?;
-    let bucket = args.place.open("actor fork").map_err(anyhow::Error::msg)?;
+    let bucket = args.of.place.open("actor fork").map_err(anyhow::Error::msg)?;
     match fork(bucket, Arc::new(Faults::default()), &key, to, &into, OPERATOR, &|_| {
         true
     }) {

@@ -8,7 +8,7 @@ use wasmkeep_shim::bucket_url::open_bucket;
 use wasmkeep_shim::clock::{Clock, SystemClock};
 
 /// Where the operator commands find a data directory and a cluster's bucket.
-#[derive(clap::Args)]
+#[derive(clap::Args, Clone)]
 pub(crate) struct BucketArgs {
     /// The data directory `serve` used (a cluster's bucket is `<data-dir>/bucket`).
     #[arg(long, default_value = ".wasmkeep")]
@@ -100,8 +100,9 @@ pub(crate) struct DeleteArgs {
     pub(crate) no_wait: bool,
 }
 
+/// One actor of an app, and where its cluster's bucket is.
 #[derive(clap::Args)]
-pub(crate) struct StatusArgs {
+pub(crate) struct ActorArgs {
     /// The app, `tenant/app`.
     #[arg(long)]
     pub(crate) app: String,
@@ -109,6 +110,24 @@ pub(crate) struct StatusArgs {
     pub(crate) actor: String,
     #[command(flatten)]
     pub(crate) place: BucketArgs,
+}
+
+impl ActorArgs {
+    /// The actor these arguments name, or what is wrong with them.
+    pub(crate) fn key(&self) -> anyhow::Result<wasmkeep_shim::ActorKey> {
+        wasmkeep_shim::address::validate_app_name(&self.app).map_err(anyhow::Error::msg)?;
+        let (class, name) = self
+            .actor
+            .split_once('/')
+            .ok_or_else(|| anyhow::anyhow!("the actor is `class/name`, got {:?}", self.actor))?;
+        Ok(wasmkeep_shim::ActorKey::new(self.app.clone(), class, name))
+    }
+}
+
+#[derive(clap::Args)]
+pub(crate) struct StatusArgs {
+    #[command(flatten)]
+    pub(crate) of: ActorArgs,
     /// Print JSON.
     #[arg(long)]
     pub(crate) json: bool,
@@ -377,19 +396,15 @@ pub(crate) fn format_ms(ms: u64) -> String {
 pub(crate) fn status(args: &StatusArgs) -> anyhow::Result<std::process::ExitCode> {
     use wasmkeep_shim::deletion::DeletionStatus;
     use wasmkeep_shim::replica::deletion_status;
-    wasmkeep_shim::address::validate_app_name(&args.app).map_err(anyhow::Error::msg)?;
-    let (class, name) = args
-        .actor
-        .split_once('/')
-        .ok_or_else(|| anyhow::anyhow!("the actor is `class/name`, got {:?}", args.actor))?;
-    let (dir, data_dir) = (args.place.bucket_dir(), &args.place.data_dir);
-    let key = wasmkeep_shim::ActorKey::new(args.app.clone(), class, name);
-    let st = if args.place.url().is_some() {
-        let bucket = args.place.open("actor status").map_err(anyhow::Error::msg)?;
+    let key = args.of.key()?;
+    let place = &args.of.place;
+    let (dir, data_dir) = (place.bucket_dir(), &place.data_dir);
+    let st = if place.url().is_some() {
+        let bucket = place.open("actor status").map_err(anyhow::Error::msg)?;
         deletion_status(bucket.as_ref(), &key)
     } else if dir.is_dir() {
         deletion_status(&LocalDirBucket::new(dir, Arc::new(SystemClock)), &key)
-    } else if args.place.bucket.is_none() && data_dir.join("state").is_dir() {
+    } else if place.bucket.is_none() && data_dir.join("state").is_dir() {
         // A single node's data directory: its removal records.
         let store = wasmkeep_shim::state_store::LocalStateStore::new(data_dir, Arc::default());
         wasmkeep_shim::state_store::deletion_status(&store, &key)

@@ -184,6 +184,14 @@ fn build(objects: &[&HistoryObject], bodies: &std::collections::HashMap<&str, Ve
     Ok(image)
 }
 
+/// The position of the last state written at or before `at_ms` that a
+/// restore may go to: none before the newest reset (a guest's
+/// `bookmark-for-time`).
+pub fn restorable_at_time(history: &[HistoryObject], at_ms: u64) -> Option<Pos> {
+    let floor = newest_reset(history);
+    position_at_time(history, at_ms).filter(|p| floor.is_none_or(|r| *p >= r))
+}
+
 /// The database at `target`, read from `bucket` along its chain.
 ///
 /// # Errors

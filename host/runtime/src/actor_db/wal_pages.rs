@@ -55,6 +55,8 @@ pub(super) struct PageLog {
     data_version: u32,
     /// The WAL's page size, once its header was read.
     page_size: Option<u32>,
+    /// What the frames are read into.
+    buf: Vec<u8>,
 }
 
 fn be32(b: &[u8], at: usize) -> u32 {
@@ -83,8 +85,6 @@ fn header(file: &File) -> Result<Option<(u32, Salts)>, SqlError> {
     Ok(Some((be32(&h, 8), (be32(&h, 16), be32(&h, 20)))))
 }
 
-/// Reads the commits from frame `from` on: their pages, the frame after
-/// the last commit, and the database's length then.
 /// How many frames one read of the WAL takes: a one-row commit is one
 /// frame, so two give it and the header of the frame after it (which says
 /// where the commits end) in one system call.
@@ -106,15 +106,22 @@ fn read_up_to(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
 
 /// Reads the commits from frame `from` on: their pages, the frame after
 /// the last commit, and the database's length then.
-fn read_commits(file: &File, page_size: u32, salts: (u32, u32), from: u64) -> Result<Option<(PageSet, u64)>, SqlError> {
+fn read_commits(
+    file: &File,
+    buf: &mut Vec<u8>,
+    page_size: u32,
+    salts: Salts,
+    from: u64,
+) -> Result<Option<(PageSet, u64)>, SqlError> {
     let frame_len = FRAME_HEADER + u64::from(page_size);
-    let mut buf = vec![0u8; (frame_len * FRAMES_A_READ) as usize];
+    // The buffer is the log's own, kept between events: no allocation per read.
+    buf.resize((frame_len * FRAMES_A_READ) as usize, 0);
     let mut committed = PageSet::new(page_size, 0);
     let mut pending: Vec<(u32, Vec<u8>)> = Vec::new();
     let mut end = None;
     let mut frame = from;
     'reading: loop {
-        let got = read_up_to(file, &mut buf, WAL_HEADER + frame * frame_len).map_err(|e| internal("reading", e))?;
+        let got = read_up_to(file, buf, WAL_HEADER + frame * frame_len).map_err(|e| internal("reading", e))?;
         let whole = got as u64 / frame_len;
         for i in 0..whole {
             let f = &buf[(i * frame_len) as usize..((i + 1) * frame_len) as usize];
@@ -140,15 +147,15 @@ fn read_commits(file: &File, page_size: u32, salts: (u32, u32), from: u64) -> Re
 }
 
 impl PageLog {
-    fn file(&mut self) -> Result<Option<&File>, SqlError> {
+    fn open(&mut self) -> Result<bool, SqlError> {
         if self.file.is_none() {
             match File::open(&self.wal) {
                 Ok(f) => self.file = Some(f),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
                 Err(e) => return Err(internal("opening", e)),
             }
         }
-        Ok(self.file.as_ref())
+        Ok(true)
     }
 
     fn changes(&mut self, data_version: u32) -> Result<PageChange, SqlError> {
@@ -158,13 +165,16 @@ impl PageLog {
         }
         let cursor = self.cursor;
         let page_size = self.page_size;
-        let Some(file) = self.file()? else {
+        if !self.open()? {
+            return Ok(PageChange::Unchanged);
+        }
+        let (Some(file), buf) = (self.file.as_ref(), &mut self.buf) else {
             return Ok(PageChange::Unchanged);
         };
         // Where the last read stopped, in the same round of the file: the
         // frames there, without reading the header again.
         if let (Cursor::At { salts, frame }, Some(size)) = (cursor, page_size)
-            && let Some((set, end)) = read_commits(file, size, salts, frame)?
+            && let Some((set, end)) = read_commits(file, buf, size, salts, frame)?
         {
             self.data_version = data_version;
             self.cursor = Cursor::At { salts, frame: end };
@@ -183,7 +193,7 @@ impl PageLog {
             // Checkpointed by somebody else: the pages before are in the database file.
             Cursor::At { .. } => (0, false),
         };
-        let read = read_commits(file, page_size, salts, from)?;
+        let read = read_commits(file, buf, page_size, salts, from)?;
         self.data_version = data_version;
         self.page_size = Some(page_size);
         Ok(match read {
@@ -225,6 +235,7 @@ impl ActorDb {
             cursor: Cursor::Fresh { stale: None },
             data_version: self.data_version(),
             page_size: None,
+            buf: Vec::new(),
         });
         Ok(())
     }
@@ -262,20 +273,5 @@ impl ActorDb {
             .map_err(|e| internal("checkpointing", e))?;
         log.cursor = Cursor::Fresh { stale: Some(salts) };
         Ok(())
-    }
-
-    /// The database's length in bytes (page count times page size).
-    ///
-    /// # Errors
-    /// `internal` if SQLite failed.
-    pub fn size_bytes(&self) -> Result<u64, SqlError> {
-        self.conn
-            .query_row(
-                "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
-                [],
-                |r| r.get::<_, i64>(0),
-            )
-            .map(|b| u64::try_from(b).unwrap_or(0))
-            .map_err(|e| SqlError::Internal(format!("reading the database's size: {e}")))
     }
 }

@@ -111,7 +111,7 @@ impl ClusterStorage {
                 set_aside(&db).map_err(files(format!("setting aside the stale local copy of {key}")))?;
             }
             match &image {
-                Some(img) => write_image(&db, img).map_err(files(format!("restoring {key}")))?,
+                Some(img) => super::write_restored(&db, img).map_err(files(format!("restoring {key}")))?,
                 None => forget_head(&db),
             }
         }
@@ -244,35 +244,44 @@ impl Replicated {
     fn upload(&mut self, db: &ActorDb) -> Result<(), StorageError> {
         let cluster = self.cluster.clone();
         let live = |n: &str| cluster.is_live(n);
+        // The database's length after the upload, known from what went up.
         let uploaded = match (db.changed_pages()?, self.replica.head()) {
             (PageChange::Unchanged, Some(_)) => return Ok(()),
-            (PageChange::Pages(set), Some(_)) => self.replica.upload_pages(&set, &live).map(|_| ()),
+            (PageChange::Pages(set), Some(_)) => {
+                let size = u64::from(set.db_pages()) * u64::from(set.page_size());
+                self.replica.upload_pages(&set, &live).map(|_| size)
+            }
             // A new actor's first state, or pages not known: the whole image.
             (_, None) | (PageChange::Unknown, Some(_)) => {
                 let image = db.image()?;
-                self.replica.upload_if_changed(&image, &live).map(|_| ())
+                self.replica
+                    .upload_if_changed(&image, &live)
+                    .map(|_| image.len() as u64)
             }
         };
-        if let Err(source) = uploaded {
-            forget_head(&self.db_path);
-            return Err(StorageError::NotAcknowledged { source });
+        match uploaded {
+            Ok(size) => {
+                note_head(&self.db_path, self.replica.head());
+                self.after_upload(db, size);
+                Ok(())
+            }
+            Err(source) => {
+                forget_head(&self.db_path);
+                Err(StorageError::NotAcknowledged { source })
+            }
         }
-        note_head(&self.db_path, self.replica.head());
-        self.after_upload(db);
-        Ok(())
     }
 
     /// What follows an acknowledged upload, none of it part of the
     /// acknowledgement: the WAL checkpointed once long, a snapshot where
     /// one is due, and now and then a collection. A failure here is logged
     /// and tried again later.
-    fn after_upload(&mut self, db: &ActorDb) {
+    fn after_upload(&mut self, db: &ActorDb, size: u64) {
         let cluster = self.cluster.clone();
         let live = |n: &str| cluster.is_live(n);
         if let Err(e) = db.checkpoint_if_long() {
             tracing::warn!(actor = %self.key, "checkpointing after an upload: {e}");
         }
-        let size = db.size_bytes().unwrap_or(0);
         let mut collect = false;
         if self.replica.snapshot_due(size) {
             match db.image().map(|img| self.replica.snapshot(&img, &live)) {
@@ -348,9 +357,7 @@ impl Holding for Replicated {
             what: format!("listing the history of {}", self.key),
             source,
         })?;
-        let pos = crate::history_chain::position_at_time(&history, at_ms);
-        let after_reset = |p: &Pos| crate::history_chain::newest_reset(&history).is_none_or(|r| *p >= r);
-        Ok(pos.filter(after_reset).map(|p| p.to_string()))
+        Ok(crate::history_chain::restorable_at_time(&history, at_ms).map(|p| p.to_string()))
     }
 
     fn keeps_history(&self) -> bool {
@@ -367,7 +374,7 @@ impl Holding for Replicated {
             .replica
             .restore_to(to, &|n| cluster.is_live(n))
             .map_err(|e| super::restore_error(&self.key, e))?;
-        write_image(&self.db_path, &image).map_err(|e| {
+        super::write_restored(&self.db_path, &image).map_err(|e| {
             crate::error::RuntimeError::Host(format!(
                 "{} was restored in the bucket, but its local copy could not be written ({e}); its next event restores it from the bucket",
                 self.key
@@ -437,14 +444,4 @@ fn set_aside(db: &Path) -> std::io::Result<()> {
     let _ = std::fs::remove_file(shm);
     forget_head(db);
     Ok(())
-}
-
-fn write_image(db: &Path, image: &[u8]) -> std::io::Result<()> {
-    let (wal, shm) = crate::state_store::sidecars(db);
-    let _ = std::fs::remove_file(wal);
-    let _ = std::fs::remove_file(shm);
-    let tmp = sidecar(db, ".restoring");
-    std::fs::write(&tmp, image)?;
-    std::fs::File::open(&tmp)?.sync_all()?;
-    std::fs::rename(&tmp, db)
 }

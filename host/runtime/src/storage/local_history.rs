@@ -83,6 +83,20 @@ enum Question {
     AtTime { at_ms: u64, deleted_at: Option<u64> },
 }
 
+/// Whether the state at `pos` was written after `deleted_at` (ms), if given.
+fn history_written_after(
+    history: &[crate::history::HistoryObject],
+    pos: crate::history::Pos,
+    deleted_at: Option<u64>,
+) -> bool {
+    deleted_at.is_none_or(|d| {
+        history
+            .iter()
+            .find(|o| o.pos == pos && o.kind != crate::replica::Kind::Snapshot)
+            .is_some_and(|o| o.at_ms > d)
+    })
+}
+
 /// What a restore did: the position restored, the new head, the head
 /// before it (restoring to it undoes this one), and the restored image.
 pub(crate) struct RestoredImage {
@@ -123,35 +137,28 @@ impl Writer {
         self.actors.remove(key);
     }
 
+    /// Writes a page set (on the head) or a whole image (a new base) at `at_ms`.
+    fn put(&mut self, key: &ActorKey, at_ms: u64, body: Result<PageSet, Vec<u8>>) {
+        let live = |_: &str| true;
+        self.clock.0.store(at_ms, Ordering::Relaxed);
+        let (replica, _) = self.replica(key);
+        let r = match body {
+            Ok(set) if replica.is_held() && replica.head().is_some() => replica.upload_pages(&set, &live).map(|_| ()),
+            Ok(_) => Err(ReplicaError::HoldLost),
+            Err(image) if replica.is_held() => replica.upload(crate::replica::Kind::Segment, &image, &live).map(|_| ()),
+            Err(image) => replica.begin_with(&image, &live).map(|_| ()),
+        };
+        match r {
+            Ok(()) => self.after_write(key),
+            Err(e) => self.out_of_step(key, &e),
+        }
+    }
+
     fn write(&mut self, entry: Entry) {
         let live = |_: &str| true;
         match entry {
-            Entry::Pages { key, at_ms, set } => {
-                self.clock.0.store(at_ms, Ordering::Relaxed);
-                let (replica, _) = self.replica(&key);
-                let r = if replica.is_held() && replica.head().is_some() {
-                    replica.upload_pages(&set, &live).map(|_| ())
-                } else {
-                    Err(ReplicaError::HoldLost)
-                };
-                match r {
-                    Ok(()) => self.after_write(&key),
-                    Err(e) => self.out_of_step(&key, &e),
-                }
-            }
-            Entry::Whole { key, at_ms, image } => {
-                self.clock.0.store(at_ms, Ordering::Relaxed);
-                let (replica, _) = self.replica(&key);
-                let r = if replica.is_held() {
-                    replica.upload(crate::replica::Kind::Segment, &image, &live).map(|_| ())
-                } else {
-                    replica.begin_with(&image, &live).map(|_| ())
-                };
-                match r {
-                    Ok(()) => self.after_write(&key),
-                    Err(e) => self.out_of_step(&key, &e),
-                }
-            }
+            Entry::Pages { key, at_ms, set } => self.put(&key, at_ms, Ok(set)),
+            Entry::Whole { key, at_ms, image } => self.put(&key, at_ms, Err(image)),
             Entry::Reset { key, at_ms, empty } => {
                 self.clock.0.store(at_ms, Ordering::Relaxed);
                 let (replica, _) = self.replica(&key);
@@ -191,14 +198,8 @@ impl Writer {
                 let answer = match question {
                     Question::Head => Ok(replica.is_held().then(|| replica.head()).flatten()),
                     Question::AtTime { at_ms, deleted_at } => replica.history().map(|history| {
-                        let floor = crate::history_chain::newest_reset(&history);
-                        history
-                            .iter()
-                            .filter(|o| o.kind != crate::replica::Kind::Snapshot && o.at_ms <= at_ms)
-                            .filter(|o| floor.is_none_or(|r| o.pos >= r))
-                            .filter(|o| deleted_at.is_none_or(|d| o.at_ms > d))
-                            .map(|o| o.pos)
-                            .max()
+                        crate::history_chain::restorable_at_time(&history, at_ms)
+                            .filter(|p| history_written_after(&history, *p, deleted_at))
                     }),
                 };
                 let _ = done.send(answer);
@@ -229,10 +230,7 @@ impl Writer {
         let history = replica.history()?;
         let target = to.position_in(&history)?;
         if let Some(deleted_at_ms) = deleted_at
-            && history
-                .iter()
-                .find(|o| o.pos == target && o.kind != crate::replica::Kind::Snapshot)
-                .is_some_and(|o| o.at_ms <= deleted_at_ms)
+            && !history_written_after(&history, target, Some(deleted_at_ms))
         {
             return Err(ReplicaError::DeletedSince { target, deleted_at_ms });
         }

@@ -182,7 +182,9 @@ impl OpenActor {
     pub(crate) fn current_bookmark(&mut self) -> Result<Option<String>, StorageError> {
         let DbState::Open(db) = &self.db else { return Ok(None) };
         let r = self.holding.current_bookmark(db);
-        if r.is_err() {
+        // Only an upload not acknowledged loses the event's writes; a single
+        // node's history that could not be read leaves them kept.
+        if matches!(r, Err(StorageError::NotAcknowledged { .. })) {
             self.durability = Durability::WritesLost;
         }
         r

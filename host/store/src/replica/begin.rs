@@ -2,9 +2,7 @@
 //! 064): it starts a generation on the image it has, without restoring
 //! what the history holds.
 
-use super::{Hold, Kind, OwnerRecord, Replica, ReplicaError};
-use crate::bucket::{BucketError, PutCondition};
-use crate::keys;
+use super::{Kind, Replica, ReplicaError};
 
 impl Replica {
     /// Takes the actor at a new generation and puts `image` on the history
@@ -28,26 +26,9 @@ impl Replica {
             return Err(ReplicaError::HoldLost);
         }
         let history = self.history()?;
-        let highest = history.iter().map(|o| o.pos.generation).max().unwrap_or(0);
-        let generation = record.as_ref().map_or(0, |(r, _)| r.generation).max(highest) + 1;
-        let body = serde_json::to_vec(&OwnerRecord {
-            node: self.node.clone(),
-            generation,
-            released: false,
-            committed: 0,
-        })
-        .map_err(|_| ReplicaError::CorruptRecord(keys::owner(&self.key)))?;
-        let cond = match &record {
-            Some((_, etag)) => PutCondition::IfMatch(etag.clone()),
-            None => PutCondition::IfAbsent,
-        };
-        let etag = match self.bucket.put(&keys::owner(&self.key), &body, &cond) {
-            Ok(e) => e,
-            Err(BucketError::PreconditionFailed(_)) => return Err(ReplicaError::HoldLost),
-            Err(e) => return Err(e.into()),
-        };
-        self.hold = Some(Hold { generation, etag });
-        self.next_seq = 0;
+        if !self.take_generation(record.as_ref(), &history)? {
+            return Err(ReplicaError::HoldLost);
+        }
         self.head = crate::history_chain::head(&history).map(|o| o.pos);
         self.upload(Kind::Segment, image, live)
     }

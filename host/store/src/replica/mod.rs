@@ -315,30 +315,11 @@ impl Replica {
         live: &dyn Fn(&str) -> bool,
     ) -> Result<Acquired, ReplicaError> {
         let history = self.history()?;
-        let highest = history.iter().map(|o| o.pos.generation).max().unwrap_or(0);
-        let generation = record.as_ref().map_or(0, |(r, _)| r.generation).max(highest) + 1;
-        let body = serde_json::to_vec(&OwnerRecord {
-            node: self.node.clone(),
-            generation,
-            released: false,
-            committed: 0,
-        })
-        .map_err(|_| ReplicaError::CorruptRecord(keys::owner(&self.key)))?;
-        let cond = match &record {
-            Some((_, etag)) => PutCondition::IfMatch(etag.clone()),
-            None => PutCondition::IfAbsent,
-        };
-        let etag = match self.bucket.put(&keys::owner(&self.key), &body, &cond) {
-            Ok(e) => e,
-            Err(BucketError::PreconditionFailed(_)) => {
-                // Another node acquired in between: it holds the actor now.
-                let holder = self.read_record()?.map_or_else(String::new, |(r, _)| r.node);
-                return Ok(Acquired::HeldBy(holder));
-            }
-            Err(e) => return Err(e.into()),
-        };
-        self.hold = Some(Hold { generation, etag });
-        self.next_seq = 0;
+        if !self.take_generation(record.as_ref(), &history)? {
+            // Another node acquired in between: it holds the actor now.
+            let holder = self.read_record()?.map_or_else(String::new, |(r, _)| r.node);
+            return Ok(Acquired::HeldBy(holder));
+        }
         let head_object = history_chain::head(&history);
         let head = head_object.map(|o| o.pos);
         let deleted = head_object.is_some_and(|o| o.kind == Kind::Reset);
@@ -375,6 +356,41 @@ impl Replica {
             let _ = self.bucket.delete(&o.key);
         }
         Ok(Acquired::Held { image, head, deleted })
+    }
+
+    /// Writes the ownership record at a generation above every one the
+    /// record (as read) and `history` have seen, on the record's version:
+    /// this node holds the actor from now. False when another writer got
+    /// there first (nothing is held then).
+    ///
+    /// # Errors
+    /// The bucket failed.
+    fn take_generation(
+        &mut self,
+        record: Option<&(OwnerRecord, ETag)>,
+        history: &[HistoryObject],
+    ) -> Result<bool, ReplicaError> {
+        let highest = history.iter().map(|o| o.pos.generation).max().unwrap_or(0);
+        let generation = record.map_or(0, |(r, _)| r.generation).max(highest) + 1;
+        let body = serde_json::to_vec(&OwnerRecord {
+            node: self.node.clone(),
+            generation,
+            released: false,
+            committed: 0,
+        })
+        .map_err(|_| ReplicaError::CorruptRecord(keys::owner(&self.key)))?;
+        let cond = match record {
+            Some((_, etag)) => PutCondition::IfMatch(etag.clone()),
+            None => PutCondition::IfAbsent,
+        };
+        let etag = match self.bucket.put(&keys::owner(&self.key), &body, &cond) {
+            Ok(e) => e,
+            Err(BucketError::PreconditionFailed(_)) => return Ok(false),
+            Err(e) => return Err(e.into()),
+        };
+        self.hold = Some(Hold { generation, etag });
+        self.next_seq = 0;
+        Ok(true)
     }
 
     /// Whether the hold is still valid: the record names this node at its

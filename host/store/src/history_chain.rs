@@ -13,7 +13,9 @@ use std::collections::{BTreeMap, BTreeSet};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ChainError {
     /// No state was written at or before the time asked for.
-    #[error("the history holds no state written at or before {0} ms")]
+    #[error(
+        "the history holds no state written at or before {0} ms: pick a later time, or a bookmark the actor's history lists"
+    )]
     NoStateAtTime(u64),
     /// No object stands at the position asked for.
     #[error("the history holds no state at {0}")]

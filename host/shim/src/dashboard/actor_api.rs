@@ -126,7 +126,9 @@ pub(crate) async fn history(
         Ok(Some(Ok(records))) => {
             let cluster = ctx.rt.node_id().is_some();
             let live = ctx.rt.passes().live_nodes();
-            let owner = records.owner.map(|o| {
+            // A single node's history has an ownership record of its own
+            // writer's: no node holds or takes the actor, so none is shown.
+            let owner = records.owner.filter(|_| cluster).map(|o| {
                 let node_live = live.contains(&o.node);
                 let mut v = json!(o);
                 v["live"] = json!(node_live);

@@ -165,7 +165,9 @@ export class ActorView {
     const o = h.body.owner;
     const owner = el("div", null, "owner");
     owner.dataset.testid = "owner";
-    owner.textContent = o
+    owner.textContent = !h.body.cluster
+      ? "this node's own history (a single node): restore to any record here"
+      : o
       ? o.held
         ? `ownership: held by ${o.node} at generation ${o.generation}`
         : `ownership: last held by ${o.node} at generation ${o.generation}, ${o.released ? "released" : "its node not live"}: free to take`

@@ -50,13 +50,30 @@ fi
 # rustc calls the wrapper as its linker; maturin's `zig cc` drops the
 # arguments zig does not take (rust-lld's -fuse-ld, -lgcc_s) and runs
 # `python3 -m ziglang`, the venv's.
+# The unwinder: left to itself, zig links LLVM's libunwind into the module in
+# place of libgcc_s. wasmtime registers each compiled module's unwind info
+# with `__register_frame`; LLVM's libunwind keeps those entries in one flat
+# array and walks all of it on every lookup and every removal, so a test
+# host's reset (which drops and loads 18 MB components) spent most of its
+# time there: account-py's chaos test ran 15 times slower (ADR 065,
+# addendum). Naming the system's libgcc_s.so.1 links the unwinder
+# dynamically, as an ordinary Rust link does; manylinux allows that library,
+# and its symbol versions (GCC_3.0 to GCC_4.2.0) are far older than 2.28.
+libgcc_s=$(readlink -f "$(cc -print-file-name=libgcc_s.so.1)")
+[ -f "$libgcc_s" ] || die "no libgcc_s.so.1 beside this machine's cc (cc -print-file-name=libgcc_s.so.1 says $libgcc_s): install gcc"
 wrapper=$venv/bin/wasmkeep-zig-cc
 cat >"$wrapper.tmp" <<EOF
 #!/bin/sh
-# Written by sdk-python/scripts/harness-wheel.sh: zig cc as a linker for glibc $glibc.
-PATH="$venv/bin:\$PATH" exec "$venv/bin/maturin" zig cc -- -target $arch-linux-gnu.$glibc "\$@"
+# Written by sdk-python/scripts/harness-wheel.sh: zig cc as a linker for glibc $glibc,
+# with the system's unwinder (libgcc_s), not zig's libunwind.
+PATH="$venv/bin:\$PATH" exec "$venv/bin/maturin" zig cc -- -target $arch-linux-gnu.$glibc "\$@" "$libgcc_s"
 EOF
 chmod 755 "$wrapper.tmp"
+# cargo relinks when the linker's path changes, not its contents: a changed
+# wrapper must relink the module itself.
+if ! cmp -s "$wrapper.tmp" "$wrapper"; then
+  touch sdk-python/harness/src/lib.rs
+fi
 mv "$wrapper.tmp" "$wrapper"
 
 say "building the test harness (maturin, cargo $profile profile, abi3, $tag)"

@@ -149,6 +149,34 @@ check_harness() {
     die "pip takes the harness wheel for CPython 3.10, which it does not support"
   fi
   say "pip takes the harness wheel for CPython 3.11, 3.12, 3.13 and 3.14 and refuses it for 3.10"
+  check_unwinder "$whl"
+}
+
+# check_unwinder WHEEL: every ELF file in it takes its unwinder from the
+# system's libgcc_s, not from a copy linked in. zig links LLVM's libunwind
+# unless told otherwise, and wasmtime's registration of each module's unwind
+# info with it made a test host's reset 15 times slower (ADR 065, addendum).
+check_unwinder() {
+  local whl=$1 elves=$stage/elves f needed syms
+  rm -rf "$elves"
+  "$py" - "$whl" "$elves" <<'PY'
+import os, sys, zipfile
+whl, out = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(whl) as z:
+    for name in z.namelist():
+        with z.open(name) as f:
+            if f.read(4) != b"\x7fELF":
+                continue
+        z.extract(name, out)
+PY
+  while IFS= read -r f; do
+    # Read whole before grep: `grep -q` would close the pipe early, and
+    # pipefail would call readelf's SIGPIPE a failure.
+    needed=$(readelf -dW "$f") && syms=$(readelf --dyn-syms -W "$f") || die "readelf failed on $(basename "$f")"
+    grep -q 'NEEDED.*\[libgcc_s\.so\.1\]' <<<"$needed" && grep -q ' UND __register_frame@' <<<"$syms" ||
+      die "$(basename "$f") in the harness wheel does not take its unwinder from libgcc_s.so.1 (a linked-in libunwind makes wasmtime's module loads and drops slow: ADR 065; harness-wheel.sh's wrapper names libgcc_s)"
+  done < <(find "$elves" -type f)
+  say "every ELF file in the harness wheel takes its unwinder from libgcc_s.so.1"
 }
 
 rm -f "$out"/wasmkeep_actor-*.whl "$out"/wasmkeep_actor_harness-*.whl "$out"/wasmkeep_actor-*.tar.gz

@@ -1,7 +1,9 @@
 // @wasmkeep/actor/testing: run built actors in the wasmkeep host, in-process,
-// from node --test or vitest. The host is the wasmkeep_shim library (the same
-// one `wasmkeep-shim serve` runs) loaded as a native addon; see index.d.ts
-// for the documentation of every item.
+// from node --test or vitest. The host is the wasmkeep_host library
+// (host/runtime, the same one `wasmkeep-shim serve` runs) driven through
+// wasmkeep_host_testing's TestHost, loaded as the native addon
+// wasmkeep-node-harness (sdk-ts/native/harness); see index.d.ts for the
+// documentation of every item.
 import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";

@@ -1,10 +1,15 @@
 //! Test scaffolding over the `wasmkeep-host` library, kept out of the
 //! product: [`TestHost`] is the host as every language's test harness sees
 //! it (one node or a local cluster on a virtual clock), and [`chaos`] is the
-//! seeded schedule of what goes wrong at the durable boundaries. The
-//! TypeScript (napi), Python (pyo3), C and Rust harnesses, the conformance
-//! runner and the shim's tests use it; `wasmkeep-host` itself does not
-//! depend on it (docs/adr/020-testing-crate.md).
+//! seeded schedule of what goes wrong at the durable boundaries. Its users
+//! are the language harnesses: the TypeScript (napi, `sdk-ts/native/harness`),
+//! Python (pyo3, `sdk-python/harness`) and C (`sdk-c/harness`) ones, and the
+//! Rust one (`sdk-rust/testing`) only with its `in-process` feature (by
+//! default it drives the C harness's prebuilt library). Of them, only the C
+//! harness calls [`run_chaos`]; the others loop over the same pieces in
+//! their own code. The conformance runner and the shim's tests use
+//! `wasmkeep-host` directly, and `wasmkeep-host` itself does not depend on
+//! this crate (docs/adr/020-testing-crate.md).
 
 #![deny(missing_docs)]
 

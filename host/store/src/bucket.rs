@@ -81,6 +81,65 @@ pub trait ObjectStore: Send + Sync + 'static {
     fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError>;
 }
 
+/// Writes `body` at `key` on `cond`, and settles by reading the key back an
+/// outcome the bucket left unknown (`Ambiguous`: an answer lost, a timeout
+/// after the request went out, a 5xx after the write landed, a retry refused
+/// by its own first attempt). Every write the cluster depends on goes
+/// through here (issue 57):
+///
+/// - the object holds `body`: the write landed, and its ETag is returned
+///   (every body the host writes where this matters carries a nonce, a
+///   generation or a count, so nobody else writes the same bytes);
+/// - it holds other bytes that prove another writer (`IfAbsent`: someone
+///   created it; `IfMatch`: its version is not the one named any more, or it
+///   is gone): `PreconditionFailed`, as if the condition had failed at once;
+/// - anything else (absent after a create, still the version named, other
+///   bytes after an unconditional write, or the read failed): still
+///   `Ambiguous`, saying what the read found. The write may land yet; the
+///   caller treats it as not acknowledged.
+///
+/// # Errors
+/// As [`ObjectStore::put`]: `PreconditionFailed` when the condition failed
+/// or another writer is proven, `Unavailable` when the write did not land,
+/// `Ambiguous` when reading back did not settle it.
+pub fn put_read_back(
+    bucket: &dyn ObjectStore,
+    key: &str,
+    body: &[u8],
+    cond: &PutCondition,
+) -> Result<ETag, BucketError> {
+    let why = match bucket.put(key, body, cond) {
+        Err(BucketError::Ambiguous(why)) => why,
+        other => return other,
+    };
+    let found = match bucket.get(key) {
+        Ok(Some((current, etag))) if current == body => return Ok(etag),
+        Ok(found) => found,
+        Err(e) => return Err(BucketError::Ambiguous(format!("{why}; reading it back failed: {e}"))),
+    };
+    let proven = match (cond, &found) {
+        (PutCondition::IfAbsent, Some(_)) => Some("another writer created it"),
+        (PutCondition::IfMatch(named), Some((_, etag))) if etag != named => {
+            Some("another writer replaced the version named")
+        }
+        (PutCondition::IfMatch(_), None) => Some("it is gone: another writer removed it"),
+        _ => None,
+    };
+    match proven {
+        Some(how) => Err(BucketError::PreconditionFailed(format!(
+            "{key} (read back after {why}: {how})"
+        ))),
+        None => Err(BucketError::Ambiguous(format!(
+            "{why}; read back: {}",
+            if found.is_some() {
+                "the object holds other bytes, or the version named: this write may land yet"
+            } else {
+                "nothing there yet: this write may land yet"
+            }
+        ))),
+    }
+}
+
 fn etag_of(body: &[u8], counter: u64) -> ETag {
     let mut h = Sha256::new();
     h.update(body);
@@ -340,21 +399,35 @@ impl ObjectStore for LocalDirBucket {
 
 /// Wraps a bucket and fails on purpose when the faults say so:
 /// `fail-upload` (a write fails and does not land), `upload-lands-but-fails`
-/// (it lands, the caller is told it failed), `fail-erase` (a delete fails).
+/// (it lands, the caller is told it failed, and the read of that key that
+/// follows fails too: the ambiguous case that reading back cannot settle,
+/// which the conformance cases of ADR 0028's `internal` rely on),
+/// `fail-erase` (a delete fails).
 pub struct FaultyBucket {
     inner: Arc<dyn ObjectStore>,
     faults: Arc<Faults>,
+    /// The key an `upload-lands-but-fails` wrote last, until it is read once.
+    unreadable: Mutex<Option<String>>,
 }
 
 impl FaultyBucket {
     /// Wraps `inner`.
     pub fn new(inner: Arc<dyn ObjectStore>, faults: Arc<Faults>) -> Self {
-        Self { inner, faults }
+        Self {
+            inner,
+            faults,
+            unreadable: Mutex::new(None),
+        }
     }
 }
 
 impl ObjectStore for FaultyBucket {
     fn get(&self, key: &str) -> Result<Option<(Vec<u8>, ETag)>, BucketError> {
+        if lock(&self.unreadable).take_if(|k| k == key).is_some() {
+            return Err(BucketError::Unavailable(format!(
+                "injected fault: upload-lands-but-fails ({key} cannot be read back)"
+            )));
+        }
         self.inner.get(key)
     }
 
@@ -369,6 +442,7 @@ impl ObjectStore for FaultyBucket {
         }
         let etag = self.inner.put(key, body, cond)?;
         if self.faults.take(FaultKind::UploadLandsButFails) {
+            *lock(&self.unreadable) = Some(key.to_owned());
             return Err(BucketError::Ambiguous(key.to_owned()));
         }
         Ok(etag)
@@ -378,6 +452,91 @@ impl ObjectStore for FaultyBucket {
         if self.faults.take(FaultKind::FailErase) {
             return Err(BucketError::Unavailable(format!("injected fault: fail-erase ({key})")));
         }
+        self.inner.delete(key)
+    }
+
+    fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
+        self.inner.list(prefix)
+    }
+}
+
+/// What [`LostAnswers`] does after a write whose answer it loses landed.
+#[cfg(any(test, feature = "contract-tests"))]
+pub type AfterLanding = Box<dyn Fn() + Send + Sync>;
+
+/// Wraps a bucket and loses the answers to writes whose keys contain a
+/// given part: the write lands, and the caller is told `Ambiguous`, as over
+/// a connection that broke after the request went out. Reads work (unlike
+/// [`FaultyBucket`]'s `upload-lands-but-fails`), so reading back settles it.
+#[cfg(any(test, feature = "contract-tests"))]
+pub struct LostAnswers {
+    inner: Arc<dyn ObjectStore>,
+    /// The part of the key, how many answers are still to lose, and what
+    /// happens after each such write landed (another writer's write, say).
+    rule: Mutex<Option<(String, u32, Option<AfterLanding>)>>,
+    lost: Mutex<u32>,
+}
+
+#[cfg(any(test, feature = "contract-tests"))]
+impl LostAnswers {
+    /// Wraps `inner`, losing nothing yet.
+    pub fn new(inner: Arc<dyn ObjectStore>) -> Self {
+        Self {
+            inner,
+            rule: Mutex::new(None),
+            lost: Mutex::new(0),
+        }
+    }
+
+    /// Loses the answers to the next `count` writes of keys containing `part`.
+    pub fn lose(&self, part: &str, count: u32) {
+        *lock(&self.rule) = Some((part.to_owned(), count, None));
+    }
+
+    /// Loses the answer to the next write of a key containing `part`, and
+    /// runs `then` right after it landed (another writer's write, say).
+    pub fn lose_then(&self, part: &str, then: impl Fn() + Send + Sync + 'static) {
+        *lock(&self.rule) = Some((part.to_owned(), 1, Some(Box::new(then))));
+    }
+
+    /// How many answers were lost so far.
+    pub fn lost(&self) -> u32 {
+        *lock(&self.lost)
+    }
+}
+
+#[cfg(any(test, feature = "contract-tests"))]
+impl ObjectStore for LostAnswers {
+    fn get(&self, key: &str) -> Result<Option<(Vec<u8>, ETag)>, BucketError> {
+        self.inner.get(key)
+    }
+
+    fn put(&self, key: &str, body: &[u8], cond: &PutCondition) -> Result<ETag, BucketError> {
+        let etag = self.inner.put(key, body, cond)?;
+        let mut rule = lock(&self.rule);
+        let Some((part, left, _)) = rule.as_mut() else {
+            return Ok(etag);
+        };
+        if !key.contains(part.as_str()) {
+            return Ok(etag);
+        }
+        *left -= 1;
+        let then = if *left == 0 {
+            rule.take().and_then(|r| r.2)
+        } else {
+            None
+        };
+        drop(rule);
+        *lock(&self.lost) += 1;
+        if let Some(then) = then {
+            then();
+        }
+        Err(BucketError::Ambiguous(format!(
+            "{key} (the answer was lost on purpose)"
+        )))
+    }
+
+    fn delete(&self, key: &str) -> Result<(), BucketError> {
         self.inner.delete(key)
     }
 
@@ -705,6 +864,75 @@ pub mod contract {
     }
 
     #[test]
+    fn a_write_read_back_is_settled_by_what_the_bucket_holds() {
+        let inner: Arc<dyn ObjectStore> = Arc::new(MemoryBucket::new(Arc::new(VirtualClock::default())));
+        let b = LostAnswers::new(inner.clone());
+        // Landed, answer lost: ours.
+        b.lose("k", 1);
+        let e1 = put_read_back(&b, "k", b"one", &PutCondition::IfAbsent).expect("ours landed");
+        assert_eq!(inner.get("k").expect("get"), Some((b"one".to_vec(), e1.clone())));
+        b.lose("k", 1);
+        let e2 = put_read_back(&b, "k", b"two", &PutCondition::IfMatch(e1.clone())).expect("ours landed");
+        // Landed, then another writer replaced it: proven.
+        let other = inner.clone();
+        b.lose_then("k", move || {
+            other.put("k", b"theirs", &PutCondition::None).expect("theirs");
+        });
+        assert!(matches!(
+            put_read_back(&b, "k", b"three", &PutCondition::IfMatch(e2)),
+            Err(BucketError::PreconditionFailed(_))
+        ));
+        // A create that another writer's object answers: proven.
+        let other = inner.clone();
+        b.lose_then("n", move || {
+            other.put("n", b"theirs", &PutCondition::None).expect("theirs");
+        });
+        assert!(matches!(
+            put_read_back(&b, "n", b"mine", &PutCondition::IfAbsent),
+            Err(BucketError::PreconditionFailed(_))
+        ));
+        // Not landed (yet) and nothing proven: still ambiguous.
+        let absent = PendingWrite(inner.clone());
+        assert!(matches!(
+            put_read_back(&absent, "p", b"x", &PutCondition::IfAbsent),
+            Err(BucketError::Ambiguous(_))
+        ));
+        let (_, current) = inner.get("k").expect("get").expect("k");
+        assert!(matches!(
+            put_read_back(&absent, "k", b"x", &PutCondition::IfMatch(current)),
+            Err(BucketError::Ambiguous(_))
+        ));
+        assert!(matches!(
+            put_read_back(&absent, "k", b"x", &PutCondition::None),
+            Err(BucketError::Ambiguous(_))
+        ));
+        // A failed condition is not read back.
+        assert!(matches!(
+            put_read_back(&b, "k", b"theirs", &PutCondition::IfAbsent),
+            Err(BucketError::PreconditionFailed(_))
+        ));
+    }
+
+    /// A bucket whose writes are still on their way: nothing lands, every
+    /// write is ambiguous.
+    struct PendingWrite(Arc<dyn ObjectStore>);
+
+    impl ObjectStore for PendingWrite {
+        fn get(&self, key: &str) -> Result<Option<(Vec<u8>, ETag)>, BucketError> {
+            self.0.get(key)
+        }
+        fn put(&self, key: &str, _: &[u8], _: &PutCondition) -> Result<ETag, BucketError> {
+            Err(BucketError::Ambiguous(key.to_owned()))
+        }
+        fn delete(&self, key: &str) -> Result<(), BucketError> {
+            self.0.delete(key)
+        }
+        fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
+            self.0.list(prefix)
+        }
+    }
+
+    #[test]
     fn faulty_bucket_fails_as_armed() {
         let faults = Arc::new(Faults::default());
         let inner: Arc<dyn ObjectStore> = Arc::new(MemoryBucket::new(Arc::new(VirtualClock::default())));
@@ -721,6 +949,16 @@ pub mod contract {
             "the ambiguous case fails"
         );
         assert!(inner.get("k").expect("get").is_some(), "but the write landed");
+        faults.arm(FaultKind::UploadLandsButFails, 1);
+        assert!(
+            matches!(
+                put_read_back(&b, "k", b"y", &PutCondition::None),
+                Err(BucketError::Ambiguous(_))
+            ),
+            "reading back does not settle upload-lands-but-fails"
+        );
+        assert_eq!(inner.get("k").expect("get").map(|(body, _)| body), Some(b"y".to_vec()));
+        assert!(b.get("k").is_ok(), "the read after the read-back works");
         faults.arm(FaultKind::FailErase, 1);
         assert!(b.delete("k").is_err(), "fail-erase fails a delete");
         assert!(inner.get("k").expect("get").is_some(), "and the object remains");

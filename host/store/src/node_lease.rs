@@ -9,7 +9,7 @@
 //! Every body carries a nonce and a renewal count, because moto's ETag is the
 //! body's MD5: two identical bodies would let a stale `If-Match` pass.
 
-use crate::bucket::{BucketError, ETag, ObjectStore, PutCondition};
+use crate::bucket::{BucketError, ETag, ObjectStore, PutCondition, put_read_back};
 use crate::clock::Clock;
 use crate::keys;
 use crate::liveness::{Liveness, LivenessError};
@@ -201,7 +201,10 @@ impl BucketLeases {
             Some((record, etag)) if record.node == node.node => PutCondition::IfMatch(etag.clone()),
             _ => match read_control(self.bucket.as_ref()) {
                 Ok(None) => PutCondition::IfAbsent,
-                Ok(Some((r, etag))) if !r.is_live_at(now) || (r.node == node.node && r.epoch < node.epoch) => {
+                // Lapsed; or this node's, at an earlier epoch, or at this one
+                // (a write of ours whose answer was lost and could not be read
+                // back: the epoch is this process's alone, issue 57).
+                Ok(Some((r, etag))) if !r.is_live_at(now) || (r.node == node.node && r.epoch <= node.epoch) => {
                     PutCondition::IfMatch(etag)
                 }
                 // Another node holds it, or the bucket did not answer: not this one.
@@ -218,10 +221,13 @@ impl BucketLeases {
             ..node
         };
         let body = serde_json::to_vec(&record).unwrap_or_default();
-        match self.bucket.put(keys::CONTROL_LEASE, &body, &cond) {
+        // A lost answer is settled by reading the lease back (issue 57).
+        match put_read_back(self.bucket.as_ref(), keys::CONTROL_LEASE, &body, &cond) {
             Ok(etag) => *control = Some((record, etag)),
             Err(BucketError::PreconditionFailed(_)) => *control = None,
-            // Not known to have landed: what this process held lapses unless a renewal lands.
+            // Not known to have landed: what this process held lapses unless
+            // a renewal lands; the next round reads the lease, and one of
+            // this node's at this epoch is taken back.
             Err(_) => {}
         }
     }
@@ -261,9 +267,11 @@ impl BucketLeases {
         }
     }
 
+    /// Writes `record` on `cond`; a lost answer is settled by reading the
+    /// lease back (ours: written; another process's: `PreconditionFailed`).
     fn write(&self, record: &LeaseRecord, cond: &PutCondition) -> Result<ETag, BucketError> {
         let body = serde_json::to_vec(record).map_err(|e| BucketError::Unavailable(e.to_string()))?;
-        self.bucket.put(&keys::node_lease(&record.node), &body, cond)
+        put_read_back(self.bucket.as_ref(), &keys::node_lease(&record.node), &body, cond)
     }
 
     /// Writes `node`'s lease expired (left or cut off), on `etag`.
@@ -311,7 +319,9 @@ impl Liveness for BucketLeases {
         // Two processes joining as one node at once: one wins, the other reads
         // again. A bucket that fails for a moment is tried again too.
         let mut last = BucketError::PreconditionFailed(keys::node_lease(node));
-        let mut written_epoch = None;
+        // The epoch of this process's last write, if its outcome is not
+        // known (kept through a read that fails after it).
+        let mut ambiguous_epoch = None;
         for attempt in 0..8u64 {
             if attempt > 0 && !matches!(last, BucketError::PreconditionFailed(_)) {
                 std::thread::sleep(Duration::from_millis(100 * attempt));
@@ -326,11 +336,10 @@ impl Liveness for BucketLeases {
             // An ambiguous write of ours that landed: this process holds it.
             if let Some((r, etag)) = &found
                 && r.nonce == self.nonce
-                && Some(r.epoch) == written_epoch
+                && Some(r.epoch) == ambiguous_epoch
                 && lock(&self.held).get(node).is_none_or(|h| h.state != LeaseState::Held)
                 && r.renewals == 0
                 && r.expires_at_ms > self.clock.now_ms()
-                && matches!(last, BucketError::Ambiguous(_))
             {
                 lock(&self.held).insert(
                     node.to_owned(),
@@ -354,7 +363,7 @@ impl Liveness for BucketLeases {
             let cond = found
                 .as_ref()
                 .map_or(PutCondition::IfAbsent, |(_, e)| PutCondition::IfMatch(e.clone()));
-            written_epoch = Some(record.epoch);
+            let epoch = record.epoch;
             match self.write(&record, &cond) {
                 Ok(etag) => {
                     lock(&self.held).insert(
@@ -368,7 +377,10 @@ impl Liveness for BucketLeases {
                     self.hold_control();
                     return Ok(());
                 }
-                Err(e) => last = e,
+                Err(e) => {
+                    ambiguous_epoch = matches!(e, BucketError::Ambiguous(_)).then_some(epoch);
+                    last = e;
+                }
             }
         }
         Err(failed(last))
@@ -588,6 +600,74 @@ mod tests {
         other.join("n1").expect("the other joins");
         p.renew();
         assert!(!p.is_live("n1"), "fenced once another writer is proven");
+    }
+
+    #[test]
+    fn a_control_lease_whose_answers_were_lost_is_held_and_renewed() {
+        let (bucket, clock) = setup();
+        let lossy = Arc::new(crate::bucket::LostAnswers::new(bucket.clone()));
+        let as_store: Arc<dyn ObjectStore> = lossy.clone();
+        let p1 = process(&as_store, &clock, "http://127.0.0.1:1");
+        let p2 = process(&bucket, &clock, "http://127.0.0.1:2");
+        // The take lands and its answer is lost.
+        lossy.lose(keys::CONTROL_LEASE, 1);
+        p1.join("n1").expect("join");
+        p2.join("n2").expect("join");
+        assert_eq!(lossy.lost(), 1);
+        assert!(p1.leads("n1", &[]), "the control lease landed: n1 leads");
+        // Renewals that land and lose their answers, one after another.
+        for _ in 0..3 {
+            lossy.lose(keys::CONTROL_LEASE, 1);
+            clock.advance(300);
+            p1.renew();
+            p2.renew();
+            assert!(p1.leads("n1", &[]) && !p2.leads("n2", &[]), "n1 still leads");
+        }
+        assert_eq!(lossy.lost(), 4);
+    }
+
+    #[test]
+    fn a_control_lease_this_process_wrote_is_taken_back_after_an_unreadable_answer() {
+        use crate::faults::{FaultKind, Faults};
+        let (bucket, clock) = setup();
+        let faults = Arc::new(Faults::default());
+        let faulty: Arc<dyn ObjectStore> = Arc::new(crate::bucket::FaultyBucket::new(bucket.clone(), faults.clone()));
+        let p1 = process(&faulty, &clock, "http://127.0.0.1:1");
+        p1.join("n1").expect("join");
+        assert!(p1.leads("n1", &[]));
+        // A renewal of the control lease lands, its answer is lost, and
+        // reading it back fails.
+        faults.arm(FaultKind::UploadLandsButFails, 1);
+        clock.advance(300);
+        p1.hold_control();
+        assert_eq!(faults.remaining(FaultKind::UploadLandsButFails), 0);
+        clock.advance(300);
+        p1.renew();
+        clock.advance(300);
+        p1.renew();
+        assert!(
+            p1.leads("n1", &[]),
+            "the lease it finds is its own: renewed, not waited out"
+        );
+    }
+
+    #[test]
+    fn a_join_and_a_renewal_whose_answers_were_lost_keep_the_lease() {
+        let (bucket, clock) = setup();
+        let lossy = Arc::new(crate::bucket::LostAnswers::new(bucket.clone()));
+        let as_store: Arc<dyn ObjectStore> = lossy.clone();
+        let p = process(&as_store, &clock, "http://127.0.0.1:1");
+        lossy.lose(keys::NODE_LEASES, 1);
+        p.join("n1").expect("join");
+        assert_eq!(p.epoch("n1"), Some(1), "one epoch");
+        for _ in 0..3 {
+            lossy.lose(keys::NODE_LEASES, 1);
+            clock.advance(300);
+            p.renew();
+            assert!(p.is_live("n1"));
+        }
+        assert_eq!(lossy.lost(), 4);
+        assert_eq!(p.state("n1"), Some(LeaseState::Held));
     }
 
     #[test]

@@ -22,7 +22,7 @@
 //!   acquire, or by a control pass through the mark (ADR 031, [`crate::purge`]).
 
 use crate::address::ActorKey;
-use crate::bucket::{BucketError, ETag, ObjectStore, PutCondition};
+use crate::bucket::{BucketError, ETag, ObjectStore, PutCondition, put_read_back};
 use crate::clock::{Clock, SystemClock};
 use crate::deletion::DeletionStatus;
 use crate::faults::{FaultKind, Faults};
@@ -383,7 +383,9 @@ impl Replica {
             Some((_, etag)) => PutCondition::IfMatch(etag.clone()),
             None => PutCondition::IfAbsent,
         };
-        let etag = match self.bucket.put(&keys::owner(&self.key), &body, &cond) {
+        // A lost answer is settled by reading the record back: ours, held;
+        // another node's, it got there first (issue 57).
+        let etag = match put_read_back(self.bucket.as_ref(), &keys::owner(&self.key), &body, &cond) {
             Ok(e) => e,
             Err(BucketError::PreconditionFailed(_)) => return Ok(false),
             Err(e) => return Err(e.into()),
@@ -488,7 +490,7 @@ impl Replica {
             self.clock.now_ms(),
             Kind::Snapshot,
         );
-        self.bucket.put(&key, image, &PutCondition::IfAbsent)?;
+        put_read_back(self.bucket.as_ref(), &key, image, &PutCondition::IfAbsent)?;
         self.since_whole = (0, 0);
         Ok(head)
     }
@@ -517,7 +519,14 @@ impl Replica {
             seq: self.next_seq,
         };
         self.next_seq += 1;
-        self.bucket.put(&key_at(pos), body, &PutCondition::IfAbsent)?;
+        // A lost answer is settled by reading the object back: our bytes, it
+        // landed; another writer's at our position, nothing of ours can be
+        // acknowledged (issue 57).
+        match put_read_back(self.bucket.as_ref(), &key_at(pos), body, &PutCondition::IfAbsent) {
+            Ok(_) => {}
+            Err(BucketError::PreconditionFailed(_)) => return Err(ReplicaError::HoldLost),
+            Err(e) => return Err(e.into()),
+        }
         if check {
             self.commit(&hold, pos)?;
             if !live(&self.node) {
@@ -538,7 +547,10 @@ impl Replica {
     /// not acknowledged, whatever this node believes about its liveness.
     fn commit(&mut self, hold: &Hold, pos: Pos) -> Result<(), ReplicaError> {
         let body = self.committed_record(hold, pos)?;
-        match self.bucket.put(
+        // A lost answer is settled by reading the record back: our bytes,
+        // acknowledged (on the ETag read); another node's, the hold is lost.
+        match put_read_back(
+            self.bucket.as_ref(),
             &keys::owner(&self.key),
             &body,
             &PutCondition::IfMatch(hold.etag.clone()),
@@ -551,7 +563,8 @@ impl Replica {
             }
             Err(BucketError::PreconditionFailed(_)) => Err(ReplicaError::HoldLost),
             Err(e) => {
-                // The record may or may not be ours now: the next check decides.
+                // Reading back settled nothing: the record may or may not be
+                // ours now; not acknowledged, and the next check decides.
                 Err(e.into())
             }
         }
@@ -605,8 +618,12 @@ impl Replica {
         // a control pass finds the purge to finish (ADR 031). Its body differs
         // each time, so its ETag does too (moto's is the body's MD5).
         let mark = format!("{} {}", self.node, self.hold.as_ref().map_or(0, |h| h.generation));
-        self.bucket
-            .put(&keys::purge_mark(&self.key), mark.as_bytes(), &PutCondition::None)?;
+        put_read_back(
+            self.bucket.as_ref(),
+            &keys::purge_mark(&self.key),
+            mark.as_bytes(),
+            &PutCondition::None,
+        )?;
         if self.broken == Some(Broken::EraseBeforeAck) {
             for o in self.history()? {
                 let _ = self.bucket.delete(&o.key);
@@ -639,7 +656,7 @@ impl Replica {
             self.clock.now_ms(),
             Kind::Snapshot,
         );
-        self.bucket.put(&key, empty, &PutCondition::IfAbsent)?;
+        put_read_back(self.bucket.as_ref(), &key, empty, &PutCondition::IfAbsent)?;
         let mut failed = 0;
         for o in self.history()? {
             if o.pos >= reset {
@@ -670,10 +687,12 @@ impl Replica {
             committed: self.next_seq,
         })
         .map_err(|_| ReplicaError::CorruptRecord(keys::owner(&self.key)))?;
-        match self
-            .bucket
-            .put(&keys::owner(&self.key), &body, &PutCondition::IfMatch(hold.etag))
-        {
+        match put_read_back(
+            self.bucket.as_ref(),
+            &keys::owner(&self.key),
+            &body,
+            &PutCondition::IfMatch(hold.etag),
+        ) {
             Ok(_) | Err(BucketError::PreconditionFailed(_)) => Ok(()),
             Err(e) => Err(e.into()),
         }

@@ -51,7 +51,8 @@ pub fn write_tombstone(bucket: &dyn ObjectStore, app: &str, by: &str, now: u64) 
         at_ms: now,
     };
     let body = serde_json::to_vec(&t).map_err(|e| BucketError::Unavailable(e.to_string()))?;
-    match bucket.put(&keys::tombstone(app), &body, &PutCondition::IfAbsent) {
+    // A lost answer is settled by reading the tombstone back (issue 57).
+    match crate::bucket::put_read_back(bucket, &keys::tombstone(app), &body, &PutCondition::IfAbsent) {
         Ok(_) => Ok(t),
         Err(BucketError::PreconditionFailed(_)) => {
             read_tombstone(bucket, app)?.ok_or_else(|| AppDeleteError::CorruptTombstone(keys::tombstone(app)))
@@ -140,4 +141,22 @@ pub fn recreate(bucket: &dyn ObjectStore, app: &str) -> Result<(), AppDeleteErro
     }
     bucket.delete(&keys::tombstone(app))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bucket::{LostAnswers, MemoryBucket};
+    use crate::clock::VirtualClock;
+    use std::sync::Arc;
+
+    #[test]
+    fn a_tombstone_whose_answer_was_lost_is_written() {
+        let inner: Arc<dyn ObjectStore> = Arc::new(MemoryBucket::new(Arc::new(VirtualClock::default())));
+        let lossy = LostAnswers::new(inner.clone());
+        lossy.lose("/deleted", 1);
+        let t = write_tombstone(&lossy, "t/a", "ops", 7).expect("the tombstone landed");
+        assert_eq!(lossy.lost(), 1);
+        assert_eq!(read_tombstone(inner.as_ref(), "t/a").expect("read"), Some(t));
+    }
 }

@@ -50,7 +50,8 @@ impl AlarmIndex for BucketAlarmIndex {
             .map_err(|e| AlarmIndexError::Bucket(crate::bucket::BucketError::Unavailable(e.to_string())))?;
         let new = keys::alarm(key, at);
         // The new entry first: a failure in between leaves an extra hint, never none.
-        self.bucket.put(&new, &body, &PutCondition::None)?;
+        // A lost answer is settled by reading the entry back (issue 57).
+        crate::bucket::put_read_back(self.bucket.as_ref(), &new, &body, &PutCondition::None)?;
         for (old, _) in self.entries_of(key)? {
             if old != new {
                 self.bucket.delete(&old)?;
@@ -104,6 +105,21 @@ mod tests {
         crate::alarm_index::contract::check(&BucketAlarmIndex::new(Arc::new(MemoryBucket::new(clock.clone()))));
         let dir = tempfile::tempdir().expect("tempdir");
         crate::alarm_index::contract::check(&BucketAlarmIndex::new(Arc::new(LocalDirBucket::new(dir.path(), clock))));
+    }
+
+    #[test]
+    fn an_alarm_whose_entry_lost_its_answer_is_set() {
+        let inner: Arc<dyn ObjectStore> = Arc::new(MemoryBucket::new(Arc::new(VirtualClock::default())));
+        let lossy = Arc::new(crate::bucket::LostAnswers::new(inner.clone()));
+        let key = ActorKey::new("acme/shop", "cart", "a");
+        let index = BucketAlarmIndex::new(lossy.clone());
+        index.set(&key, 10).expect("set");
+        lossy.lose("alarms/", 1);
+        index
+            .set(&key, 20)
+            .expect("the entry landed: set, and the old one removed");
+        assert_eq!(lossy.lost(), 1);
+        assert_eq!(BucketAlarmIndex::new(inner).get(&key).expect("get"), Some(20));
     }
 
     #[test]

@@ -179,7 +179,10 @@ pub fn request_delete(bucket: &dyn ObjectStore, key: &ActorKey) -> Result<Delete
     } else {
         b""
     };
-    bucket.put(&object, body, &PutCondition::IfAbsent)?;
+    // The id is new, so the request's bytes there are ours: a lost answer
+    // is settled by reading it back (issue 57), not reported as a failure
+    // while the cluster carries the request out.
+    crate::bucket::put_read_back(bucket, &object, body, &PutCondition::IfAbsent)?;
     let t = bucket
         .list(&object)?
         .into_iter()
@@ -286,6 +289,28 @@ mod tests {
         let mut expected = vec![long.clone(), short.clone()];
         expected.sort();
         assert_eq!(listed, expected, "both requests name their actor in full");
+    }
+
+    #[test]
+    fn a_request_whose_answer_was_lost_is_written_once() {
+        use crate::bucket::{LostAnswers, MemoryBucket};
+        use crate::clock::VirtualClock;
+        let inner: std::sync::Arc<dyn ObjectStore> =
+            std::sync::Arc::new(MemoryBucket::new(std::sync::Arc::new(VirtualClock::default())));
+        let key = ActorKey::new("a/b", "c", "n");
+        inner
+            .put(
+                &format!("{}1.snapshot", keys::history_prefix(&key)),
+                b"x",
+                &PutCondition::None,
+            )
+            .expect("history");
+        let lossy = LostAnswers::new(inner.clone());
+        lossy.lose("/deletes/", 1);
+        let req = request_delete(&lossy, &key).expect("the request landed: the command waits for it");
+        assert_eq!(lossy.lost(), 1);
+        let listed = list(inner.as_ref(), "a/b").expect("list");
+        assert_eq!(listed, vec![Listed::Request(req)], "one request");
     }
 
     #[test]

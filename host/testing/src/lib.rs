@@ -15,6 +15,8 @@
 
 pub mod chaos;
 mod chaos_run;
+#[cfg(feature = "fault-proxy")]
+pub mod fault_proxy;
 mod test_host;
 pub mod verbs;
 

@@ -85,7 +85,7 @@ pub trait ObjectStore: Send + Sync + 'static {
 /// outcome the bucket left unknown (`Ambiguous`: an answer lost, a timeout
 /// after the request went out, a 5xx after the write landed, a retry refused
 /// by its own first attempt). Every write the cluster depends on goes
-/// through here (issue 57):
+/// through here (issue 57, ADR 066):
 ///
 /// - the object holds `body`: the write landed, and its ETag is returned
 ///   (every body the host writes where this matters carries a nonce, a
@@ -401,7 +401,7 @@ impl ObjectStore for LocalDirBucket {
 /// `fail-upload` (a write fails and does not land), `upload-lands-but-fails`
 /// (it lands, the caller is told it failed, and the read of that key that
 /// follows fails too: the ambiguous case that reading back cannot settle,
-/// which the conformance cases of ADR 0028's `internal` rely on),
+/// which the conformance cases of ADR 0028's `internal` rely on; ADR 066),
 /// `fail-erase` (a delete fails).
 pub struct FaultyBucket {
     inner: Arc<dyn ObjectStore>,

@@ -17,7 +17,9 @@ pub enum FaultKind {
     FailRemoval,
     /// Cluster: the next uploads to the bucket fail and do not land.
     FailUpload,
-    /// Cluster: the next uploads land but report failure (the ambiguous case).
+    /// Cluster: the next uploads land but report failure, and the read of
+    /// each that follows fails too (the ambiguous case, which reading back
+    /// cannot settle: ADR 066).
     UploadLandsButFails,
     /// Cluster: the next erases (deletes of history objects) fail.
     FailErase,

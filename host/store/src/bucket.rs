@@ -915,8 +915,10 @@ pub mod contract {
 
     /// A bucket whose writes are still on their way: nothing lands, every
     /// write is ambiguous.
+    #[cfg(test)]
     struct PendingWrite(Arc<dyn ObjectStore>);
 
+    #[cfg(test)]
     impl ObjectStore for PendingWrite {
         fn get(&self, key: &str) -> Result<Option<(Vec<u8>, ETag)>, BucketError> {
             self.0.get(key)

@@ -96,6 +96,12 @@ fn read_up_to(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
     while got < buf.len() {
         match file.read_at(&mut buf[got..], at + got as u64) {
             Ok(0) => break,
+            // A regular file reads short only at its end (and only SQLite,
+            // on this thread, writes the WAL): no second call to learn it.
+            Ok(n) if got + n < buf.len() => {
+                got += n;
+                break;
+            }
             Ok(n) => got += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),

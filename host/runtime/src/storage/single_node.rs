@@ -6,7 +6,7 @@
 
 use super::error::StorageError;
 use super::holding::Holding;
-use super::local_history::LocalHistory;
+use super::local_history::{Gathering, LocalHistory};
 use super::open_actor::OpenActor;
 use super::removal::{finish_unfinished_removal, removal_failed};
 use super::retention::RetentionWindows;
@@ -95,6 +95,7 @@ impl ActorStorage for SingleNodeStorage {
             files: self.files.clone(),
             key: key.clone(),
             history: self.history.clone(),
+            gathering: Gathering::default(),
         };
         Ok(Opened::Here(Box::new(OpenActor::new(
             key.clone(),
@@ -134,6 +135,8 @@ struct LocalFiles {
     files: Arc<dyn StateStore>,
     key: ActorKey,
     history: Option<History>,
+    /// The pages this actor's events changed, not yet taken by the history's writer.
+    gathering: Gathering,
 }
 
 impl LocalFiles {
@@ -151,9 +154,9 @@ impl LocalFiles {
         let at = h.clock.now_ms();
         match db.changed_pages() {
             Ok(PageChange::Unchanged) => {}
-            Ok(PageChange::Pages(set)) if h.log.in_step(&self.key) => h.log.pages(&self.key, at, set),
+            Ok(PageChange::Pages(set)) if h.log.in_step(&self.key) => h.log.pages(&self.key, &self.gathering, at, set),
             Ok(_) => match db.image() {
-                Ok(image) => h.log.whole(&self.key, at, image),
+                Ok(image) => h.log.whole(&self.key, &self.gathering, at, image),
                 Err(e) => tracing::warn!(actor = %self.key, "reading the database for its history: {e}"),
             },
             Err(e) => tracing::warn!(actor = %self.key, "reading the pages for its history: {e}"),
@@ -189,7 +192,7 @@ impl Holding for LocalFiles {
             .map_err(|source| removal_failed(self.files.as_ref(), &self.key, source))?;
         if let Some(h) = &self.history {
             match ActorDb::empty_image(marks) {
-                Ok(empty) => h.log.deleted(&self.key, h.clock.now_ms(), empty),
+                Ok(empty) => h.log.deleted(&self.key, &self.gathering, h.clock.now_ms(), empty),
                 Err(e) => tracing::warn!(actor = %self.key, "recording a delete in its history: {e}"),
             }
         }
@@ -205,7 +208,7 @@ impl Holding for LocalFiles {
         // What the event wrote so far goes to the history first: its state now.
         self.follow(db);
         h.log
-            .head(&self.key)
+            .head(&self.key, &self.gathering)
             .map(|p| p.map(|p| p.to_string()))
             .map_err(|source| StorageError::Bucket {
                 what: format!("reading the history of {}", self.key),
@@ -216,7 +219,7 @@ impl Holding for LocalFiles {
     fn bookmark_for_time(&mut self, at_ms: u64) -> Result<Option<String>, StorageError> {
         let Some(h) = &self.history else { return Ok(None) };
         h.log
-            .position_at(&self.key, at_ms, self.deleted_at())
+            .position_at(&self.key, &self.gathering, at_ms, self.deleted_at())
             .map(|p| p.map(|p| p.to_string()))
             .map_err(|source| StorageError::Bucket {
                 what: format!("listing the history of {}", self.key),
@@ -239,7 +242,7 @@ impl Holding for LocalFiles {
         let db = self.files.db_path(&self.key);
         let restored = h
             .log
-            .restore(&self.key, to, h.clock.now_ms(), deleted_at, &db)
+            .restore(&self.key, &self.gathering, to, h.clock.now_ms(), deleted_at, &db)
             .map_err(|e| super::restore_error(&self.key, e))?;
         super::write_restored(&db, &restored.image).map_err(|e| {
             RuntimeError::Host(format!(
@@ -324,6 +327,7 @@ mod tests {
             files: files.clone(),
             key: key.clone(),
             history: None,
+            gathering: Gathering::default(),
         };
         let e = holding.reset(&[], "1000 self").expect_err("the removal fails");
         assert!(matches!(e, StorageError::Files { .. }), "{e:?}");
@@ -349,6 +353,7 @@ mod tests {
             files: files.clone(),
             key: key.clone(),
             history: None,
+            gathering: Gathering::default(),
         };
         let e = holding.reset(&[], "1000 self").expect_err("the removal fails");
         assert!(matches!(e, StorageError::RemovalUnfinished { .. }), "{e:?}");

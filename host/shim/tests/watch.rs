@@ -42,6 +42,11 @@ fn serve_watching(manifest: &Path, data: &Path) -> (Server, String, mpsc::Receiv
 
 /// The first stderr line containing `what`, within 30 s.
 fn line_with(rx: &mpsc::Receiver<String>, what: &str) -> String {
+    line_with_after(rx, what, "")
+}
+
+/// As `line_with`; the failure names `after`, what the test did before.
+fn line_with_after(rx: &mpsc::Receiver<String>, what: &str, after: &str) -> String {
     let until = std::time::Instant::now() + Duration::from_secs(30);
     let mut seen = Vec::new();
     while let Some(left) = until.checked_duration_since(std::time::Instant::now()) {
@@ -51,7 +56,10 @@ fn line_with(rx: &mpsc::Receiver<String>, what: &str) -> String {
             Err(_) => break,
         }
     }
-    panic!("no line with {what:?} within 30 s; serve printed:\n{}", seen.join("\n"));
+    panic!(
+        "no line with {what:?} within 30 s{after}; serve printed:\n{}",
+        seen.join("\n")
+    );
 }
 
 fn write_build(dir: &Path, script: &str) {
@@ -178,4 +186,131 @@ fn watch_without_a_build_says_what_to_add() {
     assert!(err.contains("--watch needs a class with `build ="), "{err}");
     let err = refused_with("app = \"t/w\"\n[classes.c]\ncomponent = \"actor.wasm\"\nwatch = [\"src\"]\n");
     assert!(err.contains("`watch` needs `build`"), "{err}");
+}
+
+/// How an editor or a tool saves a file.
+#[derive(Clone, Copy, Debug)]
+enum Save {
+    /// Truncates the file and writes it again (the same inode).
+    InPlace,
+    /// Writes a temporary file beside it, then renames it over the file
+    /// (`sed -i`, vim's default, JetBrains' safe write): a new inode.
+    Rename,
+    /// Deletes the file, then writes a new one.
+    DeleteThenRecreate,
+    /// Deletes the file's folder, then makes it again with the file.
+    FolderDeletedThenRecreated,
+}
+
+fn save(file: &Path, contents: &str, how: Save) {
+    match how {
+        Save::InPlace => std::fs::write(file, contents).expect("write in place"),
+        Save::Rename => {
+            let tmp = file.with_file_name(".save-by-rename.tmp");
+            std::fs::write(&tmp, contents).expect("write the temporary file");
+            std::fs::rename(&tmp, file).expect("rename over the file");
+        }
+        Save::DeleteThenRecreate => {
+            std::fs::remove_file(file).expect("delete");
+            std::thread::sleep(Duration::from_millis(50));
+            std::fs::write(file, contents).expect("recreate");
+        }
+        Save::FolderDeletedThenRecreated => {
+            let folder = file.parent().expect("a folder");
+            std::fs::remove_dir_all(folder).expect("delete the folder");
+            std::thread::sleep(Duration::from_millis(50));
+            std::fs::create_dir(folder).expect("make the folder again");
+            std::fs::write(file, contents).expect("recreate");
+        }
+    }
+}
+
+/// Which component serves class `c` now, from one request's answer: the
+/// counter answers its count, the testee its outcomes.
+fn served_by(base: &str) -> &'static str {
+    let query = r#"{"ops":[{"op":"query","sql":"SELECT 1"}]}"#;
+    let (status, body) = http_body("POST", &format!("{base}/c/a"), query);
+    assert_eq!(status, 200, "{body}");
+    if body.contains("outcomes") {
+        "conformance-testee-rust"
+    } else {
+        assert!(
+            body.parse::<u64>().is_ok(),
+            "neither the counter nor the testee: {body}"
+        );
+        "counter-rust"
+    }
+}
+
+/// Saves `source` every way an editor does, one after another, each naming
+/// the other component: each save must rebuild and serve the new one. The
+/// build copies the component whose name the source holds.
+fn every_save_rebuilds(manifest_watch: &str, source: &str, extra: &[Save]) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let src = d.join(source);
+    std::fs::create_dir_all(src.parent().expect("parent")).expect("source dir");
+    std::fs::write(&src, "counter-rust").expect("source");
+    std::fs::copy(component("counter-rust"), d.join("actor.wasm")).expect("copy");
+    let components = component("counter-rust");
+    let components = components.parent().expect("components dir");
+    write_build(
+        d,
+        &format!("cp \"{}/$(cat '{source}').wasm\" actor.wasm\n", components.display()),
+    );
+    std::fs::write(
+        d.join("wasmkeep.toml"),
+        format!(
+            "app = \"t/watch\"\n\
+             [classes.c]\ncomponent = \"actor.wasm\"\nbuild = \"sh build.sh\"\nwatch = [{manifest_watch:?}]\n"
+        ),
+    )
+    .expect("manifest");
+    let (_server, base, rx) = serve_watching(&d.join("wasmkeep.toml"), &d.join("data"));
+    line_with(&rx, "watch: class c rebuilds");
+    assert_eq!(served_by(&base), "counter-rust");
+    // In place, then by rename, then in place again (the watch must survive the
+    // rename), a delete and a recreate, and in place once more.
+    let mut saves = vec![
+        Save::InPlace,
+        Save::Rename,
+        Save::InPlace,
+        Save::DeleteThenRecreate,
+        Save::InPlace,
+        Save::Rename,
+        Save::Rename,
+    ];
+    for how in extra {
+        saves.extend([*how, Save::InPlace, Save::Rename]);
+    }
+    let mut now = "counter-rust";
+    for (i, how) in saves.into_iter().enumerate() {
+        let next = if now == "counter-rust" {
+            "conformance-testee-rust"
+        } else {
+            "counter-rust"
+        };
+        save(&src, next, how);
+        line_with_after(
+            &rx,
+            "watch: reloaded class c",
+            &format!(" after save {i} ({how:?}) of {source} (watch = [{manifest_watch:?}])"),
+        );
+        assert_eq!(
+            served_by(&base),
+            next,
+            "save {i} ({how:?}) of {source} (watch = [{manifest_watch:?}]) serves the new build"
+        );
+        now = next;
+    }
+}
+
+#[test]
+fn a_watched_file_rebuilds_after_every_way_of_saving_it() {
+    every_save_rebuilds("actor.c", "actor.c", &[]);
+}
+
+#[test]
+fn a_file_in_a_watched_folder_rebuilds_after_every_way_of_saving_it() {
+    every_save_rebuilds("src", "src/actor.c", &[Save::FolderDeletedThenRecreated]);
 }

@@ -54,8 +54,9 @@ enum Sdk {
 struct Project {
     name: String,
     sdk: Sdk,
-    /// This wasmkeep-shim (absolute), for the README's serve command.
-    shim: PathBuf,
+    /// How the project's commands run the host (`wasmkeep-shim` on PATH, or
+    /// with `--sdk` this binary's path when it is not the one on PATH).
+    shim: String,
 }
 
 /// One file of a new project: its path in the project and its contents.
@@ -87,7 +88,7 @@ pub(crate) fn new_project(args: &NewArgs) -> Result<()> {
         Some(dir) => Sdk::Checkout(checkout(dir)?),
         None => Sdk::Registry,
     };
-    let shim = std::env::current_exe().context("finding this wasmkeep-shim's path")?;
+    let shim = shim_command(&sdk, args.lang)?;
     let project = Project { name, sdk, shim };
     if args.dir.exists()
         && std::fs::read_dir(&args.dir)
@@ -212,14 +213,77 @@ fn replace_exact(text: &str, from: &str, to: &str) -> Result<String> {
     Ok(text.replace(from, to))
 }
 
-fn shim(p: &Project) -> String {
-    p.shim.display().to_string()
+/// The name the host binary has on PATH, in the C archive's `bin/`, the
+/// Python harness wheel's scripts and npm's `.bin/`.
+const SHIM: &str = "wasmkeep-shim";
+
+/// How the project's files run `wasmkeep-shim`. From the registries by its
+/// name, as each language's package puts it on PATH (or runs it: the README's
+/// serve command is `npx wasmkeep-shim` or `python -m wasmkeep_actor` there):
+/// a project names no path of the machine that made it. With `--sdk`, the
+/// project names the checkout anyway; the host there is this binary, by its
+/// name when it is the one on PATH, else by its path (so that `serve
+/// --watch` of a Rust project runs this one).
+fn shim_command(sdk: &Sdk, lang: Lang) -> Result<String> {
+    let this = std::env::current_exe().context("finding this wasmkeep-shim's path")?;
+    let on_path = on_path(SHIM);
+    let is_this = on_path.as_ref().is_some_and(|p| same_file(p, &this));
+    match sdk {
+        Sdk::Checkout(_) if !is_this => Ok(this.display().to_string()),
+        Sdk::Checkout(_) => Ok(SHIM.to_owned()),
+        Sdk::Registry => {
+            // Rust's and C's commands run the binary on PATH (the C archive's
+            // bin/); npm and Python run their own.
+            if matches!(lang, Lang::Rust | Lang::C) && on_path.is_none() {
+                let dir = this.parent().map(|d| d.display().to_string()).unwrap_or_default();
+                eprintln!(
+                    "note: the project runs `{SHIM}`, which is not on PATH: add its folder to PATH                      (export PATH={dir}:$PATH)"
+                );
+            }
+            Ok(SHIM.to_owned())
+        }
+    }
+}
+
+/// The first executable file `name` in PATH's folders.
+fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(name))
+        .find(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file() && executable(&m)))
+}
+
+#[cfg(unix)]
+fn executable(m: &std::fs::Metadata) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    m.permissions().mode() & 0o111 != 0
+}
+
+#[cfg(not(unix))]
+fn executable(_: &std::fs::Metadata) -> bool {
+    true
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+fn shim(p: &Project) -> &str {
+    &p.shim
 }
 
 /// The README's commands, each with what it does: (install,) build, test, serve.
 fn commands(lang: Lang, p: &Project) -> Vec<(String, &'static str)> {
+    let runner = match (&p.sdk, lang) {
+        (Sdk::Registry, Lang::Ts) => format!("npx {SHIM}"),
+        (Sdk::Registry, Lang::Python) => format!("{} -m wasmkeep_actor", python_of(p)),
+        _ => shim(p).to_owned(),
+    };
     let serve = (
-        format!("{} serve", shim(p)),
+        format!("{runner} serve"),
         "serve wasmkeep.toml on http://127.0.0.1:8787",
     );
     let test = "run the tests in the local host";

@@ -115,8 +115,6 @@ fn new_without_sdk_writes_version_requirements() {
         assert!(ok, "{lang}: {out}");
         let written = files(&at);
         for (path, text) in &written {
-            // The README and the manifest name this wasmkeep-shim, wherever it is.
-            let text = text.replace(env!("CARGO_BIN_EXE_wasmkeep-shim"), "wasmkeep-shim");
             assert!(!text.contains(&repo), "{lang}: {path} names the checkout:\n{text}");
         }
         match lang {
@@ -205,6 +203,106 @@ fn new_with_sdk_points_at_the_checkout() {
             _ => assert!(written["Makefile"].contains(&format!("WASMKEEP_C_SDK ?= {sdk}/sdk-c"))),
         }
     }
+}
+
+/// The absolute paths in `text`: each `/`-rooted word (at the start, or
+/// after a space, a quote, `=`, `(`, `:` or a backtick) whose first folder
+/// exists on this machine (`/hello/<actor>`, a request's path, is not one).
+fn absolute_paths(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut prev = ' ';
+    for (i, ch) in text.char_indices() {
+        if ch == '/' && matches!(prev, ' ' | '\t' | '\n' | '"' | '\'' | '=' | '(' | ':' | '`') {
+            let word: String = text[i..]
+                .chars()
+                .take_while(|c| !c.is_whitespace() && !matches!(c, '"' | '\'' | '`' | ')'))
+                .collect();
+            let first = std::path::Path::new(&word).components().find_map(|c| match c {
+                std::path::Component::Normal(n) => Some(n.to_owned()),
+                _ => None,
+            });
+            if first.is_some_and(|f| std::path::Path::new("/").join(f).exists()) {
+                found.push(word);
+            }
+        }
+        prev = ch;
+    }
+    found
+}
+
+/// A project from the registries names no path of the machine that made it
+/// (not the folder it was made in, not the wasmkeep-shim that ran `new`):
+/// a teammate who clones it runs the same commands. The host runs as each
+/// language's package runs it: `wasmkeep-shim` on PATH (the C archive's
+/// `bin/`, which Rust uses too), `npx wasmkeep-shim`, `python -m wasmkeep_actor`.
+#[test]
+fn new_writes_no_absolute_path() {
+    assert_eq!(
+        absolute_paths("run /usr/bin/x and GET /hello/a, PATH=a:/usr/bin \"/tmp/x\" http://127.0.0.1:1/a"),
+        ["/usr/bin/x", "/usr/bin", "/tmp/x"],
+        "the check finds absolute paths"
+    );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let shim = std::path::Path::new(env!("CARGO_BIN_EXE_wasmkeep-shim"));
+    for lang in ["rust", "ts", "python", "c"] {
+        let at = dir.path().join(lang);
+        let (ok, out) = new(&[at.to_str().expect("utf-8"), "--lang", lang, "--name", "hello"]);
+        assert!(ok, "{lang}: {out}");
+        let written = files(&at);
+        for (path, text) in &written {
+            for never in [dir.path(), shim, shim.parent().expect("its folder")] {
+                let never = never.display().to_string();
+                assert!(!text.contains(&never), "{lang}: {path} names {never}:\n{text}");
+            }
+            let found = absolute_paths(text);
+            assert!(found.is_empty(), "{lang}: {path} names {found:?}:\n{text}");
+        }
+        let readme = &written["README.md"];
+        let manifest: toml::Table = written["wasmkeep.toml"].parse().expect("wasmkeep.toml is TOML");
+        let build = manifest["classes"]["hello"]["build"].as_str().expect("build");
+        let serve = match lang {
+            "rust" => {
+                assert_eq!(build, "wasmkeep-shim build --out hello.wasm");
+                "\nwasmkeep-shim serve"
+            }
+            "ts" => "\nnpx wasmkeep-shim serve",
+            "python" => "\n.venv/bin/python -m wasmkeep_actor serve",
+            _ => "\nwasmkeep-shim serve",
+        };
+        assert!(
+            readme.contains(serve),
+            "{lang}: the README serves with {serve:?}:\n{readme}"
+        );
+    }
+}
+
+/// With `--sdk`, the project names the checkout; the host it names is
+/// `wasmkeep-shim` when that is the one on PATH.
+#[test]
+fn new_with_sdk_names_the_shim_on_path_by_its_name() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let shim = std::path::Path::new(env!("CARGO_BIN_EXE_wasmkeep-shim"));
+    let path = std::env::join_paths(
+        std::iter::once(shim.parent().expect("its folder").to_path_buf())
+            .chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+    )
+    .expect("PATH");
+    let at = dir.path().join("p");
+    let out = std::process::Command::new(shim)
+        .arg("new")
+        .arg(&at)
+        .args(["--lang", "rust", "--sdk"])
+        .arg(checkout())
+        .env("PATH", path)
+        .output()
+        .expect("run wasmkeep-shim new");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let written = files(&at);
+    let manifest: toml::Table = written["wasmkeep.toml"].parse().expect("TOML");
+    assert_eq!(
+        manifest["classes"]["p"]["build"].as_str(),
+        Some("wasmkeep-shim build --out p.wasm")
+    );
 }
 
 #[test]

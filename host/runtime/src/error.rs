@@ -65,6 +65,22 @@ pub enum RuntimeError {
     /// The host failed.
     #[error("host failure: {0}")]
     Host(String),
+    /// Another node process holds the actor, so this node cannot run the
+    /// operation itself; the caller may carry it to `address`, where the
+    /// holder answers HTTP (ADR 028), or retry once the hold lapses.
+    #[error("{} is held by node {}, which this node cannot reach; ask it, or retry once its hold lapses", .0.key, .0.node)]
+    HolderUnreachable(Box<HeldElsewhere>),
+}
+
+/// Where an actor is held, when another node process holds it.
+#[derive(Debug, Clone)]
+pub struct HeldElsewhere {
+    /// The actor.
+    pub key: ActorKey,
+    /// The holder.
+    pub node: String,
+    /// Where the holder answers HTTP, when it said.
+    pub address: Option<String>,
 }
 
 impl RuntimeError {
@@ -86,6 +102,7 @@ impl RuntimeError {
             RuntimeError::BadArgument(_) => FailureKind::BadArgument,
             RuntimeError::NeedsCluster(_) => FailureKind::NeedsCluster,
             RuntimeError::Host(_) => FailureKind::Host,
+            RuntimeError::HolderUnreachable(_) => FailureKind::HolderUnreachable,
         }
     }
 }

@@ -10,6 +10,15 @@
 //! count answered twice between deletes, none below what was acknowledged
 //! before it was asked), nothing deleted comes back, one holder per actor.
 //!
+//! The client also goes back in time (ADR 064; the app's retention window
+//! is ten seconds, so collections erase what lies before it): it restores a
+//! counter through the admin API, or forks it with `actor fork`, to a time
+//! T inside the window, and checks what comes back: every write
+//! acknowledged at or before T and none sent after it (a restore to time T
+//! gives the last state acknowledged at or before T, and a state inside the
+//! window is restored exactly). A restore to a time before an acknowledged
+//! delete is refused as `bad-argument`: nothing deleted comes back.
+//!
 //! `WASMKEEP_PROCESS_SIM_CYCLES` sets the kill/restart cycles (default 6;
 //! pauses come between them, about one for every two kills),
 //! `WASMKEEP_PROCESS_SIM_SEED` replays a seed. With a broken fence
@@ -28,6 +37,20 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const ACTORS: [&str; 4] = ["a", "b", "c", "d"];
+/// The app's retention window (the manifest's `retention`), and how far
+/// back inside it the client restores.
+const RETENTION: &str = "10s";
+const RESTORE_WITHIN_MS: u64 = 8_000;
+/// At most this many forks a run.
+const FORKS: u64 = 4;
+
+/// The time in ms since the epoch: the nodes stamp their history with the
+/// same clock (one machine).
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
 
 /// A small xorshift: the simulation's draws, replayable from the printed seed.
 struct Draws(u64);
@@ -58,6 +81,51 @@ struct Counter {
     incarnation: u64,
     /// Counts acknowledged in this incarnation: each only once.
     acked: HashSet<u64>,
+    /// Where this incarnation began is not known exactly (a delete or a
+    /// restore not acknowledged, or writes of the one before still in
+    /// flight): no restore is checked in it.
+    inexact: bool,
+    /// The count the incarnation began with (0, or what a restore read).
+    base: u64,
+    /// When each write of this incarnation was sent (ms).
+    sends: Vec<u64>,
+    /// When each acknowledged answer of this incarnation came (ms), and its count.
+    acks: Vec<(u64, u64)>,
+    /// When the last acknowledged delete was sent (ms): a restore to a time
+    /// before it is refused.
+    deleted_before: Option<u64>,
+}
+
+impl Counter {
+    /// A new incarnation beginning at `base` (exactly, or not), keeping
+    /// what outlives incarnations.
+    fn next(&self, lo: u64, hi: u64, base: u64, inexact: bool, deleted_before: Option<u64>) -> Self {
+        Self {
+            lo,
+            hi,
+            pending: self.pending,
+            incarnation: self.incarnation + 1,
+            acked: HashSet::new(),
+            inexact: inexact || self.pending > 0,
+            base,
+            sends: Vec::new(),
+            acks: Vec::new(),
+            deleted_before,
+        }
+    }
+
+    /// What a state at time `t` of this incarnation must hold: at least the
+    /// last count acknowledged by then, at most one more than the base for
+    /// each write sent by then. None when the incarnation is not exact or
+    /// had no acknowledged write by `t`.
+    fn bounds_at(&self, t: u64) -> Option<(u64, u64)> {
+        if self.inexact {
+            return None;
+        }
+        let lo = self.acks.iter().filter(|(at, _)| *at <= t).map(|(_, n)| *n).max()?;
+        let sent = self.sends.iter().filter(|at| **at <= t).count() as u64;
+        Some((lo, self.base + sent))
+    }
 }
 
 /// The counters and what was seen.
@@ -73,6 +141,10 @@ struct Book {
     /// Paused holders' writes that were refused once they resumed.
     paused_refused: u64,
     kills: u64,
+    /// Restores acknowledged and checked, refused across a delete, forks checked.
+    restores: u64,
+    refused_restores: u64,
+    forks: u64,
 }
 
 impl Book {
@@ -86,6 +158,7 @@ impl Book {
         let c = self.counter(name);
         c.pending += 1;
         c.hi += 1;
+        c.sends.push(now_ms());
         (c.lo, c.incarnation)
     }
 
@@ -99,9 +172,11 @@ impl Book {
         };
         self.acked_writes += 1;
         if asked_at.1 != c.incarnation {
-            // A delete, acknowledged or not, came in between: nothing to compare with.
+            // A delete or a restore, acknowledged or not, came in between:
+            // nothing to compare with.
             return;
         }
+        c.acks.push((now_ms(), n));
         let mut wrong = Vec::new();
         if n <= asked_at.0 {
             wrong.push(format!(
@@ -131,17 +206,26 @@ impl Book {
     /// A delete answered: acknowledged (the counter starts again from 0), or
     /// not (it may or may not have happened: a new incarnation with what the
     /// old one allowed as its upper bound).
-    fn delete_answered(&mut self, name: &'static str, acknowledged: bool) {
+    fn delete_answered(&mut self, name: &'static str, acknowledged: bool, sent_ms: u64) {
         let c = self.counter(name);
         let hi = if acknowledged { c.pending } else { c.hi };
-        *c = Counter {
-            lo: 0,
-            hi,
-            pending: c.pending,
-            incarnation: c.incarnation + 1,
-            acked: HashSet::new(),
-        };
+        let deleted_before = if acknowledged { Some(sent_ms) } else { c.deleted_before };
+        *c = c.next(0, hi, 0, !acknowledged, deleted_before);
         if !acknowledged {
+            self.unacknowledged += 1;
+        }
+    }
+
+    /// A restore answered: acknowledged, with the count read right after it
+    /// (the counter goes on from there), or not known (it may or may not
+    /// have happened; what it restored is at most what was allowed).
+    fn restore_answered(&mut self, name: &'static str, count: Option<u64>) {
+        let c = self.counter(name);
+        *c = match count {
+            Some(n) => c.next(n, n + c.pending, n, false, c.deleted_before),
+            None => c.next(0, c.hi, 0, true, c.deleted_before),
+        };
+        if count.is_none() {
             self.unacknowledged += 1;
         }
     }
@@ -231,9 +315,12 @@ fn process_simulation(url: &str, cycles: u64, broken_fence: bool) -> Outcome {
     let what = if broken_fence { "pauses" } else { "kill/restart cycles" };
     eprintln!("process simulation over {url}: seed {seed}, {cycles} {what}, broken fence: {broken_fence}");
     let dir = tempfile::tempdir().expect("tempdir");
+    let manifest = testee_manifest(dir.path());
+    let text = std::fs::read_to_string(&manifest).expect("manifest");
+    std::fs::write(&manifest, format!("retention = \"{RETENTION}\"\n{text}")).expect("manifest");
     let run = Arc::new(Run {
         url: url.to_owned(),
-        manifest: testee_manifest(dir.path()),
+        manifest,
         data: dir.path().to_owned(),
         broken_fence,
         seed,
@@ -261,7 +348,8 @@ fn process_simulation(url: &str, cycles: u64, broken_fence: bool) -> Outcome {
     let book = book.lock().expect("book");
     let summary = format!(
         "process simulation over {url}: seed {}: {} kills, {} pauses ({} paused writes refused), {} acknowledged writes, {} durable deletes, \
-         {} operator deletes, {} unacknowledged requests, then an app delete; {} violated invariant(s)",
+         {} operator deletes, {} restores and {} forks checked, {} restores across a delete refused, {} unacknowledged requests, \
+         then an app delete; {} violated invariant(s)",
         run.seed,
         book.kills,
         book.pauses,
@@ -269,6 +357,9 @@ fn process_simulation(url: &str, cycles: u64, broken_fence: bool) -> Outcome {
         book.acked_writes,
         book.durable_deletes,
         book.operator_deletes,
+        book.restores,
+        book.forks,
+        book.refused_restores,
         book.unacknowledged,
         book.violations.len()
     );
@@ -382,22 +473,26 @@ fn client(run: &Run, nodes: &Mutex<Nodes>, book: &Mutex<Book>, done: &AtomicBool
         };
         match draws.next(20) {
             0 | 1 => {
+                let sent = now_ms();
                 let answer = post(&base, name, &json!({"ops": [{"op": "delete-self-durable"}]}));
                 let ok = matches!(&answer, Ok((200, body)) if body.contains(r#"{"ok":null}"#));
                 let mut b = book.lock().expect("book");
-                b.delete_answered(name, ok);
+                b.delete_answered(name, ok, sent);
                 if ok {
                     b.durable_deletes += 1;
                 }
             }
             2 => {
+                let sent = now_ms();
                 let ok = operator_delete(run, name);
                 let mut b = book.lock().expect("book");
-                b.delete_answered(name, ok);
+                b.delete_answered(name, ok, sent);
                 if ok {
                     b.operator_deletes += 1;
                 }
             }
+            3 | 4 => restore(&base, name, book, &mut draws),
+            5 if book.lock().expect("book").forks < FORKS => fork(run, &base, name, book, &mut draws),
             _ => {
                 let asked_at = book.lock().expect("book").asking(name);
                 let answer = post(&base, name, &increment_ops(false));
@@ -406,6 +501,134 @@ fn client(run: &Run, nodes: &Mutex<Nodes>, book: &Mutex<Book>, done: &AtomicBool
                     .answered(name, acknowledged_count(&answer), asked_at, "the client");
             }
         }
+    }
+}
+
+/// The count an actor reads through `base` now (a read: it writes nothing).
+fn read_count(base: &str, name: &str) -> Option<u64> {
+    let read = json!({"ops": [{"op": "query", "sql": "SELECT n FROM c"}]});
+    let Ok((200, body)) = post(base, name, &read) else {
+        return None;
+    };
+    serde_json::from_str::<Value>(&body)
+        .ok()?
+        .pointer("/outcomes/0/ok/rows/0/0/integer")?
+        .as_str()?
+        .parse()
+        .ok()
+}
+
+/// A time to go back to: inside the window and this incarnation, after its
+/// first acknowledged write; with the bounds a state then must keep.
+fn time_to_go_back_to(c: &Counter, draws: &mut Draws) -> Option<(u64, (u64, u64))> {
+    let first = c.acks.first()?.0;
+    let now = now_ms();
+    let from = first.max(now.saturating_sub(RESTORE_WITHIN_MS));
+    let t = from + draws.next(now.saturating_sub(from) + 1);
+    Some((t, c.bounds_at(t)?))
+}
+
+/// Restores `name` through the admin API of the node at `base`: to a time
+/// inside the window, checked against what was acknowledged and sent by
+/// then; or, now and then, to a time before its last acknowledged delete,
+/// which must be refused. Only while none of its writes is in flight.
+fn restore(base: &str, name: &'static str, book: &Mutex<Book>, draws: &mut Draws) {
+    enum Plan {
+        Inside(u64, (u64, u64)),
+        BeforeDelete(u64),
+    }
+    let plan = {
+        let b = book.lock().expect("book");
+        let Some(c) = b.counters.get(name).filter(|c| c.pending == 0) else {
+            return;
+        };
+        match c.deleted_before {
+            Some(d) if draws.next(4) == 0 => Plan::BeforeDelete(d.saturating_sub(1 + draws.next(2_000))),
+            _ => match time_to_go_back_to(c, draws) {
+                Some((t, bounds)) => Plan::Inside(t, bounds),
+                None => return,
+            },
+        }
+    };
+    let to = match plan {
+        Plan::Inside(t, _) | Plan::BeforeDelete(t) => t,
+    };
+    let answer = common::try_http_body(
+        "POST",
+        &format!("{base}/_shim/actors/testee/{name}/restore"),
+        &json!({ "to": to }).to_string(),
+    );
+    let kind = |body: &str| {
+        serde_json::from_str::<Value>(body)
+            .ok()
+            .and_then(|v| v.get("kind")?.as_str().map(str::to_owned))
+    };
+    match (plan, answer) {
+        (Plan::BeforeDelete(_), Ok((200, body))) => {
+            let msg = format!("a restore of {name} to {to}, before its acknowledged delete, was carried out: {body}");
+            book.lock().expect("book").violations.push(msg);
+        }
+        (Plan::BeforeDelete(_), Ok((_, body))) if kind(&body).as_deref() == Some("bad-argument") => {
+            book.lock().expect("book").refused_restores += 1;
+        }
+        // Refused otherwise (a node killed, no holder yet): nothing happened.
+        (Plan::BeforeDelete(_), _) => {}
+        (Plan::Inside(_, (lo, hi)), Ok((200, _))) => {
+            let count = read_count(base, name);
+            let mut b = book.lock().expect("book");
+            if let Some(n) = count {
+                b.restores += 1;
+                if n < lo || n > hi {
+                    b.violations.push(format!(
+                        "a restore of {name} to {to} gave {n}: the state then held at least {lo} (acknowledged by then) \
+                         and at most {hi} (sent by then)"
+                    ));
+                }
+            }
+            b.restore_answered(name, count);
+        }
+        // Not carried out, or not known to be: a restore's outcome is
+        // unknown unless it was answered.
+        (Plan::Inside(..), _) => book.lock().expect("book").restore_answered(name, None),
+    }
+}
+
+/// Forks `name` with `actor fork` over the bucket to a time inside the
+/// window, into a new actor, and reads the fork through the node at `base`:
+/// the same bounds as a restore. The counter itself is left as it is.
+fn fork(run: &Run, base: &str, name: &'static str, book: &Mutex<Book>, draws: &mut Draws) {
+    let (to, (lo, hi), into) = {
+        let mut b = book.lock().expect("book");
+        let Some(c) = b.counters.get(name) else { return };
+        let Some(plan) = time_to_go_back_to(c, draws) else {
+            return;
+        };
+        b.forks += 1;
+        (plan.0, plan.1, format!("fork-{}-{name}", b.forks))
+    };
+    let forked = std::process::Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
+        .args(["actor", "fork", "--app", "t/app", &format!("testee/{name}")])
+        .args([
+            "--bucket",
+            &run.url,
+            "--to",
+            &to.to_string(),
+            "--into",
+            &format!("testee/{into}"),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    let count = if forked { read_count(base, &into) } else { None };
+    let mut b = book.lock().expect("book");
+    match count {
+        Some(n) if n < lo || n > hi => b.violations.push(format!(
+            "a fork of {name} at {to} into {into} reads {n}: the state then held at least {lo} and at most {hi}"
+        )),
+        Some(_) => {}
+        // The fork or its first read did not happen (a node killed): not counted.
+        None => b.forks -= 1,
     }
 }
 
@@ -619,6 +842,44 @@ fn the_process_simulation_catches_a_broken_fence() {
         summaries.push(outcome.summary);
     }
     panic!("a broken fence went unnoticed in {RUNS} runs: {}", summaries.join("; "));
+}
+
+/// A restore asked of a node process that does not hold the actor is
+/// carried to the one that does, and answered as it answered. Before, it
+/// answered 500 `event` ("held by node n1, which does not answer") while
+/// n1 answered everything else.
+#[test]
+fn a_restore_asked_of_a_node_that_does_not_hold_the_actor_is_carried_to_its_holder() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = file_url(dir.path());
+    let manifest = testee_manifest(dir.path());
+    let n1 = common::node_process::start_app(&manifest, "n1", &url, dir.path());
+    let n2 = common::node_process::start_app(&manifest, "n2", &url, dir.path());
+    let mut after_first = 0;
+    for want in 1..=3 {
+        let answer = post(&n1.base, "r", &increment_ops(false));
+        assert_eq!(acknowledged_count(&answer), Some(want), "{answer:?}");
+        if want == 1 {
+            after_first = now_ms();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+    let (status, body) = common::try_http_body(
+        "POST",
+        &format!("{}/_shim/actors/testee/r/restore", n2.base),
+        &json!({ "to": after_first }).to_string(),
+    )
+    .expect("the restore is answered");
+    assert_eq!(status, 200, "{body}");
+    assert!(
+        serde_json::from_str::<Value>(&body)
+            .expect("json")
+            .get("undo")
+            .is_some(),
+        "{body}"
+    );
+    assert_eq!(read_count(&n2.base, "r"), Some(1), "through n2");
+    assert_eq!(read_count(&n1.base, "r"), Some(1), "through n1");
 }
 
 /// The simulation over the test command's moto server.

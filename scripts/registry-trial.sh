@@ -211,7 +211,9 @@ case $lang in
     serve=(.venv/bin/python -m wasmkeep_actor serve) ;;
   c)
     mkdir opt
-    tar -xzf "$RELEASE"/c/*.tar.gz -C opt --strip-components=1
+    # As the archive's README says: unpacked into the prefix itself.
+    tar -xzf "$RELEASE"/c/*.tar.gz -C opt
+    [ -f opt/README.md ] || { echo "the C archive has no README.md at its top" >&2; exit 1; }
     export PATH=$WORK/opt/bin:$PATH PKG_CONFIG_PATH=$WORK/opt/lib/pkgconfig
     wasmkeep-shim new "$name" --lang c
     cd "$name"
@@ -220,7 +222,7 @@ case $lang in
     serve=(wasmkeep-shim serve) ;;
   rust)
     mkdir opt
-    tar -xzf "$RELEASE"/c/*.tar.gz -C opt --strip-components=1
+    tar -xzf "$RELEASE"/c/*.tar.gz -C opt
     export PATH=$WORK/opt/bin:$PATH
     wasmkeep-shim new "$name" --lang rust
     cd "$name"

@@ -71,7 +71,7 @@ for lang in "${langs[@]}"; do
       } >>"$dir/Cargo.toml"
       mkdir -p "$tmp/c-sdk"
       tar -xzf "$release"/c/*.tar.gz -C "$tmp/c-sdk"
-      lib=$(echo "$tmp"/c-sdk/*/lib/libwasmkeep_c_harness.so)
+      lib=$tmp/c-sdk/lib/libwasmkeep_c_harness.so
       (cd "$dir" && "$shim" build --out "$name.wasm" && WASMKEEP_HARNESS_LIB=$lib cargo test --quiet) >>"$log" 2>&1 ||
         fail "build and cargo test" ;;
     ts)
@@ -85,7 +85,7 @@ for lang in "${langs[@]}"; do
         || fail "venv, install, build and pytest" ;;
     c)
       [ -d "$tmp/c-sdk" ] || { mkdir -p "$tmp/c-sdk" && tar -xzf "$release"/c/*.tar.gz -C "$tmp/c-sdk"; }
-      pc=$(echo "$tmp"/c-sdk/*/lib/pkgconfig)
+      pc=$tmp/c-sdk/lib/pkgconfig
       (cd "$dir" && PKG_CONFIG_PATH=$pc make --quiet && PKG_CONFIG_PATH=$pc make --quiet test) >>"$log" 2>&1 || fail "make and make test" ;;
   esac
   "$shim" serve --manifest "$dir/wasmkeep.toml" --data-dir "$dir/.wasmkeep" --listen 127.0.0.1:0 >"$tmp/serve.log" 2>&1 &

@@ -2,7 +2,7 @@
 # component, from C sources with the C SDK. Use with the toolchain file
 # cmake/wasm32-wasi.cmake (which sets WASMKEEP_C_SDK).
 if(NOT WASMKEEP_C_SDK)
-  message(FATAL_ERROR "wasmkeep.cmake: configure with -DCMAKE_TOOLCHAIN_FILE=<sdk-c>/cmake/wasm32-wasi.cmake")
+  message(FATAL_ERROR "wasmkeep.cmake: configure with -DCMAKE_TOOLCHAIN_FILE=<the C SDK>/cmake/wasm32-wasi.cmake (share/wasmkeep/cmake/ of an installed SDK)")
 endif()
 find_program(WASM_TOOLS wasm-tools)
 if(NOT WASM_TOOLS)
@@ -11,7 +11,7 @@ endif()
 set(WK_ADAPTER "${WASMKEEP_C_SDK}/lib/wasi_snapshot_preview1.reactor.wasm" CACHE FILEPATH
     "The WASI preview-1 reactor adapter")
 if(NOT EXISTS "${WK_ADAPTER}")
-  message(FATAL_ERROR "${WK_ADAPTER} is missing: run `bash sdk-c/scripts/setup.sh` in the wasmkeep repository, or set WK_ADAPTER")
+  message(FATAL_ERROR "${WK_ADAPTER} is missing: the C SDK ships it in its lib/ (install the SDK again), or set WK_ADAPTER")
 endif()
 
 # 17 pages, as a Rust actor's: the heap has room from the start, so a woken

@@ -3,7 +3,7 @@
  * An actor is a C file that includes this header and defines the events it
  * answers (wk_on_request, wk_on_init, ...; see "Events" below). Build it into a
  * component with the SDK's Makefile fragment (mk/wasmkeep.mk), its CMake
- * toolchain file, or its pkg-config file; see sdk-c/README.md.
+ * toolchain file, or its pkg-config file; the C SDK's README.md says how.
  *
  * Conventions, the same for every function:
  * - Every name starts with wk_ (types, functions) or WK_ (constants).

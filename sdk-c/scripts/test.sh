@@ -32,6 +32,9 @@ pc_memory=$(sed -n 's/^initial_memory=//p' sdk-c/pkgconfig/wasmkeep.pc.in)
 [ -n "$mk_memory" ] && [ "$mk_memory" = "$cmake_memory" ] && [ "$mk_memory" = "$pc_memory" ] ||
   { echo "the default initial memory differs: wasmkeep.mk '$mk_memory', wasmkeep.cmake '$cmake_memory', wasmkeep.pc.in '$pc_memory': set the three alike" >&2; exit 1; }
 
+step "wasmkeep.mk tracks headers: a changed header builds the component again (sdk-c/tests/header-deps.sh)"
+bash sdk-c/tests/header-deps.sh
+
 step "the harness library and the C test programs (cc)"
 cargo build --quiet -p wasmkeep-c-harness
 out=target/wasmkeep-c/tests

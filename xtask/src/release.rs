@@ -14,8 +14,10 @@
 //!   `sdk-python/scripts/wheels.sh`);
 //! - `c/`: the C SDK's archive for this platform: headers, the harness as a
 //!   shared library with a SONAME (and its static library), `mk/`, `cmake/`,
-//!   pkg-config files that find the archive wherever it is unpacked, and the
-//!   host binary in `bin/`.
+//!   pkg-config files that find the archive wherever it is unpacked, the
+//!   host binary in `bin/` and a README for its user
+//!   (`sdk-c/ARCHIVE_README.md`), each at the archive's top: unpacked with
+//!   `tar -xzf … -C $PREFIX`, the host is `$PREFIX/bin/wasmkeep-shim`.
 //!
 //! The profile is a flag: `debug` proves the command on a machine where a
 //! release build of wasmtime (about 9 minutes on 2 cores) is not yet there.
@@ -360,16 +362,29 @@ fn c_archive(root: &Path, dir: &Path, version: &str, profile: Profile) -> Result
     fs::create_dir_all(&bin)?;
     fs::copy(host_binary(root, profile)?, bin.join("wasmkeep-shim"))?;
     let _ = Command::new("strip").arg(bin.join("wasmkeep-shim")).status();
+    // Its own README, for a user who has only the archive.
+    fs::copy(root.join("sdk-c/ARCHIVE_README.md"), prefix.join("README.md"))?;
     let leftover = text_files_naming(&prefix, &staged)?;
     if !leftover.is_empty() {
         bail!("the C archive names its staging folder in {leftover:?}");
     }
-    let archive = dir.join(format!("{name}.tar.gz"));
-    let mut cmd = Command::new("tar");
-    cmd.arg("-czf").arg(&archive).arg("-C").arg(&staging).arg(&name);
-    status(&mut cmd)?;
+    pack_at_top(&prefix, &dir.join(format!("{name}.tar.gz")))?;
     fs::remove_dir_all(&staging)?;
     Ok(())
+}
+
+/// A tar.gz of what `prefix` holds, each entry at the archive's top
+/// (`bin/…`, `lib/…`, `README.md`), not in a folder of the archive's name:
+/// `tar -xzf <archive> -C "$PREFIX"` makes `$PREFIX/bin/wasmkeep-shim`, as
+/// the READMEs say (before, it made `$PREFIX/<name>/bin/…`).
+fn pack_at_top(prefix: &Path, archive: &Path) -> Result<()> {
+    let mut entries = fs::read_dir(prefix)?
+        .map(|e| e.map(|e| e.file_name()))
+        .collect::<std::io::Result<Vec<_>>>()?;
+    entries.sort();
+    let mut cmd = Command::new("tar");
+    cmd.arg("-czf").arg(archive).arg("-C").arg(prefix).args(&entries);
+    status(&mut cmd)
 }
 
 /// The text files (not libraries) under `dir` that contain `needle`.
@@ -459,6 +474,81 @@ mod tests {
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855  a.txt\n\
              3e23e8160039594a33894f6564e1b1348bbd7a0088d42c4acb73eeaed59c009d  c/b.txt\n"
         );
+    }
+
+    /// What `tar -xzf <archive> -C "$PREFIX"` makes of the C archive: its
+    /// layout right in `$PREFIX`, as its README and the repository's say.
+    #[test]
+    fn the_c_archive_unpacks_into_the_prefix_itself() {
+        let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let staged = tmp.path().join("wasmkeep-c-sdk-0.0.0-arch-os");
+        for file in ["bin/wasmkeep-shim", "lib/pkgconfig/wasmkeep.pc", "README.md"] {
+            let at = staged.join(file);
+            fs::create_dir_all(at.parent().unwrap_or(&staged)).ok();
+            fs::write(&at, file).ok();
+        }
+        let archive = tmp.path().join("a.tar.gz");
+        pack_at_top(&staged, &archive).unwrap_or_else(|e| panic!("{e:#}"));
+        let prefix = tmp.path().join("prefix");
+        fs::create_dir_all(&prefix).ok();
+        let mut cmd = Command::new("tar");
+        cmd.arg("-xzf").arg(&archive).arg("-C").arg(&prefix);
+        status(&mut cmd).unwrap_or_else(|e| panic!("{e:#}"));
+        for file in ["bin/wasmkeep-shim", "lib/pkgconfig/wasmkeep.pc", "README.md"] {
+            assert!(prefix.join(file).is_file(), "$PREFIX/{file}");
+        }
+    }
+
+    /// The files the C archive ships, text ones, as a registry user reads
+    /// them: its README, the headers, `mk/`, `cmake/` and pkg-config
+    /// templates. None sends the user into a checkout of the repository.
+    #[test]
+    fn the_c_archive_s_texts_name_no_checkout() {
+        let sdk = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sdk-c");
+        let mut shipped = vec![sdk.join("ARCHIVE_README.md")];
+        for dir in ["include", "mk", "cmake", "pkgconfig", "src"] {
+            for entry in fs::read_dir(sdk.join(dir)).into_iter().flatten().flatten() {
+                shipped.push(entry.path());
+            }
+        }
+        let never = [
+            "target/debug",
+            "target/release",
+            "setup.sh",
+            "sdk-c/",
+            "scripts/",
+            "cargo xtask",
+            "the repository",
+            "wasmkeep repository",
+            "examples/",
+        ];
+        for file in &shipped {
+            let text = fs::read_to_string(file).unwrap_or_default();
+            for word in never {
+                assert!(
+                    !text.contains(word),
+                    "{} (shipped in the C archive) says {word:?}",
+                    file.display()
+                );
+            }
+        }
+        // Its links: web pages, or files the archive holds.
+        let readme = fs::read_to_string(sdk.join("ARCHIVE_README.md")).unwrap_or_default();
+        for link in readme.split("](").skip(1).filter_map(|l| l.split(')').next()) {
+            assert!(
+                link.starts_with("https://"),
+                "ARCHIVE_README.md links {link}, which the archive does not hold"
+            );
+        }
+        for needs in [
+            "wasm32-wasi",
+            "wasi-libc",
+            "wasm-tools",
+            "-C \"$PREFIX\"",
+            "PATH=$PREFIX/bin",
+        ] {
+            assert!(readme.contains(needs), "ARCHIVE_README.md names {needs:?}");
+        }
     }
 
     #[test]

@@ -340,8 +340,9 @@ fn readme(lang: Lang, p: &Project, what: &str) -> String {
     let sdk = match (&p.sdk, lang) {
         (Sdk::Checkout(root), _) => format!("It uses the SDK of the wasmkeep checkout {}.", root.display()),
         (Sdk::Registry, Lang::C) => format!(
-            "It uses the wasmkeep C SDK {VERSION} installed from its release archive: `make` finds it\n\
-             with pkg-config (set PKG_CONFIG_PATH to the archive's lib/pkgconfig)."
+            "It uses the wasmkeep C SDK {VERSION} from its release archive, unpacked into a prefix:\n\
+             `make` finds it with pkg-config (PKG_CONFIG_PATH=$PREFIX/lib/pkgconfig), and\n\
+             `wasmkeep-shim` is its bin/ (PATH=$PREFIX/bin:$PATH)."
         ),
         (Sdk::Registry, _) => format!("It uses the wasmkeep {what} SDK {VERSION} from its package registry."),
     };
@@ -579,6 +580,24 @@ fn c(p: &Project) -> Result<Vec<File>> {
                      WASMKEEP_HARNESS_INCLUDE ?= $(shell pkg-config --variable=includedir wasmkeep-harness)",
                 ),
             )?;
+            // The example's words are about the repository, which a registry user has not.
+            makefile = replace_exact(
+                &makefile,
+                "# test in the native harness (`make test`). Outside this repository, set\n\
+                 # WASMKEEP_C_SDK to the SDK's directory and WASMKEEP_TARGET to the repository's\n\
+                 # target/debug (where libwasmkeep_c_harness.so is built).\n",
+                "# test in the native harness (`make test`).\n",
+            )?;
+            makefile = replace_exact(
+                &makefile,
+                "$(error WASMKEEP_C_SDK ($(WASMKEEP_C_SDK)) is not the C SDK's directory: set it to sdk-c of \
+                 the wasmkeep repository, here or with make WASMKEEP_C_SDK=...)",
+                &format!(
+                    "$(error pkg-config finds no wasmkeep C SDK {VERSION} or newer (WASMKEEP_C_SDK is \
+                     '$(WASMKEEP_C_SDK)'): export PKG_CONFIG_PATH=<the SDK's prefix>/lib/pkgconfig, or make \
+                     WASMKEEP_C_SDK=<the SDK's share/wasmkeep>)"
+                ),
+            )?;
             makefile = replace_exact(
                 &makefile,
                 "WASMKEEP_TARGET ?= $(WASMKEEP_C_SDK)/../target/debug",
@@ -609,7 +628,9 @@ fn c(p: &Project) -> Result<Vec<File>> {
         ("Makefile", makefile),
         ("actor.c", example(p, "counter-c", "actor.c")?),
         ("test/actor_test.c", test),
-        ("wasmkeep.toml", manifest(p, "make --quiet", &["actor.c"])),
+        // The folder, not actor.c: a header of the actor's changed rebuilds
+        // too (wasmkeep.mk tracks headers), as does a file added later.
+        ("wasmkeep.toml", manifest(p, "make --quiet", &["."])),
         ("README.md", readme(Lang::C, p, "C")),
         (".gitignore", gitignore(&["build/"])),
     ])

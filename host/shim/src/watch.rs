@@ -235,11 +235,14 @@ impl Watch {
 }
 
 /// Whether a change to `path` rebuilds the class: it is one of its watched
-/// paths or under one, and not a build output, a cache, data or the
-/// component (only the parts of `path` under the watched one are looked at,
+/// paths or under one, and not a build output, a cache, data, a log (`serve
+/// --watch > serve.log` in a watched folder would otherwise rebuild at each
+/// line it prints) or the component (only the parts of `path` under the watched one are looked at,
 /// so that the project may itself live under a folder named `build`).
 fn starts_build(path: &Path, data_dir: &Path, spec: &ClassSpec, build: &ClassBuild) -> bool {
-    if path.starts_with(data_dir) || path.extension().is_some_and(|e| e == "wasm") || absolute(&spec.component) == path
+    if path.starts_with(data_dir)
+        || path.extension().is_some_and(|e| e == "wasm" || e == "log")
+        || absolute(&spec.component) == path
     {
         return false;
     }
@@ -374,6 +377,7 @@ mod tests {
         ));
         let all = build(d, &[d]);
         assert!(!starts_build(&d.join("actor.wasm"), &data, &c, &all));
+        assert!(!starts_build(&d.join("serve.log"), &data, &c, &all));
         assert!(!starts_build(&d.join(".wasmkeep/state/x.db"), &data, &c, &all));
         assert!(!starts_build(&d.join("build/actor.o"), &data, &c, &all));
     }

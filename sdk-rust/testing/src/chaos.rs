@@ -9,6 +9,8 @@
 use crate::harness::{ActorTest, Builder};
 use crate::types::ChaosFailure;
 use anyhow::Context as _;
+use std::cell::Cell;
+use std::sync::Once;
 
 /// The variable that replays one seed.
 const CHAOS_SEED_VAR: &str = "WASMKEEP_CHAOS_SEED";
@@ -24,6 +26,42 @@ fn chaos_seeds(given: impl IntoIterator<Item = u64>) -> anyhow::Result<Vec<u64>>
         }
         _ => Ok(given.into_iter().collect()),
     }
+}
+
+thread_local! {
+    /// Whether this thread runs a chaos body now: its panics are the body's
+    /// assertions, kept for the report instead of printed.
+    static IN_CHAOS_BODY: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Installs, once per process, a panic hook that says nothing for a chaos
+/// body's panics and hands every other panic to the hook that was there
+/// before. (Swapping the process-wide hook around each body silenced the
+/// panics of the tests that `cargo test` runs on other threads meanwhile,
+/// and could put back a hook another test had set in between.)
+fn quiet_chaos_panics() {
+    static INSTALL: Once = Once::new();
+    INSTALL.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !IN_CHAOS_BODY.with(Cell::get) {
+                previous(info);
+            }
+        }));
+    });
+}
+
+/// Runs `f` with this thread marked as running a chaos body.
+fn as_chaos_body<R>(f: impl FnOnce() -> R) -> R {
+    struct Unmark(bool);
+    impl Drop for Unmark {
+        fn drop(&mut self) {
+            IN_CHAOS_BODY.with(|c| c.set(self.0));
+        }
+    }
+    quiet_chaos_panics();
+    let _unmark = Unmark(IN_CHAOS_BODY.with(|c| c.replace(true)));
+    f()
 }
 
 /// Runs `body` once per seed of `seeds` (or only `WASMKEEP_CHAOS_SEED`
@@ -49,10 +87,8 @@ pub fn run_chaos(
         t.driver_mut().start_chaos(seed)?;
         t.chaos_seed = Some(seed);
         // The body's assertions panic; the panic hook would print each one.
-        let hook = std::panic::take_hook();
-        std::panic::set_hook(Box::new(|_| {}));
-        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(&t)));
-        std::panic::set_hook(hook);
+        // Only this thread's are kept quiet: tests on other threads print theirs.
+        let outcome = as_chaos_body(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(&t))));
         t.chaos_seed = None;
         match outcome {
             Ok(()) => {

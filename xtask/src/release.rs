@@ -551,6 +551,28 @@ mod tests {
         }
     }
 
+    /// `wasmkeep-actor-testing` ships a README (crates.io shows it): its
+    /// manifest names one, the file is there, and it links only web pages,
+    /// since nothing else of the repository ships with the crate.
+    #[test]
+    fn the_testing_crate_ships_a_readme_of_its_own() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../sdk-rust/testing");
+        let manifest: toml::Table = fs::read_to_string(dir.join("Cargo.toml"))
+            .unwrap_or_default()
+            .parse()
+            .unwrap_or_default();
+        let readme = manifest["package"].get("readme").and_then(toml::Value::as_str);
+        assert_eq!(readme, Some("README.md"), "its Cargo.toml names its README");
+        let text = fs::read_to_string(dir.join("README.md")).unwrap_or_default();
+        assert!(text.contains("wasmkeep-actor-testing"), "the README is there");
+        for link in text.split("](").skip(1).filter_map(|l| l.split(')').next()) {
+            assert!(
+                link.starts_with("https://"),
+                "the README links {link}, which the crate does not ship"
+            );
+        }
+    }
+
     #[test]
     fn the_published_crates_are_the_workspace_publishable_ones() {
         // Every crate named here may be published, and every other member may not.

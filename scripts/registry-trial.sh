@@ -228,7 +228,8 @@ case $lang in
     cd "$name"
     printf '\n[patch.crates-io]\nwasmkeep-actor = { version = "%s", registry = "wasmkeep-trial" }\nwasmkeep-actor-testing = { version = "%s", registry = "wasmkeep-trial" }\n' \
       "$VERSION" "$VERSION" >>Cargo.toml
-    wasmkeep-shim build --out "$name.wasm"
+    # The README's build: the component where cargo test builds it and serve serves it.
+    wasmkeep-shim build
     cargo test --quiet
     # What a Rust author often types first: a build for the machine itself
     # links (export! makes no component exports there), and warns of nothing

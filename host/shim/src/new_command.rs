@@ -290,7 +290,10 @@ fn commands(lang: Lang, p: &Project) -> Vec<(String, &'static str)> {
     let build = "build the component";
     match lang {
         Lang::Rust => vec![
-            (format!("{} build --out {}.wasm", shim(p), p.name), build),
+            (
+                format!("{} build", shim(p)),
+                "build the component (cargo test builds it too)",
+            ),
             ("cargo test".to_owned(), test),
             serve,
         ],
@@ -364,12 +367,17 @@ fn readme(lang: Lang, p: &Project, what: &str) -> String {
 /// The app manifest: one class, its component, and how `serve --watch`
 /// rebuilds it (`build`, run here when a file under `watch` changes).
 fn manifest(p: &Project, build: &str, watch: &[&str]) -> String {
+    manifest_of(p, &format!("{}.wasm", p.name), build, watch)
+}
+
+/// [`manifest`] with the component at `component`.
+fn manifest_of(p: &Project, component: &str, build: &str, watch: &[&str]) -> String {
     let watch: Vec<String> = watch.iter().map(|w| format!("{w:?}")).collect();
     format!(
         "# The app manifest for `wasmkeep-shim serve`. Paths are relative to this file.\n\
          app = \"local/{name}\"\n\n\
          [classes.{name}]\n\
-         component = \"{name}.wasm\"\n\
+         component = {component:?}\n\
          # Any request creates the actor if it does not exist yet.\n\
          access = \"open\"\n\
          # `serve --watch` runs this when a file under `watch` changes, then swaps\n\
@@ -388,6 +396,16 @@ fn gitignore(extra: &[&str]) -> String {
         s.push('\n');
     }
     s
+}
+
+/// Where a Rust project's component is: `<target dir>/components/<package>.wasm`,
+/// which both `cargo test` (wasmkeep-actor-testing) and `wasmkeep-shim build`
+/// write. The project's own `target/`, or with `--sdk` the checkout's.
+fn rust_component(p: &Project) -> String {
+    match &p.sdk {
+        Sdk::Registry => format!("target/components/{}.wasm", p.name),
+        Sdk::Checkout(root) => format!("{}/target/components/{}.wasm", root.display(), p.name),
+    }
 }
 
 /// Rust: a cdylib crate on the SDK, tested with wasmkeep-actor-testing.
@@ -468,7 +486,10 @@ fn rust(p: &Project) -> Result<Vec<File>> {
         ("tests/actor.rs", test),
         (
             "wasmkeep.toml",
-            manifest(p, &format!("{} build --out {}.wasm", shim(p), p.name), &["src"]),
+            // The component `cargo test` builds (wasmkeep-actor-testing) and
+            // `wasmkeep-shim build` writes by default: after a green `cargo
+            // test`, `serve` serves what was tested.
+            manifest_of(p, &rust_component(p), &format!("{} build", shim(p)), &["src"]),
         ),
         ("README.md", readme(Lang::Rust, p, "Rust")),
         (".gitignore", gitignore(&["target/"])),

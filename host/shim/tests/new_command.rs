@@ -272,7 +272,16 @@ fn new_writes_no_absolute_path() {
         let build = manifest["classes"]["hello"]["build"].as_str().expect("build");
         let serve = match lang {
             "rust" => {
-                assert_eq!(build, "wasmkeep-shim build --out hello.wasm");
+                assert_eq!(build, "wasmkeep-shim build");
+                // The component `cargo test` builds (<target dir>/components/<package>.wasm,
+                // the project's own target/), so that serve serves what was tested.
+                assert_eq!(
+                    manifest["classes"]["hello"]["component"].as_str(),
+                    Some("target/components/hello.wasm")
+                );
+                let cargo: toml::Table = written["Cargo.toml"].parse().expect("Cargo.toml is TOML");
+                assert_eq!(cargo["package"]["name"].as_str(), Some("hello"));
+                assert!(!written.contains_key(".cargo/config.toml"), "no other target dir");
                 "\nwasmkeep-shim serve"
             }
             "ts" => "\nnpx wasmkeep-shim serve",
@@ -309,10 +318,7 @@ fn new_with_sdk_names_the_shim_on_path_by_its_name() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let written = files(&at);
     let manifest: toml::Table = written["wasmkeep.toml"].parse().expect("TOML");
-    assert_eq!(
-        manifest["classes"]["p"]["build"].as_str(),
-        Some("wasmkeep-shim build --out p.wasm")
-    );
+    assert_eq!(manifest["classes"]["p"]["build"].as_str(), Some("wasmkeep-shim build"));
 }
 
 #[test]

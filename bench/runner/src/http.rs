@@ -234,11 +234,8 @@ pub fn post_rate_with_history(
     counter: &Path,
     history: bool,
     plan: Plan,
+    dir: &tempfile::TempDir,
 ) -> Result<f64> {
-    let dir = tempfile::Builder::new()
-        .prefix("wasmkeep-bench-history-")
-        .tempdir()
-        .context("creating a temporary directory")?;
     let mut config = wasmkeep_shim::RuntimeConfig::new(dir.path());
     config.cache_dir = dir.path().join("cache");
     if history {

@@ -142,6 +142,103 @@ fn a_request_carried_out_before_never_deletes_the_actor_created_since() {
     );
 }
 
+/// A second node lists the request after the holder deleted the actor and
+/// released it, before its key was deleted (issue 57: every node process
+/// lists). The actor no longer exists, but its newest reset names this
+/// request: done, never "no such actor" (seed 000 §3, step 3). Before, the
+/// job wrote `.absent`, and the command answered "no such actor".
+#[test]
+fn a_request_listed_again_after_it_deleted_the_actor_is_done() {
+    let n = nodes();
+    let k = ActorKey::new("t/app", "testee", "twice");
+    ops(&n.n2, &k, json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}]));
+    let req = request_delete(n.bucket.as_ref(), &k).expect("request");
+    n.n1.passes().run_operator_pass();
+    assert_eq!(
+        wait_for_outcome(n.bucket.as_ref(), &req, Duration::from_secs(10)).expect("wait"),
+        Waited::Deleted
+    );
+    // Listed by another node before the holder deleted its key: same id, same time.
+    n.bucket
+        .put(&req.object, b"", &PutCondition::IfAbsent)
+        .expect("the request is back");
+    n.n1.passes().run_operator_pass();
+    assert_eq!(
+        wait_for_outcome(n.bucket.as_ref(), &req, Duration::from_secs(10)).expect("wait"),
+        Waited::Deleted,
+        "the actor's reset names this request: done"
+    );
+    // Another request of the same actor, written after it was deleted, is
+    // not the one that deleted it: no such actor.
+    let later = wasmkeep_host::operator::DeleteRequest {
+        id: "00000000000000ff".into(),
+        object: keys::delete_request(&k, "00000000000000ff"),
+        ..req.clone()
+    };
+    n.bucket
+        .put(&later.object, b"", &PutCondition::IfAbsent)
+        .expect("a later request");
+    let later = wasmkeep_host::operator::list(n.bucket.as_ref(), "t/app")
+        .expect("list")
+        .into_iter()
+        .find_map(|l| match l {
+            wasmkeep_host::operator::Listed::Request(r) if r.id == later.id => Some(r),
+            _ => None,
+        })
+        .expect("listed");
+    n.n1.passes().run_operator_pass();
+    assert_eq!(
+        wait_for_outcome(n.bucket.as_ref(), &later, Duration::from_secs(10)).expect("wait"),
+        Waited::NoSuchActor,
+        "another request of a deleted actor: no such actor"
+    );
+}
+
+/// Another node answered the request first (here `.absent`, as a node that
+/// found no such actor): that outcome is the request's. The holder writes
+/// none of its own and deletes nothing for it. Before, the holder deleted
+/// the actor and wrote `.done` beside the `.absent`: two outcomes of one
+/// request, and a command that read `.absent` for an actor it deleted.
+#[test]
+fn a_request_that_has_an_outcome_keeps_it() {
+    use wasmkeep_host::operator::Outcome;
+    let n = nodes();
+    let k = ActorKey::new("t/app", "testee", "raced");
+    ops(&n.n2, &k, json!([{"op": "exec", "sql": "CREATE TABLE t(x)"}]));
+    let req = request_delete(n.bucket.as_ref(), &k).expect("request");
+    // A slow event of the actor's first, so that the job the pass queues
+    // behind it runs after the other node's outcome landed (had the pass
+    // listed the outcome, it would only have deleted the request).
+    let slow = {
+        let (rt, k) = (n.n2.clone(), k.clone());
+        let sql = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) \
+                   SELECT count(*) FROM c";
+        std::thread::spawn(move || ops(&rt, &k, json!([{"op": "query", "sql": sql}])))
+    };
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(n.n1.passes().run_operator_pass(), 1, "queued");
+    n.bucket
+        .put(&req.outcome_key(Outcome::Absent), b"", &PutCondition::IfAbsent)
+        .expect("another node's outcome");
+    let answer = slow.join().expect("the slow event");
+    assert!(answer.contains("3000000"), "the slow event ran first: {answer}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while deletes_under(n.bucket.as_ref(), "t/app").contains(&req.object) {
+        assert!(std::time::Instant::now() < deadline, "the request was never finished");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        deletes_under(n.bucket.as_ref(), "t/app"),
+        vec![req.outcome_key(Outcome::Absent)],
+        "one outcome: the one written first"
+    );
+    assert_eq!(
+        n.n1.passes().deletion_status(&k),
+        DeletionStatus::NotDeleted,
+        "nothing deleted for a request already answered"
+    );
+}
+
 #[test]
 fn an_operator_delete_closes_open_sockets_with_1000_first() {
     let n = nodes();

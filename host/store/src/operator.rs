@@ -4,8 +4,9 @@
 //! writes a request and waits for its outcome; nodes list requests.
 
 use crate::address::ActorKey;
-use crate::bucket::{BucketError, ObjectStore, PutCondition};
+use crate::bucket::{BucketError, ObjectStore, PutCondition, put_read_back};
 use crate::keys;
+use crate::replica::{Kind, ReplicaError, parse_history_key, read_meta, recorded_holder};
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
 
@@ -133,6 +134,117 @@ pub fn list(bucket: &dyn ObjectStore, app: &str) -> Result<Vec<Listed>, BucketEr
     Ok(out)
 }
 
+/// What the bucket says of a request whose actor a node found not to exist
+/// (its history's head is a reset, or it has none): seed 000 §3, step 3.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InBucket {
+    /// The newest reset carries this request (or a later one) out, and no
+    /// node has taken the actor at a generation above it: the request's
+    /// delete is the actor's state for good. Done.
+    CarriedOut,
+    /// No history at all, or a newest reset that carried out no such
+    /// request and nobody took the actor since: no such actor.
+    NoSuchActor,
+    /// Not settled now: the actor has a state again, or a node took it at a
+    /// generation above the reset (its fence may land yet). The request
+    /// stays for a later pass, which finds the actor held or restored.
+    Unsettled,
+}
+
+/// Reads what the bucket says of `req`'s actor, once a node found it not to
+/// exist: the newest reset's `operator_delete` mark (the removal record of
+/// the request that deleted it) and the ownership record. The record is read
+/// after the listing: a generation above the reset's means a node took the
+/// actor after the reset, and its fence (which would make what it restored
+/// the state) may not have landed when the listing was taken. A record at
+/// the reset's generation stands in for the fence: every later holder takes
+/// a generation above it and lists after, so it restores that reset.
+///
+/// # Errors
+/// The bucket failed, or the ownership record is not one (the request stays).
+pub fn in_bucket(bucket: &dyn ObjectStore, req: &DeleteRequest) -> Result<InBucket, ReplicaError> {
+    let prefix = keys::history_prefix(&req.key);
+    let listing = bucket.list(&prefix)?;
+    let head = listing
+        .iter()
+        .filter_map(|m| parse_history_key(&prefix, &m.key))
+        .filter(|o| o.kind != Kind::Snapshot)
+        .max_by_key(|o| o.pos);
+    let Some(head) = head else {
+        return Ok(InBucket::NoSuchActor);
+    };
+    if head.kind != Kind::Reset {
+        return Ok(InBucket::Unsettled);
+    }
+    // Listed a moment ago and gone now: erased or replaced meanwhile.
+    let Some((image, _)) = bucket.get(&head.key)? else {
+        return Ok(InBucket::Unsettled);
+    };
+    if recorded_holder(bucket, &req.key)?.is_some_and(|r| r.generation > head.pos.generation) {
+        return Ok(InBucket::Unsettled);
+    }
+    let carried_out = read_meta(&image, META_OPERATOR_DELETE).is_some_and(|m| req.carried_out_by(&m));
+    Ok(if carried_out {
+        InBucket::CarriedOut
+    } else {
+        InBucket::NoSuchActor
+    })
+}
+
+/// The outcome written beside the request, if any (`done` first).
+///
+/// # Errors
+/// The bucket failed.
+pub fn outcome_of(bucket: &dyn ObjectStore, req: &DeleteRequest) -> Result<Option<Outcome>, BucketError> {
+    for o in [Outcome::Done, Outcome::Absent] {
+        if bucket.get(&req.outcome_key(o))?.is_some() {
+            return Ok(Some(o));
+        }
+    }
+    Ok(None)
+}
+
+/// What writing a request's outcome found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Settled {
+    /// This node wrote the outcome.
+    Written(Outcome),
+    /// The request had an outcome already (another node carried it out, or
+    /// won the race to its outcome): that one is the request's.
+    Found(Outcome),
+    /// The request is gone: another node finished it (its outcome written,
+    /// maybe read and removed by the command since), or it expired.
+    Finished,
+}
+
+/// Writes the request's outcome beside it, once per request: a request that
+/// has an outcome of either kind keeps it, and one that is gone is finished;
+/// else the outcome is created (`IfAbsent`, a lost answer read back), and a
+/// node that loses the race takes the winner's. An `absent` written while
+/// another node wrote `done` is removed again: the request deleted the actor.
+///
+/// # Errors
+/// The bucket failed: the outcome is not known to be written, and the
+/// request stays for the next pass.
+pub fn write_outcome(bucket: &dyn ObjectStore, req: &DeleteRequest, outcome: Outcome) -> Result<Settled, BucketError> {
+    if let Some(o) = outcome_of(bucket, req)? {
+        return Ok(Settled::Found(o));
+    }
+    if bucket.get(&req.object)?.is_none() {
+        return Ok(Settled::Finished);
+    }
+    match put_read_back(bucket, &req.outcome_key(outcome), b"", &PutCondition::IfAbsent) {
+        Ok(_) => {}
+        Err(BucketError::PreconditionFailed(_)) => return Ok(Settled::Found(outcome)),
+        Err(e) => return Err(e),
+    }
+    if outcome == Outcome::Absent && bucket.get(&req.outcome_key(Outcome::Done))?.is_some() {
+        bucket.delete(&req.outcome_key(Outcome::Absent))?;
+        return Ok(Settled::Found(Outcome::Done));
+    }
+    Ok(Settled::Written(outcome))
+}
+
 /// A new request id: 16 hex digits, different for every request.
 pub fn new_request_id() -> String {
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();
@@ -182,7 +294,7 @@ pub fn request_delete(bucket: &dyn ObjectStore, key: &ActorKey) -> Result<Delete
     // The id is new, so the request's bytes there are ours: a lost answer
     // is settled by reading it back (issue 57), not reported as a failure
     // while the cluster carries the request out.
-    crate::bucket::put_read_back(bucket, &object, body, &PutCondition::IfAbsent)?;
+    put_read_back(bucket, &object, body, &PutCondition::IfAbsent)?;
     let t = bucket
         .list(&object)?
         .into_iter()
@@ -311,6 +423,134 @@ mod tests {
         assert_eq!(lossy.lost(), 1);
         let listed = list(inner.as_ref(), "a/b").expect("list");
         assert_eq!(listed, vec![Listed::Request(req)], "one request");
+    }
+
+    /// An empty database whose host meta holds `marks`, as a reset carries.
+    fn empty_with(marks: &[(&str, &str)]) -> Vec<u8> {
+        let conn = rusqlite::Connection::open_in_memory().expect("db");
+        conn.execute_batch("CREATE TABLE _wasmkeep_meta(key TEXT PRIMARY KEY, value TEXT)")
+            .expect("meta");
+        for (k, v) in marks {
+            conn.execute("INSERT INTO _wasmkeep_meta VALUES (?1, ?2)", [k, v])
+                .expect("mark");
+        }
+        conn.serialize(rusqlite::MAIN_DB).expect("image").to_vec()
+    }
+
+    /// A bucket with `key`'s history and a request for it.
+    fn requested() -> (std::sync::Arc<dyn ObjectStore>, DeleteRequest, crate::replica::Replica) {
+        use crate::bucket::MemoryBucket;
+        use crate::clock::VirtualClock;
+        use crate::replica::{Kind, Replica};
+        let bucket: std::sync::Arc<dyn ObjectStore> =
+            std::sync::Arc::new(MemoryBucket::new(std::sync::Arc::new(VirtualClock::default())));
+        let key = ActorKey::new("a/b", "c", "n");
+        let mut replica = Replica::new(bucket.clone(), std::sync::Arc::default(), key.clone(), "n1");
+        replica.acquire(&|_| true).expect("acquire");
+        replica
+            .upload(Kind::Segment, &empty_with(&[]), &|_| true)
+            .expect("a state");
+        let req = request_delete(bucket.as_ref(), &key).expect("request");
+        (bucket, req, replica)
+    }
+
+    #[test]
+    fn an_actor_deleted_by_this_request_is_carried_out_and_by_another_delete_absent() {
+        let (bucket, req, mut replica) = requested();
+        assert_eq!(
+            in_bucket(bucket.as_ref(), &req),
+            Ok(InBucket::Unsettled),
+            "it exists: its holder decides"
+        );
+        let marker = req.marker();
+        replica
+            .delete(
+                &empty_with(&[("deleted", "5 operator"), (META_OPERATOR_DELETE, &marker)]),
+                &|_| true,
+            )
+            .expect("deleted by this request");
+        replica.release().expect("released");
+        assert_eq!(in_bucket(bucket.as_ref(), &req), Ok(InBucket::CarriedOut));
+        let other = DeleteRequest {
+            id: "00000000000000ff".into(),
+            t: req.t + 1,
+            ..req.clone()
+        };
+        assert_eq!(
+            in_bucket(bucket.as_ref(), &other),
+            Ok(InBucket::NoSuchActor),
+            "a later request found the actor deleted by another"
+        );
+        let none = DeleteRequest {
+            key: ActorKey::new("a/b", "c", "never"),
+            ..req.clone()
+        };
+        assert_eq!(
+            in_bucket(bucket.as_ref(), &none),
+            Ok(InBucket::NoSuchActor),
+            "no history"
+        );
+    }
+
+    #[test]
+    fn a_reset_a_node_took_since_is_not_settled() {
+        let (bucket, req, mut replica) = requested();
+        let marker = req.marker();
+        replica
+            .delete(&empty_with(&[(META_OPERATOR_DELETE, &marker)]), &|_| true)
+            .expect("deleted by this request");
+        // Another node takes the ownership record above the reset; its fence
+        // (what it restored, as the state) has not landed yet.
+        let record = crate::replica::OwnerRecord {
+            node: "n2".into(),
+            generation: replica.generation().expect("held") + 1,
+            released: false,
+            committed: 0,
+        };
+        bucket
+            .put(
+                &keys::owner(&req.key),
+                &serde_json::to_vec(&record).expect("json"),
+                &PutCondition::None,
+            )
+            .expect("taken");
+        assert_eq!(in_bucket(bucket.as_ref(), &req), Ok(InBucket::Unsettled));
+    }
+
+    #[test]
+    fn a_request_has_one_outcome() {
+        let (bucket, req, _) = requested();
+        assert_eq!(
+            write_outcome(bucket.as_ref(), &req, Outcome::Done),
+            Ok(Settled::Written(Outcome::Done))
+        );
+        assert_eq!(
+            write_outcome(bucket.as_ref(), &req, Outcome::Absent),
+            Ok(Settled::Found(Outcome::Done)),
+            "the second node takes the first one's"
+        );
+        assert_eq!(
+            write_outcome(bucket.as_ref(), &req, Outcome::Done),
+            Ok(Settled::Found(Outcome::Done))
+        );
+        let outcomes: Vec<_> = list(bucket.as_ref(), "a/b")
+            .expect("list")
+            .into_iter()
+            .filter(|l| matches!(l, Listed::Outcome { .. }))
+            .collect();
+        assert_eq!(outcomes.len(), 1, "{outcomes:?}");
+        // The command read it and removed it; the request is gone: nothing more.
+        bucket.delete(&req.outcome_key(Outcome::Done)).expect("read");
+        bucket.delete(&req.object).expect("finished");
+        assert_eq!(
+            write_outcome(bucket.as_ref(), &req, Outcome::Done),
+            Ok(Settled::Finished)
+        );
+        assert_eq!(
+            list(bucket.as_ref(), "a/b").expect("list"),
+            Vec::new(),
+            "nothing written"
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@ use crate::actor_db::open_for_reading;
 use crate::deletion::DeleteHow;
 use crate::job::{AdminDeleted, EventKind, Job, LentRead};
 use crate::node::Host;
-use crate::operator::{DeleteRequest, Outcome};
+use crate::operator::{DeleteRequest, InBucket, Outcome, Settled};
 use crate::storage::OpenMode;
 
 impl ActorCell {
@@ -28,7 +28,8 @@ impl ActorCell {
 
     /// ADR 0028 §3: an operator delete request, carried out in the actor's
     /// mailbox after the jobs queued before it. It runs no guest code: absent
-    /// → `.absent`; held by another node → that node's mailbox; carried out
+    /// → `.done` when the newest reset names this request, else `.absent`
+    /// ([`ActorCell::absent_for_request`]); held by another node → that node's mailbox; carried out
     /// before (the replay marker) → `.done`; open sockets → closed with 1000
     /// "actor deleted", their close events run, then the job again; otherwise
     /// the reset with the deletion and replay markers, and `.done` once it is
@@ -40,7 +41,7 @@ impl ActorCell {
         let key = self.mailbox.key.clone();
         let ready = match self.prepare(OpenMode::Existing) {
             Ok(Prepared::Ready(ready)) => ready,
-            Ok(Prepared::Absent) => return finish_request(&self.host, &req, Outcome::Absent),
+            Ok(Prepared::Absent) => return self.absent_for_request(&req),
             Ok(Prepared::Elsewhere(node)) => {
                 self.host.operator_released(&req);
                 return node.deliver(&key, Job::new(EventKind::OperatorDelete { req }, Vec::new()));
@@ -52,6 +53,14 @@ impl ActorCell {
             }
         };
         let (host, data) = (ready.host, ready.resident.store.data_mut());
+        // Another node finished the request already (issue 57): its outcome
+        // is the request's, and nothing more is deleted for it.
+        let answered = host
+            .cluster()
+            .and_then(|c| crate::operator::outcome_of(c.bucket.as_ref(), &req).ok().flatten());
+        if let Some(outcome) = answered {
+            return finish_request(host, &req, outcome);
+        }
         if data.actor.operator_marker().is_some_and(|m| req.carried_out_by(m)) {
             // Carried out before (its key could not be deleted, or it was
             // listed twice). The hold restored and fenced the history: report it done.
@@ -72,6 +81,25 @@ impl ActorCell {
             Err(e) => {
                 tracing::warn!(actor = %key, "operator delete {} was not recorded ({e}); the request stays", req.id);
                 self.host.operator_released(&req);
+            }
+        }
+    }
+
+    /// The request's actor was found not to exist: deleted, perhaps by this
+    /// very request on another node that listed it too, or before a node
+    /// that held it was killed (issue 57). The newest reset's mark decides
+    /// (seed 000 §3, step 3): this request's (or a later one's) → `.done`;
+    /// no history, or another delete's → `.absent`; not settled yet (a node
+    /// took the actor since) → the request stays for a later pass.
+    fn absent_for_request(&self, req: &DeleteRequest) {
+        let Some(c) = self.host.cluster() else { return };
+        match crate::operator::in_bucket(c.records_bucket().as_ref(), req) {
+            Ok(InBucket::CarriedOut) => finish_request(&self.host, req, Outcome::Done),
+            Ok(InBucket::NoSuchActor) => finish_request(&self.host, req, Outcome::Absent),
+            Ok(InBucket::Unsettled) => self.host.operator_released(req),
+            Err(e) => {
+                tracing::warn!(actor = %req.key, "operator delete {}: reading its actor's delete: {e}", req.id);
+                self.host.operator_released(req);
             }
         }
     }
@@ -152,18 +180,20 @@ impl ActorCell {
     }
 }
 
-/// Writes a request's outcome beside it, then deletes the request. If the
+/// Writes a request's outcome beside it, once per request (a node that
+/// finds one there takes it: issue 57), then deletes the request. If the
 /// outcome cannot be written the request stays for the next pass (its replay
 /// marker makes that pass report it done).
 fn finish_request(host: &Host, req: &DeleteRequest, outcome: Outcome) {
     if let Some(c) = host.cluster() {
-        let bucket = &c.bucket;
-        match bucket.put(&req.outcome_key(outcome), b"", &crate::bucket::PutCondition::None) {
-            Ok(_) => {
+        let bucket = c.bucket.as_ref();
+        match crate::operator::write_outcome(bucket, req, outcome) {
+            Ok(Settled::Written(_) | Settled::Found(_)) => {
                 if let Err(e) = bucket.delete(&req.object) {
                     tracing::warn!("operator delete {}: the request could not be deleted ({e})", req.id);
                 }
             }
+            Ok(Settled::Finished) => {}
             Err(e) => tracing::warn!("operator delete {}: the outcome could not be written ({e})", req.id),
         }
     }

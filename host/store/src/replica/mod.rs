@@ -734,16 +734,19 @@ pub fn recorded_holder(bucket: &dyn ObjectStore, key: &ActorKey) -> Result<Optio
 
 /// Reads the marker `deleted = "<ms> <how>"` from a reset's empty database.
 pub(crate) fn read_marker(image: &[u8]) -> Option<(u64, String)> {
+    let value = read_meta(image, "deleted")?;
+    let (at, how) = value.split_once(' ')?;
+    Some((at.parse().ok()?, how.to_owned()))
+}
+
+/// Reads the host meta value `key` from a database image (a reset's empty
+/// database carries the delete's marks there).
+pub(crate) fn read_meta(image: &[u8], key: &str) -> Option<String> {
     let mut conn = rusqlite::Connection::open_in_memory().ok()?;
     conn.deserialize_read_exact(rusqlite::MAIN_DB, image, image.len(), true)
         .ok()?;
-    let value: String = conn
-        .query_row("SELECT value FROM _wasmkeep_meta WHERE key = 'deleted'", [], |r| {
-            r.get(0)
-        })
-        .ok()?;
-    let (at, how) = value.split_once(' ')?;
-    Some((at.parse().ok()?, how.to_owned()))
+    conn.query_row("SELECT value FROM _wasmkeep_meta WHERE key = ?1", [key], |r| r.get(0))
+        .ok()
 }
 
 /// The deletion status of `key` in `bucket`.

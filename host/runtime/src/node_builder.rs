@@ -86,14 +86,22 @@ pub(crate) fn build_host(
         node,
     });
     let storage: Arc<dyn ActorStorage> = match &cluster {
-        Some(c) => Arc::new(ClusterStorage::new(
-            c.node.clone(),
-            c.cluster.clone(),
-            c.bucket.clone(),
-            faults.clone(),
-            files,
-            metrics.clone(),
-        )),
+        Some(c) => {
+            let storage = ClusterStorage::new(
+                c.node.clone(),
+                c.cluster.clone(),
+                c.bucket.clone(),
+                faults.clone(),
+                files,
+                metrics.clone(),
+            );
+            // Before the node takes any actor (issue 57).
+            let cleaned = storage.clean_local_copies(&config.data_dir.join("state"));
+            if cleaned != crate::storage::cluster_node::LocalCopies::default() {
+                tracing::info!(node = %c.node, "local copies at start: {cleaned:?}");
+            }
+            Arc::new(storage)
+        }
         None => Arc::new(
             SingleNodeStorage::new(files, metrics.clone()).with_history(config.history.as_ref(), clock.clone()),
         ),

@@ -164,3 +164,104 @@ fn verify_and_status_open_a_bucket_url_and_fail_closed() {
     let (code, out) = verify(elsewhere.path(), &["--bucket", "s3x://no-such-scheme/p"]);
     assert_eq!(code, Some(2), "a bucket that does not open fails closed: {out}");
 }
+
+/// Files under `dir` whose name contains `part`.
+fn files_named(dir: &Path, part: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                todo.push(p);
+            } else if p.to_string_lossy().contains(part) {
+                out.push(p.display().to_string());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn two_nodes(dir: &Path) -> (Runtime, Runtime, Arc<dyn ObjectStore>) {
+    let mut config = RuntimeConfig::for_tests(dir);
+    config.cache_dir = common::cache_dir();
+    config.event_timeout = Duration::from_secs(5);
+    let LocalCluster { cluster, mut nodes } = Cluster::local(dir, 2, &config).expect("nodes");
+    let (n1, n2) = (nodes.remove(0), nodes.remove(0));
+    for rt in [&n1, &n2] {
+        common::add_testee_app(rt);
+    }
+    (n1, n2, cluster.bucket().clone())
+}
+
+fn write(rt: &Runtime, k: &ActorKey, sql: &str) {
+    let body = serde_json::to_vec(&json!({"ops": [{"op": "exec", "sql": sql}]})).expect("json");
+    let r = rt
+        .request_blocking(k, HttpRequest::new("POST", "/", body))
+        .expect("request");
+    assert_eq!(r.status, 200, "{}", r.text());
+    rt.settle(k);
+}
+
+/// A node that takes an actor back after another node wrote it sets its
+/// stale copy aside, and once the head is restored removes it (issue 57:
+/// before, every `.db.replaced` stayed for good). A node that starts
+/// removes what is left: set-aside copies, and copies that are not the
+/// bucket's head (here one of an actor deleted since, which held its rows).
+/// Then the sweep is clean.
+#[test]
+fn a_node_removes_what_it_set_aside_and_a_restarted_node_its_stale_copies() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (a, b) = (
+        ActorKey::new("t/app", "testee", "a"),
+        ActorKey::new("t/app", "testee", "b"),
+    );
+    {
+        let (n1, n2, _) = two_nodes(dir.path());
+        write(&n1, &a, "CREATE TABLE t(x); INSERT INTO t VALUES('before')");
+        write(&n1, &b, "CREATE TABLE t(x); INSERT INTO t VALUES('deleted since')");
+        n1.dev().hibernate_all();
+        // Node 2 takes both over: it writes a, and deletes b.
+        write(&n2, &a, "INSERT INTO t VALUES('on node 2')");
+        write(&n2, &b, "INSERT INTO t VALUES('on node 2')");
+        let body = serde_json::to_vec(&json!({"ops": [{"op": "delete-self-durable"}]})).expect("json");
+        n2.request_blocking(&b, HttpRequest::new("POST", "/", body))
+            .expect("delete");
+        n2.settle(&b);
+        n2.dev().hibernate_all();
+        // Node 1 takes a back: its copy is not the head, set aside, restored over.
+        write(&n1, &a, "INSERT INTO t VALUES('back on node 1')");
+        assert_eq!(
+            files_named(&dir.path().join("node-1"), ".db.replaced"),
+            Vec::<String>::new(),
+            "the copy set aside goes once the head is restored"
+        );
+        n1.dev().hibernate_all();
+        write(&n2, &a, "INSERT INTO t VALUES('node 2 again')");
+        // Both stop in order; node 1's copies of a and b are not the head.
+    }
+    // A copy set aside by a take cut short (a kill between its rename and its removal).
+    let aside = dir.path().join("node-1/state/t/app/testee/63.db.replaced");
+    std::fs::write(&aside, b"SQLite format 3\0").expect("a set-aside copy");
+    let (code, out) = verify(dir.path(), &[]);
+    assert_eq!(code, Some(1), "before the start: {out}");
+    assert!(
+        out.contains(".db.replaced") && out.contains("not the bucket's head"),
+        "{out}"
+    );
+    let (_n1, _n2, _) = two_nodes(dir.path());
+    assert_eq!(
+        files_named(&dir.path().join("node-1"), ".db.replaced"),
+        Vec::<String>::new()
+    );
+    let b_file = format!("testee/{}.db", b.encoded_name());
+    assert!(
+        !files_named(&dir.path().join("node-1"), &b_file)
+            .iter()
+            .any(|f| f.ends_with(".db")),
+        "node 1's copy of b, which held rows b's delete removed, is gone"
+    );
+    let (code, out) = verify(dir.path(), &[]);
+    assert_eq!(code, Some(0), "clean after the start: {out}");
+}

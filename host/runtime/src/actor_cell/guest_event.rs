@@ -40,6 +40,15 @@ enum EventEnd {
     GivenUp,
 }
 
+/// Whether an event's writes were kept, as its end found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Writes {
+    /// Kept (or the actor was deleted, or nothing was asked of the storage).
+    Kept,
+    /// Not acknowledged: the actor goes back to what the bucket holds.
+    NotKept,
+}
+
 impl ActorCell {
     /// A request, call or socket event: opened (created if need be) and run.
     pub(super) fn run_guest_event(&mut self, kind: EventKind, chain: Vec<ActorKey>) {
@@ -70,7 +79,7 @@ impl ActorCell {
         let cut_off_after_answer =
             matches!(kind, EventKind::Request { .. }) && ready.host.faults().take(FaultKind::CutOffAfterAnswer);
         let outcome = run_event(ready.host, ready.resident, kind, chain);
-        let ended = self.finish(&outcome, label, cut_off_after_answer);
+        let (ended, _) = self.finish(&outcome, label, cut_off_after_answer);
         self.record_last(name, ended);
     }
 
@@ -122,9 +131,23 @@ impl ActorCell {
                 data.alarm = None;
                 let _ = host.alarms().remove(&key);
                 host.metrics().inc(EVENTS_TOTAL, "alarm");
-                let outcome = run_event(host, ready.resident, EventKind::Alarm { ran }, chain);
-                let ended = self.finish(&outcome, "alarm", false);
+                // Whoever waits for the alarm hears of it once the event has
+                // ended, its writes kept or not (and the alarm set again if
+                // not): a pass run right after sees what this one left.
+                let (handler_ran, heard) = oneshot::channel();
+                let outcome = run_event(host, ready.resident, EventKind::Alarm { ran: handler_ran }, chain);
+                let (ended, writes) = self.finish(&outcome, "alarm", false);
+                if writes == Writes::NotKept {
+                    // At least once: what the bucket holds still has this
+                    // alarm due (clearing it was one of the writes not
+                    // kept), so the index gets it back and it runs again.
+                    if let Err(e) = self.host.alarms().set(&key, at) {
+                        tracing::error!(actor = %key, "an alarm whose writes were not kept could not be set again: {e}");
+                    }
+                }
                 self.record_last(Some(EventKindName::Alarm), ended);
+                let mut heard = heard;
+                let _ = ran.send(heard.try_recv().unwrap_or(false));
             }
             Some(_) => {
                 // The index was early; reload_alarm pointed it at the real time.
@@ -165,12 +188,15 @@ impl ActorCell {
 
     /// The end of an event: traps, transactions left open, then [`EventEnd`].
     /// Returns how the event ended: its own failure, else the end's (writes
-    /// not kept, a delete not recorded), else ok.
-    fn finish(&mut self, outcome: &Outcome, label: &str, cut_off_after_answer: bool) -> EventOutcome {
+    /// not kept, a delete not recorded), else ok; and whether its writes
+    /// were kept.
+    fn finish(&mut self, outcome: &Outcome, label: &str, cut_off_after_answer: bool) -> (EventOutcome, Writes) {
         let host = &self.host;
         let key = &self.mailbox.key;
         let ran = outcome.failure.map_or(EventOutcome::Ok, EventOutcome::Failed);
-        let Some(res) = self.resident.as_mut() else { return ran };
+        let Some(res) = self.resident.as_mut() else {
+            return (ran, Writes::Kept);
+        };
         if let Some(why) = &outcome.trapped {
             host.metrics().inc(EVENT_FAILURES_TOTAL, label);
             tracing::warn!(actor = %key, "{why}");
@@ -245,9 +271,14 @@ impl ActorCell {
                 }
             }
         };
-        match (ran, end_failure) {
+        let writes = match (end, end_failure) {
+            (EventEnd::GivenUp, _) | (EventEnd::Kept | EventEnd::KeptFreshInstance, Some(_)) => Writes::NotKept,
+            _ => Writes::Kept,
+        };
+        let outcome = match (ran, end_failure) {
             (EventOutcome::Ok, Some(kind)) => EventOutcome::Failed(kind),
             (ran, _) => ran,
-        }
+        };
+        (outcome, writes)
     }
 }

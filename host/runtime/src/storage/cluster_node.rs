@@ -114,10 +114,169 @@ impl ClusterStorage {
                 Some(img) => super::write_restored(&db, img).map_err(files(format!("restoring {key}")))?,
                 None => forget_head(&db),
             }
+            // The head is here now: the copy set aside is nobody's state, and
+            // may hold what a delete removed (issue 57).
+            remove_set_aside(&db);
         }
         note_head(&db, replica.head());
         Ok(Some(replica))
     }
+}
+
+/// What a node's start found among its local copies (issue 57).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LocalCopies {
+    /// Actors whose set-aside copies (`.db.replaced`, `.db.replaced-wal`) went.
+    pub(crate) set_aside: usize,
+    /// Local databases that were not the bucket's head, removed.
+    pub(crate) not_the_head: usize,
+    /// Removals of an actor's files left unfinished (`.db.deleting`), finished.
+    pub(crate) removals: usize,
+    /// Actors whose head could not be read: their copies stay until the
+    /// actor is next taken here (which sets a stale one aside and removes it).
+    pub(crate) unread: usize,
+}
+
+impl ClusterStorage {
+    /// At the node's start, before it takes any actor: every local copy that
+    /// is not the bucket's head goes, once a listing of that actor's history
+    /// says what the head is (issue 57). A copy set aside by an earlier take
+    /// (`.db.replaced`) is never read again; a database whose `.db.head` is
+    /// not the head (its actor taken over by another node while this one was
+    /// down, perhaps deleted since) would only be set aside by the next take
+    /// here. Either may hold rows a delete removed, which must not stay on
+    /// this node's disk. A copy that is the head stays (the next take uses
+    /// it). A removal left unfinished (`.db.deleting`) is finished. Listings
+    /// go 8 at a time; an actor whose listing fails keeps its copies.
+    pub(crate) fn clean_local_copies(&self, state: &Path) -> LocalCopies {
+        let found = local_copies(state);
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let total = std::sync::Mutex::new(LocalCopies::default());
+        std::thread::scope(|scope| {
+            for _ in 0..found.len().min(8) {
+                scope.spawn(|| {
+                    loop {
+                        let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(copy) = found.get(i) else { break };
+                        let done = self.clean_copy(copy);
+                        let mut t = total.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                        t.set_aside += done.set_aside;
+                        t.not_the_head += done.not_the_head;
+                        t.removals += done.removals;
+                        t.unread += done.unread;
+                    }
+                });
+            }
+        });
+        total.into_inner().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn clean_copy(&self, copy: &LocalCopy) -> LocalCopies {
+        let mut done = LocalCopies::default();
+        if copy.removal_pending {
+            if finish_unfinished_removal(self.files.as_ref(), &copy.key).is_ok() {
+                done.removals = 1;
+            }
+            if !copy.set_aside {
+                return done;
+            }
+        }
+        let prefix = crate::keys::history_prefix(&copy.key);
+        let head = match self.bucket.list(&prefix) {
+            Ok(listing) => listing
+                .iter()
+                .filter_map(|m| parse_history_key(&prefix, &m.key))
+                .filter(|o| o.kind != Kind::Snapshot)
+                .map(|o| o.pos)
+                .max(),
+            Err(e) => {
+                tracing::warn!(actor = %copy.key, "at start, listing its history to check the local copy: {e}");
+                done.unread = 1;
+                return done;
+            }
+        };
+        let db = self.files.db_path(&copy.key);
+        if copy.set_aside {
+            remove_set_aside(&db);
+            done.set_aside = 1;
+        }
+        if !copy.removal_pending && db.exists() {
+            let local = std::fs::read_to_string(head_file(&db)).ok();
+            if local.as_deref().map(str::trim) != head.map(|h| h.to_string()).as_deref() {
+                match remove_stale(&db) {
+                    Ok(()) => done.not_the_head = 1,
+                    Err(e) => {
+                        tracing::warn!(actor = %copy.key, "at start, removing a local copy that is not the head: {e}")
+                    }
+                }
+            }
+        }
+        done
+    }
+}
+
+/// One actor's local files as a node's start finds them.
+struct LocalCopy {
+    key: ActorKey,
+    /// It has a `.db.replaced` or `.db.replaced-wal`.
+    set_aside: bool,
+    /// Its removal began and did not finish (`.db.deleting`).
+    removal_pending: bool,
+}
+
+/// The actors under `state/<tenant>/<app>/<class>/` with a database, a copy
+/// set aside, or a removal left unfinished.
+fn local_copies(state: &Path) -> Vec<LocalCopy> {
+    let mut out: std::collections::BTreeMap<PathBuf, LocalCopy> = std::collections::BTreeMap::new();
+    let dirs = |p: &Path| std::fs::read_dir(p).into_iter().flatten().flatten().map(|e| e.path());
+    for tenant in dirs(state).filter(|p| p.is_dir()) {
+        for app in dirs(&tenant).filter(|p| p.is_dir()) {
+            for class in dirs(&app).filter(|p| p.is_dir()) {
+                for file in dirs(&class) {
+                    let name = file
+                        .file_name()
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    let (stem, set_aside, removal) = if let Some(s) = name.strip_suffix(".db.replaced") {
+                        (s, true, false)
+                    } else if let Some(s) = name.strip_suffix(".db.replaced-wal") {
+                        (s, true, false)
+                    } else if let Some(s) = name.strip_suffix(".db.deleting") {
+                        (s, false, true)
+                    } else if let Some(s) = name.strip_suffix(".db") {
+                        (s, false, false)
+                    } else {
+                        continue;
+                    };
+                    let db = class.join(format!("{stem}.db"));
+                    if let Some(copy) = out.get_mut(&db) {
+                        copy.set_aside |= set_aside;
+                        copy.removal_pending |= removal;
+                        continue;
+                    }
+                    let app_name = format!(
+                        "{}/{}",
+                        tenant.file_name().unwrap_or_default().to_string_lossy(),
+                        app.file_name().unwrap_or_default().to_string_lossy()
+                    );
+                    let class_name = class.file_name().unwrap_or_default().to_string_lossy().into_owned();
+                    // A shortened name is read from inside the file (any of them holds a database's pages).
+                    let Some(key) = crate::state_store::actor_of_file(&app_name, &class_name, stem, &file) else {
+                        continue;
+                    };
+                    out.insert(
+                        db,
+                        LocalCopy {
+                            key,
+                            set_aside,
+                            removal_pending: removal,
+                        },
+                    );
+                }
+            }
+        }
+    }
+    out.into_values().collect()
 }
 
 impl ActorStorage for ClusterStorage {
@@ -431,6 +590,27 @@ fn note_head(db: &Path, head: Option<Pos>) {
 /// The local files are no longer known to be the head: the next take sets them aside.
 fn forget_head(db: &Path) {
     let _ = std::fs::remove_file(head_file(db));
+}
+
+/// Removes the copy [`set_aside`] left (best effort: the next start removes what is left).
+fn remove_set_aside(db: &Path) {
+    let _ = std::fs::remove_file(sidecar(db, ".replaced"));
+    let _ = std::fs::remove_file(sidecar(db, ".replaced-wal"));
+}
+
+/// Removes a local database that is not the bucket's head: its `.db.head`
+/// first (a crash after it leaves a copy no take uses as the head), then the
+/// WAL and shm, then the database.
+fn remove_stale(db: &Path) -> std::io::Result<()> {
+    let gone = |r: std::io::Result<()>| match r {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    };
+    let (wal, shm) = crate::state_store::sidecars(db);
+    gone(std::fs::remove_file(head_file(db)))?;
+    gone(std::fs::remove_file(wal))?;
+    gone(std::fs::remove_file(shm))?;
+    gone(std::fs::remove_file(db))
 }
 
 /// Moves a local database that is not the bucket's head out of the way, as

@@ -18,6 +18,7 @@ import { basename, dirname, extname, join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import * as qjs from "./quickjs/backend.js";
 import { startSpinner } from "./spinner.js";
+import { findPackageJson, starlingmonkeyProblem } from "./starlingmonkey/toolchain.js";
 
 const require = createRequire(import.meta.url);
 const here = dirname(fileURLToPath(import.meta.url));
@@ -26,16 +27,19 @@ const sdkVersion = JSON.parse(readFileSync(join(sdkDir, "package.json"), "utf8")
 
 const USAGE = `usage: wasmkeep-build <entry.ts|entry.js> -o <out.wasm> [options]
 
-Type-checks (tsc), bundles (esbuild) and componentizes (jco's QuickJS
-backend, or ComponentizeJS for StarlingMonkey) an actor whose entry module does
+Type-checks (tsc, when the project has typescript installed), bundles
+(esbuild) and componentizes (componentize-qjs, or ComponentizeJS for
+StarlingMonkey) an actor whose entry module does
 \`export default defineActor({...})\`.
 
 options:
   -o, --out <file>        the component to write (required)
   --backend <engine>      quickjs (default: small, fast to build, fast per call) or
                           starlingmonkey (SpiderMonkey: likely faster on heavy
-                          computation, about 4x the memory per actor); see the README
-  --no-check              skip the TypeScript type check
+                          computation, about 4x the memory per actor; its toolchain is
+                          installed apart, and the build says how); see the README
+  --no-check              skip the TypeScript type check (it runs only when the
+                          project has typescript installed: npm install --save-dev typescript)
   --tsconfig <file>       the tsconfig.json to check with (default: the nearest one
                           above the entry, else strict defaults)
   --cache-dir <dir>       where built components are cached by content hash
@@ -122,11 +126,7 @@ function findUp(start, name) {
 
 // The package.json of a dependency (some packages do not export it).
 function packageJsonOf(pkg) {
-  for (const dir of require.resolve.paths(pkg) ?? []) {
-    const p = join(dir, pkg, "package.json");
-    if (existsSync(p)) return p;
-  }
-  fail(`cannot find the package ${pkg}: run npm install`);
+  return findPackageJson(pkg, sdkDir) ?? fail(`cannot find the package ${pkg}: run npm install`);
 }
 
 function binOf(pkg, name) {
@@ -187,6 +187,17 @@ async function run(cmd, args, what) {
 }
 
 async function typeCheck(a, entry) {
+  // TypeScript is the project's own (an optional peer dependency, ADR 071):
+  // without it the build bundles as esbuild does, unchecked, and says so.
+  if (!findPackageJson("typescript", sdkDir)) {
+    if (!a.quiet) {
+      console.error(
+        `wasmkeep-build: note: ${relative(process.cwd(), entry) || entry} is not type-checked: this project has no typescript installed ` +
+          "(npm install --save-dev typescript turns the check on; --no-check turns this note off)",
+      );
+    }
+    return;
+  }
   const tsc = binOf("typescript", "tsc");
   const tsconfig = a.tsconfig ? resolve(a.tsconfig) : findUp(dirname(entry), "tsconfig.json");
   const args = tsconfig
@@ -316,6 +327,11 @@ async function main() {
   const entry = resolve(a.entry);
   if (!existsSync(entry) || !statSync(entry).isFile()) fail(`no such file: ${a.entry}`);
   const started = Date.now();
+  // StarlingMonkey's toolchain is installed apart (ADR 071): before anything else, whether it is here.
+  if (a.backend === "starlingmonkey") {
+    const problem = starlingmonkeyProblem();
+    if (problem) fail(problem);
+  }
   if (a.check && /\.(c|m)?tsx?$/.test(entry)) await typeCheck(a, entry);
 
   const js = await bundle(entry, a.backend);
@@ -323,9 +339,7 @@ async function main() {
   const quickjs = a.backend === "quickjs";
   const witDir = quickjs ? qjs.witDir : join(sdkDir, "generated", "wit");
   const wit = readFileSync(quickjs ? qjs.witFile : join(witDir, "actor.wit"), "utf8");
-  const jcoVersion = versionOf("@bytecodealliance/jco");
-  const cjsVersion = versionOf("@bytecodealliance/componentize-js");
-  const toolchain = quickjs ? `jco ${jcoVersion}` : `componentize-js ${cjsVersion}`;
+  const toolchain = quickjs ? `componentize-qjs ${versionOf("componentize-qjs")}` : `componentize-js ${versionOf("@bytecodealliance/componentize-js")}`;
   const parts = quickjs ? quickjsParts() : undefined;
   // The adapter is part of every QuickJS component, so its bytes are part of the key.
   const adapterHash = parts ? createHash("sha256").update(readFileSync(parts.adapter)).digest("hex") : undefined;
@@ -354,15 +368,15 @@ async function main() {
   // QuickJS: componentized against the dialect, then composed with the adapter into tmp.
   const raw = quickjs ? join(cacheDir, `${hash}.${process.pid}.qjs.wasm`) : tmp;
   // StarlingMonkey: ComponentizeJS 0.23 directly (starlingmonkey/componentize.mjs
-  // says why); QuickJS: jco's backend (quickjs/backend.js).
+  // says why), on this package's WASI shim (wasi-shim-hook.mjs says why);
+  // QuickJS: componentize-qjs directly (quickjs/componentize.mjs).
+  const pin = pathToFileURL(join(here, "pin-wasi-shim.mjs")).href;
   const tool =
     a.backend === "starlingmonkey"
-      ? [join(here, "starlingmonkey", "componentize.mjs"), bundlePath, witDir, tmp, join(cacheDir, "splices")]
-      : qjs.componentizeArgs(binOf("@bytecodealliance/jco", "jco"), bundlePath, raw);
+      ? ["--import", pin, join(here, "starlingmonkey", "componentize.mjs"), bundlePath, witDir, tmp, join(cacheDir, "splices")]
+      : qjs.componentizeArgs(bundlePath, raw);
   beginStep(a, `wasmkeep-build: componentizing with ${a.backend} (${toolchain})`);
-  // The tools run with this package's WASI shim (wasi-shim-hook.mjs says why).
-  const pin = pathToFileURL(join(here, "pin-wasi-shim.mjs")).href;
-  const r = await spawnAsync(process.execPath, ["--import", pin, ...tool], true);
+  const r = await spawnAsync(process.execPath, tool, true);
   endStep();
   if (r.status !== 0 || !existsSync(raw)) {
     const output = `${r.stdout ?? ""}${r.stderr ?? ""}`;

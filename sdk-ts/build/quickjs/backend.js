@@ -1,8 +1,9 @@
 // The QuickJS backend of wasmkeep-build (the default; ADR 018): what differs
 // from StarlingMonkey, in one place. The actor is bundled with its storage
 // import pointed at the QuickJS dialect (generated/wit-quickjs/, which
-// scripts/gen.js writes), componentized by jco's QuickJS backend against that
-// dialect, and then composed with the storage adapter, so that the component
+// scripts/gen.js writes), componentized by componentize-qjs (the QuickJS
+// componentizer jco's QuickJS backend runs, called directly: ADR 071) against
+// that dialect, and then composed with the storage adapter, so that the component
 // imports only wasmkeep:actor. The adapter and the composer are the two
 // native parts in parts/ beside this file: the npm tarball ships them, and
 // in the repository `cargo xtask ts-quickjs` builds them there (from
@@ -41,9 +42,9 @@ export function nativeParts() {
   return { ...parts, missing: [parts.adapter, parts.composer].filter((p) => !existsSync(p)) };
 }
 
-/** jco's command line (after node) that componentizes `bundle` into `out`, without the async ABI (the host calls exports synchronously). */
-export function componentizeArgs(jco, bundle, out) {
-  return [jco, "componentize", bundle, "-w", witDir, "-n", "actor", "-o", out, "--backend", "quickjs", "--backend-qjs-disable-async"];
+/** The command line (after node) that componentizes `bundle` into `out` with componentize-qjs, without the async ABI (the host calls exports synchronously). */
+export function componentizeArgs(bundle, out) {
+  return [join(here, "componentize.mjs"), bundle, witDir, out];
 }
 
 /** The composer's command, [program, args], that plugs the adapter into `raw` and writes `out`. */

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Two node processes (serve --mode cluster --node-id, ADR 028) of the counter
 # example over one bucket, and what they sustain: requests/s to the holder and
-# forwarded, and durable-delete latency (scripts/node_processes_bench.py).
+# forwarded, and durable-delete latency (scripts/node_processes_bench.py);
+# first, what they ask of the bucket: requests by purpose per idle node-hour
+# (one node left idle for $WASMKEEP_BENCH_IDLE_S s, 20 by default) and per
+# acknowledged write (issue 57).
 #
 #   bash scripts/node-processes-bench.sh BUCKET_URL
 #
@@ -50,4 +53,4 @@ address() {
 }
 a1=$(address n1)
 a2=$(address n2)
-python3 scripts/node_processes_bench.py "$a1" "$a2"
+python3 scripts/node_processes_bench.py "$a1" "$a2" "${WASMKEEP_BENCH_IDLE_S:-20}"

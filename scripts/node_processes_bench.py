@@ -1,4 +1,6 @@
-"""Requests/s and durable-delete latency of two node processes (ADR 028).
+"""Requests/s and durable-delete latency of two node processes (ADR 028),
+and what they ask of the bucket: requests by purpose per idle node-hour and
+per acknowledged write (issue 57; `/metrics`' wasmkeep_bucket_requests_total).
 
 Called by scripts/node-processes-bench.sh with the two nodes' addresses
 (host:port): n1 takes the actors it is sent first, n2 forwards to it.
@@ -53,8 +55,61 @@ def delete_latencies(address, count):
     return sorted(out)
 
 
+def bucket_requests(address):
+    """The node's bucket requests so far, from /metrics: {(verb, purpose): n}."""
+    host, port = address.split(":")
+    conn = http.client.HTTPConnection(host, int(port))
+    conn.request("GET", "/metrics")
+    text = conn.getresponse().read().decode()
+    out = {}
+    for line in text.splitlines():
+        if line.startswith("wasmkeep_bucket_requests_total{"):
+            labels, n = line.rsplit(" ", 1)
+            verb = labels.split('verb="')[1].split('"')[0]
+            purpose = labels.split('purpose="')[1].split('"')[0]
+            out[(verb, purpose)] = int(n)
+    return out
+
+
+def delta(after, before):
+    return {k: n - before.get(k, 0) for k, n in after.items() if n - before.get(k, 0)}
+
+
+def show(title, counts, scale, unit):
+    """Counts scaled to `unit`, PUTs, GETs, LISTs and DELETEs each by purpose."""
+    print(title)
+    for verb in ("put", "get", "list", "delete"):
+        rows = sorted((p, n) for (v, p), n in counts.items() if v == verb)
+        total = sum(n for _, n in rows) * scale
+        parts = ", ".join(f"{p} {n * scale:.0f}" for p, n in rows)
+        print(f"  {verb.upper():6} {total:8.1f} {unit}" + (f" ({parts})" if parts else ""))
+
+
+def what_a_cluster_writes(n1, n2, idle_s):
+    """Bucket requests by purpose (issue 57): n2 idle for `idle_s`, scaled to
+    an hour; then acknowledged writes on n1, per write."""
+    before = bucket_requests(n2)
+    time.sleep(idle_s)
+    idle = delta(bucket_requests(n2), before)
+    show(f"bucket requests of an idle node ({idle_s} s, per node-hour):", idle, 3600 / idle_s, "/ node-hour")
+    posts(n1, "writes", 5)  # n1 takes the actor
+    writes = 200
+    before = bucket_requests(n1)
+    start = time.time()
+    posts(n1, "writes", writes)
+    took = time.time() - start
+    used = delta(bucket_requests(n1), before)
+    # What n1 would have made idle meanwhile is not the writes'.
+    idle_share = {k: n * took / idle_s for k, n in idle.items()}
+    per_write = {k: max(0.0, n - idle_share.get(k, 0)) / writes for k, n in used.items()}
+    show(f"bucket requests per acknowledged write ({writes} POSTs to one counter on its holder, the idle rate taken off):",
+         per_write, 1, "/ write")
+
+
 def main():
     n1, n2 = sys.argv[1], sys.argv[2]
+    idle_s = float(sys.argv[3]) if len(sys.argv) > 3 else 20
+    what_a_cluster_writes(n1, n2, idle_s)
     posts(n1, "one", 5)  # n1 takes the actor
     print(f"one actor, sequential POSTs to its holder:        {posts(n1, 'one', 200):6.0f} req/s")
     print(f"one actor, sequential POSTs forwarded by the other: {posts(n2, 'one', 200):6.0f} req/s")

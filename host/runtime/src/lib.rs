@@ -26,8 +26,8 @@
 
 pub use wasmkeep_store::{
     actor_records, address, alarm_index, app_delete, bucket, bucket_alarm_index, bucket_probe, bucket_url, clock,
-    deletion, faults, history, history_chain, keys, liveness, node_lease, object_store_bucket, operator, page_set,
-    purge, replica, state_store, verify,
+    counting_bucket, deletion, faults, history, history_chain, keys, liveness, node_lease, object_store_bucket,
+    operator, page_set, purge, replica, state_store, verify,
 };
 
 mod actor_cell;

@@ -10,7 +10,13 @@ pub struct Metrics {
     /// By name, then label: a count of an existing series allocates nothing
     /// (every event counts one, ADR 048).
     counters: Mutex<BTreeMap<&'static str, BTreeMap<String, u64>>>,
+    /// A node process's bucket requests, by verb and purpose (issue 57).
+    bucket_requests: std::sync::OnceLock<std::sync::Arc<crate::counting_bucket::RequestCounts>>,
 }
+
+/// `wasmkeep_bucket_requests_total{verb,purpose}`: a node process's requests
+/// to its bucket, by verb (get, put, delete, list) and what they are for.
+pub const BUCKET_REQUESTS_TOTAL: &str = "wasmkeep_bucket_requests_total";
 
 /// `wasmkeep_idle_expiry_candidates_total`: idle expiry candidates found, summed over passes.
 pub const EXPIRY_CANDIDATES_TOTAL: &str = "wasmkeep_idle_expiry_candidates_total";
@@ -113,6 +119,12 @@ impl Metrics {
         c.get(name).and_then(|s| s.get(label)).copied().unwrap_or(0)
     }
 
+    /// Shows `counts` as [`BUCKET_REQUESTS_TOTAL`] (once: a node process's
+    /// bucket, counted from its start).
+    pub fn show_bucket_requests(&self, counts: std::sync::Arc<crate::counting_bucket::RequestCounts>) {
+        let _ = self.bucket_requests.set(counts);
+    }
+
     /// Prometheus text exposition of every counter. The delete metrics are
     /// always present (at 0) for both `how` values so that dashboards see them.
     pub fn render(&self) -> String {
@@ -143,6 +155,21 @@ impl Metrics {
             }
             for (label, v) in rows {
                 let _ = writeln!(out, "{name}{{{label_name}=\"{label}\"}} {v}");
+            }
+        }
+        if let Some(counts) = self.bucket_requests.get() {
+            let name = BUCKET_REQUESTS_TOTAL;
+            let _ = writeln!(
+                out,
+                "# HELP {name} Requests to the bucket, by verb and what they are for.\n# TYPE {name} counter"
+            );
+            for (verb, purpose, n) in counts.nonzero() {
+                let _ = writeln!(
+                    out,
+                    "{name}{{verb=\"{}\",purpose=\"{}\"}} {n}",
+                    verb.name(),
+                    purpose.name()
+                );
             }
         }
         out

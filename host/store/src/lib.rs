@@ -6,7 +6,7 @@
 //!   directory) and a fault-injecting wrapper; [`object_store_bucket`]: the
 //!   trait over S3, Azure, GCS and object_store's memory; [`bucket_url`]: a
 //!   bucket from a URL; [`bucket_probe`]: `bucket check`; [`keys`]: the key
-//!   layout.
+//!   layout; [`counting_bucket`]: a bucket's requests counted by purpose.
 //! - [`replica`]: one actor's history as its holder sees it (holds,
 //!   segments, resets, snapshots, the fence); [`deletion`]: what a deletion
 //!   leaves and how its status is read back; [`actor_records`]: an actor's
@@ -37,6 +37,7 @@ pub mod bucket_alarm_index;
 pub mod bucket_probe;
 pub mod bucket_url;
 pub mod clock;
+pub mod counting_bucket;
 pub mod deletion;
 pub mod dir_lock;
 pub mod faults;

@@ -67,7 +67,7 @@ impl Purpose {
         }
         if let Some(rest) = key.strip_prefix(keys::STATE_ROOT) {
             // state/<tenant>/<app>/<part>/...
-            let part = rest.splitn(4, '/').nth(2).unwrap_or("");
+            let part = rest.split('/').nth(2).unwrap_or("");
             return match part {
                 "history" => Purpose::History,
                 "owners" => Purpose::Record,

@@ -2,7 +2,8 @@
 // The new-user trial of issue 5, as a test: in an empty temporary folder, do
 // what README.md's "Quick start" and "Testing" sections say, with the code
 // blocks taken from the README itself (each begins with its path as a comment):
-// npm init, the override, npm install of the packed tarball, write the actor,
+// npm init, npm install of the packed tarballs (where the README installs
+// @wasmkeep/actor from the registry, which this trial has not), write the actor,
 // its test and its manifest, `npx wasmkeep-build`, `node --test`, and
 // `npx wasmkeep-shim serve` answering a request on 127.0.0.1.
 //

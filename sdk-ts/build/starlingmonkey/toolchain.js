@@ -1,6 +1,6 @@
 // StarlingMonkey's toolchain is an opt-in (ADR 071): ComponentizeJS (which
-// brings jco, binaryen, Wizer, weval and a TypeScript of its own, about
-// 250 MB) and the WASI shim it runs on are optional peer dependencies of
+// brings jco, binaryen, Wizer, weval and TypeScript, about
+// 350 MB) and the WASI shim it runs on are optional peer dependencies of
 // @wasmkeep/actor, which npm does not install. A project that builds with
 // `--backend starlingmonkey` installs them itself; until it has, the build
 // says which versions, in one command.
@@ -51,6 +51,6 @@ export function starlingmonkeyProblem(fromDir = sdkDir, sdk = sdkDir) {
     `--backend starlingmonkey needs StarlingMonkey's toolchain, which @wasmkeep/actor does not install ` +
     `(the default engine, QuickJS, needs none of it): ${wrong.join("; ")}. Install it in this project:\n` +
     `  npm install --save-dev ${wanted.map(([p, v]) => `${p}@${v}`).join(" ")}\n` +
-    `(about 250 MB), or build with the default engine (no --backend).`
+    `(about 350 MB), or build with the default engine (no --backend).`
   );
 }

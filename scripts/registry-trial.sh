@@ -16,6 +16,9 @@
 #          the trial talks to 127.0.0.1 only)
 #   Cargo  scripts/cargo-registry.py, the eight .crate files uploaded as
 #          `cargo publish` would send them
+# TypeScript starts with the package README's own `npx ... wasmkeep-shim new`
+# line, with no terminal, and fails when the project's node_modules is over
+# 150 MB (ADR 071), naming the biggest packages.
 # Python runs once per CPython found among 3.11, 3.12 and 3.13 (python3.X on
 # PATH, else pyenv's newest 3.X), each in its own folder with that python3
 # first on PATH: the harness wheel is one abi3 wheel for all of them (ADR
@@ -190,9 +193,21 @@ name=hello-$lang
 serve=()
 case $lang in
   ts)
-    npx --yes --package "@wasmkeep/actor@$VERSION" -- wasmkeep-shim new "$name" --lang ts
+    # The package README's own line, as written, with no terminal to ask on
+    # (npx without --yes stops there: "npx canceled due to missing packages").
+    eval "${TS_NEW// hello / $name }" </dev/null
     cd "$name"
     npm install --no-audit --no-fund --loglevel=error
+    # What a project on the default engine installs (ADR 071): at most 150 MB.
+    mb=$(du -sm node_modules | cut -f1)
+    du -sm node_modules/@*/* node_modules/[!@.]* 2>/dev/null | sort -rn >packages-by-size.txt || true
+    echo "node_modules: $mb MB (biggest: $(head -6 packages-by-size.txt |
+      awk '{sub("node_modules/", "", $2); printf "%s%s %s MB", (NR > 1 ? ", " : ""), $2, $1}'))"
+    if ((mb > 150)); then
+      echo "node_modules is $mb MB, over 150 MB; the biggest packages (MB):" >&2
+      head -15 packages-by-size.txt >&2
+      exit 1
+    fi
     npm run build --silent
     npm test --silent
     serve=(npx --no-install wasmkeep-shim serve) ;;
@@ -278,6 +293,16 @@ for lang in "${langs[@]}"; do
   fi
 done
 
+# TypeScript starts as the package's README says (its first `npx ... wasmkeep-shim new`
+# line, its comment dropped), from the README that ships in the tarball.
+ts_new=
+if has 'npm/wasmkeep-actor-[0-9]*.tgz'; then
+  ts_new=$(tar -xzOf "$(ls "$release"/npm/wasmkeep-actor-[0-9]*.tgz | head -1)" package/README.md |
+    grep -m1 '^npx .* wasmkeep-shim new hello ' | sed 's/ *#.*$//') || true
+fi
+for lang in "${langs[@]}"; do
+  [ "$lang" != ts ] || [ -n "$ts_new" ] || die "ts: the package's README.md has no line 'npx ... wasmkeep-shim new hello ...' to start a project with"
+done
 if unshare -m --propagation private true 2>/dev/null; then hide=yes; else hide=; say "unshare -m is not allowed here: the checkout is NOT hidden"; fi
 for run in "${runs[@]}"; do
   # python-X.Y=<interpreter> for Python, else the language.
@@ -299,7 +324,7 @@ for run in "${runs[@]}"; do
   # variables, its npm and pip configuration replaced by the trial's.
   printf 'registry=%s/\n' "$npm_url" >"$work/npmrc"
   envs=(env -u CARGO_TARGET_DIR -u CARGO_BUILD_BUILD_DIR -u WASMKEEP_SDK -u VIRTUAL_ENV -u PYTHONPATH
-    WORK="$work" VERSION="$version" RELEASE="$tmp/release" PATH="$path" PY_VERSION="${lang#python-}"
+    WORK="$work" VERSION="$version" RELEASE="$tmp/release" PATH="$path" PY_VERSION="${lang#python-}" TS_NEW="$ts_new"
     npm_config_userconfig="$work/npmrc" npm_config_registry="$npm_url/" npm_config_update_notifier=false
     PIP_INDEX_URL="$pypi_url/simple/" PIP_CONFIG_FILE=/dev/null
     CARGO_REGISTRIES_WASMKEEP_TRIAL_INDEX="sparse+$cargo_url/index/")
@@ -324,4 +349,6 @@ for run in "${runs[@]}"; do
     "$(echo "$(date +%s.%N) - $start" | bc)" "${hide:+ (checkout hidden)}"
   # Which interpreter and harness it was: the venv's own line.
   [ -z "$python" ] || say "  $(grep -m1 '^CPython ' "$log" | sed "s|$work/||")"
+  # What a TypeScript project installed.
+  [ "$lang" != ts ] || say "  $(grep -m1 '^node_modules: ' "$log")"
 done

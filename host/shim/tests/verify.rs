@@ -265,3 +265,139 @@ fn a_node_removes_what_it_set_aside_and_a_restarted_node_its_stale_copies() {
     let (code, out) = verify(dir.path(), &[]);
     assert_eq!(code, Some(0), "clean after the start: {out}");
 }
+
+/// `verify` run as `nobody` through `setpriv` (the test command runs as
+/// root, where permissions do not bite): `None`, said on stderr, when this
+/// process is not root or there is no `setpriv`.
+fn verify_as_nobody(data_dir: &Path, extra: &[&str]) -> Option<(Option<i32>, String)> {
+    let root = std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find(|l| l.starts_with("Uid:")).map(str::to_owned))
+        .is_some_and(|l| l.split_whitespace().nth(2) == Some("0"));
+    if !root {
+        eprintln!("not root: skipped (it runs verify as another user)");
+        return None;
+    }
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_wasmkeep-shim"))
+        .arg("verify")
+        .arg("--data-dir")
+        .arg(data_dir)
+        .args(extra)
+        .output();
+    match out {
+        Ok(out) => Some((
+            out.status.code(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        )),
+        Err(e) => {
+            eprintln!("setpriv: {e}: skipped");
+            None
+        }
+    }
+}
+
+/// Every directory and file under `dir` readable by all, and none writable
+/// but by its owner (root).
+fn read_only_for_others(dir: &Path) {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(p) = todo.pop() {
+        let mode = if p.is_dir() { 0o755 } else { 0o644 };
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        if p.is_dir() {
+            todo.extend(std::fs::read_dir(&p).expect("read_dir").flatten().map(|e| e.path()));
+        }
+    }
+}
+
+/// A user who may read a `file://` bucket but not write it sweeps it (issue
+/// 57): the sweep shares the folder's lock, which it opens for reading only.
+/// Before, `verify` exited 2 with `locking …: Permission denied`. Also a
+/// bucket no writer has locked yet (no lock file): read without one.
+#[test]
+fn a_reader_who_may_not_write_the_bucket_sweeps_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (rt, bucket, k) = node_with_one_actor(dir.path());
+    drop(rt);
+    let stale = keys::delete_request(&k, "00000000000000ab");
+    bucket
+        .put(&stale, b"", &PutCondition::IfAbsent)
+        .expect("an old request");
+    read_only_for_others(dir.path());
+    let url = format!("file://{}", dir.path().join("bucket").display());
+    let Some((code, out)) = verify_as_nobody(dir.path(), &["--bucket", &url]) else {
+        return;
+    };
+    assert_eq!(code, Some(1), "swept, one orphan: {out}");
+    assert!(out.contains("delete request past expiry"), "{out}");
+    let (code, out) = verify_as_nobody(dir.path(), &[]).expect("as before");
+    assert_eq!(code, Some(1), "the bucket in the data directory too: {out}");
+    std::fs::remove_file(dir.path().join("bucket/.lock")).expect("no lock file");
+    let (code, out) = verify_as_nobody(dir.path(), &["--bucket", &url]).expect("as before");
+    assert_eq!(code, Some(1), "a bucket without a lock file: {out}");
+    assert!(
+        !dir.path().join("bucket/.lock").exists(),
+        "the reader made nothing in the bucket"
+    );
+}
+
+/// Over moto, through a fault proxy that answers every write 503 without
+/// forwarding it (a user whose credentials may only read): the sweep reads
+/// the bucket and finds its orphan, and asked nothing but reads.
+#[test]
+fn verify_over_moto_needs_only_read_access() {
+    use wasmkeep_host_testing::fault_proxy::{Fault, FaultProxy, Rule, Times};
+    use wasmkeep_shim::replica::{Kind, Replica};
+    let Some(url) = common::node_process::server_prefix("WASMKEEP_TEST_S3", "scripts/s3-server.sh", "verify-reads")
+    else {
+        return;
+    };
+    let bucket = wasmkeep_shim::bucket_url::open_bucket(&url, Arc::new(wasmkeep_shim::clock::SystemClock))
+        .expect("the bucket opens");
+    // A history object below a reset: an orphan the sweep reports.
+    let k = ActorKey::new("t/app", "testee", "a");
+    let mut replica = Replica::new(bucket, Arc::default(), k, "n1");
+    replica.acquire(&|_| true).expect("acquire");
+    replica.upload(Kind::Segment, b"the data", &|_| true).expect("a state");
+    replica.delete(b"", &|_| true).expect("a reset above it");
+    let moto = std::env::var("AWS_ENDPOINT_URL").expect("scripts/s3-server.sh exports AWS_ENDPOINT_URL");
+    let proxy = FaultProxy::start(&moto, 57).expect("the fault proxy");
+    for method in ["PUT", "POST", "DELETE"] {
+        proxy.add(Rule {
+            path_contains: String::new(),
+            method: Some(method.into()),
+            fault: Fault::Unavailable,
+            times: Times::Percent(100.0),
+        });
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
+        .arg("verify")
+        .arg("--data-dir")
+        .arg(dir.path())
+        .args(["--bucket", &url])
+        .env("AWS_ENDPOINT_URL", proxy.url())
+        .output()
+        .expect("run verify");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("history before"), "the orphan is found: {stdout}");
+    let counts = proxy.counts();
+    assert_eq!(counts.unavailable, 0, "no write was asked: {counts:?}");
+    assert!(counts.forwarded > 0, "it read through the proxy: {counts:?}");
+    eprintln!(
+        "verify over moto, writes refused: {}; {counts:?}",
+        stdout.trim().replace('\n', " / ")
+    );
+}

@@ -70,6 +70,10 @@ pub enum RuntimeError {
     /// holder answers HTTP (ADR 028), or retry once the hold lapses.
     #[error("{} is held by node {}, which this node cannot reach; ask it, or retry once its hold lapses", .0.key, .0.node)]
     HolderUnreachable(Box<HeldElsewhere>),
+    /// The actor's storage failed: what it would have said (whether the
+    /// actor exists, say) is not known now; try again.
+    #[error(transparent)]
+    Storage(Box<crate::storage::StorageError>),
 }
 
 /// Where an actor is held, when another node process holds it.
@@ -103,6 +107,7 @@ impl RuntimeError {
             RuntimeError::NeedsCluster(_) => FailureKind::NeedsCluster,
             RuntimeError::Host(_) => FailureKind::Host,
             RuntimeError::HolderUnreachable(_) => FailureKind::HolderUnreachable,
+            RuntimeError::Storage(e) => e.kind(),
         }
     }
 }

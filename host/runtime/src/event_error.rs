@@ -80,18 +80,7 @@ impl EventError {
                 FailureKind::Overloaded
             }
             EventError::MailboxFull(_) => FailureKind::MailboxFull,
-            EventError::Storage(e) => match e {
-                StorageError::AppDeleted { .. } => FailureKind::AppDeleted,
-                StorageError::CutOff { .. } => FailureKind::CutOff,
-                StorageError::HolderUnreachable { .. } => FailureKind::HolderUnreachable,
-                StorageError::Bucket { .. } => FailureKind::Bucket,
-                StorageError::NotAcknowledged { .. } => FailureKind::NotAcknowledged,
-                StorageError::TombstoneUnreadable { .. } => FailureKind::TombstoneUnreadable,
-                StorageError::RemovalUnfinished { .. } => FailureKind::RemovalUnfinished,
-                StorageError::Files { .. } => FailureKind::Files,
-                StorageError::OutOfFiles { .. } => FailureKind::Overloaded,
-                StorageError::Sql(_) => FailureKind::Sql,
-            },
+            EventError::Storage(e) => e.kind(),
             EventError::Guest(_) => FailureKind::Guest,
             EventError::Host(_) => FailureKind::Host,
         }

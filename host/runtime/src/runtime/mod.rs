@@ -228,8 +228,14 @@ impl Runtime {
         match access {
             Access::Open => Ok(access),
             // Resident here: it exists, and no listing is needed to say so.
-            Access::Existing if self.host.is_resident(key) || admin::actor_exists(&self.host, key) => Ok(access),
-            Access::Existing => Err(RuntimeError::NoSuchActor(key.clone())),
+            Access::Existing if self.host.is_resident(key) => Ok(access),
+            Access::Existing => match self.host.storage().exists(key) {
+                Ok(true) => Ok(access),
+                Ok(false) => Err(RuntimeError::NoSuchActor(key.clone())),
+                // A bucket that failed does not say the actor is absent: its
+                // failure is the answer (503, by its kind), never a 404.
+                Err(e) => Err(RuntimeError::Storage(Box::new(e))),
+            },
             Access::Internal => Err(RuntimeError::Internal(key.class.clone())),
         }
     }

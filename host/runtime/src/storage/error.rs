@@ -103,6 +103,23 @@ pub enum StorageError {
 }
 
 impl StorageError {
+    /// Its kind, as answers name it.
+    pub fn kind(&self) -> crate::failure_kind::FailureKind {
+        use crate::failure_kind::FailureKind;
+        match self {
+            StorageError::AppDeleted { .. } => FailureKind::AppDeleted,
+            StorageError::CutOff { .. } => FailureKind::CutOff,
+            StorageError::HolderUnreachable { .. } => FailureKind::HolderUnreachable,
+            StorageError::Bucket { .. } => FailureKind::Bucket,
+            StorageError::NotAcknowledged { .. } => FailureKind::NotAcknowledged,
+            StorageError::TombstoneUnreadable { .. } => FailureKind::TombstoneUnreadable,
+            StorageError::RemovalUnfinished { .. } => FailureKind::RemovalUnfinished,
+            StorageError::Files { .. } => FailureKind::Files,
+            StorageError::OutOfFiles { .. } => FailureKind::Overloaded,
+            StorageError::Sql(_) => FailureKind::Sql,
+        }
+    }
+
     /// The storage's error for `key`'s database that did not open.
     pub(crate) fn not_opened(key: &ActorKey, e: OpenError) -> Self {
         match e {

@@ -44,6 +44,10 @@ struct Args {
     /// With --node-processes: the `wasmkeep-shim` binary.
     #[arg(long, default_value = "target/debug/wasmkeep-shim", requires = "node_processes")]
     shim: PathBuf,
+    /// With --node-processes: the processes talk to each other over mutual
+    /// TLS, with certificates `wasmkeep-shim cluster certs` makes for each case.
+    #[arg(long, requires = "node_processes")]
+    tls: bool,
 }
 
 #[derive(Deserialize)]
@@ -131,6 +135,7 @@ fn run() -> anyhow::Result<bool> {
         shim: root.join(&args.shim),
         bucket: args.bucket.clone(),
         cache_dir: cache_dir.clone(),
+        tls: args.tls,
     });
     let mut matrix: BTreeMap<String, BTreeMap<String, Cell>> = BTreeMap::new();
     for (lang, spec) in &langs {

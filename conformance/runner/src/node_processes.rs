@@ -9,7 +9,9 @@
 //! moved on every node through `/_shim/clock/advance`, its alarms run through
 //! `/_shim/alarms/run` on every node. Sockets are WebSockets the runner opens
 //! to a node. Steps that need the host's inside (host calls, the local files)
-//! have no such door: a case with one is reported as not run here.
+//! have no such door: a case with one is reported as not run here. With
+//! `--tls` the processes talk to each other over mutual TLS (ADR 073), with
+//! a CA and certificates `wasmkeep-shim cluster certs` makes for each case.
 
 use crate::case::{Case, Step};
 use crate::exec::{APP, CLASS, Saved, check_answer, step_name};
@@ -33,6 +35,8 @@ pub struct NodeProcesses {
     pub bucket: Option<String>,
     /// The compiled-component cache the processes share.
     pub cache_dir: PathBuf,
+    /// Whether the processes talk to each other over TLS.
+    pub tls: bool,
 }
 
 /// Lease of the processes: short, so that a killed node is taken over soon.
@@ -116,6 +120,19 @@ fn start(
         .arg(manifest)
         .arg("--data-dir")
         .arg(dir.join(id))
+        .args(if how.tls {
+            let certs = dir.join("certs");
+            vec![
+                "--tls-cert".into(),
+                certs.join(format!("{id}.crt")).into_os_string(),
+                "--tls-key".into(),
+                certs.join(format!("{id}.key")).into_os_string(),
+                "--tls-ca".into(),
+                certs.join("ca.crt").into_os_string(),
+            ]
+        } else {
+            Vec::new()
+        })
         .env("WASMKEEP_CACHE_DIR", &how.cache_dir)
         .stdout(std::process::Stdio::piped())
         // Kept for a failing case's message.
@@ -153,6 +170,21 @@ pub fn run_case(case: &Case, component: &Path, how: &NodeProcesses) -> anyhow::R
         None => format!("file://{}", dir.path().join("bucket").display()),
     };
     let manifest = manifest(dir.path(), component)?;
+    if how.tls {
+        let ids: Vec<String> = (1..=how.count).map(|i| format!("n{i}")).collect();
+        let out = std::process::Command::new(&how.shim)
+            .args(["cluster", "certs", "--nodes", &ids.join(","), "--out"])
+            .arg(dir.path().join("certs"))
+            .output()
+            .with_context(|| format!("running {} cluster certs", how.shim.display()))?;
+        if !out.status.success() {
+            bail!(
+                "wasmkeep-shim cluster certs failed ({}): {}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
     let virtual_clock = case
         .steps
         .iter()

@@ -4,8 +4,11 @@
 //! holder runs it with [`wasmkeep_host::Runtime::call_arrived`] (never
 //! carrying it on) and answers with the callee's answer or failure, kind
 //! kept. The route is no actor's and no admin's: a node process shows the
-//! cluster's token, kept in the bucket (`cluster/secret`), since a call names
-//! its caller and a client must not pass for an actor.
+//! cluster's token, kept in the bucket (`cluster/secret`) or given to every
+//! node (`serve --cluster-token`), since a call names its caller and a client
+//! must not pass for an actor. A token is rotated without stopping the
+//! cluster: a node given `--cluster-token-previous` as well takes both, and
+//! shows the previous one to a peer that refused its current one (ADR 073).
 
 use crate::forward::FORWARDED_HEADER;
 use axum::body::Bytes;
@@ -13,9 +16,6 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse as _, Response};
 use http_body_util::{BodyExt as _, Full, Limited};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::time::Duration;
@@ -131,23 +131,55 @@ pub fn cluster_secret(bucket: &dyn ObjectStore) -> anyhow::Result<String> {
     }
 }
 
-/// Carries calls to other node processes over HTTP, from the runtime's
-/// worker threads (which block on the dev server's tokio runtime).
+/// The tokens a node process takes on its call route: the current one,
+/// which it also shows to its peers, and during a rotation the previous one.
+#[derive(Clone)]
+pub struct ClusterTokens {
+    current: Arc<str>,
+    previous: Option<Arc<str>>,
+}
+
+impl ClusterTokens {
+    /// `current`, and `previous` also taken (and shown to a peer that refuses `current`).
+    pub fn new(current: &str, previous: Option<&str>) -> Self {
+        Self {
+            current: current.into(),
+            previous: previous.filter(|p| *p != current).map(Into::into),
+        }
+    }
+
+    /// Whether a peer that shows `given` is one of the cluster's node processes.
+    pub fn accepts(&self, given: &[u8]) -> bool {
+        // Both compared whatever the first gives: the time says nothing of which matched.
+        let current = same_token(given, self.current.as_bytes());
+        let previous = self.previous.as_ref().is_some_and(|p| same_token(given, p.as_bytes()));
+        current | previous
+    }
+
+    /// The tokens to show a peer, in turn while it refuses them.
+    fn to_show(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(&*self.current).chain(self.previous.as_deref())
+    }
+}
+
+/// Carries calls to other node processes over HTTP (over TLS when this
+/// process has it: crate::peer_tls), from the runtime's worker threads
+/// (which block on the dev server's tokio runtime).
 pub struct HttpRemoteCalls {
     handle: tokio::runtime::Handle,
-    client: Client<HttpConnector, Full<Bytes>>,
-    token: Arc<str>,
+    client: crate::peer_tls::PeerClient,
+    tokens: ClusterTokens,
     /// This node, named in the hop's header for the holder's log.
     from: String,
 }
 
 impl HttpRemoteCalls {
-    /// Calls carried through `handle`'s reactor, showing `token`, from node `from`.
-    pub fn new(handle: tokio::runtime::Handle, token: Arc<str>, from: &str) -> Self {
+    /// Calls carried through `handle`'s reactor, showing `tokens`, from node `from`.
+    pub fn new(handle: tokio::runtime::Handle, tokens: ClusterTokens, from: &str) -> Self {
         Self {
             handle,
-            client: Client::builder(TokioExecutor::new()).build_http(),
-            token,
+            client: crate::peer_tls::client(),
+            tokens,
             from: from.to_owned(),
         }
     }
@@ -160,26 +192,46 @@ impl HttpRemoteCalls {
             limit_ms: u64::try_from(call.limit.as_millis()).unwrap_or(u64::MAX),
             payload: hex::encode(call.payload.as_slice()),
         };
-        let body = serde_json::to_vec(&carried).map_err(|e| e.to_string())?;
-        let req = hyper::Request::builder()
-            .method("POST")
-            .uri(format!("{}{CALL_PATH}", holder.trim_end_matches('/')))
-            .header("content-type", "application/json")
-            .header(TOKEN_HEADER, &*self.token)
-            .header(FORWARDED_HEADER, &self.from)
-            .body(Full::new(Bytes::from(body)))
-            .map_err(|e| e.to_string())?;
-        let answer = self.client.request(req).await.map_err(|e| e.to_string())?;
-        let status = answer.status();
-        let body = Limited::new(answer.into_body(), MAX_CARRIED)
-            .collect()
-            .await
-            .map_err(|e| e.to_string())?
-            .to_bytes();
-        if status != StatusCode::OK {
-            return Err(format!("{status}: {}", String::from_utf8_lossy(&body)));
+        crate::peer_tls::check_address(holder)?;
+        let body = Bytes::from(serde_json::to_vec(&carried).map_err(|e| e.to_string())?);
+        let mut refused = None;
+        // The current token, then (during a rotation, to a peer not yet given
+        // the new one) the previous: a refused call was not run.
+        for token in self.tokens.to_show() {
+            let req = hyper::Request::builder()
+                .method("POST")
+                .uri(format!("{}{CALL_PATH}", holder.trim_end_matches('/')))
+                .header("content-type", "application/json")
+                .header(TOKEN_HEADER, token)
+                .header(FORWARDED_HEADER, &self.from)
+                .body(Full::new(body.clone()))
+                .map_err(|e| e.to_string())?;
+            let answer = self
+                .client
+                .request(req)
+                .await
+                .map_err(|e| crate::peer_tls::explain(holder, &e))?;
+            let status = answer.status();
+            let body = Limited::new(answer.into_body(), MAX_CARRIED)
+                .collect()
+                .await
+                .map_err(|e| e.to_string())?
+                .to_bytes();
+            if status == StatusCode::FORBIDDEN {
+                refused = Some(String::from_utf8_lossy(&body).into_owned());
+                continue;
+            }
+            if status != StatusCode::OK {
+                return Err(format!("{status}: {}", String::from_utf8_lossy(&body)));
+            }
+            return serde_json::from_slice(&body).map_err(|e| format!("an answer that is not a call's: {e}"));
         }
-        serde_json::from_slice(&body).map_err(|e| format!("an answer that is not a call's: {e}"))
+        Err(format!(
+            "it refused this node's cluster token{} ({}): give every node the same --cluster-token, and during a \
+             rotation the old one as --cluster-token-previous",
+            if self.tokens.previous.is_some() { "s" } else { "" },
+            refused.unwrap_or_default()
+        ))
     }
 }
 
@@ -213,15 +265,15 @@ impl RemoteCalls for HttpRemoteCalls {
 #[derive(Clone)]
 struct Arrivals {
     rt: Runtime,
-    token: Arc<str>,
+    tokens: ClusterTokens,
 }
 
 /// The route that takes calls carried from other node processes of the
-/// cluster whose token is `token`.
-pub fn routes(rt: Runtime, token: Arc<str>) -> axum::Router {
+/// cluster whose tokens are `tokens`.
+pub fn routes(rt: Runtime, tokens: ClusterTokens) -> axum::Router {
     axum::Router::new()
         .route(CALL_PATH, axum::routing::post(call_arrived))
-        .with_state(Arrivals { rt, token })
+        .with_state(Arrivals { rt, tokens })
 }
 
 /// Whether `given` is `token`, in time that does not depend on where they differ.
@@ -231,10 +283,11 @@ fn same_token(given: &[u8], token: &[u8]) -> bool {
 
 async fn call_arrived(State(arrivals): State<Arrivals>, headers: HeaderMap, body: Bytes) -> Response {
     let given = headers.get(TOKEN_HEADER).map(|v| v.as_bytes()).unwrap_or_default();
-    if !same_token(given, arrivals.token.as_bytes()) {
+    if !arrivals.tokens.accepts(given) {
         return (
             StatusCode::FORBIDDEN,
-            "this route takes calls from the cluster's node processes only (their token is in the bucket)",
+            "this route takes calls from the cluster's node processes only, which show the cluster's token \
+             (--cluster-token, or the bucket's cluster/secret without it)",
         )
             .into_response();
     }
@@ -303,5 +356,15 @@ mod tests {
         assert!(!same_token(b"abd", b"abc"));
         assert!(!same_token(b"ab", b"abc"));
         assert!(!same_token(b"", b"abc"));
+    }
+
+    #[test]
+    fn a_rotation_takes_the_new_and_the_previous_token_and_shows_the_new_first() {
+        let both = ClusterTokens::new("new", Some("old"));
+        assert!(both.accepts(b"new") && both.accepts(b"old") && !both.accepts(b"other"));
+        assert_eq!(both.to_show().collect::<Vec<_>>(), ["new", "old"]);
+        let new_only = ClusterTokens::new("new", None);
+        assert!(new_only.accepts(b"new") && !new_only.accepts(b"old"));
+        assert_eq!(ClusterTokens::new("t", Some("t")).to_show().count(), 1);
     }
 }

@@ -9,9 +9,6 @@
 use crate::{HOLDER_HEADER, HttpRequest, HttpResponse};
 use axum::body::Bytes;
 use http_body_util::{BodyExt as _, Full, Limited};
-use hyper_util::client::legacy::Client;
-use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
 use std::time::Duration;
 
 /// Marks a forwarded request, naming the node that forwarded it.
@@ -33,16 +30,17 @@ const HOP_HEADERS: &[&str] = &[
     "content-length",
 ];
 
-/// An HTTP client to other node processes (pooled connections).
+/// An HTTP client to other node processes (pooled connections), over TLS
+/// when this process has it installed (crate::peer_tls).
 #[derive(Clone)]
 pub struct Forwarder {
-    client: Client<HttpConnector, Full<Bytes>>,
+    client: crate::peer_tls::PeerClient,
 }
 
 impl Default for Forwarder {
     fn default() -> Self {
         Self {
-            client: Client::builder(TokioExecutor::new()).build_http(),
+            client: crate::peer_tls::client(),
         }
     }
 }
@@ -76,6 +74,7 @@ impl Forwarder {
         from: &str,
         max_body: usize,
     ) -> Result<HttpResponse, String> {
+        crate::peer_tls::check_address(address)?;
         let uri = format!("{}{path_and_query}", address.trim_end_matches('/'));
         let mut builder = hyper::Request::builder().method(req.method.as_str()).uri(&uri);
         for (k, v) in &req.headers {
@@ -88,7 +87,11 @@ impl Forwarder {
             .body(Full::new(Bytes::from(req.body.clone())))
             .map_err(|e| format!("the request to {uri} could not be built: {e}"))?;
         let sent = tokio::time::timeout(FORWARD_TIMEOUT, async {
-            let answer = self.client.request(request).await.map_err(|e| e.to_string())?;
+            let answer = self
+                .client
+                .request(request)
+                .await
+                .map_err(|e| crate::peer_tls::explain(address, &e))?;
             let (parts, body) = answer.into_parts();
             let body = Limited::new(body, max_body)
                 .collect()
@@ -120,29 +123,86 @@ impl Forwarder {
     }
 }
 
+/// The WebSocket URL of `path_and_query` on the node process at `address`
+/// (`http://…` gives `ws://…`, `https://…` gives `wss://…`).
+pub fn socket_url(address: &str, path_and_query: &str) -> String {
+    let address = address.trim_end_matches('/');
+    let address = match address.split_once("://") {
+        Some(("https", rest)) => format!("wss://{rest}"),
+        Some(("http", rest)) => format!("ws://{rest}"),
+        _ => address.to_owned(),
+    };
+    format!("{address}{path_and_query}")
+}
+
 /// Carries a WebSocket between `client` and the node process at `url`
-/// (`ws://host:port/<class>/<name><path>`) that holds its actor, marked as
-/// forwarded by `from`: every message both ways, until either end closes.
-/// A holder that cannot be reached closes the client's socket with 1011.
+/// (`ws://host:port/<class>/<name><path>`, or `wss://…` over TLS) that
+/// holds its actor, marked as forwarded by `from`: every message both ways,
+/// until either end closes. A holder that cannot be reached closes the
+/// client's socket with 1011.
 pub async fn proxy_socket(client: axum::extract::ws::WebSocket, url: String, from: String) {
-    use axum::extract::ws::{CloseFrame, Message};
-    use futures_util::{SinkExt as _, StreamExt as _};
     use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
     let mut client = client;
-    let upstream = async {
+    let request = async {
+        crate::peer_tls::check_address(&url)?;
         let mut request = url.as_str().into_client_request().map_err(|e| e.to_string())?;
         let from = hyper::header::HeaderValue::from_str(&from).map_err(|e| e.to_string())?;
         request.headers_mut().insert(FORWARDED_HEADER, from);
-        let (socket, _) = tokio_tungstenite::connect_async(request)
-            .await
-            .map_err(|e| e.to_string())?;
-        Ok::<_, String>(socket)
+        Ok::<_, String>(request)
     };
-    let upstream = match tokio::time::timeout(FORWARD_TIMEOUT, upstream).await {
-        Ok(Ok(socket)) => socket,
-        Ok(Err(e)) => return close_unreachable(&mut client, &url, &e).await,
-        Err(_) => return close_unreachable(&mut client, &url, "no answer").await,
+    let request = match request.await {
+        Ok(r) => r,
+        Err(e) => return close_unreachable(&mut client, &url, &e).await,
     };
+    match crate::peer_tls::installed() {
+        None => {
+            let upstream = tokio_tungstenite::connect_async(request);
+            match tokio::time::timeout(FORWARD_TIMEOUT, upstream).await {
+                Ok(Ok((socket, _))) => pump(client, socket).await,
+                Ok(Err(e)) => close_unreachable(&mut client, &url, &e.to_string()).await,
+                Err(_) => close_unreachable(&mut client, &url, "no answer").await,
+            }
+        }
+        Some(tls) => {
+            let upstream = async {
+                let name = crate::peer_tls::server_name(&url)?;
+                let host = request
+                    .uri()
+                    .host()
+                    .unwrap_or_default()
+                    .trim_matches(['[', ']'])
+                    .to_owned();
+                let port = request.uri().port_u16().unwrap_or(443);
+                let tcp = tokio::net::TcpStream::connect((host.as_str(), port))
+                    .await
+                    .map_err(|e| format!("connecting: {e}"))?;
+                let _ = tcp.set_nodelay(true);
+                let stream = tls
+                    .connector()
+                    .connect(name, tcp)
+                    .await
+                    .map_err(|e| crate::peer_tls::explain(&url, &e))?;
+                let (socket, _) = tokio_tungstenite::client_async(request, stream)
+                    .await
+                    .map_err(|e| e.to_string())?;
+                Ok::<_, String>(socket)
+            };
+            match tokio::time::timeout(FORWARD_TIMEOUT, upstream).await {
+                Ok(Ok(socket)) => pump(client, socket).await,
+                Ok(Err(e)) => close_unreachable(&mut client, &url, &e).await,
+                Err(_) => close_unreachable(&mut client, &url, "no answer").await,
+            }
+        }
+    }
+}
+
+/// Every message both ways between `client` and `upstream`, until either end closes.
+async fn pump<S>(client: axum::extract::ws::WebSocket, upstream: tokio_tungstenite::WebSocketStream<S>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    use axum::extract::ws::{CloseFrame, Message};
+    use futures_util::{SinkExt as _, StreamExt as _};
     let (mut up_tx, mut up_rx) = upstream.split();
     let (mut cl_tx, mut cl_rx) = client.split();
     let to_holder = async {

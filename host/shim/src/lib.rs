@@ -8,7 +8,9 @@ pub use wasmkeep_host::*;
 
 mod admin_access;
 pub mod cluster_calls;
+pub mod cluster_certs;
 mod dashboard;
 mod forward;
+pub mod peer_tls;
 pub mod route;
 pub mod server;

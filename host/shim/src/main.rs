@@ -37,7 +37,7 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Serve an app's actors over HTTP and WebSockets on 127.0.0.1.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Operator commands on actors (cluster mode's bucket).
     #[command(subcommand)]
     Actor(ActorCommand),
@@ -58,6 +58,9 @@ enum Command {
     /// Commands on a bucket named by a URL.
     #[command(subcommand)]
     Bucket(BucketCommand),
+    /// Commands for node processes' clusters.
+    #[command(subcommand)]
+    Cluster(ClusterCommand),
     /// Build a Rust guest crate into a component (wasm32-wasip2; falls back to
     /// Debian's rustc-web with build-std when no wasm32 target is installed).
     Build(BuildArgs),
@@ -113,6 +116,48 @@ enum BucketCommand {
     Check(BucketCheckArgs),
 }
 
+#[derive(Subcommand)]
+enum ClusterCommand {
+    /// Makes a test cluster's certificates for TLS between node processes
+    /// (docs/clusters.md, ADR 073): a CA of its own (ca.crt, ca.key) and, for
+    /// each node, <node>.crt and <node>.key signed by it, naming the node's id
+    /// and each --host. Start node i with `serve --tls-cert DIR/<node>.crt
+    /// --tls-key DIR/<node>.key --tls-ca DIR/ca.crt`. Keep ca.key away from
+    /// the nodes: whoever holds it can make a node.
+    Certs(ClusterCertsArgs),
+}
+
+#[derive(clap::Args)]
+struct ClusterCertsArgs {
+    /// The directory to write the files to (made if missing; files of the same names are replaced).
+    #[arg(long)]
+    out: PathBuf,
+    /// The nodes' ids, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "n1,n2,n3")]
+    nodes: Vec<String>,
+    /// A host (DNS name or IP address) the nodes' peers reach them at; repeat for more.
+    /// Default: localhost, 127.0.0.1 and ::1.
+    #[arg(long = "host", value_name = "HOST")]
+    hosts: Vec<String>,
+}
+
+fn cluster_certs(args: &ClusterCertsArgs) -> anyhow::Result<()> {
+    let hosts = if args.hosts.is_empty() {
+        wasmkeep_shim::cluster_certs::DEFAULT_HOSTS
+            .iter()
+            .map(|h| (*h).to_owned())
+            .collect()
+    } else {
+        args.hosts.clone()
+    };
+    let made = wasmkeep_shim::cluster_certs::make(&args.out, &args.nodes, &hosts)?;
+    println!("ca {}", made.ca.display());
+    for (node, cert, key) in &made.nodes {
+        println!("{node} {} {}", cert.display(), key.display());
+    }
+    Ok(())
+}
+
 #[derive(clap::Args)]
 struct BuildArgs {
     /// The guest crate's Cargo.toml (or its directory).
@@ -136,7 +181,7 @@ fn main() -> std::process::ExitCode {
         broken_pipe::end_quietly_when_the_reader_goes();
     }
     let result = match cli.command {
-        Command::Serve(args) => serve(args),
+        Command::Serve(args) => serve(*args),
         Command::Actor(ActorCommand::Status(args)) => match status(&args) {
             Ok(code) => return code,
             Err(e) => Err(e),
@@ -158,6 +203,7 @@ fn main() -> std::process::ExitCode {
         Command::App(AppCommand::Delete(args)) => return app_delete(&args),
         Command::New(args) => new_project(&args),
         Command::Bucket(BucketCommand::Check(args)) => return bucket_check(&args),
+        Command::Cluster(ClusterCommand::Certs(args)) => cluster_certs(&args),
         Command::Build(args) => {
             wasmkeep_guest_build::build_rust_guest(&args.manifest_path, args.out.as_deref()).map(|p| {
                 println!("{}", p.display());

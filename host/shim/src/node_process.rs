@@ -39,9 +39,9 @@ pub(crate) struct Joined {
     cluster: Arc<Cluster>,
     leases: Arc<BucketLeases>,
     node: String,
-    /// The cluster's token, shown when a call is carried to another node
-    /// process and asked of one carried here (ADR 034).
-    token: Arc<str>,
+    /// The cluster's tokens: shown when a call is carried to another node
+    /// process and asked of one carried here (ADR 034, ADR 073).
+    tokens: wasmkeep_shim::cluster_calls::ClusterTokens,
 }
 
 impl Joined {
@@ -50,9 +50,9 @@ impl Joined {
         &self.node
     }
 
-    /// The cluster's token for calls between node processes.
-    pub(crate) fn token(&self) -> Arc<str> {
-        self.token.clone()
+    /// The cluster's tokens for calls between node processes.
+    pub(crate) fn tokens(&self) -> wasmkeep_shim::cluster_calls::ClusterTokens {
+        self.tokens.clone()
     }
 
     /// Resolves once the node is fenced: another process joined as this
@@ -78,7 +78,8 @@ impl Joined {
 }
 
 /// Joins the cluster on `bucket` as `node`, advertising `address`, with a
-/// lease of `lease_ms` renewed on a thread of its own.
+/// lease of `lease_ms` renewed on a thread of its own. Calls between node
+/// processes show `tokens`, or without them the bucket's `cluster/secret`.
 ///
 /// # Errors
 /// The lease could not be taken, or the node did not start.
@@ -89,8 +90,15 @@ pub(crate) fn start(
     address: &str,
     lease_ms: u64,
     config: RuntimeConfig,
+    tokens: Option<wasmkeep_shim::cluster_calls::ClusterTokens>,
 ) -> anyhow::Result<(Joined, Runtime)> {
-    let token: Arc<str> = wasmkeep_shim::cluster_calls::cluster_secret(bucket.as_ref())?.into();
+    let tokens = match tokens {
+        Some(t) => t,
+        None => wasmkeep_shim::cluster_calls::ClusterTokens::new(
+            &wasmkeep_shim::cluster_calls::cluster_secret(bucket.as_ref())?,
+            None,
+        ),
+    };
     let leases = Arc::new(BucketLeases::new(
         bucket.clone(),
         clock.clone(),
@@ -105,7 +113,7 @@ pub(crate) fn start(
             cluster,
             leases,
             node: node.to_owned(),
-            token,
+            tokens,
         },
         rt,
     ))

@@ -101,6 +101,40 @@ pub(crate) struct ServeArgs {
     /// dashboard); a cluster's history is its bucket whatever this says.
     #[arg(long)]
     pub(crate) no_history: bool,
+    /// With --node-id: this node's certificate (PEM; its chain after it), signed
+    /// by the cluster CA (--tls-ca). With --tls-key and --tls-ca, the node talks
+    /// to its peers over mutual TLS only, on a listener of its own
+    /// (--peer-listen); clients still reach it on --listen (ADR 073).
+    /// `wasmkeep-shim cluster certs` makes a test cluster's.
+    #[arg(long, value_name = "FILE", requires_all = ["tls_key", "tls_ca"])]
+    pub(crate) tls_cert: Option<PathBuf>,
+    /// With --tls-cert: the certificate's private key (PEM).
+    #[arg(long, value_name = "FILE", requires_all = ["tls_cert", "tls_ca"])]
+    pub(crate) tls_key: Option<PathBuf>,
+    /// With --tls-cert: the cluster CA's certificate (PEM). A peer is taken
+    /// only with a certificate it signed, as a client and as a server.
+    #[arg(long, value_name = "FILE", requires_all = ["tls_cert", "tls_key"])]
+    pub(crate) tls_ca: Option<PathBuf>,
+    /// With --tls-cert: where to listen for the node's peers (its lease
+    /// advertises https://ADDR). Default: --listen's address, a free port.
+    #[arg(long, value_name = "ADDR", requires = "tls_cert")]
+    pub(crate) peer_listen: Option<SocketAddr>,
+    /// With --node-id: the token calls between node processes show and are
+    /// asked for (every node of the cluster the same). Default: the bucket's
+    /// cluster/secret, made by the first node. Rotate it without stopping
+    /// the cluster with --cluster-token-previous (docs/clusters.md).
+    #[arg(long, env = "WASMKEEP_CLUSTER_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    pub(crate) cluster_token: Option<String>,
+    /// With --cluster-token: the token it replaces, taken as well for the
+    /// rotation's window, and shown to a peer that refuses the new one.
+    #[arg(
+        long,
+        env = "WASMKEEP_CLUSTER_TOKEN_PREVIOUS",
+        value_name = "TOKEN",
+        hide_env_values = true,
+        requires = "cluster_token"
+    )]
+    pub(crate) cluster_token_previous: Option<String>,
 }
 
 /// `--reads-here`: the names of [`ReadsHere`]'s rules, each with the
@@ -185,6 +219,31 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
         anyhow::bail!("--node-id needs --mode cluster");
     }
     let reads_here = ReadsHereRule::for_mode(args.reads_here, mode)?;
+    if args.node_id.is_none() {
+        anyhow::ensure!(
+            args.tls_cert.is_none(),
+            "--tls-cert, --tls-key and --tls-ca need --node-id: TLS is between node processes (the nodes of \
+             --nodes N talk within this process)"
+        );
+        anyhow::ensure!(
+            args.cluster_token.is_none(),
+            "--cluster-token (or WASMKEEP_CLUSTER_TOKEN) needs --node-id: the token is for calls between node \
+             processes"
+        );
+    }
+    let tokens = match &args.cluster_token {
+        Some(t) => {
+            anyhow::ensure!(
+                !t.trim().is_empty() && t.trim() == t,
+                "--cluster-token: give a token with no spaces at its ends, not empty"
+            );
+            Some(wasmkeep_shim::cluster_calls::ClusterTokens::new(
+                t,
+                args.cluster_token_previous.as_deref(),
+            ))
+        }
+        None => None,
+    };
     let nodes = match (mode, args.nodes) {
         _ if args.node_id.is_some() => 1,
         (Mode::Single, Some(n)) if n != 1 => anyhow::bail!("--nodes {n} needs --mode cluster"),
@@ -217,6 +276,8 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     // A node process advertises where it listens in its lease: bind first.
     let mut prebound = None;
+    // With TLS, a node process's peers reach it on a listener of its own.
+    let mut peer_listener: Option<(std::net::TcpListener, &'static wasmkeep_shim::peer_tls::PeerTls)> = None;
     let mut joined: Option<crate::node_process::Joined> = None;
     let runtimes: Vec<Runtime> = match mode {
         Mode::Single => vec![Runtime::new(config_for(args.data_dir.clone()))?],
@@ -267,7 +328,23 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
                             args.listen
                         )
                     })?;
-                    let address = format!("http://{}", listener.local_addr()?);
+                    let address = match (&args.tls_cert, &args.tls_key, &args.tls_ca) {
+                        (Some(cert), Some(key), Some(ca)) => {
+                            let tls = wasmkeep_shim::peer_tls::PeerTls::load(cert, key, ca)?;
+                            if wasmkeep_shim::peer_tls::install(tls).is_err() {
+                                anyhow::bail!("this process's TLS to its peers was set up twice");
+                            }
+                            let tls = wasmkeep_shim::peer_tls::installed().context("TLS installed")?;
+                            let at = args.peer_listen.unwrap_or_else(|| SocketAddr::new(args.listen.ip(), 0));
+                            let peers = std::net::TcpListener::bind(at).with_context(|| {
+                                format!("cannot listen for peers on {at} (is another server using it? pick one with --peer-listen)")
+                            })?;
+                            let address = format!("https://{}", peers.local_addr()?);
+                            peer_listener = Some((peers, tls));
+                            address
+                        }
+                        _ => format!("http://{}", listener.local_addr()?),
+                    };
                     let (node_process, rt) = crate::node_process::start(
                         bucket,
                         clock,
@@ -275,6 +352,7 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
                         &address,
                         args.lease_ms,
                         config_for(args.data_dir.clone()),
+                        tokens.clone(),
                     )?;
                     if args.testing_break_the_fence {
                         eprintln!(
@@ -350,11 +428,11 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if let (Some(j), [rt]) = (&joined, runtimes.as_slice()) {
         rt.set_remote_calls(Arc::new(wasmkeep_shim::cluster_calls::HttpRemoteCalls::new(
             tokio_rt.handle().clone(),
-            j.token(),
+            j.tokens(),
             j.node(),
         )));
     }
-    let call_token = joined.as_ref().map(crate::node_process::Joined::token);
+    let call_tokens = joined.as_ref().map(crate::node_process::Joined::tokens);
     tokio_rt.block_on(async move {
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         let mut servers = Vec::new();
@@ -386,9 +464,9 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
             // lines scripts read stay one per node.
             eprintln!("dashboard: http://{bound}/_shim/ui");
             let cluster = if rt.node_id().is_some() { nodes.clone() } else { Vec::new() };
-            let calls = call_token
+            let calls = call_tokens
                 .clone()
-                .map(|token| wasmkeep_shim::cluster_calls::routes(rt.clone(), token));
+                .map(|tokens| wasmkeep_shim::cluster_calls::routes(rt.clone(), tokens));
             let mut app = wasmkeep_shim::server::router_for_node(
                 rt,
                 manifest.app.clone(),
@@ -397,13 +475,34 @@ pub(crate) fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 },
                 cluster,
             );
-            if let Some(calls) = calls {
+            // With TLS, calls between node processes are taken from verified peers only.
+            if let Some((peers, tls)) = peer_listener.take() {
+                peers.set_nonblocking(true)?;
+                let peers = tokio::net::TcpListener::from_std(peers)?;
+                eprintln!(
+                    "peers: https://{} (mutual TLS under the cluster CA {})",
+                    peers.local_addr()?,
+                    tls.ca().display()
+                );
+                let peer_app = match calls.clone() {
+                    Some(calls) => app.clone().merge(calls),
+                    None => app.clone(),
+                };
+                servers.push(tokio::spawn(crate::http_listener::serve_until(
+                    peers,
+                    peer_app,
+                    Duration::from_millis(args.header_read_timeout_ms),
+                    Some(tls),
+                    stop_rx.clone(),
+                )));
+            } else if let Some(calls) = calls {
                 app = app.merge(calls);
             }
             servers.push(tokio::spawn(crate::http_listener::serve_until(
                 listener,
                 app,
                 Duration::from_millis(args.header_read_timeout_ms),
+                None,
                 stop_rx.clone(),
             )));
         }

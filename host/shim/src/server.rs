@@ -351,7 +351,7 @@ async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
         if let Some(address) = remote {
             return match WebSocketUpgrade::from_request_parts(&mut parts, &()).await {
                 Ok(ws) => {
-                    let url = format!("{}{path_and_query}", address.replacen("http://", "ws://", 1));
+                    let url = crate::forward::socket_url(&address, &path_and_query);
                     let from = ctx.rt.node_id().unwrap_or_default().to_owned();
                     ws.max_message_size(MAX_BODY)
                         .max_frame_size(MAX_BODY)

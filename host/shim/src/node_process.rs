@@ -40,7 +40,7 @@ pub(crate) struct Joined {
     leases: Arc<BucketLeases>,
     node: String,
     /// The cluster's tokens: shown when a call is carried to another node
-    /// process and asked of one carried here (ADR 034, ADR 073).
+    /// process and asked of one carried here (ADR 034, ADR 074).
     tokens: wasmkeep_shim::cluster_calls::ClusterTokens,
 }
 

@@ -10,7 +10,7 @@
 //! `/_shim/alarms/run` on every node. Sockets are WebSockets the runner opens
 //! to a node. Steps that need the host's inside (host calls, the local files)
 //! have no such door: a case with one is reported as not run here. With
-//! `--tls` the processes talk to each other over mutual TLS (ADR 073), with
+//! `--tls` the processes talk to each other over mutual TLS (ADR 074), with
 //! a CA and certificates `wasmkeep-shim cluster certs` makes for each case.
 
 use crate::case::{Case, Step};

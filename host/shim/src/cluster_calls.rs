@@ -8,7 +8,7 @@
 //! node (`serve --cluster-token`), since a call names its caller and a client
 //! must not pass for an actor. A token is rotated without stopping the
 //! cluster: a node given `--cluster-token-previous` as well takes both, and
-//! shows the previous one to a peer that refused its current one (ADR 073).
+//! shows the previous one to a peer that refused its current one (ADR 074).
 
 use crate::forward::FORWARDED_HEADER;
 use axum::body::Bytes;

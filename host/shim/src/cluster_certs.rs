@@ -1,5 +1,5 @@
 //! `wasmkeep-shim cluster certs --out DIR`: a test cluster's certificates
-//! (ADR 073). A CA of its own (`ca.crt`, `ca.key`) and, for each node, a
+//! (ADR 074). A CA of its own (`ca.crt`, `ca.key`) and, for each node, a
 //! certificate it signed (`<node>.crt`, `<node>.key`) for both ends of a
 //! TLS hop (server and client authentication), naming the node's id and the
 //! hosts its peers reach it at. A real cluster's operator may use any CA and

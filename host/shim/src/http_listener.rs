@@ -4,7 +4,7 @@
 //! sends headers a byte at a time, would otherwise hold them forever). Each
 //! connection knows its peer (`ConnectInfo`) for the admin API's access rule.
 //! hyper-util's connection builder and graceful shutdown do the work. A node
-//! process's peer listener takes TLS first (ADR 073): a peer that shows no
+//! process's peer listener takes TLS first (ADR 074): a peer that shows no
 //! certificate the cluster CA signed is refused in the handshake, which has
 //! the same bounded time as the headers.
 

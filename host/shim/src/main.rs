@@ -119,7 +119,7 @@ enum BucketCommand {
 #[derive(Subcommand)]
 enum ClusterCommand {
     /// Makes a test cluster's certificates for TLS between node processes
-    /// (docs/clusters.md, ADR 073): a CA of its own (ca.crt, ca.key) and, for
+    /// (docs/clusters.md, ADR 074): a CA of its own (ca.crt, ca.key) and, for
     /// each node, <node>.crt and <node>.key signed by it, naming the node's id
     /// and each --host. Start node i with `serve --tls-cert DIR/<node>.crt
     /// --tls-key DIR/<node>.key --tls-ca DIR/ca.crt`. Keep ca.key away from

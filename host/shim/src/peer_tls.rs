@@ -1,4 +1,4 @@
-//! TLS between node processes (ADR 073): mutual TLS under one cluster CA.
+//! TLS between node processes (ADR 074): mutual TLS under one cluster CA.
 //! A node process started with `serve --tls-cert FILE --tls-key FILE
 //! --tls-ca FILE` listens for its peers on a listener of its own, over TLS,
 //! and takes only a peer whose certificate the CA signed; it reaches its

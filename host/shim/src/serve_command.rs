@@ -104,7 +104,7 @@ pub(crate) struct ServeArgs {
     /// With --node-id: this node's certificate (PEM; its chain after it), signed
     /// by the cluster CA (--tls-ca). With --tls-key and --tls-ca, the node talks
     /// to its peers over mutual TLS only, on a listener of its own
-    /// (--peer-listen); clients still reach it on --listen (ADR 073).
+    /// (--peer-listen); clients still reach it on --listen (ADR 074).
     /// `wasmkeep-shim cluster certs` makes a test cluster's.
     #[arg(long, value_name = "FILE", requires_all = ["tls_key", "tls_ca"])]
     pub(crate) tls_cert: Option<PathBuf>,

@@ -1,4 +1,4 @@
-//! TLS between node processes and the cluster token's rotation (ADR 073),
+//! TLS between node processes and the cluster token's rotation (ADR 074),
 //! over real `wasmkeep-shim serve --node-id` processes on a `file://` bucket:
 //! with certificates from `wasmkeep-shim cluster certs`, a request, a
 //! WebSocket and a call are carried between node processes over mutual TLS;

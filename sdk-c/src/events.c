@@ -85,8 +85,10 @@ int wk_respond(wk_responder *res, uint16_t status, const wk_header *headers, siz
         int n = snprintf(NULL, 0, fmt, why);
         char *text = wk__alloc((size_t)(n < 0 ? 0 : n) + 1);
         snprintf(text, (size_t)(n < 0 ? 0 : n) + 1, fmt, why);
-        wk_header h[2] = {{"content-type", "text/plain; charset=utf-8"}, {"retry-after", "1"}};
-        int r = wk_respond_before_kept(res, 503, h, 2, text, strlen(text));
+        wk_header h[3] = {{"content-type", "text/plain; charset=utf-8"},
+                          {"retry-after", "1"},
+                          {"wasmkeep-failure", "not-acknowledged"}};
+        int r = wk_respond_before_kept(res, 503, h, 3, text, strlen(text));
         free(text);
         wk_sql_error_free(&e);
         return r;

@@ -80,9 +80,12 @@ def to_response(answer: ResponseLike) -> Response:
 
 
 def not_kept(err: Exception) -> Response:
-    """The answer when the writes it would acknowledge are not known to be kept."""
+    """The answer when the writes it would acknowledge are not known to be kept:
+    503, with when to retry and the kind the host names the same failure by."""
     return Response.text(
-        f"the writes of this request are not known to be kept ({err}); try again", 503, {"retry-after": "1"}
+        f"the writes of this request are not known to be kept ({err}); try again",
+        503,
+        {"retry-after": "1", "wasmkeep-failure": "not-acknowledged"},
     )
 
 

@@ -234,13 +234,27 @@ impl Response {
         self
     }
 
-    /// The answer when the writes it would acknowledge are not known to be kept.
-    pub(crate) fn not_kept(e: &crate::SqlError) -> Self {
+    /// The answer when what a request would acknowledge is not known to be
+    /// kept (`flush`, `exec_durable` or `delete_self_durable` answered
+    /// `Internal`): `503` with `retry-after: 1` and `wasmkeep-failure:
+    /// not-acknowledged`, the kind the host names the same failure by in its
+    /// own answers, so that a client knows to retry. [`Responder::send`]
+    /// answers it by itself when the writes before the answer were not kept;
+    /// a failed durable delete, which may be called again, answers it too.
+    ///
+    /// ```
+    /// # use wasmkeep_actor::{Response, SqlError};
+    /// let r = Response::not_kept(&SqlError::Internal("the upload failed".into()));
+    /// assert_eq!(r.status, 503);
+    /// assert!(r.headers.contains(&("wasmkeep-failure".into(), "not-acknowledged".into())));
+    /// ```
+    pub fn not_kept(e: &crate::SqlError) -> Self {
         Self::text(
             503,
             format!("the writes of this request are not known to be kept ({e}); try again"),
         )
         .with_header("retry-after", "1")
+        .with_header("wasmkeep-failure", "not-acknowledged")
     }
 
     fn into_wit(self) -> wit::Response {

@@ -29,7 +29,7 @@ function notKept(err: unknown): Response {
   const why = err instanceof Error ? err.message : String(err);
   return {
     status: 503,
-    headers: { "content-type": "text/plain; charset=utf-8", "retry-after": "1" },
+    headers: { "content-type": "text/plain; charset=utf-8", "retry-after": "1", "wasmkeep-failure": "not-acknowledged" },
     body: `the writes of this request are not known to be kept (${why}); try again`,
   };
 }

@@ -354,6 +354,115 @@ fn a_restarted_node_over_moto_leaves_verify_clean() {
     }
 }
 
+/// The overview of a node that only forwarded requests for an actor names
+/// the node that holds it (the one the bucket's record names), not itself
+/// (issue 57: before, n2 listed `a` as resident on n2).
+#[test]
+fn the_overview_of_a_forwarding_node_names_the_holder() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let url = format!("file://{}", dir.path().join("bucket").display());
+    let n1 = start("n1", &url, dir.path());
+    let n2 = start("n2", &url, dir.path());
+    increment(&n1, "a", Duration::from_secs(10));
+    increment(&n2, "a", Duration::from_secs(10));
+    increment(&n2, "a", Duration::from_secs(10));
+    let bucket = wasmkeep_shim::bucket_url::open_bucket(&url, Arc::new(SystemClock)).expect("open");
+    assert_eq!(owner(bucket.as_ref(), "a").node, "n1", "n1 holds a; n2 forwarded");
+    for node in [&n1, &n2] {
+        let (status, body) = common::http("GET", &format!("{}/_shim/overview", node.base));
+        assert_eq!(status, 200, "{body}");
+        let overview: serde_json::Value = serde_json::from_str(&body).expect("JSON");
+        let row = overview["actors"]
+            .as_array()
+            .expect("actors")
+            .iter()
+            .find(|r| r["name"] == "a")
+            .unwrap_or_else(|| panic!("{}: a is listed: {body}", node.id))
+            .clone();
+        assert_eq!(
+            (row["holder"].as_str(), row["status"].as_str()),
+            (Some("n1"), Some("resident")),
+            "{}'s overview: {row}",
+            node.id
+        );
+    }
+}
+
+/// `method` on `url`: its status, its `wasmkeep-failure` and `retry-after`
+/// headers, and its body.
+fn with_headers(method: &str, url: &str) -> (u16, Option<String>, Option<String>, String) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio");
+    rt.block_on(async {
+        let r = reqwest::Client::new()
+            .request(method.parse().expect("method"), url)
+            .send()
+            .await
+            .expect("an answer");
+        let header = |name: &str| r.headers().get(name).and_then(|v| v.to_str().ok()).map(str::to_owned);
+        let (kind, retry) = (header("wasmkeep-failure"), header("retry-after"));
+        (r.status().as_u16(), kind, retry, r.text().await.unwrap_or_default())
+    })
+}
+
+/// The answers of a write and of a durable delete that are not known to be
+/// kept (the upload failed) name their kind and when to retry (issue 57):
+/// `503`, `wasmkeep-failure: not-acknowledged`, `retry-after`. Before, the
+/// SDKs' 503 named no kind, and the Rust counter's failed durable delete was
+/// a `500` with neither. The delete is safe to retry, and the retry deletes.
+/// The write through each language's counter; the delete through Rust's.
+#[test]
+fn answers_not_known_to_be_kept_carry_their_kind_and_when_to_retry() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let not_kept = (503, Some("not-acknowledged".to_owned()), Some("1".to_owned()));
+    for lang in ["rust", "ts", "py", "c"] {
+        let manifest = dir.path().join(format!("counter-{lang}.toml"));
+        std::fs::write(
+            &manifest,
+            format!(
+                "app = \"examples/counter\"\n[classes.counter]\ncomponent = {:?}\naccess = \"open\"\n",
+                common::component(&format!("counter-{lang}")).display().to_string()
+            ),
+        )
+        .expect("manifest");
+        let url = format!("file://{}", dir.path().join(format!("bucket-{lang}")).display());
+        let n1 = start_app(&manifest, &format!("n-{lang}"), &url, dir.path());
+        increment(&n1, "a", Duration::from_secs(10));
+        let arm = || {
+            let (status, body) = common::http_body(
+                "POST",
+                &format!("{}/_shim/faults", n1.base),
+                r#"{"kind": "fail-upload", "count": 1}"#,
+            );
+            assert_eq!(status, 200, "{body}");
+        };
+        let counter = format!("{}/counter/a/", n1.base);
+        arm();
+        let (status, kind, retry, body) = with_headers("POST", &counter);
+        assert_eq!(
+            (status, kind, retry),
+            not_kept.clone(),
+            "{lang}: a write not kept: {body}"
+        );
+        if lang != "rust" {
+            continue;
+        }
+        // Held again (the failed upload gave the actor up), then the delete's upload fails.
+        increment(&n1, "a", Duration::from_secs(10));
+        arm();
+        let (status, kind, retry, body) = with_headers("DELETE", &counter);
+        assert_eq!(
+            (status, kind, retry),
+            not_kept.clone(),
+            "a durable delete not kept: {body}"
+        );
+        let (status, _, _, body) = with_headers("DELETE", &counter);
+        assert_eq!((status, body.as_str()), (200, "deleted"), "the retry deletes");
+    }
+}
+
 /// Two node processes over a `file://` bucket: n1 holds the control lease,
 /// and n2 holds the actor `held` (one durable write).
 fn a_leader_and_a_holder(dir: &std::path::Path) -> (String, std::path::PathBuf, NodeProcess, NodeProcess) {

@@ -99,7 +99,12 @@ impl ActorCell {
                 Opened::Elsewhere(node) => {
                     // A node of this process takes the job into its mailbox; a
                     // node process is reached over HTTP by the dev server.
-                    return host.node_mailboxes(&node).map(Prepared::Elsewhere).ok_or_else(|| {
+                    let mailboxes = host.node_mailboxes(&node);
+                    if mailboxes.is_none() {
+                        // For the listings: the actor is that node's (issue 57).
+                        self.mailbox.lock().held_elsewhere = Some(node.clone());
+                    }
+                    return mailboxes.map(Prepared::Elsewhere).ok_or_else(|| {
                         StorageError::HolderUnreachable {
                             key: key.clone(),
                             address: host.node_address(&node),
@@ -129,7 +134,11 @@ impl ActorCell {
         let Some(resident) = self.resident.as_mut() else {
             return Err(EventError::Host("no resident".into()));
         };
-        self.mailbox.lock().status = ActorStatus::Resident;
+        {
+            let mut inner = self.mailbox.lock();
+            inner.status = ActorStatus::Resident;
+            inner.held_elsewhere = None;
+        }
         Ok(Prepared::Ready(Ready { host, resident }))
     }
 

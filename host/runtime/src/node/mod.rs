@@ -134,6 +134,10 @@ pub struct ActorInfo {
     pub alarm: Option<u64>,
     /// Its last guest event on this node since the host started, and how it ended.
     pub last_event: Option<crate::last_event::LastEvent>,
+    /// The node of another process that holds it, as the bucket's record
+    /// named it when this node last had an event for it (and sent the event
+    /// there); none when it is held here or this node did not ask.
+    pub held_elsewhere: Option<String>,
 }
 
 pub(crate) struct MailboxState {
@@ -145,6 +149,9 @@ pub(crate) struct MailboxState {
     pub(crate) last_event: Option<crate::last_event::LastEvent>,
     /// Its worker, while the actor is resident and idle without a thread.
     pub(crate) parked: Option<ParkedWorker>,
+    /// The node of another process that held it when its last job here
+    /// found it held there (its events go to that node).
+    pub(crate) held_elsewhere: Option<String>,
 }
 
 /// One actor's mailbox and status.
@@ -312,6 +319,7 @@ impl Host {
                         generation: 0,
                         last_event: None,
                         parked: None,
+                        held_elsewhere: None,
                     }),
                     last_used: std::sync::atomic::AtomicU64::new(0),
                     bound: Arc::default(),

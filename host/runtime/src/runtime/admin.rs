@@ -56,9 +56,9 @@ impl<'a> Admin<'a> {
     /// Every actor the host knows with its status, sorted by key, each with
     /// the alarm `alarm_of` reads for it.
     fn listing(&self, alarm_of: impl Fn(&ActorKey) -> Option<u64>) -> Vec<ActorInfo> {
-        let mut seen: HashMap<ActorKey, (ActorStatus, Option<LastEvent>)> = HashMap::new();
+        let mut seen: HashMap<ActorKey, (ActorStatus, Option<LastEvent>, Option<String>)> = HashMap::new();
         for k in self.host.storage().local_actors() {
-            seen.insert(k, (ActorStatus::Hibernated, None));
+            seen.insert(k, (ActorStatus::Hibernated, None, None));
         }
         // The node's lock is let go before any mailbox's (ADR 045).
         let slots: Vec<(ActorKey, Arc<crate::node::Mailbox>)> = lock(self.host.actors())
@@ -67,22 +67,29 @@ impl<'a> Admin<'a> {
             .collect();
         for (k, slot) in &slots {
             let inner = slot.lock();
+            // A worker that found the actor held by another process's node
+            // keeps its mailbox here, but the actor is resident there.
+            let elsewhere = inner
+                .held_elsewhere
+                .clone()
+                .filter(|_| inner.sender.is_some() && inner.status != ActorStatus::Resident);
             let status = if inner.sender.is_some() && inner.status != ActorStatus::Deleted {
                 ActorStatus::Resident
             } else {
                 inner.status
             };
             if status != ActorStatus::Hibernated || seen.contains_key(k) {
-                seen.insert(k.clone(), (status, inner.last_event));
+                seen.insert(k.clone(), (status, inner.last_event, elsewhere));
             }
         }
         let mut v: Vec<ActorInfo> = seen
             .into_iter()
-            .map(|(key, (status, last_event))| ActorInfo {
+            .map(|(key, (status, last_event, held_elsewhere))| ActorInfo {
                 alarm: alarm_of(&key),
                 key,
                 status,
                 last_event,
+                held_elsewhere,
             })
             .collect();
         v.sort_by(|a, b| a.key.cmp(&b.key));

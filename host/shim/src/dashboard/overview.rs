@@ -17,7 +17,9 @@ pub(crate) struct ActorRow {
     pub alarm: Option<u64>,
     pub sockets: usize,
     pub last: Option<LastEvent>,
-    /// In a cluster, the node that has it resident (holds it); none on a single node.
+    /// In a cluster, the node that has it resident (holds it): this one, or
+    /// the node of another process the bucket's record named when this node
+    /// last sent it an event; none on a single node.
     pub holder: Option<String>,
 }
 
@@ -36,7 +38,12 @@ pub(crate) fn actor_rows(rt: &Runtime, cluster: &[Runtime]) -> BTreeMap<String, 
         for a in node.admin().actors_listing() {
             let id = a.key.to_string();
             let sockets = node.admin().sockets_of(&a.key).len();
-            let held = a.status == ActorStatus::Resident;
+            let held = a.status == ActorStatus::Resident && a.held_elsewhere.is_none();
+            let holder = if held {
+                node.node_id().map(str::to_owned)
+            } else {
+                a.held_elsewhere.clone()
+            };
             if let Some(row) = rows.get_mut(&id) {
                 row.sockets += sockets;
                 row.alarm = row.alarm.or(a.alarm);
@@ -48,7 +55,7 @@ pub(crate) fn actor_rows(rt: &Runtime, cluster: &[Runtime]) -> BTreeMap<String, 
                 }
                 if held {
                     row.status = ActorStatus::Resident;
-                    row.holder = node.node_id().map(str::to_owned);
+                    row.holder = holder;
                 } else if row.status != ActorStatus::Resident && a.status == ActorStatus::Deleted {
                     row.status = ActorStatus::Deleted;
                 }
@@ -58,7 +65,7 @@ pub(crate) fn actor_rows(rt: &Runtime, cluster: &[Runtime]) -> BTreeMap<String, 
                 id: id.clone(),
                 sockets,
                 last: a.last_event,
-                holder: if held { node.node_id().map(str::to_owned) } else { None },
+                holder,
                 app: a.key.app,
                 class: a.key.class,
                 name: a.key.name,

@@ -92,6 +92,13 @@ pub(crate) fn start(
     config: RuntimeConfig,
     tokens: Option<wasmkeep_shim::cluster_calls::ClusterTokens>,
 ) -> anyhow::Result<(Joined, Runtime)> {
+    // Every request this node makes is counted by purpose (`/metrics`,
+    // wasmkeep_bucket_requests_total; issue 57).
+    let counts = Arc::new(wasmkeep_shim::counting_bucket::RequestCounts::default());
+    let bucket: Arc<dyn ObjectStore> = Arc::new(wasmkeep_shim::counting_bucket::CountingBucket::new(
+        bucket,
+        counts.clone(),
+    ));
     let tokens = match tokens {
         Some(t) => t,
         None => wasmkeep_shim::cluster_calls::ClusterTokens::new(
@@ -107,6 +114,7 @@ pub(crate) fn start(
     ));
     let cluster = Cluster::of_node_processes(bucket, clock, leases.clone());
     let rt = Runtime::new_node(config, cluster.clone(), node)?;
+    rt.admin().metrics().show_bucket_requests(counts);
     leases.start_renewing();
     Ok((
         Joined {

@@ -46,7 +46,10 @@ fn a_node_process_counts_its_bucket_requests_by_purpose() {
     );
     let write = serde_json::json!({"ops": [
         {"op": "exec", "sql": "CREATE TABLE IF NOT EXISTS c(n INTEGER)"},
-        {"op": "exec", "sql": "INSERT INTO c VALUES (1)"}
+        {"op": "exec", "sql": "INSERT INTO c VALUES (1)"},
+        // Answered once the writes are kept: the upload is counted by then
+        // (without it the answer goes out before the event's end uploads).
+        {"op": "flush"}
     ]})
     .to_string();
     let post = || {

@@ -54,7 +54,7 @@ $(bash scripts/azurite-server.sh start)"
   cargo test --quiet -p wasmkeep-store --features contract-tests -- _server_meets_the_contract --nocapture 2>&1 |
     grep -E "test result|panicked|skipped"
   cargo test --quiet -p wasmkeep-shim --test bucket_check 2>&1 | grep -E "test result|panicked|skipped"
-  cargo test --quiet -p wasmkeep-shim --test node_processes --test process_simulation --test node_process_purge --test lost_answers -- _over_moto_ _over_azurite_ --nocapture --test-threads 2 2>&1 |
+  cargo test --quiet -p wasmkeep-shim --test node_processes --test process_simulation --test node_process_purge --test lost_answers --test operator_delete_outcomes --test verify -- _over_moto_ _over_azurite_ --nocapture --test-threads 2 2>&1 |
     grep -E "test result|panicked|skipped|took over|process simulation|purged|lost .* answers"
   cargo build --quiet -p wasmkeep-shim -p conformance-runner
   for nodes in 2 3; do

@@ -239,7 +239,16 @@ pub fn post_rate_with_history(
     let mut config = wasmkeep_shim::RuntimeConfig::new(dir.path());
     config.cache_dir = dir.path().join("cache");
     if history {
-        config.history = Some(wasmkeep_shim::HistoryConfig::in_data_dir(dir.path()));
+        let mut history = wasmkeep_shim::HistoryConfig::in_data_dir(dir.path());
+        // `WASMKEEP_BENCH_HISTORY_EVERY_MS=N`: gather each actor's commits for N ms
+        // instead of serve's default, to compare paces in one run.
+        if let Some(ms) = std::env::var("WASMKEEP_BENCH_HISTORY_EVERY_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+        {
+            history.every = Duration::from_millis(ms);
+        }
+        config.history = Some(history);
     }
     let rt = wasmkeep_shim::Runtime::new(config)?;
     rt.add_app(

@@ -559,7 +559,9 @@ class TestHost:
     ) -> None:
         native = _native()
         if nodes is not None and nodes < 1:
-            raise ValueError(f"nodes={nodes}: give 1 (a single node) or more (a local cluster sharing a bucket)")
+            e = ValueError(f"nodes={nodes}: give 1 (a single node) or more (a local cluster sharing a bucket)")
+            e.kind = "bad-nodes"  # type: ignore[attr-defined]
+            raise e
         self._native = native.NativeHost(
             None if data_dir is None else str(data_dir),
             str(cache_dir) if cache_dir is not None else _default_cache_dir(),

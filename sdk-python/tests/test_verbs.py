@@ -117,8 +117,9 @@ def test_cluster_verbs_on_a_single_node_say_what_to_do(wasmkeep_host, probe):
     with pytest.raises(HostError) as operator_delete:
         probe.request_operator_delete()
     assert operator_delete.value.kind == "needs-cluster"
-    with pytest.raises(ValueError, match="nodes=0"):
+    with pytest.raises(ValueError) as no_nodes:
         type(wasmkeep_host)({}, nodes=0)
+    assert no_nodes.value.kind == "bad-nodes"  # type: ignore[attr-defined]
 
 
 def test_run_chaos_runs_each_seed_after_a_reset_and_ends_out_of_chaos(wasmkeep_host):
@@ -282,7 +283,7 @@ def test_a_host_without_history_says_so_by_kind(probe):
     probe.get("/bump")
     with pytest.raises(ValueError) as e:
         probe.history()
-    assert e.value.kind == "bad-argument" and "history" in str(e.value)
+    assert e.value.kind == "bad-argument"
     with pytest.raises(ValueError) as e:
         probe.restore(time=probe._host.now())
     assert e.value.kind == "bad-argument"

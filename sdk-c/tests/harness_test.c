@@ -14,6 +14,25 @@
 
 static const char *APP = "tests/harness";
 
+/* A failed call is checked by its kind (wkh_last_error_kind), not by the
+ * words of its message: the message is for people and may be reworded. */
+static int last_kind_is(const char *want) {
+    const char *kind = wkh_last_error_kind();
+    return kind && strcmp(kind, want) == 0;
+}
+
+/* The last kind, for a failed check's message. */
+static const char *last_kind(void) {
+    const char *kind = wkh_last_error_kind();
+    return kind ? kind : "(no kind)";
+}
+
+/* Whether the C layer refused an argument itself: a message and no kind (the
+ * header's contract). Call wkh_clear_last_error before the call. */
+static int refused_by_the_c_layer(void) {
+    return wkh_last_error() != NULL && wkh_last_error_kind() == NULL;
+}
+
 /* POSTs `ops` (a JSON array) to actor t/<name>; returns the body (caller frees). */
 static char *ops(wkh_host *h, const char *name, const char *list, unsigned *status) {
     char body[2048];
@@ -53,11 +72,11 @@ static void requests_and_tables(wkh_host *h) {
         CHECK(v[4].kind == WKH_VALUE_KIND_NULL, "null");
         wkh_table_free(t);
     }
+    /* The harness's own refusal, without a kind: its message lists the tables there are (a table name, not words). */
     CHECK(wkh_table_read(h, APP, "t", "a", "nope") == NULL && strstr(wkh_last_error(), "init_log"),
           "a missing table names the tables: %s", wkh_last_error());
-    CHECK(wkh_request(h, APP, "nope", "a", "GET", "/", NULL, 0, NULL, 0) == NULL &&
-              wkh_last_error_kind() && strcmp(wkh_last_error_kind(), "no-such-class") == 0,
-          "an unknown class is refused: %s", wkh_last_error());
+    CHECK(wkh_request(h, APP, "nope", "a", "GET", "/", NULL, 0, NULL, 0) == NULL && last_kind_is("no-such-class"),
+          "an unknown class is refused: %s: %s", last_kind(), wkh_last_error());
 }
 
 static void clock_and_alarms(wkh_host *h) {
@@ -89,7 +108,9 @@ static void sockets(wkh_host *h) {
     wkh_table *t = wkh_table_read(h, APP, "t", "s", "socket_log");
     CHECK(t && t->row_count == 4, "open, message, message, close: %zu rows", t ? t->row_count : 0);
     wkh_table_free(t);
-    CHECK(wkh_socket_take(h, 999999) == NULL && strstr(wkh_last_error(), "999999"), "unknown socket");
+    wkh_clear_last_error();
+    CHECK(wkh_socket_take(h, 999999) == NULL && last_kind_is("no-such-socket"), "an unknown socket: %s: %s",
+          last_kind(), wkh_last_error() ? wkh_last_error() : "(no error)");
 }
 
 static void calls_faults_and_listings(wkh_host *h) {
@@ -214,30 +235,33 @@ static void restart_and_operator_delete(wkh_host *h) {
 }
 
 static void single_node_refuses_cluster_verbs(wkh_host *h) {
-    CHECK(wkh_cut_off(h, 1) == -1 && strstr(wkh_last_error(), "nodes = 2 or more"), "%s", wkh_last_error());
-    CHECK(wkh_request_operator_delete(h, APP, "t", "a") == NULL && strstr(wkh_last_error(), "wkh_operator_delete"),
-          "%s", wkh_last_error());
-    CHECK(wkh_delete_app(h, APP) == -1 && strstr(wkh_last_error(), "cluster"), "%s", wkh_last_error());
-    CHECK(wkh_request_on(h, 2, APP, "t", "a", "GET", "/", NULL, 0, NULL, 0) == NULL &&
-              strstr(wkh_last_error(), "no node 2"),
-          "%s", wkh_last_error());
+    CHECK(wkh_cut_off(h, 1) == -1 && last_kind_is("needs-cluster"), "%s: %s", last_kind(), wkh_last_error());
+    CHECK(wkh_request_operator_delete(h, APP, "t", "a") == NULL && last_kind_is("needs-cluster"), "%s: %s",
+          last_kind(), wkh_last_error());
+    CHECK(wkh_delete_app(h, APP) == -1 && last_kind_is("needs-cluster"), "%s: %s", last_kind(), wkh_last_error());
+    CHECK(wkh_request_on(h, 2, APP, "t", "a", "GET", "/", NULL, 0, NULL, 0) == NULL && last_kind_is("no-such-node"),
+          "%s: %s", last_kind(), wkh_last_error());
     CHECK(wkh_run_expiry_passes(h) == 0, "no expiry on one node");
 }
 
 static void null_arguments_are_refused(void) {
-    CHECK(wkh_restart(NULL, APP, "t", "a") == -1 && strstr(wkh_last_error(), "host is NULL"), "restart");
+    wkh_clear_last_error();
+    CHECK(wkh_restart(NULL, APP, "t", "a") == -1 && refused_by_the_c_layer(), "restart: %s", last_kind());
     CHECK(wkh_operator_delete(NULL, APP, "t", "a", NULL) == -1, "operator delete");
     CHECK(wkh_deletion_status(NULL, APP, "t", "a") == NULL, "deletion status");
-    CHECK(wkh_reset(NULL) == -1 && strstr(wkh_last_error(), "wkh_host_new"), "reset");
+    wkh_clear_last_error();
+    CHECK(wkh_reset(NULL) == -1 && refused_by_the_c_layer(), "reset: %s", last_kind());
     CHECK(wkh_cut_off(NULL, 1) == -1, "cut off");
     CHECK(wkh_request_on(NULL, 1, APP, "t", "a", "GET", "/", NULL, 0, NULL, 0) == NULL, "request on");
     CHECK(wkh_request_operator_delete(NULL, APP, "t", "a") == NULL, "request operator delete");
     CHECK(wkh_set_expire_after_idle(NULL, APP, "t", 0) == -1, "expire after idle");
-    CHECK(wkh_run_expiry_passes(NULL) == 0 && strstr(wkh_last_error(), "host is NULL"), "expiry passes");
+    wkh_clear_last_error();
+    CHECK(wkh_run_expiry_passes(NULL) == 0 && refused_by_the_c_layer(), "expiry passes: %s", last_kind());
     CHECK(wkh_delete_app(NULL, APP) == -1, "delete app");
     CHECK(wkh_chaos_start(NULL, 1) == -1, "chaos start");
     CHECK(wkh_chaos_end(NULL) == NULL, "chaos end");
-    CHECK(wkh_run_chaos(NULL, 0, 1, NULL, NULL) == NULL && strstr(wkh_last_error(), "host is NULL"), "run chaos");
+    wkh_clear_last_error();
+    CHECK(wkh_run_chaos(NULL, 0, 1, NULL, NULL) == NULL && refused_by_the_c_layer(), "run chaos: %s", last_kind());
     wkh_deletion_free(NULL);
     wkh_chaos_result_free(NULL);
 }
@@ -250,8 +274,9 @@ static void reset_starts_over(wkh_host *h) {
     CHECK(id != 0, "%s", wkh_last_error());
     CHECK(wkh_arm_fault(h, "fail-removal", 1) == 0, "armed");
     CHECK(wkh_reset(h) == 0, "%s", wkh_last_error());
-    CHECK(wkh_socket_take(h, id) == NULL && strstr(wkh_last_error(), "no socket"), "the socket is gone: %s",
-          wkh_last_error());
+    wkh_clear_last_error();
+    CHECK(wkh_socket_take(h, id) == NULL && last_kind_is("no-such-socket"), "the socket is gone: %s: %s", last_kind(),
+          wkh_last_error() ? wkh_last_error() : "(no error)");
     CHECK(wkh_exists(h, APP, "t", "a") == 0 && wkh_exists(h, APP, "t", "s2") == 0, "no actor is left");
     CHECK(wkh_now(h) == start_clock, "the clock is back at its start");
     char *logs = wkh_logs_json(h);
@@ -285,10 +310,9 @@ static void cluster(const char *testee) {
     out = ops_on(h, 2, "c", "[{\"op\":\"query\",\"sql\":\"SELECT x FROM k\"}]", &status);
     CHECK(status == 200 && strstr(out, "\"integer\":\"7\""), "node 2 forwards to the holder: %s", out);
     free(out);
-    CHECK(wkh_request_on(h, 3, APP, "t", "c", "GET", "/", NULL, 0, NULL, 0) == NULL &&
-              strstr(wkh_last_error(), "no node 3: the host runs 2"),
-          "%s", wkh_last_error());
-    CHECK(wkh_cut_off(h, 3) == -1 && strstr(wkh_last_error(), "no node 3"), "%s", wkh_last_error());
+    CHECK(wkh_request_on(h, 3, APP, "t", "c", "GET", "/", NULL, 0, NULL, 0) == NULL && last_kind_is("no-such-node"),
+          "%s: %s", last_kind(), wkh_last_error());
+    CHECK(wkh_cut_off(h, 3) == -1 && last_kind_is("no-such-node"), "%s: %s", last_kind(), wkh_last_error());
     wkh_deletion *d = wkh_deletion_status(h, APP, "t", "c");
     CHECK(d && d->kind == WKH_DELETION_KIND_NOT_DELETED, "%s", d ? "kind" : wkh_last_error());
     wkh_deletion_free(d);
@@ -303,8 +327,8 @@ static void cluster(const char *testee) {
     CHECK(status == 200 && strstr(out, "\"rows\":[]"), "the next request meets a new actor: %s", out);
     free(out);
 
-    CHECK(wkh_set_expire_after_idle(h, APP, "t", 60000) == -1 && strstr(wkh_last_error(), "minimum of one hour"), "%s",
-          wkh_last_error());
+    CHECK(wkh_set_expire_after_idle(h, APP, "t", 60000) == -1 && last_kind_is("bad-argument"),
+          "a limit below an hour: %s: %s", last_kind(), wkh_last_error());
     CHECK(wkh_set_expire_after_idle(h, APP, "t", 3600000) == 0, "%s", wkh_last_error());
     out = ops_on(h, 1, "idle", "[{\"op\":\"exec\",\"sql\":\"CREATE TABLE k(x)\"}]", &status);
     free(out);
@@ -316,9 +340,8 @@ static void cluster(const char *testee) {
     CHECK(wkh_set_expire_after_idle(h, APP, "t", 0) == 0, "0 removes the limit: %s", wkh_last_error());
 
     CHECK(wkh_delete_app(h, APP) == 0, "%s", wkh_last_error());
-    CHECK(wkh_request_on(h, 2, APP, "t", "after", "GET", "/", NULL, 0, NULL, 0) == NULL &&
-              strstr(wkh_last_error(), "no app"),
-          "a deleted app is served no more: %s", wkh_last_error());
+    CHECK(wkh_request_on(h, 2, APP, "t", "after", "GET", "/", NULL, 0, NULL, 0) == NULL && last_kind_is("no-such-app"),
+          "a deleted app is served no more: %s: %s", last_kind(), wkh_last_error());
     /* A reset keeps the options: still two nodes, the app loaded again. */
     CHECK(wkh_reset(h) == 0, "%s", wkh_last_error());
     out = ops_on(h, 1, "c",
@@ -410,8 +433,8 @@ static void seeded_chaos(wkh_host *h) {
     r = wkh_run_chaos(h, 0, 3, silent_failure, NULL);
     CHECK(r && r->failed && r->seed == 0 && strstr(r->message, "returned 3"), "%s", r ? r->message : wkh_last_error());
     wkh_chaos_result_free(r);
-    CHECK(wkh_run_chaos(h, 0, 3, NULL, NULL) == NULL && strstr(wkh_last_error(), "body is NULL"), "%s",
-          wkh_last_error());
+    wkh_clear_last_error();
+    CHECK(wkh_run_chaos(h, 0, 3, NULL, NULL) == NULL && refused_by_the_c_layer(), "a NULL body: %s", last_kind());
     wkh_string_free(schedule);
 }
 
@@ -463,13 +486,14 @@ static void history_and_restore(const char *testee) {
     CHECK(status == 200 && strstr(out, "\"integer\":\"2\""), "the undo brings the second row back: %s", out);
     free(out);
 
-    CHECK(wkh_restore(h, APP, "t", "h", "yesterday", 0) == NULL && wkh_last_error_kind() &&
-              strcmp(wkh_last_error_kind(), "bad-argument") == 0,
-          "a malformed bookmark: %s", wkh_last_error());
-    CHECK(wkh_restore(h, APP, "t", "h", NULL, 1) == NULL && wkh_last_error_kind() &&
-              strcmp(wkh_last_error_kind(), "bad-argument") == 0,
-          "a time before the first state: %s", wkh_last_error());
-    CHECK(wkh_history(NULL, APP, "t", "h") == NULL && strstr(wkh_last_error(), "host is NULL"), "history");
+    CHECK(wkh_restore(h, APP, "t", "h", "yesterday", 0) == NULL && last_kind_is("bad-argument"),
+          "a malformed bookmark: %s: %s", last_kind(), wkh_last_error());
+    CHECK(wkh_restore(h, APP, "t", "h", NULL, 1) == NULL && last_kind_is("bad-argument"),
+          "a time before the first state: %s: %s", last_kind(), wkh_last_error());
+    CHECK(wkh_restore(h, APP, "t", "never", NULL, one) == NULL && last_kind_is("no-such-actor"),
+          "an actor that never was: %s: %s", last_kind(), wkh_last_error());
+    wkh_clear_last_error();
+    CHECK(wkh_history(NULL, APP, "t", "h") == NULL && refused_by_the_c_layer(), "history: %s", last_kind());
     CHECK(wkh_restore(NULL, APP, "t", "h", NULL, one) == NULL, "restore");
     wkh_restored_free(NULL);
     wkh_host_free(h);
@@ -477,12 +501,10 @@ static void history_and_restore(const char *testee) {
 
 /* A host started without history keeps none: both verbs say so by kind. */
 static void no_history_without_the_option(wkh_host *h) {
-    CHECK(wkh_history(h, APP, "t", "a") == NULL && wkh_last_error_kind() &&
-              strcmp(wkh_last_error_kind(), "bad-argument") == 0 && strstr(wkh_last_error(), "history"),
-          "%s", wkh_last_error());
-    CHECK(wkh_restore(h, APP, "t", "a", NULL, wkh_now(h)) == NULL && wkh_last_error_kind() &&
-              strcmp(wkh_last_error_kind(), "bad-argument") == 0,
-          "%s", wkh_last_error());
+    CHECK(wkh_history(h, APP, "t", "a") == NULL && last_kind_is("bad-argument"), "%s: %s", last_kind(),
+          wkh_last_error());
+    CHECK(wkh_restore(h, APP, "t", "a", NULL, wkh_now(h)) == NULL && last_kind_is("bad-argument"), "%s: %s",
+          last_kind(), wkh_last_error());
 }
 
 int main(int argc, char **argv) {
@@ -501,8 +523,8 @@ int main(int argc, char **argv) {
         return 1;
     }
     wkh_class bad = {"x", "/no/such/component.wasm", WKH_ACCESS_OPEN};
-    CHECK(wkh_add_app(h, "tests/bad", &bad, 1) == -1 && strstr(wkh_last_error(), "component.wasm"), "%s",
-          wkh_last_error());
+    CHECK(wkh_add_app(h, "tests/bad", &bad, 1) == -1 && last_kind_is("component"), "a missing component: %s: %s",
+          last_kind(), wkh_last_error());
     requests_and_tables(h);
     clock_and_alarms(h);
     sockets(h);

@@ -25,6 +25,8 @@ impl Actor for Counter {
             "DELETE" => {
                 return match storage::delete_self_durable() {
                     Ok(()) => Response::text(200, "deleted"),
+                    // Not known to be durable; the client may retry (503, Retry-After).
+                    Err(e @ SqlError::Internal(_)) => Response::not_kept(&e),
                     Err(e) => Response::text(500, e.to_string()),
                 };
             }

@@ -59,6 +59,11 @@ fi
 # addendum). Naming the system's libgcc_s.so.1 links the unwinder
 # dynamically, as an ordinary Rust link does; manylinux allows that library,
 # and its symbol versions (GCC_3.0 to GCC_4.2.0) are far older than 2.28.
+# This machine's libgcc_s.so.1 itself refers to newer glibc symbols
+# (_dl_find_object@GLIBC_2.35), which the glibc 2.28 stubs lack: they are
+# the system's business at run time (an older system's libgcc_s does not
+# refer to them), so the link of an executable (the release's host binary)
+# allows what the shared library leaves undefined.
 libgcc_s=$(readlink -f "$(cc -print-file-name=libgcc_s.so.1)")
 [ -f "$libgcc_s" ] || die "no libgcc_s.so.1 beside this machine's cc (cc -print-file-name=libgcc_s.so.1 says $libgcc_s): install gcc"
 wrapper=$venv/bin/wasmkeep-zig-cc
@@ -66,7 +71,7 @@ cat >"$wrapper.tmp" <<EOF
 #!/bin/sh
 # Written by sdk-python/scripts/harness-wheel.sh: zig cc as a linker for glibc $glibc,
 # with the system's unwinder (libgcc_s), not zig's libunwind.
-PATH="$venv/bin:\$PATH" exec "$venv/bin/maturin" zig cc -- -target $arch-linux-gnu.$glibc "\$@" "$libgcc_s"
+PATH="$venv/bin:\$PATH" exec "$venv/bin/maturin" zig cc -- -target $arch-linux-gnu.$glibc "\$@" "$libgcc_s" -Wl,--allow-shlib-undefined
 EOF
 chmod 755 "$wrapper.tmp"
 # cargo relinks when the linker's path changes, not its contents: a changed

@@ -6,7 +6,7 @@
 use crate::address::ActorKey;
 use crate::bucket::{BucketError, ObjectStore, PutCondition, put_read_back};
 use crate::keys;
-use crate::replica::{Kind, ReplicaError, parse_history_key, read_meta, recorded_holder};
+use crate::replica::{Kind, ReplicaError, parse_history_key, read_meta};
 use std::hash::{BuildHasher, Hasher};
 use std::time::Duration;
 
@@ -138,27 +138,20 @@ pub fn list(bucket: &dyn ObjectStore, app: &str) -> Result<Vec<Listed>, BucketEr
 /// (its history's head is a reset, or it has none): seed 000 §3, step 3.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InBucket {
-    /// The newest reset carries this request (or a later one) out, and no
-    /// node has taken the actor at a generation above it: the request's
-    /// delete is the actor's state for good. Done.
+    /// The newest reset carries this request (or a later one) out: done.
     CarriedOut,
     /// No history at all, or a newest reset that carried out no such
-    /// request and nobody took the actor since: no such actor.
+    /// request: no such actor.
     NoSuchActor,
-    /// Not settled now: the actor has a state again, or a node took it at a
-    /// generation above the reset (its fence may land yet). The request
-    /// stays for a later pass, which finds the actor held or restored.
+    /// Not settled now: the actor has a state again (its head is not a
+    /// reset). The request stays for a later pass, which finds it.
     Unsettled,
 }
 
 /// Reads what the bucket says of `req`'s actor, once a node found it not to
 /// exist: the newest reset's `operator_delete` mark (the removal record of
-/// the request that deleted it) and the ownership record. The record is read
-/// after the listing: a generation above the reset's means a node took the
-/// actor after the reset, and its fence (which would make what it restored
-/// the state) may not have landed when the listing was taken. A record at
-/// the reset's generation stands in for the fence: every later holder takes
-/// a generation above it and lists after, so it restores that reset.
+/// the request that deleted it). A node that took the actor after the reset
+/// restored that reset, so its state is the reset's until it writes again.
 ///
 /// # Errors
 /// The bucket failed, or the ownership record is not one (the request stays).
@@ -180,9 +173,12 @@ pub fn in_bucket(bucket: &dyn ObjectStore, req: &DeleteRequest) -> Result<InBuck
     let Some((image, _)) = bucket.get(&head.key)? else {
         return Ok(InBucket::Unsettled);
     };
-    if recorded_holder(bucket, &req.key)?.is_some_and(|r| r.generation > head.pos.generation) {
-        return Ok(InBucket::Unsettled);
-    }
+    // A node that took the actor since the reset (its record at a higher
+    // generation) restored this reset, so the actor's state is still the
+    // reset, whether or not its fence landed: the reset's mark decides.
+    // (Waiting for that node instead left the request pending for good
+    // when it never wrote again: the process simulation's operator delete
+    // pended past two minutes.)
     let carried_out = read_meta(&image, META_OPERATOR_DELETE).is_some_and(|m| req.carried_out_by(&m));
     Ok(if carried_out {
         InBucket::CarriedOut
@@ -492,8 +488,12 @@ mod tests {
         );
     }
 
+    /// A node that took the actor after the reset restored that reset:
+    /// until it writes again, the reset's mark decides. (When the request
+    /// waited for that node instead, it pended for good if the node never
+    /// wrote again.)
     #[test]
-    fn a_reset_a_node_took_since_is_not_settled() {
+    fn a_reset_a_node_took_since_is_still_the_request_s() {
         let (bucket, req, mut replica) = requested();
         let marker = req.marker();
         replica
@@ -514,7 +514,7 @@ mod tests {
                 &PutCondition::None,
             )
             .expect("taken");
-        assert_eq!(in_bucket(bucket.as_ref(), &req), Ok(InBucket::Unsettled));
+        assert_eq!(in_bucket(bucket.as_ref(), &req), Ok(InBucket::CarriedOut));
     }
 
     #[test]

@@ -351,7 +351,7 @@ mod tests {
 
     #[test]
     fn only_the_watched_paths_start_a_build_wherever_the_project_is() {
-        let d = Path::new("/work/build/proj");
+        let d = Path::new("/srv/build/proj");
         let spec = |component: &str| ClassSpec {
             name: "c".into(),
             component: d.join(component),

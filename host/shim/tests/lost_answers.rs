@@ -167,46 +167,21 @@ fn an_operator_delete_request_over_moto_whose_answer_was_lost_is_written_once() 
 /// the bucket through `endpoint`, with a 3 s lease: the process and its
 /// base URL.
 fn node_through(url: &str, endpoint: &str, dir: &std::path::Path) -> (std::process::Child, String) {
-    use std::io::BufRead as _;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
+    common::spawn_serve_with_env(
+        &common::node_process::manifest(),
+        dir,
+        &[
             "--mode",
             "cluster",
             "--node-id",
             "n1",
-        ])
-        .args(["--bucket", url, "--lease-ms", "3000", "--manifest"])
-        .arg(common::node_process::manifest())
-        .arg("--data-dir")
-        .arg(dir)
-        .env("WASMKEEP_CACHE_DIR", common::cache_dir())
-        .env("AWS_ENDPOINT_URL", endpoint)
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("start serve");
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("listening line");
-    let base = line
-        .strip_prefix("listening on ")
-        .and_then(|l| l.split_whitespace().next())
-        .map(str::to_owned);
-    match base {
-        Some(base) => (child, base),
-        None => {
-            let out = child.wait_with_output().expect("serve ends");
-            panic!(
-                "serve did not start ({}): {line:?}; its stderr:\n{}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-    }
+            "--bucket",
+            url,
+            "--lease-ms",
+            "3000",
+        ],
+        &[("AWS_ENDPOINT_URL", endpoint)],
+    )
 }
 
 /// Kills the node by its id when the test ends, however it ends.

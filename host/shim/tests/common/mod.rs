@@ -61,6 +61,17 @@ pub fn spawn_serve(
     data_dir: &std::path::Path,
     extra: &[&str],
 ) -> (std::process::Child, String) {
+    spawn_serve_with_env(manifest, data_dir, extra, &[])
+}
+
+/// [`spawn_serve`] with `envs` set in its environment (an object store's
+/// endpoint, say).
+pub fn spawn_serve_with_env(
+    manifest: &std::path::Path,
+    data_dir: &std::path::Path,
+    extra: &[&str],
+    envs: &[(&str, &str)],
+) -> (std::process::Child, String) {
     use std::io::BufRead as _;
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
         .args(["serve", "--listen", "127.0.0.1:0"])
@@ -70,6 +81,7 @@ pub fn spawn_serve(
         .arg("--data-dir")
         .arg(data_dir)
         .env("WASMKEEP_CACHE_DIR", cache_dir())
+        .envs(envs.iter().copied())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -136,3 +136,19 @@ pub(crate) fn fail_job(kind: EventKind, why: &EventError) {
     }
     tracing::warn!("event failed: {why}");
 }
+
+impl From<EventError> for crate::error::RuntimeError {
+    /// A job that could not run, as the API's error: a holder in another
+    /// node process is named (the caller may carry the job there), a
+    /// storage failure keeps its kind, anything else is the event's.
+    fn from(e: EventError) -> Self {
+        use crate::error::{HeldElsewhere, RuntimeError};
+        match e {
+            EventError::Storage(StorageError::HolderUnreachable { key, node, address }) => {
+                RuntimeError::HolderUnreachable(Box::new(HeldElsewhere { key, node, address }))
+            }
+            EventError::Storage(e) => RuntimeError::Storage(Box::new(e)),
+            e => RuntimeError::Event(e.to_string()),
+        }
+    }
+}

@@ -181,7 +181,7 @@ impl ActorCell {
                 node.deliver(&key, Job::new(EventKind::Inspect { reply }, chain));
                 return;
             }
-            Err(e) => Err(RuntimeError::Event(e.to_string())),
+            Err(e) => Err(e.into()),
         };
         let _ = reply.send(tables);
     }

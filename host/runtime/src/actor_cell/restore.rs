@@ -57,17 +57,9 @@ impl ActorCell {
             }
             Ok(Prepared::Absent) => Found::Refused(RuntimeError::NoSuchActor(key.clone())),
             Ok(Prepared::Elsewhere(node)) => Found::Elsewhere(node),
-            // Held by another node process: the caller carries the restore there.
-            Err(crate::event_error::EventError::Storage(crate::storage::StorageError::HolderUnreachable {
-                key,
-                node,
-                address,
-            })) => Found::Refused(RuntimeError::HolderUnreachable(Box::new(crate::error::HeldElsewhere {
-                key,
-                node,
-                address,
-            }))),
-            Err(e) => Found::Refused(RuntimeError::Event(e.to_string())),
+            // Held by another node process: the error names it, and the caller
+            // carries the restore there; a storage failure keeps its kind.
+            Err(e) => Found::Refused(e.into()),
         };
         let outcome = match found {
             Found::Elsewhere(node) => {

@@ -97,20 +97,18 @@ fn history_restore_and_fork_from_the_command_line() {
     assert!(count(rt, &k).contains(r#"{"integer":"2"}"#), "undone");
     rt.dev().hibernate_all();
 
-    let (code, _, err) = shim(
-        dir.path(),
-        &[
-            "actor",
-            "fork",
-            "--app",
-            "t/app",
-            "testee/a",
-            "--to",
-            &first,
-            "--into",
-            "testee/copy",
-        ],
-    );
+    let fork = [
+        "actor",
+        "fork",
+        "--app",
+        "t/app",
+        "testee/a",
+        "--to",
+        &first,
+        "--into",
+        "testee/copy",
+    ];
+    let (code, _, err) = shim(dir.path(), &fork);
     assert_eq!(code, Some(0), "{err}");
     let copy = ActorKey::new("t/app", "testee", "copy");
     assert!(
@@ -118,20 +116,7 @@ fn history_restore_and_fork_from_the_command_line() {
         "the fork starts at the bookmark"
     );
     rt.dev().hibernate_all();
-    let (code, _, err) = shim(
-        dir.path(),
-        &[
-            "actor",
-            "fork",
-            "--app",
-            "t/app",
-            "testee/a",
-            "--to",
-            &first,
-            "--into",
-            "testee/copy",
-        ],
-    );
+    let (code, _, err) = shim(dir.path(), &fork);
     assert_eq!(code, Some(1), "a fork into an actor that exists is refused: {err}");
 
     let (code, _, err) = shim(

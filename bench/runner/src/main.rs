@@ -15,6 +15,7 @@ mod http;
 mod memory;
 mod micro;
 mod miniflare;
+mod one_cpu;
 mod report;
 mod resident;
 mod resident_sockets;

@@ -4,7 +4,8 @@
 # forwarded, and durable-delete latency (scripts/node_processes_bench.py);
 # first, what they ask of the bucket: requests by purpose per idle node-hour
 # (one node left idle for $WASMKEEP_BENCH_IDLE_S s, 20 by default) and per
-# acknowledged write (issue 57).
+# acknowledged write (issue 57); last, n1 is killed with `kill -9` and the
+# time until n2 answers for the actor n1 held is printed.
 #
 #   bash scripts/node-processes-bench.sh BUCKET_URL
 #
@@ -54,3 +55,7 @@ address() {
 a1=$(address n1)
 a2=$(address n2)
 python3 scripts/node_processes_bench.py "$a1" "$a2" "${WASMKEEP_BENCH_IDLE_S:-20}"
+# The holder of counter "one" (n1) killed without stopping: how long until n2
+# answers for it (its lease lapses, then n2 takes the actor).
+kill -9 "${pids[0]}"
+python3 scripts/node_processes_bench.py takeover "$a2"

@@ -137,6 +137,12 @@ impl Cluster {
         self.liveness.address(node)
     }
 
+    /// The epoch `node` of this process holds its lease at, among node
+    /// processes (`None` for nodes of one process).
+    pub fn epoch(&self, node: &str) -> Option<u64> {
+        self.liveness.epoch(node)
+    }
+
     /// The mailboxes of a live node, to send it an actor's event.
     pub(crate) fn node(&self, node: &str) -> Option<Arc<dyn NodeMailboxes>> {
         if !self.is_live(node) {

@@ -17,4 +17,7 @@ pub(crate) struct PassBook {
     /// Idle expiry: ownership record versions found changed or held, not tried
     /// again at that version (long-resident actors would take every pass's budget).
     pub(crate) expiry_skipped: Mutex<HashSet<(String, crate::bucket::ETag)>>,
+    /// Apps whose serving mark this node process wrote, by the lease epoch
+    /// it named (ADR 077): written once per epoch.
+    pub(crate) serving_marked: Mutex<HashMap<String, u64>>,
 }

@@ -45,6 +45,7 @@ pub(crate) fn stop_app(host: &Arc<Host>, app: &str) {
         }
     }
     if let Some(c) = host.cluster() {
+        lock(&host.pass_book().serving_marked).remove(app);
         let _ = c.records_bucket().delete(&crate::keys::heartbeat(app, &c.node));
     }
     let mut dir = host.config().data_dir.join("state");
@@ -94,18 +95,32 @@ pub(crate) fn control_pass(host: &Arc<Host>) {
     for app in apps {
         match crate::app_delete::read_tombstone(c.bucket.as_ref(), &app) {
             Ok(Some(_)) => stop_app(host, &app),
-            Ok(None) => {
-                let _ = c.records_bucket().put(
-                    &crate::keys::heartbeat(&app, &c.node),
-                    b"",
-                    &crate::bucket::PutCondition::None,
-                );
-            }
+            Ok(None) => mark_serving(host, c, &app),
             Err(e) => tracing::warn!(app = %app, "reading the tombstone: {e}"),
         }
     }
     operator_pass(host);
     purge_pass(host);
+}
+
+/// Writes this node's mark that it serves `app` (ADR 077): once per lease
+/// epoch for a node process, whose lease says it is live; every pass for
+/// nodes of one process, whose mark is a heartbeat.
+fn mark_serving(host: &Host, c: &crate::cluster::ClusterNode, app: &str) {
+    let epoch = c.cluster.epoch(&c.node);
+    let mut marked = lock(&host.pass_book().serving_marked);
+    if epoch.is_some() && marked.get(app) == epoch.as_ref() {
+        return;
+    }
+    match crate::app_delete::write_serving_mark(c.records_bucket().as_ref(), app, &c.node, epoch) {
+        Ok(()) => {
+            if let Some(epoch) = epoch {
+                marked.insert(app.to_owned(), epoch);
+            }
+        }
+        // Written again at the next pass.
+        Err(e) => tracing::warn!(app = %app, "writing this node's mark that it serves the app: {e}"),
+    }
 }
 
 /// The apps this node serves.

@@ -7,8 +7,41 @@ use crate::bucket::{BucketError, ObjectStore, PutCondition};
 use crate::keys;
 use serde::{Deserialize, Serialize};
 
-/// A node whose heartbeat is older than this no longer serves the app.
+/// A mark without an epoch (written by nodes of one process, every control
+/// pass) older than this no longer says its node serves the app.
 pub const NODE_TTL_MS: u64 = 5_000;
+
+/// What a node writes at `apps/<app>/nodes/<node>` while it serves the app
+/// (ADR 077).
+///
+/// A node process writes it once per lease epoch: its lease says whether it
+/// is live, so the mark need not be rewritten to stay true, and `app delete`
+/// reads the lease. Nodes of one process have no lease in the bucket: their
+/// mark has no epoch, and they write it again every control pass, a
+/// heartbeat that lapses after [`NODE_TTL_MS`]. The empty body of marks
+/// written before this record existed reads as one without an epoch.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServingMark {
+    /// The epoch of the writer's lease, for a node process.
+    #[serde(default)]
+    pub epoch: Option<u64>,
+}
+
+/// Writes `node`'s mark that it serves `app`.
+///
+/// # Errors
+/// The bucket's error.
+pub fn write_serving_mark(
+    bucket: &dyn ObjectStore,
+    app: &str,
+    node: &str,
+    epoch: Option<u64>,
+) -> Result<(), BucketError> {
+    let body = serde_json::to_vec(&ServingMark { epoch }).map_err(|e| BucketError::Unavailable(e.to_string()))?;
+    bucket
+        .put(&keys::heartbeat(app, node), &body, &PutCondition::None)
+        .map(|_| ())
+}
 
 /// Who deleted the app, and when.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,18 +107,36 @@ pub fn read_tombstone(bucket: &dyn ObjectStore, app: &str) -> Result<Option<Tomb
     }
 }
 
-/// The nodes whose heartbeat for the app is younger than [`NODE_TTL_MS`].
+/// The nodes that serve `app` at `now`: those whose mark names the epoch of
+/// a lease of theirs live at `now`, and those whose mark without an epoch is
+/// younger than [`NODE_TTL_MS`].
 ///
 /// # Errors
-/// The bucket's error.
+/// The bucket's error, or a lease that cannot be read: the caller cannot
+/// tell, so it must not go on as if the node had stopped.
 pub fn serving_nodes(bucket: &dyn ObjectStore, app: &str, now: u64) -> Result<Vec<String>, BucketError> {
     let prefix = keys::heartbeats(app);
-    Ok(bucket
-        .list(&prefix)?
-        .into_iter()
-        .filter(|m| m.last_modified + NODE_TTL_MS >= now)
-        .filter_map(|m| m.key.strip_prefix(&prefix).map(str::to_owned))
-        .collect())
+    let mut serving = Vec::new();
+    for meta in bucket.list(&prefix)? {
+        let Some(node) = meta.key.strip_prefix(&prefix) else {
+            continue;
+        };
+        let Some((body, _)) = bucket.get(&meta.key)? else {
+            continue; // taken back since the listing
+        };
+        let mark: ServingMark = serde_json::from_slice(&body).unwrap_or_default();
+        let serves = match mark.epoch {
+            Some(epoch) => matches!(
+                crate::node_lease::read_lease(bucket, node)?,
+                Some((lease, _)) if lease.epoch == epoch && lease.is_live_at(now)
+            ),
+            None => meta.last_modified + NODE_TTL_MS >= now,
+        };
+        if serves {
+            serving.push(node.to_owned());
+        }
+    }
+    Ok(serving)
 }
 
 /// Every key under `state/<app>/`, `apps/<app>/` and `alarms/<app>/` but the tombstone.
@@ -147,8 +198,46 @@ pub fn recreate(bucket: &dyn ObjectStore, app: &str) -> Result<(), AppDeleteErro
 mod tests {
     use super::*;
     use crate::bucket::{LostAnswers, MemoryBucket};
-    use crate::clock::VirtualClock;
+    use crate::clock::{Clock, VirtualClock};
     use std::sync::Arc;
+
+    /// ADR 077: a node process's mark is written once and stays true while
+    /// its lease at that epoch is live; a mark of an earlier epoch, or of a
+    /// lapsed lease, names no serving node; a mark without an epoch is a
+    /// heartbeat that lapses after NODE_TTL_MS.
+    #[test]
+    fn a_node_process_serves_while_its_lease_at_the_marked_epoch_is_live() {
+        use crate::liveness::Liveness;
+        use crate::node_lease::BucketLeases;
+        let clock = Arc::new(VirtualClock::default());
+        let bucket: Arc<dyn ObjectStore> = Arc::new(MemoryBucket::new(clock.clone()));
+        let leases = BucketLeases::new(bucket.clone(), clock.clone(), 10_000, None);
+        leases.join("n1").expect("join");
+        let epoch = leases.epoch("n1");
+        write_serving_mark(bucket.as_ref(), "t/a", "n1", epoch).expect("mark");
+        write_serving_mark(bucket.as_ref(), "t/a", "in-process", None).expect("heartbeat");
+        let now = || clock.now_ms();
+        assert_eq!(
+            serving_nodes(bucket.as_ref(), "t/a", now()).expect("list"),
+            ["in-process", "n1"]
+        );
+        // A minute on, renewed and never rewritten, the mark still holds; the
+        // heartbeat that was not rewritten has lapsed.
+        for _ in 0..12 {
+            clock.advance(5_000);
+            leases.renew();
+        }
+        assert_eq!(serving_nodes(bucket.as_ref(), "t/a", now()).expect("list"), ["n1"]);
+        // The process dies: once its lease lapses, it serves nothing.
+        clock.advance(10_001);
+        assert!(serving_nodes(bucket.as_ref(), "t/a", now()).expect("list").is_empty());
+        // A later process of the node id that does not serve the app: its
+        // epoch is not the marked one.
+        let again = BucketLeases::new(bucket.clone(), clock.clone(), 10_000, None);
+        again.join("n1").expect("join again");
+        assert!(again.is_live("n1"));
+        assert!(serving_nodes(bucket.as_ref(), "t/a", now()).expect("list").is_empty());
+    }
 
     #[test]
     fn a_tombstone_whose_answer_was_lost_is_written() {

@@ -38,6 +38,12 @@ pub trait Liveness: Send + Sync {
     fn live_nodes(&self) -> Vec<String>;
     /// Where a live node answers HTTP (`http://host:port`), if it said.
     fn address(&self, node: &str) -> Option<String>;
+    /// The epoch this process holds `node` at, when its liveness is a lease
+    /// in the bucket that others read (node processes); `None` for nodes of
+    /// one process, whom nobody outside it can see.
+    fn epoch(&self, _node: &str) -> Option<u64> {
+        None
+    }
     /// Whether `node` runs the cluster's control pass and idle expiry now:
     /// one node at a time. By default the lowest of `live_nodes` (the
     /// cluster's live nodes, sorted; ADR 008).

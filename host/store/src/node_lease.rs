@@ -108,6 +108,13 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// The default lease: live for 10 s after each renewal.
 pub const DEFAULT_TTL_MS: u64 = 10_000;
 
+/// The control lease lives this many node leases (ADR 077).
+pub const CONTROL_LIVES: u64 = 3;
+
+/// The renewal thread looks this many times a lease's life: a renewal that
+/// did not land is tried again a tenth of the life later, not half of it.
+const LOOKS_PER_LIFE: u64 = 10;
+
 impl BucketLeases {
     /// Leases in `bucket` lasting `ttl_ms` on `clock`; the nodes of this
     /// process answer HTTP at `address`.
@@ -128,6 +135,14 @@ impl BucketLeases {
         self.ttl_ms
     }
 
+    /// How long the control lease lasts after a renewal: three node leases.
+    /// Its passes (purges, idle expiry) are not urgent, and a killed holder's
+    /// actors are taken over by their node leases' lapse, not by this one's;
+    /// a longer life makes its renewals a third as many (ADR 077).
+    pub fn control_ttl_ms(&self) -> u64 {
+        self.ttl_ms.saturating_mul(CONTROL_LIVES)
+    }
+
     /// The epoch this process holds `node` at, while it holds it.
     pub fn epoch(&self, node: &str) -> Option<u64> {
         lock(&self.held)
@@ -145,14 +160,35 @@ impl BucketLeases {
     /// wrote. One whose condition fails is fenced; one the bucket did not
     /// take stays as it was (and lapses unless a later renewal lands).
     pub fn renew(&self) {
-        self.renew_nodes();
+        self.renew_nodes(|_| true);
         self.hold_control();
     }
 
-    fn renew_nodes(&self) {
+    /// Renews what is due: a node lease once half its life is gone, the
+    /// control lease once half of its (longer) life is gone; a node that does
+    /// not hold the control lease looks whether it lapsed as its own lease is
+    /// renewed. A renewal that did not land stays due, so the next look (a
+    /// tenth of the life later) tries again (ADR 077).
+    pub fn renew_due(&self) {
+        let now = self.clock.now_ms();
+        let half = self.ttl_ms / 2;
+        let renewed = self.renew_nodes(|h| h.record.expires_at_ms.saturating_sub(half) <= now);
+        let control_due = lock(&self.control)
+            .as_ref()
+            .is_some_and(|(r, _)| r.expires_at_ms.saturating_sub(self.control_ttl_ms() / 2) <= now);
+        let holds_control = lock(&self.control).is_some();
+        if control_due || (!holds_control && renewed) {
+            self.hold_control();
+        }
+    }
+
+    /// Renews the held node leases `due` picks; whether any was written.
+    fn renew_nodes(&self, due: impl Fn(&HeldLease) -> bool) -> bool {
         let now = self.clock.now_ms();
         let mut held = lock(&self.held);
-        for h in held.values_mut().filter(|h| h.state == LeaseState::Held) {
+        let mut renewed = false;
+        for h in held.values_mut().filter(|h| h.state == LeaseState::Held && due(h)) {
+            renewed = true;
             let mut record = h.record.clone();
             record.expires_at_ms = now + self.ttl_ms;
             record.renewals += 1;
@@ -179,6 +215,7 @@ impl BucketLeases {
                 },
             }
         }
+        renewed
     }
 
     /// Takes or renews the control lease (`cluster/control`) for the first
@@ -216,7 +253,7 @@ impl BucketLeases {
         };
         let renewals = control.as_ref().map_or(0, |(r, _)| r.renewals + 1);
         let record = LeaseRecord {
-            expires_at_ms: now + self.ttl_ms,
+            expires_at_ms: now + self.control_ttl_ms(),
             renewals,
             ..node
         };
@@ -248,18 +285,18 @@ impl BucketLeases {
         }
     }
 
-    /// Renews the leases every third of their life on a thread of its own,
-    /// until `self` is dropped.
+    /// Renews the leases when due ([`Self::renew_due`]) on a thread of its
+    /// own, looking a tenth of a lease's life apart, until `self` is dropped.
     pub fn start_renewing(self: &Arc<Self>) {
         let me: Weak<Self> = Arc::downgrade(self);
-        let every = Duration::from_millis((self.ttl_ms / 3).max(1));
+        let every = Duration::from_millis((self.ttl_ms / LOOKS_PER_LIFE).max(1));
         let spawned = std::thread::Builder::new()
             .name("wasmkeep-leases".into())
             .spawn(move || {
                 loop {
                     std::thread::sleep(every);
                     let Some(leases) = me.upgrade() else { return };
-                    leases.renew();
+                    leases.renew_due();
                 }
             });
         if let Err(e) = spawned {
@@ -426,6 +463,10 @@ impl Liveness for BucketLeases {
         v
     }
 
+    fn epoch(&self, node: &str) -> Option<u64> {
+        BucketLeases::epoch(self, node)
+    }
+
     fn address(&self, node: &str) -> Option<String> {
         let now = self.clock.now_ms();
         match read_lease(self.bucket.as_ref(), node) {
@@ -458,6 +499,51 @@ mod tests {
 
     fn process(bucket: &Arc<dyn ObjectStore>, clock: &Arc<VirtualClock>, addr: &str) -> BucketLeases {
         BucketLeases::new(bucket.clone(), clock.clone(), 1_000, Some(addr.into()))
+    }
+
+    /// ADR 077: an idle node's renewals are a node lease every half life and
+    /// the control lease every half of its three lives, looking every tenth of
+    /// a life; one that did not land is tried again at the next look.
+    #[test]
+    fn renewals_come_at_half_a_life_and_a_failed_one_is_tried_again_at_the_next_look() {
+        use crate::bucket::FaultyBucket;
+        use crate::counting_bucket::{CountingBucket, Purpose, RequestCounts, Verb};
+        use crate::faults::{FaultKind, Faults};
+        let (inner, clock) = setup();
+        let faults = Arc::new(Faults::default());
+        let faulty = Arc::new(FaultyBucket::new(inner, faults.clone()));
+        let counts = Arc::new(RequestCounts::default());
+        let bucket: Arc<dyn ObjectStore> = Arc::new(CountingBucket::new(faulty, counts.clone()));
+        let p = process(&bucket, &clock, "http://127.0.0.1:1");
+        p.join("n1").expect("join");
+        let puts = |purpose| counts.get(Verb::Put, purpose);
+        let (lease0, control0) = (puts(Purpose::Lease), puts(Purpose::Control));
+        // One simulated hour of looks, a tenth of the 1 s life apart.
+        for _ in 0..36_000 {
+            clock.advance(100);
+            p.renew_due();
+        }
+        let lease = puts(Purpose::Lease) - lease0;
+        let control = puts(Purpose::Control) - control0;
+        assert_eq!(lease, 7_200, "a node lease renewed every half life (500 ms of 1 s)");
+        assert_eq!(control, 2_400, "the control lease every half of its 3 s");
+        assert!(p.leads("n1", &[]) && p.is_live("n1"));
+        // A renewal the bucket refuses stays due and is tried at the next look.
+        let before = puts(Purpose::Lease);
+        faults.arm(FaultKind::FailUpload, 1);
+        while puts(Purpose::Lease) == before {
+            clock.advance(100);
+            p.renew_due();
+        }
+        assert_eq!(faults.remaining(FaultKind::FailUpload), 0, "the renewal failed");
+        clock.advance(100);
+        p.renew_due();
+        assert_eq!(
+            puts(Purpose::Lease) - before,
+            2,
+            "the failed renewal, then its retry a look later"
+        );
+        assert!(p.is_live("n1"), "and the lease held");
     }
 
     #[test]
@@ -539,8 +625,15 @@ mod tests {
         assert!(!p2.leads("n2", &[]), "while it renews, nobody else does");
         p1.renew();
         assert!(p1.leads("n1", &[]));
-        // n1 stops renewing (killed): once its control lease lapses, n2 takes it.
-        clock.advance(1_100);
+        // n1 stops renewing (killed): once its control lease lapses (three
+        // node leases' life), n2 takes it.
+        clock.advance(2_100);
+        p2.renew();
+        assert!(
+            !p2.leads("n2", &[]),
+            "the control lease outlives a node lease (ADR 077)"
+        );
+        clock.advance(1_000);
         p2.renew();
         assert!(!p1.leads("n1", &[]), "a lapsed control lease leads nothing");
         assert!(p2.leads("n2", &[]), "another node takes it over");

@@ -3,7 +3,9 @@
 # folder: new, the README's build and test commands, then serve --watch and a
 # first request. Prints the time of each language from `new` to the first
 # response; then a change to the source must rebuild and swap the component
-# in (serve --watch) with the actor's count kept.
+# in (serve --watch) with the actor's count kept. With C, also the bank
+# (`new --template bank`: its rules and its chaos tests, then a deposit
+# served), the other templates' builds being the examples' own.
 #
 #   bash scripts/new-project-trial.sh [--shim <wasmkeep-shim>] [rust|ts|python|c]...
 #
@@ -92,3 +94,26 @@ for lang in "${langs[@]}"; do
   [ "$got" = 2 ] || { cat "$tmp/serve.log" >&2; fail "POST after the reload (answered '$got', not 2: the count was not kept)"; }
   printf 'new-project: %-6s serve --watch: edit to reloaded and answered in %.1f s\n' "$lang" "$(echo "$(date +%s.%N) - $edited" | bc)"
 done
+
+# Another template than the counter: the bank, in C (the quickest to build:
+# a few seconds with its chaos tests).
+if [[ " ${langs[*]} " == *" c "* ]]; then
+  name=bank-c dir=$tmp/bank-c log=$tmp/bank-c.log start=$(date +%s.%N)
+  fail() { echo "new-project-trial: bank in c: $1 failed; its output:" >&2; tail -40 "$log" >&2; exit 1; }
+  "$shim" new "$dir" --lang c --template bank --sdk "$root" >"$log" 2>&1 || fail "wasmkeep-shim new --template bank"
+  (cd "$dir" && make --quiet && make --quiet test) >>"$log" 2>&1 || fail "make and make test"
+  "$shim" serve --manifest "$dir/wasmkeep.toml" --data-dir "$dir/.wasmkeep" --listen 127.0.0.1:0 >"$tmp/serve.log" 2>&1 &
+  server=$!
+  url=""
+  for _ in $(seq 1 600); do
+    url=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$tmp/serve.log" | head -1 | cut -d' ' -f3) || true
+    [ -n "$url" ] && break
+    kill -0 "$server" 2>/dev/null || { cat "$tmp/serve.log" >&2; fail "serve"; }
+    sleep 0.1
+  done
+  [ -n "$url" ] || { cat "$tmp/serve.log" >&2; fail "serve (not listening after 60 s)"; }
+  got=$(curl -s -X POST "$url/$name/ada/deposit?op=d1&amount=100")
+  kill "$server"; wait "$server" 2>/dev/null || true; server=""
+  [ "$got" = 100 ] || { cat "$tmp/serve.log" >&2; fail "POST $url/$name/ada/deposit (answered '$got', not 100)"; }
+  printf 'new-project: bank in c: new + build + test + first response in %.1f s\n' "$(echo "$(date +%s.%N) - $start" | bc)"
+fi

@@ -1,9 +1,11 @@
-//! `wasmkeep-shim new <dir> --lang rust|ts|python|c`: a project that builds,
-//! tests in its language's own runner and serves.
+//! `wasmkeep-shim new <dir> --lang rust|ts|python|c [--template
+//! counter|bank|chat]`: a project that builds, tests in its language's own
+//! runner and serves.
 //!
-//! The templates are the repository's counter examples (which the test
-//! command builds and tests): built into this binary (`new_templates`), or
-//! read from the checkout `--sdk` names. A project depends on the SDKs of
+//! The templates are the repository's examples (which the test command
+//! builds and tests): the counter and the bank account in every language,
+//! the chat room in TypeScript. They are built into this binary
+//! (`new_templates`), or read from the checkout `--sdk` names. A project depends on the SDKs of
 //! this wasmkeep-shim's version from the package registries, or, with
 //! `--sdk DIR`, on that checkout's SDKs, for working on the SDKs (ADR 029).
 
@@ -23,6 +25,90 @@ pub(crate) enum Lang {
     C,
 }
 
+/// Every language, in the order `new` names them.
+const LANGS: [Lang; 4] = [Lang::Rust, Lang::Ts, Lang::Python, Lang::C];
+
+/// What a new project holds: one of the repository's examples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Template {
+    /// A counter: GET reads it, POST adds one, DELETE deletes it durably.
+    Counter,
+    /// A bank account: idempotent deposits and withdrawals, daily interest
+    /// by alarm, a close by durable delete; its tests run seeded chaos.
+    Bank,
+    /// A chat room over WebSockets, one actor per room (TypeScript).
+    Chat,
+}
+
+/// Every template, in the order `new` names them.
+const TEMPLATE_LIST: [Template; 3] = [Template::Counter, Template::Bank, Template::Chat];
+
+impl Template {
+    fn name(self) -> &'static str {
+        match self {
+            Template::Counter => "counter",
+            Template::Bank => "bank",
+            Template::Chat => "chat",
+        }
+    }
+
+    /// The example under `examples/` this template is in `lang`, if it has one.
+    fn example(self, lang: Lang) -> Option<&'static str> {
+        match (self, lang) {
+            (Template::Counter, Lang::Rust) => Some("counter-rust"),
+            (Template::Counter, Lang::Ts) => Some("counter-ts"),
+            (Template::Counter, Lang::Python) => Some("counter-py"),
+            (Template::Counter, Lang::C) => Some("counter-c"),
+            (Template::Bank, Lang::Rust) => Some("bank-rust"),
+            (Template::Bank, Lang::Ts) => Some("bank-ts"),
+            (Template::Bank, Lang::Python) => Some("bank-py"),
+            (Template::Bank, Lang::C) => Some("bank-c"),
+            (Template::Chat, Lang::Ts) => Some("chat-ts"),
+            (Template::Chat, _) => None,
+        }
+    }
+
+    /// The languages that have this template, as `--lang` spells them.
+    fn langs(self) -> Vec<&'static str> {
+        LANGS
+            .into_iter()
+            .filter(|&l| self.example(l).is_some())
+            .map(lang_flag)
+            .collect()
+    }
+}
+
+/// `--lang`'s spelling of `lang`.
+fn lang_flag(lang: Lang) -> &'static str {
+    match lang {
+        Lang::Rust => "rust",
+        Lang::Ts => "ts",
+        Lang::Python => "python",
+        Lang::C => "c",
+    }
+}
+
+/// Why `template` cannot be written in `lang`, naming the languages that
+/// have it and every template with its languages; `None` when it can.
+fn unavailable(template: Template, lang: Lang) -> Option<String> {
+    if template.example(lang).is_some() {
+        return None;
+    }
+    let all: Vec<String> = TEMPLATE_LIST
+        .iter()
+        .map(|t| format!("{} ({})", t.name(), t.langs().join(", ")))
+        .collect();
+    Some(format!(
+        "the template '{}' is written in {} only, not in {}: use --lang {}, or another template. \
+         The templates: {}",
+        template.name(),
+        template.langs().join(", "),
+        lang_flag(lang),
+        template.langs().join(" or --lang "),
+        all.join("; "),
+    ))
+}
+
 #[derive(clap::Args)]
 pub(crate) struct NewArgs {
     /// The project's directory (created; it must not exist or be empty).
@@ -30,6 +116,10 @@ pub(crate) struct NewArgs {
     /// The language of the actor.
     #[arg(long, value_enum)]
     lang: Lang,
+    /// What the project holds: one of the repository's examples, with its
+    /// tests (chat is in TypeScript only).
+    #[arg(long, value_enum, default_value_t = Template::Counter)]
+    template: Template,
     /// The project's name: its package name, its component's file name and
     /// its class in wasmkeep.toml [default: the directory's name].
     #[arg(long)]
@@ -53,6 +143,7 @@ enum Sdk {
 /// What a template needs to know.
 struct Project {
     name: String,
+    template: Template,
     sdk: Sdk,
     /// How the project's commands run the host (`wasmkeep-shim` on PATH, or
     /// with `--sdk` this binary's path when it is not the one on PATH).
@@ -79,6 +170,10 @@ fn next_breaking(version: &str) -> String {
 }
 
 pub(crate) fn new_project(args: &NewArgs) -> Result<()> {
+    if let Some(why) = unavailable(args.template, args.lang) {
+        // A usage error, as clap's own for an unknown template: exit 2.
+        clap::Error::raw(clap::error::ErrorKind::InvalidValue, format!("{why}\n")).exit();
+    }
     let name = match &args.name {
         Some(n) => n.clone(),
         None => default_name(&args.dir)?,
@@ -89,7 +184,12 @@ pub(crate) fn new_project(args: &NewArgs) -> Result<()> {
         None => Sdk::Registry,
     };
     let shim = shim_command(&sdk, args.lang)?;
-    let project = Project { name, sdk, shim };
+    let project = Project {
+        name,
+        template: args.template,
+        sdk,
+        shim,
+    };
     if args.dir.exists()
         && std::fs::read_dir(&args.dir)
             .map(|mut d| d.next().is_some())
@@ -118,10 +218,11 @@ pub(crate) fn new_project(args: &NewArgs) -> Result<()> {
         Sdk::Checkout(dir) => format!("the SDK in {}", dir.display()),
     };
     println!(
-        "created {} ({} actor \"{}\" on {from}, {} files); next:",
+        "created {} ({} actor \"{}\" from the {} template, on {from}, {} files); next:",
         args.dir.display(),
         lang_label(args.lang),
         project.name,
+        project.template.name(),
         files.len()
     );
     for (command, _) in commands(args.lang, &project) {
@@ -190,6 +291,13 @@ fn checkout(dir: &Path) -> Result<PathBuf> {
         .with_context(|| format!("resolving {}", dir.display()))
 }
 
+/// The example directory of the project's template in `lang`.
+fn example_dir(p: &Project, lang: Lang) -> Result<&'static str> {
+    p.template
+        .example(lang)
+        .with_context(|| unavailable(p.template, lang).unwrap_or_default())
+}
+
 /// The example a template is copied from: `examples/<dir>/<path>` of the
 /// checkout, or the copy built into this binary.
 fn example(p: &Project, dir: &str, path: &str) -> Result<String> {
@@ -237,7 +345,8 @@ fn shim_command(sdk: &Sdk, lang: Lang) -> Result<String> {
             if matches!(lang, Lang::Rust | Lang::C) && on_path.is_none() {
                 let dir = this.parent().map(|d| d.display().to_string()).unwrap_or_default();
                 eprintln!(
-                    "note: the project runs `{SHIM}`, which is not on PATH: add its folder to PATH                      (export PATH={dir}:$PATH)"
+                    "note: the project runs `{SHIM}`, which is not on PATH: add its folder to PATH \
+                     (export PATH={dir}:$PATH)"
                 );
             }
             Ok(SHIM.to_owned())
@@ -315,7 +424,11 @@ fn commands(lang: Lang, p: &Project) -> Vec<(String, &'static str)> {
                 ));
             }
             all.push((
-                format!("{py} -m wasmkeep_actor build actor.py -o {}.wasm", p.name),
+                format!(
+                    "{py} -m wasmkeep_actor build {} -o {}.wasm",
+                    python_module(p.template),
+                    p.name
+                ),
                 build,
             ));
             all.push((format!("{py} -m pytest"), test));
@@ -335,7 +448,57 @@ fn python_of(p: &Project) -> String {
     }
 }
 
+/// The module a Python project builds: the counter's is renamed `actor.py`;
+/// the bank's keeps its name, which its broken variant imports.
+fn python_module(template: Template) -> &'static str {
+    match template {
+        Template::Bank => "bank.py",
+        Template::Counter | Template::Chat => "actor.py",
+    }
+}
+
+/// What the README says the actor is, and its first request with the answer.
+fn what_it_is(p: &Project) -> (String, String) {
+    let name = &p.name;
+    match p.template {
+        Template::Counter => (
+            format!(
+                "a counter. `GET /{name}/<actor>`\n\
+                 reads its count, `POST` adds one, `DELETE` deletes the actor (durably, before it answers)."
+            ),
+            format!("`curl -X POST http://127.0.0.1:8787/{name}/a` answers `1`"),
+        ),
+        Template::Bank => (
+            format!(
+                "a bank account whose every\n\
+                 `200` is kept. `POST /{name}/<account>/deposit?op=<id>&amount=<n>` and `.../withdraw?op=<id>&amount=<n>`\n\
+                 move money once per operation id (a retry with the same id changes nothing and answers\n\
+                 the same; a withdrawal beyond the balance is refused with 409), `GET /{name}/<account>`\n\
+                 answers `{{\"balance\": <n>, \"interest\": <total paid>}}`, its alarm pays 1% interest every\n\
+                 day, and `DELETE` closes the account durably. Its tests check each rule, then run seeded\n\
+                 chaos on one node and on two (lost answers, restarts, failed uploads, a node cut off),\n\
+                 where a variant whose deposits forget their id must be caught."
+            ),
+            format!("`curl -X POST 'http://127.0.0.1:8787/{name}/ada/deposit?op=d1&amount=100'` answers `100`"),
+        ),
+        Template::Chat => (
+            format!(
+                "a chat room, one actor per\n\
+                 room. A WebSocket to `ws://127.0.0.1:8787/{name}/<room>/?name=<nickname>` joins it: it\n\
+                 receives the latest messages, then every message sent to the room as JSON.\n\
+                 `POST /{name}/<room>/messages?name=<who>` with the text as its body sends one,\n\
+                 `GET /{name}/<room>/history` reads them, `DELETE /{name}/<room>/` deletes the room durably."
+            ),
+            format!(
+                "`curl -d hello 'http://127.0.0.1:8787/{name}/lobby/messages?name=me'` answers the message\n\
+                 it stored, as JSON"
+            ),
+        ),
+    }
+}
+
 fn readme(lang: Lang, p: &Project, what: &str) -> String {
+    let (is, first) = what_it_is(p);
     let commands: Vec<String> = commands(lang, p)
         .into_iter()
         .map(|(command, does)| format!("{command}   # {does}"))
@@ -351,12 +514,13 @@ fn readme(lang: Lang, p: &Project, what: &str) -> String {
     };
     format!(
         "# {name}\n\n\
-         A wasmkeep actor in {what}, made by `wasmkeep-shim new`: a counter. `GET /{name}/<actor>`\n\
-         reads its count, `POST` adds one, `DELETE` deletes the actor (durably, before it answers).\n\n\
+         A wasmkeep actor in {what}, made by `wasmkeep-shim new`: {is}\n\n\
          ```sh\n\
          {commands}\n\
          ```\n\n\
-         Then `curl -X POST http://127.0.0.1:8787/{name}/a` answers `1`. With `serve --watch`,\n\
+         Then {first}.\n\
+         While it serves, the dashboard is at http://127.0.0.1:8787/_shim/ui: every actor with\n\
+         its tables, alarm and log lines, the virtual clock and the faults. With `serve --watch`,\n\
          a change to the sources rebuilds the component and swaps it in while the actors keep\n\
          their state, alarms and open sockets. {sdk}\n",
         name = p.name,
@@ -455,6 +619,12 @@ fn rust(p: &Project) -> Result<Vec<File>> {
             )
         }
     };
+    let dir = example_dir(p, Lang::Rust)?;
+    // The example's features (the bank's broken variant, which its chaos test builds).
+    let features = match p.template {
+        Template::Counter => String::new(),
+        _ => features_table(&example(p, dir, "Cargo.toml")?)?,
+    };
     let cargo_toml = format!(
         "[package]\n\
          name = \"{name}\"\n\
@@ -465,6 +635,7 @@ fn rust(p: &Project) -> Result<Vec<File>> {
          crate-type = [\"cdylib\"]\n\n\
          [dependencies]\n\
          {deps}\n\
+         {features}\
          [dev-dependencies]\n\
          # `cargo test` builds this crate into a component and drives it in the host.\n\
          {dev_deps}\
@@ -475,15 +646,26 @@ fn rust(p: &Project) -> Result<Vec<File>> {
          {profiles}",
         name = p.name,
     );
-    let test = replace_exact(
-        &example(p, "counter-rust", "tests/counter.rs")?,
-        "cargo test -p counter-rust",
-        "cargo test",
-    )?;
+    let tests = match p.template {
+        Template::Counter => vec![(
+            "tests/actor.rs",
+            replace_exact(
+                &example(p, dir, "tests/counter.rs")?,
+                "cargo test -p counter-rust",
+                "cargo test",
+            )?,
+        )],
+        _ => vec![
+            ("tests/bank.rs", example(p, dir, "tests/bank.rs")?),
+            ("tests/chaos.rs", example(p, dir, "tests/chaos.rs")?),
+        ],
+    };
     let mut files = vec![
         ("Cargo.toml", cargo_toml),
-        ("src/lib.rs", example(p, "counter-rust", "src/lib.rs")?),
-        ("tests/actor.rs", test),
+        ("src/lib.rs", example(p, dir, "src/lib.rs")?),
+    ];
+    files.extend(tests);
+    files.extend([
         (
             "wasmkeep.toml",
             // The component `cargo test` builds (wasmkeep-actor-testing) and
@@ -493,9 +675,27 @@ fn rust(p: &Project) -> Result<Vec<File>> {
         ),
         ("README.md", readme(Lang::Rust, p, "Rust")),
         (".gitignore", gitignore(&["target/"])),
-    ];
+    ]);
     files.extend(extra);
     Ok(files)
+}
+
+/// The `[features]` table of an example's Cargo.toml as it is written there,
+/// with the comment above it, then a blank line.
+fn features_table(cargo_toml: &str) -> Result<String> {
+    let lines: Vec<&str> = cargo_toml.lines().collect();
+    let at = lines.iter().position(|l| l.trim() == "[features]").context(
+        "the template's Cargo.toml no longer has [features]: wasmkeep-shim new needs updating with its example",
+    )?;
+    let mut start = at;
+    while start > 0 && lines[start - 1].starts_with('#') {
+        start -= 1;
+    }
+    let end = lines[at + 1..]
+        .iter()
+        .position(|l| l.trim().is_empty() || l.starts_with('['))
+        .map_or(lines.len(), |n| at + 1 + n);
+    Ok(format!("{}\n\n", lines[start..end].join("\n")))
 }
 
 /// TypeScript: a package on `@wasmkeep/actor`, tested with `node --test`.
@@ -504,37 +704,124 @@ fn ts(p: &Project) -> Result<Vec<File>> {
         Sdk::Registry => format!("^{VERSION}"),
         Sdk::Checkout(root) => format!("file:{}/sdk-ts", root.display()),
     };
+    let dir = example_dir(p, Lang::Ts)?;
+    let mut scripts = serde_json::json!({
+        "build": format!("wasmkeep-build src/actor.ts -o {}.wasm", p.name),
+        "test": "node --test test/*.test.js",
+    });
+    // A test reads the component the example's test command builds (its
+    // environment variable), else the one `npm run build` writes here.
+    let own = |test: &str, env: &str, wasm: &str| -> Result<String> {
+        let test = replace_exact(test, &format!("process.env.{env} ?? "), "")?;
+        replace_exact(&test, &format!("../{wasm}"), &format!("../{}.wasm", p.name))
+    };
+    let (sources, tests): (&[&str], Vec<File>) = match p.template {
+        Template::Counter => (
+            &["src/actor.ts"],
+            vec![(
+                "test/actor.test.js",
+                own(
+                    &example(p, dir, "test/counter.test.js")?,
+                    "COUNTER_WASM",
+                    "counter.wasm",
+                )?,
+            )],
+        ),
+        Template::Bank => {
+            // The chaos test's broken variant, built before `npm test` runs.
+            let broken = format!("{}-broken.wasm", p.name);
+            scripts["pretest"] = format!("wasmkeep-build src/broken.ts -o {broken}").into();
+            let chaos = own(&example(p, dir, "test/chaos.test.js")?, "BANK_WASM", "bank.wasm")?;
+            let chaos = replace_exact(&chaos, "../bank-broken.wasm", &format!("../{broken}"))?;
+            (
+                &["src/actor.ts", "src/bank.ts", "src/broken.ts"],
+                vec![
+                    (
+                        "test/bank.test.js",
+                        own(&example(p, dir, "test/bank.test.js")?, "BANK_WASM", "bank.wasm")?,
+                    ),
+                    (
+                        "test/chaos.test.js",
+                        replace_exact(&chaos, "process.env.BANK_BROKEN_WASM ?? ", "")?,
+                    ),
+                ],
+            )
+        }
+        Template::Chat => (
+            &["src/actor.ts"],
+            vec![(
+                "test/chat.test.js",
+                own(&example(p, dir, "test/chat.test.js")?, "CHAT_WASM", "chat.wasm")?,
+            )],
+        ),
+    };
     let package = serde_json::json!({
         "name": p.name,
         "version": "0.1.0",
         "private": true,
         "type": "module",
-        "scripts": {
-            "build": format!("wasmkeep-build src/actor.ts -o {}.wasm", p.name),
-            "test": "node --test test/*.test.js",
-        },
+        "scripts": scripts,
         "dependencies": { "@wasmkeep/actor": sdk },
     });
-    let test = example(p, "counter-ts", "test/counter.test.js")?;
-    let test = replace_exact(&test, "process.env.COUNTER_WASM ?? ", "")?;
-    let test = replace_exact(&test, "../counter.wasm", &format!("../{}.wasm", p.name))?;
-    Ok(vec![
+    let mut files = vec![
         ("package.json", format!("{}\n", serde_json::to_string_pretty(&package)?)),
-        ("tsconfig.json", example(p, "counter-ts", "tsconfig.json")?),
-        ("src/actor.ts", example(p, "counter-ts", "src/actor.ts")?),
-        ("test/actor.test.js", test),
+        ("tsconfig.json", example(p, dir, "tsconfig.json")?),
+    ];
+    for source in sources {
+        files.push((source, example(p, dir, source)?));
+    }
+    files.extend(tests);
+    files.extend([
         ("wasmkeep.toml", manifest(p, "npm run build --silent", &["src"])),
         ("README.md", readme(Lang::Ts, p, "TypeScript")),
         (".gitignore", gitignore(&["node_modules/"])),
-    ])
+    ]);
+    Ok(files)
 }
 
 /// Python: a module and its pytest tests (the SDK's pytest plugin builds it).
 fn python(p: &Project) -> Result<Vec<File>> {
-    let mut pyproject = example(p, "counter-py", "pyproject.toml")?
-        .replace("counter.py", "actor.py")
-        .replace("counter.wasm", &format!("{}.wasm", p.name));
-    pyproject = replace_exact(&pyproject, "name = \"counter-py\"", &format!("name = \"{}\"", p.name))?;
+    let dir = example_dir(p, Lang::Python)?;
+    let module = python_module(p.template);
+    let mut pyproject = example(p, dir, "pyproject.toml")?;
+    let mut files = Vec::new();
+    match p.template {
+        Template::Counter => {
+            pyproject = pyproject
+                .replace("counter.py", module)
+                .replace("counter.wasm", &format!("{}.wasm", p.name));
+            pyproject = replace_exact(&pyproject, "name = \"counter-py\"", &format!("name = \"{}\"", p.name))?;
+            // The class is the project's, as in its wasmkeep.toml; the module is actor.py.
+            let conftest = example(p, dir, "tests/conftest.py")?.replace("counter.py", module);
+            let conftest = replace_exact(&conftest, "{\"counter\":", &format!("{{\"{}\":", p.name))?
+                .replace("COUNTER_PY_WASM", "ACTOR_WASM");
+            let test = replace_exact(
+                &example(p, dir, "tests/test_counter.py")?,
+                "actor(\"counter\"",
+                &format!("actor(\"{}\"", p.name),
+            )?;
+            files.push((module, example(p, dir, "counter.py")?));
+            files.push(("tests/conftest.py", conftest));
+            files.push(("tests/test_actor.py", test));
+        }
+        Template::Bank | Template::Chat => {
+            pyproject = pyproject.replace("bank.wasm", &format!("{}.wasm", p.name));
+            pyproject = replace_exact(&pyproject, "name = \"bank-py\"", &format!("name = \"{}\"", p.name))?;
+            // The tests' class stays the example's; the components they may be given
+            // built elsewhere are the project's.
+            let conftest = replace_exact(
+                &example(p, dir, "tests/conftest.py")?,
+                "BANK_PY_BROKEN_WASM",
+                "ACTOR_BROKEN_WASM",
+            )?;
+            let conftest = replace_exact(&conftest, "BANK_PY_WASM", "ACTOR_WASM")?;
+            files.push((module, example(p, dir, "bank.py")?));
+            files.push(("bank_broken.py", example(p, dir, "bank_broken.py")?));
+            files.push(("tests/conftest.py", conftest));
+            files.push(("tests/test_bank.py", example(p, dir, "tests/test_bank.py")?));
+            files.push(("tests/test_chaos.py", example(p, dir, "tests/test_chaos.py")?));
+        }
+    }
     if let Sdk::Registry = p.sdk {
         let next = next_breaking(VERSION);
         pyproject = replace_exact(
@@ -544,35 +831,24 @@ fn python(p: &Project) -> Result<Vec<File>> {
             &format!("dependencies = [\"wasmkeep-actor[testing]>={VERSION},<{next}\"]"),
         )?;
     }
-    // The class is the project's, as in its wasmkeep.toml; the module is actor.py.
-    let conftest = example(p, "counter-py", "tests/conftest.py")?.replace("counter.py", "actor.py");
-    let conftest = replace_exact(&conftest, "{\"counter\":", &format!("{{\"{}\":", p.name))?
-        .replace("COUNTER_PY_WASM", "ACTOR_WASM");
-    let test = replace_exact(
-        &example(p, "counter-py", "tests/test_counter.py")?,
-        "actor(\"counter\"",
-        &format!("actor(\"{}\"", p.name),
-    )?;
     let mut ignore = vec!["__pycache__/", ".pytest_cache/"];
     if let Sdk::Registry = p.sdk {
         ignore.push(".venv/");
     }
-    Ok(vec![
-        ("pyproject.toml", pyproject),
-        ("actor.py", example(p, "counter-py", "counter.py")?),
-        ("tests/conftest.py", conftest),
-        ("tests/test_actor.py", test),
+    files.insert(0, ("pyproject.toml", pyproject));
+    files.extend([
         (
             "wasmkeep.toml",
             manifest(
                 p,
-                &format!("{} -m wasmkeep_actor build actor.py -o {}.wasm", python_of(p), p.name),
+                &format!("{} -m wasmkeep_actor build {module} -o {}.wasm", python_of(p), p.name),
                 &["."],
             ),
         ),
         ("README.md", readme(Lang::Python, p, "Python")),
         (".gitignore", gitignore(&ignore)),
-    ])
+    ]);
+    Ok(files)
 }
 
 /// C: the SDK's Makefile fragment, and a test program on the native harness.
@@ -580,7 +856,8 @@ fn python(p: &Project) -> Result<Vec<File>> {
 /// and the harness (`wasmkeep-harness.pc`); on a checkout, its `sdk-c/` and
 /// its `target/debug`.
 fn c(p: &Project) -> Result<Vec<File>> {
-    let mut makefile = example(p, "counter-c", "Makefile")?;
+    let dir = example_dir(p, Lang::C)?;
+    let mut makefile = example(p, dir, "Makefile")?;
     match &p.sdk {
         Sdk::Checkout(root) => {
             makefile = replace_exact(
@@ -602,13 +879,7 @@ fn c(p: &Project) -> Result<Vec<File>> {
                 ),
             )?;
             // The example's words are about the repository, which a registry user has not.
-            makefile = replace_exact(
-                &makefile,
-                "# test in the native harness (`make test`). Outside this repository, set\n\
-                 # WASMKEEP_C_SDK to the SDK's directory and WASMKEEP_TARGET to the repository's\n\
-                 # target/debug (where libwasmkeep_c_harness.so is built).\n",
-                "# test in the native harness (`make test`).\n",
-            )?;
+            makefile = drop_checkout_note(&makefile)?;
             makefile = replace_exact(
                 &makefile,
                 "$(error WASMKEEP_C_SDK ($(WASMKEEP_C_SDK)) is not the C SDK's directory: set it to sdk-c of \
@@ -636,25 +907,73 @@ fn c(p: &Project) -> Result<Vec<File>> {
             )?;
         }
     }
-    let makefile = replace_exact(&makefile, "WK_NAME := counter-c", &format!("WK_NAME := {}", p.name))?
-        .replace("counter-c.wasm", &format!("{}.wasm", p.name))
-        .replace("counter_test", "actor_test");
-    let test = replace_exact(
-        &example(p, "counter-c", "test/counter_test.c")?,
-        "\"examples/counter-c\"",
-        &format!("\"local/{}\"", p.name),
-    )?
-    .replace("counter_test", "actor_test");
-    Ok(vec![
-        ("Makefile", makefile),
-        ("actor.c", example(p, "counter-c", "actor.c")?),
-        ("test/actor_test.c", test),
+    let (makefile, files) = match p.template {
+        Template::Counter => {
+            let makefile = replace_exact(&makefile, "WK_NAME := counter-c", &format!("WK_NAME := {}", p.name))?
+                .replace("counter-c.wasm", &format!("{}.wasm", p.name))
+                .replace("counter_test", "actor_test");
+            let test = replace_exact(
+                &example(p, dir, "test/counter_test.c")?,
+                "\"examples/counter-c\"",
+                &format!("\"local/{}\"", p.name),
+            )?
+            .replace("counter_test", "actor_test");
+            (
+                makefile,
+                vec![("actor.c", example(p, dir, "actor.c")?), ("test/actor_test.c", test)],
+            )
+        }
+        Template::Bank | Template::Chat => {
+            // The broken variant (`make broken`, which `make test` builds) is `<name>-broken`.
+            let broken = format!("{}-broken", p.name);
+            let makefile = replace_exact(&makefile, "bank-c-broken", &broken)?;
+            let makefile = replace_exact(&makefile, "WK_NAME := bank-c", &format!("WK_NAME := {}", p.name))?
+                .replace("bank-c.wasm", &format!("{}.wasm", p.name));
+            let test = replace_exact(
+                &example(p, dir, "test/bank_test.c")?,
+                "\"examples/bank-c\"",
+                &format!("\"local/{}\"", p.name),
+            )?
+            .replace("bank-c-broken", &broken)
+            .replace("bank-c.wasm", &format!("{}.wasm", p.name));
+            (
+                makefile,
+                vec![("actor.c", example(p, dir, "actor.c")?), ("test/bank_test.c", test)],
+            )
+        }
+    };
+    let mut files = [vec![("Makefile", makefile)], files].concat();
+    files.extend([
         // The folder, not actor.c: a header of the actor's changed rebuilds
         // too (wasmkeep.mk tracks headers), as does a file added later.
         ("wasmkeep.toml", manifest(p, "make --quiet", &["."])),
         ("README.md", readme(Lang::C, p, "C")),
         (".gitignore", gitignore(&["build/"])),
-    ])
+    ]);
+    Ok(files)
+}
+
+/// An example Makefile without its words for a checkout ("Outside this
+/// repository, set WASMKEEP_C_SDK ... is built)."), which a registry user
+/// has not: the project's Makefile finds the SDK with pkg-config.
+fn drop_checkout_note(makefile: &str) -> Result<String> {
+    const FROM: &str = "Outside this repository,";
+    const TO: &str = "is built).";
+    let (Some(start), Some(len)) = (
+        makefile.find(FROM),
+        makefile.find(FROM).and_then(|s| makefile[s..].find(TO)),
+    ) else {
+        bail!("the template no longer has {FROM:?} ... {TO:?}: wasmkeep-shim new needs updating with its example");
+    };
+    let before = makefile[..start].trim_end_matches([' ', '#']);
+    let after = &makefile[start + len + TO.len()..];
+    // A note on lines of its own leaves no empty comment line behind.
+    let after = if before.ends_with('\n') {
+        after.strip_prefix('\n').unwrap_or(after)
+    } else {
+        after
+    };
+    Ok(format!("{before}{after}"))
 }
 
 #[cfg(test)]

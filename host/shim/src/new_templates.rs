@@ -1,19 +1,29 @@
-//! The counter examples `new` copies, built into this binary: a
-//! `wasmkeep-shim` installed from a registry has no checkout to read them
-//! from (ADR 029). They are copies of `examples/counter-*` and of the
+//! The examples `new` copies (`--template counter`, `bank`, `chat`), built
+//! into this binary: a `wasmkeep-shim` installed from a registry has no
+//! checkout to read them from (ADR 029). They are copies of
+//! `examples/counter-*`, `examples/bank-*`, `examples/chat-ts` and of the
 //! workspace's cargo profiles; `templates_are_the_examples` fails when one
-//! differs from the checkout's, so there is still one counter per language to
-//! keep working.
+//! differs from the checkout's, so there is still one example of each to keep
+//! working.
 
-/// A file of an example, by its path under `examples/` (which is also its
-/// path under `host/shim/templates/`).
+/// A file of an example, by its path under `examples/`, which is also its
+/// path under `host/shim/templates/` unless `as` names another: a
+/// `Cargo.toml` there is stored as `Cargo.toml.in`, since `cargo package`
+/// leaves out every folder that holds a `Cargo.toml` (another package).
 macro_rules! templates {
-    ($($path:literal),* $(,)?) => {
-        &[$(($path, include_str!(concat!("../templates/", $path)))),*]
+    ($($path:literal $(as $stored:literal)?),* $(,)?) => {
+        &[$(templates!(@one $path $(as $stored)?)),*]
+    };
+    (@one $path:literal) => {
+        ($path, $path, include_str!(concat!("../templates/", $path)))
+    };
+    (@one $path:literal as $stored:literal) => {
+        ($path, $stored, include_str!(concat!("../templates/", $stored)))
     };
 }
 
-pub(crate) const TEMPLATES: &[(&str, &str)] = templates![
+/// (path under `examples/`, path under `host/shim/templates/`, contents).
+pub(crate) const TEMPLATES: &[(&str, &str, &str)] = templates![
     "counter-rust/src/lib.rs",
     "counter-rust/tests/counter.rs",
     "counter-ts/tsconfig.json",
@@ -26,6 +36,28 @@ pub(crate) const TEMPLATES: &[(&str, &str)] = templates![
     "counter-c/Makefile",
     "counter-c/actor.c",
     "counter-c/test/counter_test.c",
+    "bank-rust/Cargo.toml" as "bank-rust/Cargo.toml.in",
+    "bank-rust/src/lib.rs",
+    "bank-rust/tests/bank.rs",
+    "bank-rust/tests/chaos.rs",
+    "bank-ts/tsconfig.json",
+    "bank-ts/src/actor.ts",
+    "bank-ts/src/bank.ts",
+    "bank-ts/src/broken.ts",
+    "bank-ts/test/bank.test.js",
+    "bank-ts/test/chaos.test.js",
+    "bank-py/pyproject.toml",
+    "bank-py/bank.py",
+    "bank-py/bank_broken.py",
+    "bank-py/tests/conftest.py",
+    "bank-py/tests/test_bank.py",
+    "bank-py/tests/test_chaos.py",
+    "bank-c/Makefile",
+    "bank-c/actor.c",
+    "bank-c/test/bank_test.c",
+    "chat-ts/tsconfig.json",
+    "chat-ts/src/actor.ts",
+    "chat-ts/test/chat.test.js",
 ];
 
 /// The workspace's `[profile.*]` tables as `new` writes them into a Rust
@@ -35,7 +67,7 @@ pub(crate) const PROFILES: &str = include_str!("../templates/profiles.toml");
 
 /// The embedded copy of `examples/<path>`.
 pub(crate) fn template(path: &str) -> Option<&'static str> {
-    TEMPLATES.iter().find(|(p, _)| *p == path).map(|(_, text)| *text)
+    TEMPLATES.iter().find(|(p, _, _)| *p == path).map(|(_, _, text)| *text)
 }
 
 /// The `[profile]` tables of a Cargo.toml, as TOML.
@@ -97,9 +129,9 @@ mod tests {
         let templates = repo.join("host/shim/templates");
         let mut wanted: Vec<(String, String, &str)> = TEMPLATES
             .iter()
-            .map(|(path, text)| {
+            .map(|(path, stored, text)| {
                 let example = std::fs::read_to_string(repo.join("examples").join(path)).unwrap_or_default();
-                ((*path).to_owned(), example, *text)
+                ((*stored).to_owned(), example, *text)
             })
             .collect();
         let workspace = std::fs::read_to_string(repo.join("Cargo.toml")).unwrap_or_default();

@@ -1,6 +1,7 @@
-//! `wasmkeep-shim new`'s refusals: each says what is wrong and what to do.
-//! (What it makes is exercised per language by scripts/new-project-trial.sh:
-//! build, test, serve, a first request.)
+//! `wasmkeep-shim new`'s refusals: each says what is wrong and what to do;
+//! and what it writes, per language and template. (Building and testing what
+//! it makes is scripts/new-project-trial.sh's: per language the counter, and
+//! the bank in C: build, test, serve, a first request.)
 
 fn new(args: &[&str]) -> (bool, String) {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
@@ -344,4 +345,198 @@ fn a_reader_that_goes_away_ends_new_without_a_panic() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(at.join("Cargo.toml").is_file(), "the project was written");
+}
+
+/// `new` with `args`: its exit code and what it printed.
+fn new_code(args: &[&str]) -> (Option<i32>, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
+        .arg("new")
+        .args(args)
+        .output()
+        .expect("run wasmkeep-shim new");
+    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    (out.status.code(), text)
+}
+
+/// `--template`: every template in every language that has it writes the
+/// example's sources and tests (under the project's name), a manifest that
+/// builds and serves it, and a README that says what the actor answers and
+/// where the dashboard is; chat in another language, or a template that does
+/// not exist, is a usage error (exit 2) that names what there is, and writes
+/// nothing. Without `--template` the project is the counter.
+#[test]
+fn new_writes_every_template_and_refuses_one_a_language_has_not() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cases: &[(&str, &str, &[&str])] = &[
+        ("counter", "rust", &["src/lib.rs", "tests/actor.rs"]),
+        ("counter", "ts", &["src/actor.ts", "test/actor.test.js"]),
+        (
+            "counter",
+            "python",
+            &["actor.py", "tests/conftest.py", "tests/test_actor.py"],
+        ),
+        ("counter", "c", &["actor.c", "test/actor_test.c"]),
+        ("bank", "rust", &["src/lib.rs", "tests/bank.rs", "tests/chaos.rs"]),
+        (
+            "bank",
+            "ts",
+            &[
+                "src/actor.ts",
+                "src/bank.ts",
+                "src/broken.ts",
+                "test/bank.test.js",
+                "test/chaos.test.js",
+            ],
+        ),
+        (
+            "bank",
+            "python",
+            &[
+                "bank.py",
+                "bank_broken.py",
+                "tests/conftest.py",
+                "tests/test_bank.py",
+                "tests/test_chaos.py",
+            ],
+        ),
+        ("bank", "c", &["actor.c", "test/bank_test.c"]),
+        ("chat", "ts", &["src/actor.ts", "test/chat.test.js"]),
+    ];
+    let repo = checkout().display().to_string();
+    for (template, lang, sources) in cases {
+        let at = dir.path().join(format!("{template}-{lang}"));
+        let (code, out) = new_code(&[
+            at.to_str().expect("utf-8"),
+            "--lang",
+            lang,
+            "--template",
+            template,
+            "--name",
+            "acct",
+        ]);
+        assert_eq!(code, Some(0), "{template} in {lang}: {out}");
+        assert!(out.contains(&format!("from the {template} template")), "{out}");
+        let written = files(&at);
+        let manifest = match *lang {
+            "rust" => "Cargo.toml",
+            "ts" => "package.json",
+            "python" => "pyproject.toml",
+            _ => "Makefile",
+        };
+        let mut want: Vec<&str> = vec![manifest, "wasmkeep.toml", "README.md", ".gitignore"];
+        if *lang == "ts" {
+            want.push("tsconfig.json");
+        }
+        want.extend(sources.iter());
+        want.sort_unstable();
+        let have: Vec<&str> = written.keys().map(String::as_str).collect();
+        assert_eq!(have, want, "{template} in {lang}: the files");
+        for (path, text) in &written {
+            assert!(!text.contains(&repo), "{template} in {lang}: {path} names the checkout");
+            let found = absolute_paths(text);
+            assert!(found.is_empty(), "{template} in {lang}: {path} names {found:?}");
+            // The app is the project's, not the example's.
+            assert!(
+                !text.contains("\"examples/"),
+                "{template} in {lang}: {path} names an example's app:\n{text}"
+            );
+        }
+        let served: toml::Table = written["wasmkeep.toml"].parse().expect("wasmkeep.toml is TOML");
+        assert!(served["classes"]["acct"]["build"].is_str(), "{template} in {lang}");
+        let readme = &written["README.md"];
+        assert!(
+            readme.contains("http://127.0.0.1:8787/_shim/ui"),
+            "{template} in {lang}: the README names the dashboard:\n{readme}"
+        );
+        let first = match *template {
+            "counter" => "curl -X POST http://127.0.0.1:8787/acct/a` answers `1`",
+            "bank" => "/acct/ada/deposit?op=d1&amount=100'` answers `100`",
+            _ => "/acct/lobby/messages?name=me'",
+        };
+        assert!(readme.contains(first), "{template} in {lang}: {first:?} in\n{readme}");
+        match (*template, *lang) {
+            ("bank", "rust") => {
+                let cargo: toml::Table = written["Cargo.toml"].parse().expect("Cargo.toml is TOML");
+                assert!(
+                    cargo["features"]["broken-idempotency"].is_array(),
+                    "tests/chaos.rs builds the broken variant: {cargo:?}"
+                );
+            }
+            ("bank", "ts") => {
+                let package: serde_json::Value = serde_json::from_str(&written["package.json"]).expect("JSON");
+                assert_eq!(package["scripts"]["build"], "wasmkeep-build src/actor.ts -o acct.wasm");
+                assert_eq!(
+                    package["scripts"]["pretest"],
+                    "wasmkeep-build src/broken.ts -o acct-broken.wasm"
+                );
+                let chaos = &written["test/chaos.test.js"];
+                assert!(
+                    chaos.contains("\"../acct.wasm\"") && chaos.contains("\"../acct-broken.wasm\""),
+                    "{chaos}"
+                );
+                assert!(!chaos.contains("process.env.BANK"), "{chaos}");
+            }
+            ("bank", "python") => {
+                assert!(
+                    served["classes"]["acct"]["build"]
+                        .as_str()
+                        .is_some_and(|b| b.ends_with("-m wasmkeep_actor build bank.py -o acct.wasm"))
+                );
+                assert!(readme.contains("build bank.py -o acct.wasm"), "{readme}");
+            }
+            ("bank", "c") => {
+                let makefile = &written["Makefile"];
+                for want in [
+                    "WK_NAME := acct\n",
+                    "acct-broken.wasm",
+                    "pkg-config --variable=sdk wasmkeep",
+                ] {
+                    assert!(makefile.contains(want), "{want:?} in\n{makefile}");
+                }
+                for never in ["target/debug", "sdk-c", "repository", "bank-c"] {
+                    assert!(!makefile.contains(never), "{never:?} in\n{makefile}");
+                }
+                assert!(written["test/bank_test.c"].contains("\"local/acct\""));
+            }
+            ("chat", _) => {
+                let test = &written["test/chat.test.js"];
+                assert!(
+                    test.contains("\"../acct.wasm\"") && !test.contains("process.env"),
+                    "{test}"
+                );
+            }
+            _ => {}
+        }
+    }
+
+    // The default is the counter, file for file.
+    let plain = dir.path().join("plain");
+    let (code, out) = new_code(&[plain.to_str().expect("utf-8"), "--lang", "c", "--name", "acct"]);
+    assert_eq!(code, Some(0), "{out}");
+    assert_eq!(files(&plain), files(&dir.path().join("counter-c")));
+
+    for lang in ["rust", "python", "c"] {
+        let at = dir.path().join(format!("chat-{lang}"));
+        let (code, out) = new_code(&[at.to_str().expect("utf-8"), "--lang", lang, "--template", "chat"]);
+        assert_eq!(code, Some(2), "chat in {lang} is a usage error: {out}");
+        for want in [
+            "'chat' is written in ts only",
+            "--lang ts",
+            "counter (rust, ts, python, c)",
+            "bank (rust, ts, python, c)",
+            "chat (ts)",
+        ] {
+            assert!(out.contains(want), "chat in {lang}: {want:?} in {out}");
+        }
+        assert!(!at.exists(), "nothing written when refused");
+    }
+    let at = dir.path().join("nope");
+    let (code, out) = new_code(&[at.to_str().expect("utf-8"), "--lang", "ts", "--template", "shop"]);
+    assert_eq!(code, Some(2), "{out}");
+    assert!(
+        out.contains("'shop'") && out.contains("[possible values: counter, bank, chat]"),
+        "an unknown template names the known ones: {out}"
+    );
+    assert!(!at.exists(), "nothing written when refused");
 }

@@ -104,6 +104,33 @@ function answer(body: string, contentType: string, i: ResponseInit | undefined):
   return { status, headers, body };
 }
 
+/**
+ * The answer when what a request would acknowledge is not known to be kept
+ * (`storage.flush()`, `storage.execDurable()` or `storage.deleteSelfDurable()`
+ * threw `SqlError` `"internal"`): `503` with `retry-after: 1` and
+ * `wasmkeep-failure: not-acknowledged`, the kind the host names the same
+ * failure by in its own answers, so that a client knows to retry. The
+ * responder answers it by itself when the writes before the answer were not
+ * kept; a failed durable delete, which may be called again, answers it too:
+ *
+ * ```ts
+ * try {
+ *   storage.deleteSelfDurable();
+ * } catch (err) {
+ *   if (err instanceof SqlError && err.code === "internal") return notKept(err);
+ *   throw err;
+ * }
+ * ```
+ */
+export function notKept(err: unknown): Response {
+  const why = err instanceof Error ? err.message : String(err);
+  return {
+    status: 503,
+    headers: { "content-type": TEXT, "retry-after": "1", "wasmkeep-failure": "not-acknowledged" },
+    body: `the writes of this request are not known to be kept (${why}); try again`,
+  };
+}
+
 /** A text answer: `text("hello")`, `text("not found", 404)`. */
 export function text(body: string, i?: ResponseInit): Response {
   return answer(body, TEXT, i);

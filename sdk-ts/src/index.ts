@@ -22,7 +22,7 @@ export type { Value, Param, TaggedValue, Row, RawRows } from "./storage.js";
 export { real } from "./storage.js";
 export type { SocketId } from "./sockets.js";
 export { SqlError, SocketError, CallError, type SqlErrorCode, type CallErrorCode } from "./errors.js";
-export { Request, text, json, type Response, type ResponseLike, type ResponseInit, type Responder, type HeadersInit } from "./http.js";
+export { Request, text, json, notKept, type Response, type ResponseLike, type ResponseInit, type Responder, type HeadersInit } from "./http.js";
 export { defineActor, isActorDefinition, type ActorHandlers, type ActorDefinition } from "./actor.js";
 
 /** The version of this SDK (the npm package version). */

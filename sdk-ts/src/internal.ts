@@ -9,7 +9,7 @@ import { reportFailure } from "wasmkeep:actor/context@0.2.4";
 import { isActorDefinition, type ActorDefinition, type ActorHandlers } from "./actor.js";
 import { log } from "./context.js";
 import { article, describeThrown, duringEvent, eventBegins, eventEnds, headline, printError, repr } from "./event.js";
-import { Request, headerPairs, text, type Responder, type Response } from "./http.js";
+import { Request, headerPairs, notKept, text, type Responder, type Response } from "./http.js";
 import { flush } from "./storage.js";
 import { encodeUtf8 } from "./utf8.js";
 
@@ -22,16 +22,6 @@ export function toWitResponse(r: Response | string): { status: number; headers: 
   const body = r.body === undefined ? NO_BYTES : typeof r.body === "string" ? encodeUtf8(r.body) : r.body;
   const headers = r.headers ? headerPairs(r.headers) : NO_HEADERS;
   return { status: r.status ?? 200, headers: headers as [string, string][], body };
-}
-
-/** What an answer becomes when the writes it would acknowledge are not known to be kept. */
-function notKept(err: unknown): Response {
-  const why = err instanceof Error ? err.message : String(err);
-  return {
-    status: 503,
-    headers: { "content-type": "text/plain; charset=utf-8", "retry-after": "1", "wasmkeep-failure": "not-acknowledged" },
-    body: `the writes of this request are not known to be kept (${why}); try again`,
-  };
 }
 
 function alreadySent(): never {

@@ -2,7 +2,7 @@
 // actor (the next request meets a new counter at 0).
 //
 // Copy this directory to start a new wasmkeep actor in TypeScript.
-import { SqlError, defineActor, storage, text } from "@wasmkeep/actor";
+import { SqlError, defineActor, notKept, storage, text } from "@wasmkeep/actor";
 
 /** The current count. */
 function count(): number {
@@ -31,7 +31,8 @@ export default defineActor({
         try {
           storage.deleteSelfDurable();
         } catch (err) {
-          // "internal": not known to be durable; the client may retry.
+          // "internal": not known to be durable; the client may retry (503, retry-after).
+          if (err instanceof SqlError && err.code === "internal") return notKept(err);
           if (err instanceof SqlError) return text(`${err.code}: ${err.message}`, 500);
           throw err;
         }

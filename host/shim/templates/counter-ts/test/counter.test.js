@@ -30,14 +30,16 @@ test("counts, reads, and deletes", () => {
   assert.equal(c.get().text(), "0", "the next request meets a new counter");
 });
 
-test("a failed durable delete answers 500 and the counter stays usable", () => {
+test("a failed durable delete answers 503 not-acknowledged, to be retried, and the counter starts again", () => {
   start();
   const c = host.actor("counter", "f");
   c.post();
   host.faults.failRemoval(1);
   const r = c.delete();
-  assert.equal(r.status, 500);
-  assert.match(r.text(), /^internal: /);
+  // "internal": not known to be durable, and safe to send again (notKept).
+  assert.equal(r.status, 503, r.text());
+  assert.equal(r.header("wasmkeep-failure"), "not-acknowledged", r.text());
+  assert.equal(r.header("retry-after"), "1", r.text());
   assert.equal(c.get().text(), "0", "the end of the event removed the files: a new counter");
 });
 

@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 import wasmkeep_actor
-from wasmkeep_actor import Actor, Response, storage
+from wasmkeep_actor import Actor, Internal, Response, storage
 from wasmkeep_actor._entry import find_actor
 from wasmkeep_actor._wit import OutsideComponentError
 from wasmkeep_actor.build import BuildError, build
@@ -64,6 +64,13 @@ def test_responses():
     assert Response.text("x", 404, {"x-a": "b"}).headers[1] == ("x-a", "b")
     with pytest.raises(TypeError, match="return a Response"):
         to_response(42)  # type: ignore[arg-type]
+
+
+def test_not_kept_names_its_kind_and_when_to_retry():
+    r = Response.not_kept(Internal("the upload failed"))
+    assert r.status == 503
+    assert ("retry-after", "1") in r.headers
+    assert ("wasmkeep-failure", "not-acknowledged") in r.headers
 
 
 def test_request_helpers():

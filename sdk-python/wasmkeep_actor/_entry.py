@@ -25,7 +25,7 @@ from .actor import Actor
 from .context import Address, log
 from . import storage
 from .errors import SqlError
-from .http import Request, Response, not_kept, to_response
+from .http import Request, Response, to_response
 
 _R = TypeVar("_R")
 
@@ -195,7 +195,7 @@ def events_for(module: ModuleType) -> type:
                     storage.flush()
                 except SqlError as err:
                     if response.status < 500:
-                        response = not_kept(err)
+                        response = Response.not_kept(err)
                 send_now(response)
 
             req = Request(request.method, request.path, list(request.headers), bytes(request.body), send, send_now)

@@ -47,6 +47,28 @@ class Response:
         """A binary answer."""
         return cls(status, [("content-type", content_type)], body)
 
+    @classmethod
+    def not_kept(cls, err: Exception) -> Response:
+        """The answer when what a request would acknowledge is not known to be
+        kept (`storage.flush`, `exec_durable` or `delete_self_durable` raised
+        `Internal`): 503 with `retry-after: 1` and `wasmkeep-failure:
+        not-acknowledged`, the kind the host names the same failure by in its
+        own answers, so that a client knows to retry. `request.respond` and
+        the answer `on_request` returns become it by themselves when the
+        writes before the answer were not kept; a failed durable delete, which
+        may be called again, answers it too:
+
+            try:
+                storage.delete_self_durable()
+            except Internal as e:
+                return Response.not_kept(e)
+        """
+        return cls.text(
+            f"the writes of this request are not known to be kept ({err}); try again",
+            503,
+            {"retry-after": "1", "wasmkeep-failure": "not-acknowledged"},
+        )
+
     def body_bytes(self) -> bytes:
         return self.body.encode() if isinstance(self.body, str) else bytes(self.body)
 
@@ -76,16 +98,6 @@ def to_response(answer: ResponseLike) -> Response:
     raise TypeError(
         f"on_request returned a {type(answer).__name__}: return a Response, str, bytes, dict or list "
         "(or call request.respond(...) and return None)"
-    )
-
-
-def not_kept(err: Exception) -> Response:
-    """The answer when the writes it would acknowledge are not known to be kept:
-    503, with when to retry and the kind the host names the same failure by."""
-    return Response.text(
-        f"the writes of this request are not known to be kept ({err}); try again",
-        503,
-        {"retry-after": "1", "wasmkeep-failure": "not-acknowledged"},
     )
 
 

@@ -39,6 +39,7 @@ step "no import cycle among the host crates' modules, and every arrow docs/archi
 bash scripts/module-cycles.sh
 python3 scripts/adr_index.py
 python3 scripts/readme_wit_versions.py
+python3 scripts/packaged_readmes.py
 step "lints (cargo clippy -D warnings)"
 cargo clippy --workspace --all-targets --quiet -- -D warnings
 step "tests (cargo test; first the C harness library, which the Rust harness's prebuilt driver loads in its contract test and cargo test does not build)"

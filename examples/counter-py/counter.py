@@ -28,8 +28,8 @@ class Counter(Actor):
             try:
                 storage.delete_self_durable()
             except Internal as e:
-                # Not known to be durable; the client may retry.
-                return Response.text(f"internal: {e}", 500)
+                # Not known to be durable; the client may retry (503, retry-after).
+                return Response.not_kept(e)
             return "deleted"
         return Response.text("use GET, POST or DELETE", 405)
 

@@ -16,13 +16,15 @@ def test_counts_reads_and_deletes(wasmkeep_host):
     assert c.get().text() == "0", "the next request meets a new counter"
 
 
-def test_a_failed_durable_delete_answers_500_and_the_counter_starts_again(wasmkeep_host):
+def test_a_failed_durable_delete_answers_503_not_acknowledged_and_the_counter_starts_again(wasmkeep_host):
     c = wasmkeep_host.actor("counter", "f")
     c.post()
     wasmkeep_host.faults.fail_removal(1)
     r = c.delete()
-    assert r.status == 500
-    assert r.text().startswith("internal: ")
+    # Internal: not known to be durable, and safe to send again (Response.not_kept).
+    assert r.status == 503, r.text()
+    assert r.header("wasmkeep-failure") == "not-acknowledged", r.text()
+    assert r.header("retry-after") == "1", r.text()
     assert c.get().text() == "0", "the end of the event removed the files: a new counter"
 
 

@@ -6,6 +6,7 @@ use crate::address::ActorKey;
 use crate::bindings::{http as wit_http, types as wit};
 use crate::event_error::{EventError, fail_job};
 use crate::failure_kind::FailureKind;
+use crate::faults::FaultKind;
 use crate::http_types::{HttpResponse, SocketMessage};
 use crate::imports::{EventState, HostState};
 use crate::job::{CallFailure, EventKind};
@@ -155,6 +156,9 @@ pub(crate) fn run_event(host: &Arc<Host>, res: &mut Resident, kind: EventKind, c
     set_deadline(host, &mut res.store);
     let result: Result<(), (wasmtime::Error, Option<AnswerFailure>)> = match kind {
         EventKind::Request { req, respond, .. } => {
+            // Taken by the request that runs next once it is armed, never by
+            // one already running (whose answer may be out already).
+            res.store.data_mut().ev.crash_after_answer = host.faults().take(FaultKind::CrashAfterAnswer);
             let slot: ResponseSlot = Arc::new(Mutex::new(Some(respond)));
             let out = match res.store.data_mut().table.push(Outparam { tx: slot.clone() }) {
                 Ok(o) => o,

@@ -88,6 +88,12 @@ pub(crate) struct EventState {
     /// The restore the guest asked for (`restore-on-next-session`, 0.2.4):
     /// the end of the event carries it out once the event's writes are kept.
     pub restore_after: Option<crate::replica::Pos>,
+    /// The fault `crash-after-answer` was taken for this request: the guest
+    /// is stopped the moment its answer has gone out.
+    pub crash_after_answer: bool,
+    /// The guest was stopped so, after its answer went out: the event's end
+    /// keeps nothing more and the actor starts again from what was kept.
+    pub crashed_after_answer: bool,
 }
 
 /// The data of one actor's store.
@@ -599,6 +605,12 @@ impl http::HostResponseOutparam for HostState {
                 body: response.body,
                 failure: None,
             });
+            if self.ev.crash_after_answer {
+                // The answer is out; the host "crashes" here: the guest is
+                // trapped before anything it does after its answer.
+                self.ev.crashed_after_answer = true;
+                return Err(wasmtime::Error::msg(CRASHED_AFTER_ANSWER));
+            }
         }
         Ok(())
     }
@@ -609,6 +621,10 @@ impl http::HostResponseOutparam for HostState {
         Ok(())
     }
 }
+
+/// Why the guest stopped when the fault `crash-after-answer` stopped it.
+pub(crate) const CRASHED_AFTER_ANSWER: &str =
+    "the host crashed right after the answer went out (injected fault crash-after-answer)";
 
 /// The longest log line kept whole.
 const MAX_LOG_LINE: usize = 8 << 10;

@@ -29,17 +29,25 @@ pub enum FaultKind {
     /// Cluster: the node answering the next request is cut off right after it
     /// answered (it stops; its holds are no longer valid).
     CutOffAfterAnswer,
+    /// Any node count: the next request's event stops the moment its answer
+    /// has gone out, as if the host's process crashed there. The guest runs
+    /// no further (the end of its event, where its writes are kept, never
+    /// comes): a transaction it had open is rolled back and the actor starts
+    /// again from what was kept (on one node, what it committed; in a
+    /// cluster, what the bucket holds).
+    CrashAfterAnswer,
 }
 
 impl FaultKind {
     /// Every kind, in a stable order.
-    pub const ALL: [FaultKind; 6] = [
+    pub const ALL: [FaultKind; 7] = [
         FaultKind::FailRemoval,
         FaultKind::FailUpload,
         FaultKind::UploadLandsButFails,
         FaultKind::FailErase,
         FaultKind::LoseHold,
         FaultKind::CutOffAfterAnswer,
+        FaultKind::CrashAfterAnswer,
     ];
 
     /// The name used by the admin API and the harnesses.
@@ -51,6 +59,7 @@ impl FaultKind {
             FaultKind::FailErase => "fail-erase",
             FaultKind::LoseHold => "lose-hold",
             FaultKind::CutOffAfterAnswer => "cut-off-after-answer",
+            FaultKind::CrashAfterAnswer => "crash-after-answer",
         }
     }
 

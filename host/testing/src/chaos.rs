@@ -42,6 +42,15 @@ pub enum ChaosStep {
     /// (a timeout, a dropped connection): the client is answered 503, or a
     /// call fails. A client that retries must find its first try kept.
     LoseAnswer,
+    /// Any node count, requests only: the host crashes the moment the
+    /// event's answer has gone out, before the event ends (where its writes
+    /// are kept). The guest runs no further; what it committed before the
+    /// answer stays (in a cluster, what the answer's flush uploaded), what it
+    /// would have written after is never written, and the actor starts again
+    /// from what was kept. The client got the answer, unless `lose-answer`
+    /// was drawn for the same event (then a retry must find the first try
+    /// kept, and nothing written after the answer).
+    CrashAfterAnswer,
     /// Cluster: the next upload fails and does not land (`exec-durable`
     /// answers `internal`; plain writes of that event are not durable).
     FailUpload,
@@ -72,12 +81,13 @@ pub enum ChaosStepError {
 
 impl ChaosStep {
     /// Every kind of step, as [`ChaosStep::kind`] names them.
-    pub const KINDS: [&'static str; 9] = [
+    pub const KINDS: [&'static str; 10] = [
         "fail-removal",
         "restart",
         "hibernate",
         "late-alarms",
         "lose-answer",
+        "crash-after-answer",
         "fail-upload",
         "upload-lands-but-fails",
         "lose-hold",
@@ -92,6 +102,7 @@ impl ChaosStep {
             ChaosStep::Hibernate => "hibernate",
             ChaosStep::LateAlarms(_) => "late-alarms",
             ChaosStep::LoseAnswer => "lose-answer",
+            ChaosStep::CrashAfterAnswer => "crash-after-answer",
             ChaosStep::FailUpload => "fail-upload",
             ChaosStep::UploadLandsButFails => "upload-lands-but-fails",
             ChaosStep::LoseHold => "lose-hold",
@@ -120,6 +131,7 @@ impl ChaosStep {
             "hibernate" => ChaosStep::Hibernate,
             "late-alarms" => ChaosStep::LateAlarms(need("late-alarms", "milliseconds")?),
             "lose-answer" => ChaosStep::LoseAnswer,
+            "crash-after-answer" => ChaosStep::CrashAfterAnswer,
             "fail-upload" => ChaosStep::FailUpload,
             "upload-lands-but-fails" => ChaosStep::UploadLandsButFails,
             "lose-hold" => ChaosStep::LoseHold,
@@ -137,6 +149,7 @@ impl fmt::Display for ChaosStep {
             ChaosStep::Hibernate => write!(f, "every actor hibernated"),
             ChaosStep::LateAlarms(ms) => write!(f, "clock +{ms} ms, due alarms run"),
             ChaosStep::LoseAnswer => write!(f, "the answer lost after the event ran"),
+            ChaosStep::CrashAfterAnswer => write!(f, "the host crashed right after the answer went out"),
             ChaosStep::FailUpload => write!(f, "fail-upload armed"),
             ChaosStep::UploadLandsButFails => write!(f, "upload-lands-but-fails armed"),
             ChaosStep::LoseHold => write!(f, "lose-hold armed"),
@@ -224,7 +237,10 @@ impl Schedule {
 
     /// Draws what happens before the next event to `actor`, asked of
     /// `wanted` (a node the test named, or none: the schedule picks one).
-    pub(crate) fn before_event(&mut self, actor: &str, wanted: Option<usize>) -> Plan {
+    /// `request`: the event is a request, which answers before it ends (only
+    /// a request can crash after its answer; every event draws the same
+    /// numbers, so the kinds of the events change no other step).
+    pub(crate) fn before_event(&mut self, actor: &str, wanted: Option<usize>, request: bool) -> Plan {
         self.events += 1;
         let mut steps = Vec::new();
         // The single-node draws come first and in this order in every mode.
@@ -242,6 +258,9 @@ impl Schedule {
         }
         if self.chance(10) {
             steps.push(ChaosStep::LoseAnswer);
+        }
+        if self.chance(10) && request {
+            steps.push(ChaosStep::CrashAfterAnswer);
         }
         let cluster = self.live.len() > 1;
         if cluster {
@@ -294,7 +313,7 @@ mod tests {
     fn draw(seed: u64, nodes: usize) -> Vec<ChaosRecord> {
         let mut s = Schedule::new(seed, nodes);
         for i in 0..50 {
-            s.before_event(&format!("a/b/{}", i % 3), None);
+            s.before_event(&format!("a/b/{}", i % 3), None, true);
         }
         s.into_records()
     }
@@ -317,10 +336,15 @@ mod tests {
                     | ChaosStep::Hibernate
                     | ChaosStep::LateAlarms(_)
                     | ChaosStep::LoseAnswer
+                    | ChaosStep::CrashAfterAnswer
             )));
         assert!(
             single.iter().any(|r| r.step == ChaosStep::LoseAnswer),
             "one node loses answers after the event ran too"
+        );
+        assert!(
+            single.iter().any(|r| r.step == ChaosStep::CrashAfterAnswer),
+            "one node crashes after an answer went out too"
         );
         for seed in 0..200 {
             let cuts = draw(seed, 3)
@@ -332,10 +356,37 @@ mod tests {
     }
 
     #[test]
+    fn only_a_request_crashes_after_its_answer_and_its_kind_changes_no_other_step() {
+        let (mut requests, mut calls) = (Schedule::new(5, 2), Schedule::new(5, 2));
+        for _ in 0..300 {
+            let r = requests.before_event("a/b/c", None, true);
+            let c = calls.before_event("a/b/c", None, false);
+            let without = |p: &Plan| {
+                p.steps
+                    .iter()
+                    .filter(|s| **s != ChaosStep::CrashAfterAnswer)
+                    .cloned()
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!((r.node, without(&r)), (c.node, without(&c)));
+            assert!(!c.steps.contains(&ChaosStep::CrashAfterAnswer));
+        }
+        let crashes = requests
+            .into_records()
+            .iter()
+            .filter(|r| r.step == ChaosStep::CrashAfterAnswer)
+            .count();
+        assert!(
+            crashes > 10,
+            "about one request in ten crashes after its answer: {crashes} of 300"
+        );
+    }
+
+    #[test]
     fn the_node_the_test_names_is_never_cut_off() {
         let mut s = Schedule::new(11, 2);
         for _ in 0..500 {
-            let plan = s.before_event("a/b/c", Some(2));
+            let plan = s.before_event("a/b/c", Some(2), true);
             assert_eq!(plan.node, 2);
             assert!(!plan.steps.contains(&ChaosStep::CutOff(2)));
         }
@@ -349,6 +400,7 @@ mod tests {
             ChaosStep::Hibernate,
             ChaosStep::LateAlarms(1234),
             ChaosStep::LoseAnswer,
+            ChaosStep::CrashAfterAnswer,
             ChaosStep::FailUpload,
             ChaosStep::UploadLandsButFails,
             ChaosStep::LoseHold,

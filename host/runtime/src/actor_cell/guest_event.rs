@@ -214,8 +214,14 @@ impl ActorCell {
         if cut_off {
             tracing::warn!(actor = %key, "this node is cut off after answering (injected fault)");
         }
+        // A host that crashed after the answer keeps what was kept before it
+        // and nothing of the event's end: the actor starts again from there.
+        let crashed = data.ev.crashed_after_answer;
+        if crashed {
+            tracing::warn!(actor = %key, "{}", crate::imports::CRASHED_AFTER_ANSWER);
+        }
         // A node cut off holds nothing: nothing it does from here counts.
-        let end = if cut_off || data.actor.durability() == Durability::WritesLost {
+        let end = if cut_off || crashed || data.actor.durability() == Durability::WritesLost {
             EventEnd::GivenUp
         } else if let Some(how) = data.ev.requested_delete {
             EventEnd::Deleted(how)
@@ -234,6 +240,8 @@ impl ActorCell {
                 self.give_up();
                 Some(if cut_off {
                     FailureKind::CutOff
+                } else if crashed {
+                    FailureKind::Host
                 } else {
                     FailureKind::NotAcknowledged
                 })

@@ -19,10 +19,13 @@ pub(super) const LOST_ANSWER: &str = "the answer was lost on the way (chaos: the
 /// The header of an answer chaos lost after the event ran (`ChaosStep::LoseAnswer`).
 pub const LOST_ANSWER_HEADER: (&str, &str) = ("wasmkeep-chaos", "lost-answer");
 
-/// Where an event goes, and whether chaos loses its answer.
+/// Where an event goes, whether chaos loses its answer, and whether it
+/// armed a crash after the answer (disarmed once the event is over: it is
+/// for this request alone, whichever node runs it).
 pub(super) struct Delivery {
     pub(super) node: usize,
     pub(super) answer_lost: bool,
+    pub(super) crash_armed: bool,
 }
 
 impl Delivery {
@@ -44,8 +47,9 @@ impl Delivery {
 impl TestHost {
     /// Starts seeded chaos: from now on, before each request, call and
     /// socket opening, the seed's schedule may fail the next removal, restart
-    /// the actor, hibernate every actor or move the clock on and run the due
-    /// alarms; in a cluster also fail an upload (or let it land and report
+    /// the actor, hibernate every actor, move the clock on and run the due
+    /// alarms, lose the answer, or (a request) crash the host right after its
+    /// answer went out; in a cluster also fail an upload (or let it land and report
     /// failure), lose a hold, cut a node off, and send the event to any live
     /// node. The same seed and the same events draw the same schedule.
     /// Starting again replaces the schedule.
@@ -94,22 +98,33 @@ impl TestHost {
     }
 
     /// Under chaos: applies what the schedule draws before an event to `key`
-    /// and answers where to send it (`wanted`, else the drawn node) and
-    /// whether its answer is lost. Without chaos: `wanted`, else node 1.
-    pub(super) fn before_event(&self, key: &ActorKey, wanted: Option<usize>) -> Result<Delivery, TestHostError> {
+    /// (`request`: the event is a request) and answers where to send it
+    /// (`wanted`, else the drawn node) and whether its answer is lost.
+    /// Without chaos: `wanted`, else node 1.
+    pub(super) fn before_event(
+        &self,
+        key: &ActorKey,
+        wanted: Option<usize>,
+        request: bool,
+    ) -> Result<Delivery, TestHostError> {
         let plan = match lock(&self.chaos).as_mut() {
-            Some(c) => c.schedule.before_event(&key.to_string(), wanted),
+            Some(c) => c.schedule.before_event(&key.to_string(), wanted, request),
             None => {
                 return Ok(Delivery {
                     node: wanted.unwrap_or(1),
                     answer_lost: false,
+                    crash_armed: false,
                 });
             }
         };
-        let mut answer_lost = false;
+        let (mut answer_lost, mut crash_armed) = (false, false);
         for step in &plan.steps {
             match step {
                 ChaosStep::LoseAnswer => answer_lost = true,
+                ChaosStep::CrashAfterAnswer => {
+                    self.arm_everywhere(FaultKind::CrashAfterAnswer)?;
+                    crash_armed = true;
+                }
                 ChaosStep::FailRemoval => self.arm_everywhere(FaultKind::FailRemoval)?,
                 ChaosStep::FailUpload => self.arm_everywhere(FaultKind::FailUpload)?,
                 ChaosStep::UploadLandsButFails => self.arm_everywhere(FaultKind::UploadLandsButFails)?,
@@ -126,7 +141,20 @@ impl TestHost {
         Ok(Delivery {
             node: plan.node,
             answer_lost,
+            crash_armed,
         })
+    }
+
+    /// After the event: a crash armed for it and not taken (the request
+    /// never reached the guest) is disarmed, on every node (only the node
+    /// that ran the event took it).
+    pub(super) fn after_event(&self, to: &Delivery) -> Result<(), TestHostError> {
+        if to.crash_armed {
+            for rt in self.all_nodes()? {
+                rt.dev().faults().arm(FaultKind::CrashAfterAnswer, 0);
+            }
+        }
+        Ok(())
     }
 
     /// Arms one occurrence of `kind` on every node: the event may be served

@@ -30,11 +30,13 @@ impl TestHost {
             self.node(n)?;
         }
         let (method, path) = (req.method.clone(), req.path.clone());
-        let to = self.before_event(key, node)?;
-        let answer = self.node(to.node)?.request_blocking(key, req)?;
+        let to = self.before_event(key, node, true)?;
+        let answer = self.node(to.node)?.request_blocking(key, req);
         // The event's end (its removal; in a cluster the upload, on whichever
         // node ran it) comes after the answer: a test's next step sees it.
         self.settle(key)?;
+        self.after_event(&to)?;
+        let answer = answer?;
         let response = to.answer(answer);
         let explanation = self.explain_answer(key, &method, &path, node, response.status);
         Ok(TestAnswer { response, explanation })
@@ -45,7 +47,7 @@ impl TestHost {
     /// # Errors
     /// Unknown app or class; the call's own failure is the inner result.
     pub fn call(&self, key: &ActorKey, payload: Vec<u8>) -> Result<Result<Vec<u8>, CallFailure>, TestHostError> {
-        let to = self.before_event(key, None)?;
+        let to = self.before_event(key, None, false)?;
         let answer = self.node(to.node)?.call(key, payload)?;
         self.settle(key)?;
         Ok(if to.answer_lost {
@@ -64,7 +66,7 @@ impl TestHost {
     /// Unknown app or class; the class's access refuses it.
     pub fn open_socket(&self, key: &ActorKey, path: &str) -> Result<u64, TestHostError> {
         // Sockets are opened on node 1 (their ids are node 1's).
-        self.before_event(key, Some(1))?;
+        self.before_event(key, Some(1), false)?;
         let handle = self.runtime()?.open_socket(key, path)?;
         let id = handle.id;
         lock(&self.sockets).insert(id, handle);

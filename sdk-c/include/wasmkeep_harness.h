@@ -638,12 +638,27 @@ char *wkh_data_dir(const struct wkh_host *host);
 uint64_t wkh_now(const struct wkh_host *host);
 
 // Moves the virtual clock forward by `ms`. Alarms that came due do not run
-// until `wkh_run_due_alarms`. Returns the new time, or 0 on failure.
+// until `wkh_run_due_alarms` (`wkh_advance_clock_running_due` moves the clock
+// and runs them). Returns the new time, or 0 on failure.
 //
 // # Safety
 // `host` is a live host.
 uint64_t wkh_advance_clock(const struct wkh_host *host,
                            uint64_t ms);
+
+// Moves the virtual clock forward by `ms` as a running clock would, running
+// what falls due on the way: each alarm due by the new time runs at its own
+// time, in order (so an alarm that sets itself again inside the window runs
+// again), alarms already due first; a cluster's passes run as the clock
+// passes their intervals. Returns the new time, or 0 on failure; when
+// `alarms_ran` is not NULL, it is given how many alarms ran `on-alarm`.
+// Added after 0.2.0.
+//
+// # Safety
+// `host` is a live host; `alarms_ran` is NULL or points to a `size_t`.
+uint64_t wkh_advance_clock_running_due(const struct wkh_host *host,
+                                       uint64_t ms,
+                                       size_t *alarms_ran);
 
 // Runs every due alarm (their `on-alarm` events) and waits for them.
 // Returns how many ran.

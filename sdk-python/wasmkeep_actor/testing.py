@@ -216,7 +216,8 @@ class ChaosRecord:
     """One thing a chaos schedule did: before `event` (1 for the seed's
     first) to `actor` (`app:class/name`) on `node`, the `step` (`"fail-removal"`,
     `"restart"`, `"hibernate"`, `"late-alarms"` (`value`: the ms the clock
-    moved), `"lose-answer"`, `"fail-upload"`, `"upload-lands-but-fails"`, `"lose-hold"`,
+    moved), `"lose-answer"`, `"crash-after-answer"`, `"fail-upload"`,
+    `"upload-lands-but-fails"`, `"lose-hold"`,
     `"cut-off"` (`value`: the node)). `str()` is the line the report prints."""
 
     event: int
@@ -269,7 +270,10 @@ def run_chaos(host: TestHost, seeds: Iterable[int], body: Callable[[TestHost], o
     seed's schedule of what goes wrong at the durable boundaries (failed
     removals, restarts, hibernation, late alarms; in a cluster also failed
     and ambiguous uploads, lost holds, cut-off nodes, events sent to any live
-    node; before any event, an answer lost after the event ran). Returns how
+    node; before any event, an answer lost after the event ran; before a
+    request, the host crashing right after its answer went out, before the
+    event's end, so that nothing the event would write after its answer is
+    kept). Returns how
     many seeds ran. Inside the body `host.chaos_seed` is the seed: draw the
     body's own choices from it, so that the seed replays them too.
 
@@ -617,18 +621,28 @@ class TestHost:
         """The virtual clock as a UTC datetime."""
         return to_datetime(self.now_ms())
 
-    def advance(self, by: timedelta | int) -> datetime:
+    def advance(self, by: timedelta | int, run_due: bool = False) -> datetime:
         """Moves the virtual clock forward by a timedelta (or milliseconds).
-        Due alarms run only on `run_due_alarms()` / `actor.run_alarm()`.
-        Returns the new time."""
+        Returns the new time.
+
+        By default due alarms run only on `run_due_alarms()` /
+        `actor.run_alarm()`. With `run_due=True` the clock moves as a running
+        clock would and runs what falls due on the way: each alarm due by the
+        new time runs at its own time, in order (an alarm that sets itself
+        again inside the window runs again), alarms already due first; a
+        cluster's passes run as the clock passes their intervals."""
         ms = int(by / timedelta(milliseconds=1)) if isinstance(by, timedelta) else int(by)
         if ms < 0:
             raise ValueError("the clock only moves forward")
+        if run_due:
+            now, _ran = self._native.advance_clock_running_due(ms)
+            return to_datetime(now)
         return to_datetime(self._native.advance_clock(ms))
 
-    def advance_to(self, at: datetime) -> datetime:
-        """Moves the virtual clock forward to `at` (an aware datetime)."""
-        return self.advance(max(0, to_ms(at) - self.now_ms()))
+    def advance_to(self, at: datetime, run_due: bool = False) -> datetime:
+        """Moves the virtual clock forward to `at` (an aware datetime);
+        `run_due` as for `advance`."""
+        return self.advance(max(0, to_ms(at) - self.now_ms()), run_due=run_due)
 
     def run_due_alarms(self) -> int:
         """Runs every due alarm; returns how many ran."""

@@ -313,8 +313,16 @@ export declare class TestHost implements Disposable {
   actor(cls: string, name: string, app?: string): TestActor;
   /** The virtual clock, ms since the epoch. */
   now(): number;
-  /** Moves the virtual clock forward; due alarms run only on `runDueAlarms()`/`runAlarm()`. Returns the new time. */
-  advance(ms: number): number;
+  /**
+   * Moves the virtual clock forward; returns the new time. By default due
+   * alarms run only on `runDueAlarms()`/`runAlarm()`. With `{ runDue: true }`
+   * the clock moves as a running clock would and runs what falls due on the
+   * way: each alarm due by the new time runs at its own time, in order (an
+   * alarm that sets itself again inside the window runs again), alarms
+   * already due first; a cluster's passes run as the clock passes their
+   * intervals.
+   */
+  advance(ms: number, options?: AdvanceOptions): number;
   /** Runs every due alarm; returns how many ran. */
   runDueAlarms(): number;
   readonly faults: Faults;
@@ -389,6 +397,12 @@ export declare class TestHost implements Disposable {
   [Symbol.dispose](): void;
 }
 
+/** Options of {@link TestHost.advance}. */
+export interface AdvanceOptions {
+  /** Run each alarm that falls due on the way, at its own time (default false). */
+  runDue?: boolean;
+}
+
 /** One thing a chaos schedule did before an event. */
 export interface ChaosRecord {
   /** The event it came before (1 for the seed's first event). */
@@ -398,7 +412,7 @@ export interface ChaosRecord {
   /** The node the event was sent to (1 on a single node). */
   node: number;
   /** What was done. */
-  step: "fail-removal" | "restart" | "hibernate" | "late-alarms" | "lose-answer" | "fail-upload" | "upload-lands-but-fails" | "lose-hold" | "cut-off";
+  step: "fail-removal" | "restart" | "hibernate" | "late-alarms" | "lose-answer" | "crash-after-answer" | "fail-upload" | "upload-lands-but-fails" | "lose-hold" | "cut-off";
   /** `late-alarms`: how far the clock moved on before the due alarms ran. */
   ms?: number;
   /** `cut-off`: the node cut off. */

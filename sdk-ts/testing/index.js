@@ -318,7 +318,12 @@ export class TestHost {
   now() {
     return this.native.now();
   }
-  advance(ms) {
+  advance(ms, options = {}) {
+    if (options === null || typeof options !== "object") throw new TypeError("advance(ms, options): options is an object such as { runDue: true }");
+    if (options.runDue) {
+      this.native.advanceClockRunningDue(ms);
+      return this.native.now();
+    }
     return this.native.advanceClock(ms);
   }
   runDueAlarms() {

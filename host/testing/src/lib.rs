@@ -23,6 +23,6 @@ pub mod verbs;
 pub use chaos::{CHAOS_SEED_VAR, ChaosRecord, ChaosStep, ChaosStepError, chaos_report, chaos_seed_from_env};
 pub use chaos_run::{ChaosFailure, ChaosRunError, HasTestHost, chaos_seeds, run_chaos};
 pub use test_host::{
-    HistoryPosition, LOST_ANSWER_HEADER, MOST_NODES, QUIET_VAR, RestoreTo, TestAnswer, TestHost, TestHostError,
-    TestHostErrorKind, TestHostOptions, UnknownTestHostErrorKind, parse_access, sql_value_json,
+    Advanced, HistoryPosition, LOST_ANSWER_HEADER, MOST_NODES, QUIET_VAR, RestoreTo, TestAnswer, TestHost,
+    TestHostError, TestHostErrorKind, TestHostOptions, UnknownTestHostErrorKind, parse_access, sql_value_json,
 };

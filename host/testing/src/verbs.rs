@@ -25,6 +25,8 @@ pub enum Verb {
     VirtualClock,
     /// Run the due alarms.
     Alarms,
+    /// Move the clock and run what falls due on the way, each alarm at its time.
+    AdvanceRunningDue,
     /// Arm a fault by name.
     Faults,
     /// Run one actor's alarm, through a given node of a cluster.
@@ -66,12 +68,13 @@ pub enum Verb {
 
 impl Verb {
     /// Every verb, in the order of the parity table.
-    pub const ALL: [Verb; 23] = [
+    pub const ALL: [Verb; 24] = [
         Verb::Request,
         Verb::Call,
         Verb::Sockets,
         Verb::VirtualClock,
         Verb::Alarms,
+        Verb::AdvanceRunningDue,
         Verb::Faults,
         Verb::AlarmOfOneActor,
         Verb::FaultsOnANode,
@@ -100,6 +103,7 @@ impl Verb {
             Verb::Sockets => "sockets",
             Verb::VirtualClock => "virtual-clock",
             Verb::Alarms => "alarms",
+            Verb::AdvanceRunningDue => "advance-running-due",
             Verb::Faults => "faults",
             Verb::AlarmOfOneActor => "alarm-of-one-actor",
             Verb::FaultsOnANode => "faults-on-a-node",

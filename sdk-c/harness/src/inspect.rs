@@ -67,7 +67,8 @@ pub unsafe extern "C" fn wkh_now(host: *const WkhHost) -> u64 {
 }
 
 /// Moves the virtual clock forward by `ms`. Alarms that came due do not run
-/// until `wkh_run_due_alarms`. Returns the new time, or 0 on failure.
+/// until `wkh_run_due_alarms` (`wkh_advance_clock_running_due` moves the clock
+/// and runs them). Returns the new time, or 0 on failure.
 ///
 /// # Safety
 /// `host` is a live host.
@@ -77,6 +78,30 @@ pub unsafe extern "C" fn wkh_advance_clock(host: *const WkhHost, ms: u64) -> u64
         // SAFETY: per the contract.
         let host = unsafe { WkhHost::from_ptr(host)? };
         host.host.advance_clock(ms).map_err(Failure::from)
+    })
+}
+
+/// Moves the virtual clock forward by `ms` as a running clock would, running
+/// what falls due on the way: each alarm due by the new time runs at its own
+/// time, in order (so an alarm that sets itself again inside the window runs
+/// again), alarms already due first; a cluster's passes run as the clock
+/// passes their intervals. Returns the new time, or 0 on failure; when
+/// `alarms_ran` is not NULL, it is given how many alarms ran `on-alarm`.
+/// Added after 0.2.0.
+///
+/// # Safety
+/// `host` is a live host; `alarms_ran` is NULL or points to a `size_t`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_advance_clock_running_due(host: *const WkhHost, ms: u64, alarms_ran: *mut usize) -> u64 {
+    guard(0, || {
+        // SAFETY: per the contract.
+        let host = unsafe { WkhHost::from_ptr(host)? };
+        let advanced = host.host.advance_clock_running_due(ms).map_err(Failure::from)?;
+        if !alarms_ran.is_null() {
+            // SAFETY: per the contract: it points to a size_t.
+            unsafe { *alarms_ran = advanced.alarms_ran };
+        }
+        Ok(advanced.now)
     })
 }
 

@@ -22,6 +22,7 @@ pub fn binding(verb: Verb) -> Binding {
         ]),
         Verb::VirtualClock => Binding::by(&[bound!(wkh_now), bound!(wkh_advance_clock)]),
         Verb::Alarms => Binding::by(&[bound!(wkh_run_due_alarms)]),
+        Verb::AdvanceRunningDue => Binding::by(&[bound!(wkh_advance_clock_running_due)]),
         Verb::Faults => Binding::by(&[bound!(wkh_arm_fault), bound!(wkh_clear_faults)]),
         Verb::AlarmOfOneActor => Binding::by(&[bound!(wkh_run_alarm)]),
         Verb::FaultsOnANode => Binding::by(&[bound!(wkh_arm_fault_on)]),

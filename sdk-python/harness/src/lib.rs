@@ -464,6 +464,15 @@ impl NativeHost {
         self.host.advance_clock(ms).map_err(host_err)
     }
 
+    /// Moves the virtual clock forward running what falls due on the way,
+    /// each alarm at its own time; returns the new time and how many alarms ran.
+    fn advance_clock_running_due(&self, py: Python<'_>, ms: u64) -> PyResult<(u64, usize)> {
+        let host = &self.host;
+        py.detach(|| host.advance_clock_running_due(ms))
+            .map(|a| (a.now, a.alarms_ran))
+            .map_err(host_err)
+    }
+
     /// Runs every due alarm; returns how many ran.
     fn run_due_alarms(&self, py: Python<'_>) -> PyResult<usize> {
         let host = &self.host;

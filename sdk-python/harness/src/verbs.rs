@@ -22,6 +22,7 @@ pub fn binding(verb: Verb) -> Binding {
         ]),
         Verb::VirtualClock => Binding::by(&[bound!(NativeHost::now), bound!(NativeHost::advance_clock)]),
         Verb::Alarms => Binding::by(&[bound!(NativeHost::run_due_alarms)]),
+        Verb::AdvanceRunningDue => Binding::by(&[bound!(NativeHost::advance_clock_running_due)]),
         Verb::Faults => Binding::by(&[bound!(NativeHost::arm_fault), bound!(NativeHost::clear_faults)]),
         Verb::AlarmOfOneActor => Binding::by(&[bound!(NativeHost::run_alarm)]),
         Verb::FaultsOnANode => Binding::by(&[bound!(NativeHost::arm_fault)]),

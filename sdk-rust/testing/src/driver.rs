@@ -97,6 +97,9 @@ pub(crate) trait HostDriver {
     fn now_ms(&self) -> Verb<u64>;
     /// Moves the clock on; the new time.
     fn advance_clock(&self, ms: u64) -> Verb<u64>;
+    /// Moves the clock on running what falls due, each alarm at its time;
+    /// the new time and how many alarms ran.
+    fn advance_clock_running_due(&self, ms: u64) -> Verb<(u64, usize)>;
     /// Runs every due alarm; how many ran.
     fn run_due_alarms(&self) -> Verb<usize>;
     /// Runs the actor's alarm if due, through node `node` (the lowest live

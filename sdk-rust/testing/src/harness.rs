@@ -269,9 +269,30 @@ impl ActorTest {
         self.host.now_ms().unwrap_or_else(|e| panic!("{e}"))
     }
 
-    /// Moves the virtual clock on by `ms`; returns the new time.
+    /// Moves the virtual clock on by `ms`; returns the new time. Alarms that
+    /// come due do not run until [`ActorTest::run_due_alarms`]; to run them
+    /// as the clock moves, use [`ActorTest::advance_clock_running_due`].
     pub fn advance_clock(&self, ms: u64) -> u64 {
         self.host.advance_clock(ms).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Moves the virtual clock on by `ms` as a running clock would, running
+    /// what falls due on the way: each alarm due by the new time runs at its
+    /// own time, in order (an alarm that sets itself again inside the window
+    /// runs again), alarms already due first; a cluster's passes run as the
+    /// clock passes their intervals. Returns how many alarms ran `on-alarm`
+    /// ([`ActorTest::now_ms`] is the new time).
+    ///
+    /// ```no_run
+    /// # let t = wasmkeep_actor_testing::ActorTest::builder(".").start().unwrap();
+    /// // Three virtual days: a daily alarm runs three times.
+    /// assert_eq!(t.advance_clock_running_due(3 * 24 * 3600 * 1000), 3);
+    /// ```
+    pub fn advance_clock_running_due(&self, ms: u64) -> usize {
+        self.host
+            .advance_clock_running_due(ms)
+            .map(|(_, ran)| ran)
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 
     /// The seed [`run_chaos`](crate::run_chaos) runs the body under, if any:

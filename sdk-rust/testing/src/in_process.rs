@@ -116,6 +116,11 @@ impl HostDriver for InProcessHost {
         Ok(self.host.advance_clock(ms)?)
     }
 
+    fn advance_clock_running_due(&self, ms: u64) -> Verb<(u64, usize)> {
+        let advanced = self.host.advance_clock_running_due(ms)?;
+        Ok((advanced.now, advanced.alarms_ran))
+    }
+
     fn run_due_alarms(&self) -> Verb<usize> {
         Ok(self.host.run_due_alarms()?)
     }

@@ -23,6 +23,7 @@ pub fn binding(verb: Verb) -> Binding {
         ]),
         Verb::VirtualClock => Binding::by(&[bound!(ActorTest::now_ms), bound!(ActorTest::advance_clock)]),
         Verb::Alarms => Binding::by(&[bound!(ActorTest::run_due_alarms)]),
+        Verb::AdvanceRunningDue => Binding::by(&[bound!(ActorTest::advance_clock_running_due)]),
         Verb::Faults => Binding::by(&[bound!(ActorTest::arm_fault)]),
         Verb::AlarmOfOneActor => Binding::by(&[bound!(ActorTest::run_alarm), bound!(ActorTest::run_alarm_on)]),
         Verb::FaultsOnANode => Binding::by(&[bound!(ActorTest::arm_fault_on)]),

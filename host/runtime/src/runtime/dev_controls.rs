@@ -65,6 +65,20 @@ impl<'a> DevControls<'a> {
             .count()
     }
 
+    /// The earliest time of an alarm in the index after `after` and at or
+    /// before `until`, if any: where a clock that runs what falls due stops
+    /// next. (Entries at or before `after` are left out: they were due when
+    /// the clock was last there.)
+    pub fn next_alarm_between(&self, after: u64, until: u64) -> Option<u64> {
+        match self.host.alarms().due(until) {
+            Ok(due) => due.into_iter().map(|(_, at)| at).filter(|at| *at > after).min(),
+            Err(e) => {
+                tracing::error!("reading the alarm index: {e}");
+                None
+            }
+        }
+    }
+
     /// Runs `key`'s alarm if it is due; true if `on-alarm` ran.
     pub fn run_alarm(&self, key: &ActorKey) -> bool {
         let (tx, rx) = oneshot::channel();

@@ -14,6 +14,7 @@ mod history;
 mod inspect;
 
 pub use chaos_applied::LOST_ANSWER_HEADER;
+pub use clock::Advanced;
 pub use error::{TestHostError, TestHostErrorKind, UnknownTestHostErrorKind};
 pub use events::TestAnswer;
 pub use failure_explanation::QUIET_VAR;

@@ -153,6 +153,7 @@ harness_api! {
     wkh_settle: fn(Host, Str, Str, Str) -> i32;
     wkh_now: fn(Host) -> u64;
     wkh_advance_clock: fn(Host, u64) -> u64;
+    wkh_advance_clock_running_due: fn(Host, u64, *mut usize) -> u64;
     wkh_run_due_alarms: fn(Host) -> usize;
     wkh_run_alarm: fn(Host, u32, Str, Str, Str) -> i32;
     wkh_tables_json: fn(Host, Str, Str, Str) -> *mut c_char;

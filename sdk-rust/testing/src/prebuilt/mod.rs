@@ -308,6 +308,17 @@ impl HostDriver for PrebuiltHost {
         if now == 0 { Err(self.last_error()) } else { Ok(now) }
     }
 
+    fn advance_clock_running_due(&self, ms: u64) -> Verb<(u64, usize)> {
+        let mut ran = 0usize;
+        // SAFETY: a live host; `ran` outlives the call.
+        let now = unsafe { (self.api.wkh_advance_clock_running_due)(self.ptr(), ms, &raw mut ran) };
+        if now == 0 {
+            Err(self.last_error())
+        } else {
+            Ok((now, ran))
+        }
+    }
+
     fn run_due_alarms(&self) -> Verb<usize> {
         // SAFETY: a live host.
         match self.clear_then(|| unsafe { (self.api.wkh_run_due_alarms)(self.ptr()) }) {

@@ -449,6 +449,23 @@ impl NativeHost {
         Ok(now as f64)
     }
 
+    /// Moves the virtual clock forward running what falls due on the way,
+    /// each alarm at its own time; returns how many alarms ran (`now()` is
+    /// the new time).
+    #[napi]
+    pub fn advance_clock_running_due(&self, ms: f64) -> napi::Result<u32, ErrorCode> {
+        if !(ms.is_finite() && ms >= 0.0) {
+            return Err(err("advance by a finite number of milliseconds >= 0"));
+        }
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "checked finite and non-negative above"
+        )]
+        let advanced = self.host.advance_clock_running_due(ms as u64).map_err(host_err)?;
+        Ok(u32::try_from(advanced.alarms_ran).unwrap_or(u32::MAX))
+    }
+
     /// Runs every due alarm; returns how many ran.
     #[napi]
     pub fn run_due_alarms(&self) -> napi::Result<u32, ErrorCode> {

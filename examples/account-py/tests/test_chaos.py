@@ -84,7 +84,12 @@ def life(host: TestHost) -> None:
         # 503 is the host's "try again" (it finishes a failed removal first):
         # the provider retries, as it would.
         late = a.post("/webhook", "paid again")
-        assert not a.exists(), f"a late webhook recreates nothing (it answered {late.status})"
+        # A host that crashed right after the refusal went out never reached
+        # the event's end, which carries out its delete_self: the empty
+        # database the webhook opened stays, but it holds no account.
+        assert not a.exists() or a.get("/").status in (404, 410, 503), (
+            f"a late webhook recreates nothing (it answered {late.status})"
+        )
         if late.status != 503:
             break
     assert late.status in (404, 410), f"a late webhook is refused: {late.status} {late.text()}"

@@ -86,7 +86,13 @@ fn life(t: &ActorTest) {
         late.status,
         late.text()
     );
-    assert!(!t.exists("acct"), "and recreates nothing");
+    // A host that crashed right after the refusal went out never reached the
+    // event's end, which carries out its `delete_self`: the empty database
+    // the webhook opened stays, but it holds no account.
+    assert!(
+        !t.exists("acct") || matches!(until_done(|| t.get("acct", "/")).status, 404 | 410),
+        "and recreates nothing"
+    );
 }
 
 #[test]

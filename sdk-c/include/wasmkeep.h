@@ -469,8 +469,8 @@ typedef struct wk_responder wk_responder;
  * borrowed for the call), once the event's writes so far are kept
  * (wk_storage_flush): a 200 then promises what it acknowledges, in a cluster
  * too. If they are not known to be kept, the client is answered 503 (with
- * retry-after) instead, so it retries; an answer of 500 or more goes out as
- * it is. WK_OK, or WK_ALREADY_ANSWERED (nothing sent). */
+ * retry-after: wk_respond_not_kept) instead, so it retries; an answer of 500
+ * or more goes out as it is. WK_OK, or WK_ALREADY_ANSWERED (nothing sent). */
 int wk_respond(wk_responder *res, uint16_t status, const wk_header *headers, size_t n_headers, const void *body,
                size_t len);
 /** Like wk_respond, but sends the answer now, without waiting for the event's
@@ -485,6 +485,23 @@ int wk_respond_json(wk_responder *res, uint16_t status, const char *json);
 /** Sends a printf-formatted text answer. */
 int wk_respond_printf(wk_responder *res, uint16_t status, const char *format, ...)
     __attribute__((format(printf, 3, 4)));
+/** Sends the answer for when what the request would acknowledge is not known
+ * to be kept (wk_storage_flush, wk_storage_exec_durable or
+ * wk_storage_delete_self_durable failed with WK_SQL_INTERNAL): 503 with
+ * retry-after: 1 and wasmkeep-failure: not-acknowledged, the kind the host
+ * names the same failure by in its own answers, so that a client knows to
+ * retry; the body names err's message (err is borrowed; NULL: no message).
+ * wk_respond answers it by itself when the writes before the answer were not
+ * kept; a failed durable delete, which may be called again, answers it too:
+ *
+ *     if (wk_storage_delete_self_durable(&err) == WK_SQL_INTERNAL) {
+ *         wk_respond_not_kept(res, &err);
+ *         wk_sql_error_free(&err);
+ *         return;
+ *     }
+ *
+ * WK_OK, or WK_ALREADY_ANSWERED (nothing sent). */
+int wk_respond_not_kept(wk_responder *res, const wk_sql_error *err);
 /** Whether the answer was already sent. */
 bool wk_responded(const wk_responder *res);
 

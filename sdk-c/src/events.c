@@ -80,21 +80,28 @@ int wk_respond(wk_responder *res, uint16_t status, const wk_header *headers, siz
     /* The answer acknowledges the writes before it: they are kept first. */
     wk_sql_error e = {0};
     if (wk_storage_flush(&e) != WK_OK && status < 500) {
-        const char *why = e.message ? e.message : "no message";
-        const char *fmt = "the writes of this request are not known to be kept (%s); try again";
-        int n = snprintf(NULL, 0, fmt, why);
-        char *text = wk__alloc((size_t)(n < 0 ? 0 : n) + 1);
-        snprintf(text, (size_t)(n < 0 ? 0 : n) + 1, fmt, why);
-        wk_header h[3] = {{"content-type", "text/plain; charset=utf-8"},
-                          {"retry-after", "1"},
-                          {"wasmkeep-failure", "not-acknowledged"}};
-        int r = wk_respond_before_kept(res, 503, h, 3, text, strlen(text));
-        free(text);
+        int r = wk_respond_not_kept(res, &e);
         wk_sql_error_free(&e);
         return r;
     }
     wk_sql_error_free(&e);
     return wk_respond_before_kept(res, status, headers, n_headers, body, len);
+}
+
+int wk_respond_not_kept(wk_responder *res, const wk_sql_error *err) {
+    if (!res || res->answered) return WK_ALREADY_ANSWERED;
+    const char *why = err && err->message ? err->message : "no message";
+    const char *fmt = "the writes of this request are not known to be kept (%s); try again";
+    int n = snprintf(NULL, 0, fmt, why);
+    char *text = wk__alloc((size_t)(n < 0 ? 0 : n) + 1);
+    snprintf(text, (size_t)(n < 0 ? 0 : n) + 1, fmt, why);
+    wk_header h[3] = {{"content-type", "text/plain; charset=utf-8"},
+                      {"retry-after", "1"},
+                      {"wasmkeep-failure", "not-acknowledged"}};
+    /* A 503 acknowledges nothing: it goes out without waiting for a flush. */
+    int r = wk_respond_before_kept(res, 503, h, 3, text, strlen(text));
+    free(text);
+    return r;
 }
 
 int wk_respond_before_kept(wk_responder *res, uint16_t status, const wk_header *headers, size_t n_headers,

@@ -41,8 +41,10 @@ void wk_on_request(const wk_request *req, wk_responder *res) {
         return;
     case 'D': /* DELETE: durable before the answer, so a 200 means the counter is gone */
         if (wk_storage_delete_self_durable(&err) != WK_OK) {
-            /* "internal": not known to be durable; the client may retry. */
-            wk_respond_printf(res, 500, "%s: %s", wk_status_name(err.kind), err.message);
+            if (err.kind == WK_SQL_INTERNAL) /* not known to be durable; the client may retry (503, retry-after) */
+                wk_respond_not_kept(res, &err);
+            else
+                wk_respond_printf(res, 500, "%s: %s", wk_status_name(err.kind), err.message);
             wk_sql_error_free(&err);
             return;
         }

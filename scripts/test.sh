@@ -45,7 +45,7 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 step "tests (cargo test; first the C harness library, which the Rust harness's prebuilt driver loads in its contract test and cargo test does not build)"
 cargo build --quiet -p wasmkeep-c-harness
 cargo test --workspace --quiet
-step "the bucket on real servers: moto (S3) and Azurite on 127.0.0.1 (scripts/s3-server.sh, scripts/azurite-server.sh), the bucket contract, bucket check's probes and 16 racing creates over each, then wasmkeep-shim bucket check, two then three node processes over each (kill -9 of the holder), the purge, the process simulation (kill -9, SIGSTOP, durable, operator and app deletes), and the cluster conformance cases on two and three node processes over file://, moto and Azurite"
+step "the bucket on real servers: moto (S3) and Azurite on 127.0.0.1 (scripts/s3-server.sh, scripts/azurite-server.sh), the bucket contract, bucket check's probes and 16 racing creates over each, then wasmkeep-shim bucket check, two then three node processes over each (kill -9 of the holder), the purge, the process simulation (kill -9, SIGSTOP, durable, operator and app deletes), and the cluster conformance cases on two and three node processes over file://, moto and Azurite, and over TLS"
 # Both are stopped by the PIDs their scripts recorded, also when a step fails.
 trap 'bash scripts/s3-server.sh stop; bash scripts/azurite-server.sh stop' EXIT
 bucket_env="$(bash scripts/s3-server.sh start)
@@ -64,6 +64,11 @@ $(bash scripts/azurite-server.sh start)"
       target/debug/conformance-runner --no-build --lang rust --node-processes "$nodes" ${bucket:+--bucket "$bucket"} |
         grep -E "^(FAIL|XPASS|  rule:|  n[0-9]+'s log:|    |conformance:)"
     done
+  done
+  for nodes in 2 3; do
+    echo "cluster cases on $nodes node processes over file://, over mutual TLS between them (ADR 074)"
+    target/debug/conformance-runner --no-build --lang rust --node-processes "$nodes" --tls |
+      grep -E "^(FAIL|XPASS|  rule:|  n[0-9]+'s log:|    |conformance:)"
   done
   target/debug/wasmkeep-shim bucket check "$WASMKEEP_TEST_S3"
   target/debug/wasmkeep-shim bucket check "$WASMKEEP_TEST_AZURE"

@@ -135,37 +135,48 @@ pub fn socket_url(address: &str, path_and_query: &str) -> String {
     format!("{address}{path_and_query}")
 }
 
-/// Carries a WebSocket between `client` and the node process at `url`
-/// (`ws://host:port/<class>/<name><path>`, or `wss://…` over TLS) that
-/// holds its actor, marked as forwarded by `from`: every message both ways,
-/// until either end closes. A holder that cannot be reached closes the
-/// client's socket with 1011.
-pub async fn proxy_socket(client: axum::extract::ws::WebSocket, url: String, from: String) {
-    use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
-    let mut client = client;
-    let request = async {
-        crate::peer_tls::check_address(&url)?;
-        let mut request = url.as_str().into_client_request().map_err(|e| e.to_string())?;
-        let from = hyper::header::HeaderValue::from_str(&from).map_err(|e| e.to_string())?;
-        request.headers_mut().insert(FORWARDED_HEADER, from);
-        Ok::<_, String>(request)
-    };
-    let request = match request.await {
-        Ok(r) => r,
-        Err(e) => return close_unreachable(&mut client, &url, &e).await,
-    };
-    match crate::peer_tls::installed() {
-        None => {
-            let upstream = tokio_tungstenite::connect_async(request);
-            match tokio::time::timeout(FORWARD_TIMEOUT, upstream).await {
-                Ok(Ok((socket, _))) => pump(client, socket).await,
-                Ok(Err(e)) => close_unreachable(&mut client, &url, &e.to_string()).await,
-                Err(_) => close_unreachable(&mut client, &url, "no answer").await,
-            }
+/// A WebSocket opened on the node process that holds its actor, before the
+/// client's own is accepted.
+pub enum Upstream {
+    /// Over plain TCP.
+    Plain(tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>),
+    /// Over the peers' mutual TLS (crate::peer_tls).
+    Tls(Box<tokio_tungstenite::WebSocketStream<tokio_rustls::client::TlsStream<tokio::net::TcpStream>>>),
+}
+
+impl Upstream {
+    /// Carries every message both ways between `client` and the holder,
+    /// until either end closes.
+    pub async fn carry(self, client: axum::extract::ws::WebSocket) {
+        match self {
+            Upstream::Plain(s) => pump(client, s).await,
+            Upstream::Tls(s) => pump(client, *s).await,
         }
-        Some(tls) => {
-            let upstream = async {
-                let name = crate::peer_tls::server_name(&url)?;
+    }
+}
+
+/// Opens the WebSocket at `url` (`ws://host:port/<class>/<name><path>`, or
+/// `wss://…` over TLS) on the node process that holds its actor, marked as
+/// forwarded by `from`. Once it is open, the holder has queued the socket's
+/// open event.
+///
+/// # Errors
+/// The holder could not be reached, refused the socket, or did not answer
+/// within the forwarding timeout.
+pub async fn connect_socket(url: &str, from: &str) -> Result<Upstream, String> {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+    crate::peer_tls::check_address(url)?;
+    let mut request = url.into_client_request().map_err(|e| e.to_string())?;
+    let from = hyper::header::HeaderValue::from_str(from).map_err(|e| e.to_string())?;
+    request.headers_mut().insert(FORWARDED_HEADER, from);
+    let connect = async {
+        match crate::peer_tls::installed() {
+            None => tokio_tungstenite::connect_async(request)
+                .await
+                .map(|(socket, _)| Upstream::Plain(socket))
+                .map_err(|e| e.to_string()),
+            Some(tls) => {
+                let name = crate::peer_tls::server_name(url)?;
                 let host = request
                     .uri()
                     .host()
@@ -181,18 +192,17 @@ pub async fn proxy_socket(client: axum::extract::ws::WebSocket, url: String, fro
                     .connector()
                     .connect(name, tcp)
                     .await
-                    .map_err(|e| crate::peer_tls::explain(&url, &e))?;
+                    .map_err(|e| crate::peer_tls::explain(url, &e))?;
                 let (socket, _) = tokio_tungstenite::client_async(request, stream)
                     .await
                     .map_err(|e| e.to_string())?;
-                Ok::<_, String>(socket)
-            };
-            match tokio::time::timeout(FORWARD_TIMEOUT, upstream).await {
-                Ok(Ok(socket)) => pump(client, socket).await,
-                Ok(Err(e)) => close_unreachable(&mut client, &url, &e).await,
-                Err(_) => close_unreachable(&mut client, &url, "no answer").await,
+                Ok(Upstream::Tls(Box::new(socket)))
             }
         }
+    };
+    match tokio::time::timeout(FORWARD_TIMEOUT, connect).await {
+        Ok(r) => r,
+        Err(_) => Err(format!("no answer within {} s", FORWARD_TIMEOUT.as_secs())),
     }
 }
 
@@ -255,15 +265,4 @@ where
             T::Frame(_) => return None,
         })
     }
-}
-
-/// Closes the client's socket: its actor's holder could not be reached.
-async fn close_unreachable(client: &mut axum::extract::ws::WebSocket, url: &str, why: &str) {
-    use axum::extract::ws::{CloseFrame, Message};
-    tracing::warn!("forwarding a WebSocket to {url}: {why}");
-    let frame = CloseFrame {
-        code: 1011,
-        reason: "the node holding this actor cannot be reached: reconnect shortly".into(),
-    };
-    let _ = client.send(Message::Close(Some(frame))).await;
 }

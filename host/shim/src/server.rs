@@ -341,24 +341,35 @@ async fn actor_route(State(ctx): State<Ctx>, req: Request) -> Response {
         let remote = match (ctx.rt.node_id(), forwarded) {
             (Some(_), false) => {
                 let (rt, k) = (ctx.rt.clone(), key.clone());
-                tokio::task::spawn_blocking(move || rt.remote_holder_address(&k))
+                tokio::task::spawn_blocking(move || rt.remote_holder(&k))
                     .await
                     .ok()
                     .flatten()
             }
             _ => None,
         };
-        if let Some(address) = remote {
-            return match WebSocketUpgrade::from_request_parts(&mut parts, &()).await {
-                Ok(ws) => {
-                    let url = crate::forward::socket_url(&address, &path_and_query);
-                    let from = ctx.rt.node_id().unwrap_or_default().to_owned();
-                    ws.max_message_size(MAX_BODY)
-                        .max_frame_size(MAX_BODY)
-                        .read_buffer_size(SOCKET_READ_BUFFER)
-                        .on_upgrade(move |socket| crate::forward::proxy_socket(socket, url, from))
+        if let Some(held) = remote
+            && let Some(address) = held.address.clone()
+        {
+            let ws = match WebSocketUpgrade::from_request_parts(&mut parts, &()).await {
+                Ok(ws) => ws,
+                Err(e) => return e.into_response(),
+            };
+            // The holder's socket is opened before the client's upgrade is
+            // answered: the holder has then queued the socket's open, so what
+            // the client sends next comes after it, as on one node.
+            let url = crate::forward::socket_url(&address, &path_and_query);
+            let from = ctx.rt.node_id().unwrap_or_default().to_owned();
+            return match crate::forward::connect_socket(&url, &from).await {
+                Ok(upstream) => ws
+                    .max_message_size(MAX_BODY)
+                    .max_frame_size(MAX_BODY)
+                    .read_buffer_size(SOCKET_READ_BUFFER)
+                    .on_upgrade(move |socket| upstream.carry(socket)),
+                Err(e) => {
+                    tracing::warn!(actor = %key, "forwarding a WebSocket to {url}: {e}");
+                    shim_error(&RuntimeError::HolderUnreachable(Box::new(held)))
                 }
-                Err(e) => e.into_response(),
             };
         }
         return match WebSocketUpgrade::from_request_parts(&mut parts, &()).await {

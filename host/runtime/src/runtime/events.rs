@@ -81,12 +81,18 @@ impl Runtime {
         self.host.set_remote_calls(remote)
     }
 
-    /// Where the live node process that holds `key` answers HTTP, when a
-    /// node of another process holds it: a WebSocket for it is opened there
+    /// The live node process that holds `key`, when a node of another
+    /// process holds it: a WebSocket for it is opened there
     /// (docs/adr/028-node-processes.md). `None` on a single node, for a node
     /// of this process, or when nobody else holds it.
-    pub fn remote_holder_address(&self, key: &ActorKey) -> Option<String> {
-        self.host.remote_holder(key).and_then(|(_, address)| address)
+    pub fn remote_holder(&self, key: &ActorKey) -> Option<crate::error::HeldElsewhere> {
+        self.host
+            .remote_holder(key)
+            .map(|(node, address)| crate::error::HeldElsewhere {
+                key: key.clone(),
+                node,
+                address,
+            })
     }
 
     /// Opens a WebSocket to an actor; `on-socket-open` is queued.

@@ -13,8 +13,10 @@
  * Nothing here waits for a write by hand: wk_respond sends each answer only
  * once the transaction before it is kept (ADR 019), and answers 503 when it
  * is not known to be. Built with -DBANK_BROKEN_IDEMPOTENCY it is the
- * deliberately wrong variant the chaos test must catch: deposits forget
- * their operation id. */
+ * deliberately wrong variant the chaos test must catch: a deposit records its
+ * operation id only after its answer went out, so a host that stops between
+ * the two (a crash) leaves the money moved and the id unknown, and a client
+ * that did not get the answer retries and is counted twice. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,11 +61,11 @@ static void operation(const wk_request *req, wk_responder *res, int deposit) {
     }
     wk_sql_error err = {0};
     if (wk_storage_begin(&err) != WK_OK) goto fail;
-    int idempotent = 1;
+    int record_after = 0;
 #ifdef BANK_BROKEN_IDEMPOTENCY
-    idempotent = !deposit;
+    record_after = deposit;
 #endif
-    if (idempotent) {
+    {
         /* A retry of an operation already done answers what it answered. */
         wk_value id[] = {wk_text(op)};
         wk_rows *done;
@@ -97,11 +99,16 @@ static void operation(const wk_request *req, wk_responder *res, int deposit) {
         snprintf(answer, sizeof answer, "%lld", balance + delta);
     }
     wk_value row[] = {wk_text(op), wk_int(status), wk_text(answer)};
-    if (wk_storage_exec("INSERT OR REPLACE INTO ops(id, status, answer) VALUES (?1, ?2, ?3)", WK_PARAMS(row), NULL, &err) !=
-        WK_OK)
+    if (!record_after &&
+        wk_storage_exec("INSERT OR REPLACE INTO ops(id, status, answer) VALUES (?1, ?2, ?3)", WK_PARAMS(row), NULL, &err) !=
+            WK_OK)
         goto fail_open;
     if (wk_storage_commit(&err) != WK_OK) goto fail_open;
     wk_respond_text(res, (uint16_t)status, answer);
+    /* The broken variant's mistake: the id is written after the answer went out. */
+    if (record_after && wk_storage_exec("INSERT OR REPLACE INTO ops(id, status, answer) VALUES (?1, ?2, ?3)", WK_PARAMS(row),
+                                        NULL, &err) != WK_OK)
+        wk_sql_error_free(&err);
     goto done;
 fail_open:
     wk_storage_rollback(NULL);

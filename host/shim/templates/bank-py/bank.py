@@ -31,8 +31,11 @@ def balance() -> int:
 
 
 class Bank(Actor):
-    #: False in the deliberately wrong variant (bank_broken.py): deposits forget their id.
-    IDEMPOTENT = True
+    #: True in the deliberately wrong variant (bank_broken.py): a deposit records
+    #: its operation id only after its answer went out, so a host that stops
+    #: between the two (a crash) leaves the money moved and the id unknown, and
+    #: a client that did not get the answer retries and is counted twice.
+    ID_AFTER_ANSWER = False
 
     def on_init(self) -> None:
         storage.exec(
@@ -65,18 +68,18 @@ class Bank(Actor):
             # Not known to be done: a 503 asks the client to retry.
             return Response.text(f"{e}; try again", 503)
 
-    def operation(self, request: Request, kind: str) -> Response:
+    def operation(self, request: Request, kind: str) -> Response | None:
         op = request.query.get("op")
         amount_text = request.query.get("amount", "")
         if not op or not amount_text.isdigit() or int(amount_text) <= 0:
             return Response.text("give ?op=<id>&amount=<a positive whole number>", 400)
         amount = int(amount_text)
+        record_after = self.ID_AFTER_ANSWER and kind == "deposit"
         with storage.transaction():
             # A retry of an operation already done answers what it answered.
-            if self.IDEMPOTENT or kind == "withdraw":
-                done = storage.query("SELECT status, answer FROM ops WHERE id = ?", op)
-                if done:
-                    return Response.text(str(done[0].answer), int(done[0].status))
+            done = storage.query("SELECT status, answer FROM ops WHERE id = ?", op)
+            if done:
+                return Response.text(str(done[0].answer), int(done[0].status))
             b = balance()
             if kind == "withdraw" and amount > b:
                 status, answer = 409, f"refused: the balance is {b}"
@@ -84,8 +87,14 @@ class Bank(Actor):
                 delta = amount if kind == "deposit" else -amount
                 storage.exec("UPDATE account SET balance = balance + ?", delta)
                 status, answer = 200, str(b + delta)
-            storage.exec("INSERT OR REPLACE INTO ops(id, status, answer) VALUES (?, ?, ?)", op, status, answer)
-        return Response.text(answer, status)
+            if not record_after:
+                storage.exec("INSERT OR REPLACE INTO ops(id, status, answer) VALUES (?, ?, ?)", op, status, answer)
+        if not record_after:
+            return Response.text(answer, status)
+        # The broken variant's mistake: the id is written after the answer went out.
+        request.respond(Response.text(answer, status))
+        storage.exec("INSERT OR REPLACE INTO ops(id, status, answer) VALUES (?, ?, ?)", op, status, answer)
+        return None
 
     def on_alarm(self) -> None:
         try:

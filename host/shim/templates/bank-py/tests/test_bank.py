@@ -34,6 +34,19 @@ def test_interest_is_paid_daily_and_after_a_take_over_by_the_new_holder(wasmkeep
     assert statement(a, node=2) == {"balance": 1020, "interest": 20}
 
 
+def test_advance_with_run_due_pays_each_days_interest(wasmkeep_host):
+    a = wasmkeep_host.actor("bank", "acct")
+    a.post("/deposit?op=d1&amount=1000")
+    before = wasmkeep_host.now()
+    by = timedelta(days=3, hours=1)
+    assert wasmkeep_host.advance(by, run_due=True) == before + by, "the new time"
+    assert statement(a) == {"balance": 1030, "interest": 30}, "one alarm a day, each at its time"
+    # The plain advance runs nothing; run_due_alarms then runs the one alarm due.
+    wasmkeep_host.advance(timedelta(days=2))
+    assert wasmkeep_host.run_due_alarms() == 1
+    assert statement(a) == {"balance": 1040, "interest": 40}
+
+
 def test_the_balance_and_the_interest_survive_a_restart_of_the_host(wasmkeep_host):
     a = wasmkeep_host.actor("bank", "acct")
     a.post("/deposit?op=d1&amount=500")

@@ -2,8 +2,10 @@
 withdraws with operation ids, retrying every 5xx (a lost answer, a failed
 upload, a node cut off) until it is answered, and after every answer the
 balance is exactly what the acknowledged operations and the interest paid
-make it. A variant whose deposits forget their id is caught on both, and a
-failing seed replays the identical record 20 times.
+make it. A variant whose deposits record their id only after the answer
+went out is caught on both (on one node by the step that crashes the host
+right after an answer), and a failing seed replays the identical record 20
+times.
 
 `WASMKEEP_CHAOS_SEED=<seed> pytest tests/test_chaos.py` replays a seed."""
 
@@ -50,7 +52,7 @@ def test_every_acknowledged_operation_is_kept(wasmkeep_host_factory, wasmkeep_cl
 
 
 @pytest.mark.parametrize("nodes", [1, 2])
-def test_deposits_that_forget_their_id_are_caught_and_the_seed_replays_exactly(
+def test_deposits_that_record_their_id_after_the_answer_are_caught_and_the_seed_replays_exactly(
     wasmkeep_host_factory, broken_classes, nodes
 ):
     if os.environ.get("WASMKEEP_CHAOS_SEED"):

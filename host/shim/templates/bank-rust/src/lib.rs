@@ -15,6 +15,8 @@
 //! ADR 019), and answers `503` when it is not known to be.
 
 use std::time::Duration;
+#[cfg(feature = "broken-idempotency")]
+use wasmkeep_actor::Responder;
 use wasmkeep_actor::{Actor, Request, Response, SqlError, ValueError, alarms, params, storage};
 
 /// How often interest is paid (a virtual day under the test host).
@@ -38,8 +40,8 @@ impl Actor for Bank {
     fn on_request(request: Request) -> Response {
         let result = match (request.method.as_str(), request.path_only()) {
             ("GET", "/") => statement(),
-            ("POST", "/deposit") => operation(&request, Kind::Deposit),
-            ("POST", "/withdraw") => operation(&request, Kind::Withdraw),
+            ("POST", "/deposit") => operation(&request, Kind::Deposit, Record::WithTheMove),
+            ("POST", "/withdraw") => operation(&request, Kind::Withdraw, Record::WithTheMove),
             ("DELETE", "/") => storage::delete_self_durable()
                 .map(|()| Response::text(200, "closed"))
                 .map_err(BankError::from),
@@ -50,6 +52,34 @@ impl Actor for Bank {
         };
         // `internal`: not known to be done; a 503 asks the client to retry.
         result.unwrap_or_else(|e| Response::text(503, format!("{e}; try again")))
+    }
+
+    /// The deliberately wrong variant (feature `broken-idempotency`): a
+    /// deposit records its operation id only after its answer went out. A
+    /// host that stops between the answer and that write (a crash) leaves the
+    /// money moved and the id unknown, so a client that did not get the
+    /// answer retries and the deposit is counted twice.
+    #[cfg(feature = "broken-idempotency")]
+    fn on_request_with(request: Request, responder: Responder) {
+        if request.method != "POST" || request.path_only() != "/deposit" {
+            responder.send(Self::on_request(request));
+            return;
+        }
+        let answer = operation(&request, Kind::Deposit, Record::AfterTheAnswer)
+            .unwrap_or_else(|e| Response::text(503, format!("{e}; try again")));
+        let (status, body) = (answer.status, String::from_utf8_lossy(&answer.body).into_owned());
+        responder.send(answer);
+        if status == 200
+            && let Some(op) = request.query_param("op")
+        {
+            let recorded = storage::exec(
+                "INSERT OR REPLACE INTO ops(id, status, answer) VALUES (?1, ?2, ?3)",
+                params![op.as_str(), i64::from(status), body.as_str()],
+            );
+            if let Err(e) = recorded {
+                wasmkeep_actor::context::warn(format_args!("the operation's id was not recorded: {e}"));
+            }
+        }
     }
 
     fn on_alarm() {
@@ -96,6 +126,16 @@ impl std::fmt::Display for BankError {
     }
 }
 
+/// When an operation's id is written: with the money it moves, in one
+/// transaction (the bank), or by the caller after the answer went out (the
+/// broken variant's deposits).
+#[derive(Clone, Copy, PartialEq)]
+enum Record {
+    WithTheMove,
+    #[cfg_attr(not(feature = "broken-idempotency"), allow(dead_code))]
+    AfterTheAnswer,
+}
+
 #[derive(Clone, Copy, PartialEq)]
 enum Kind {
     Deposit,
@@ -117,7 +157,7 @@ fn statement() -> Result<Response, BankError> {
     ))
 }
 
-fn operation(request: &Request, kind: Kind) -> Result<Response, BankError> {
+fn operation(request: &Request, kind: Kind, record: Record) -> Result<Response, BankError> {
     let (Some(op), Some(amount)) = (
         request.query_param("op"),
         request.query_param("amount").and_then(|a| a.parse::<i64>().ok()),
@@ -129,13 +169,11 @@ fn operation(request: &Request, kind: Kind) -> Result<Response, BankError> {
     }
     storage::transaction(|| {
         // A retry of an operation already done answers what it answered.
-        if !cfg!(feature = "broken-idempotency") || kind == Kind::Withdraw {
-            let done = storage::query("SELECT status, answer FROM ops WHERE id = ?1", params![op.as_str()])?;
-            if let Some(row) = done.first() {
-                let status: i64 = row.get(0)?;
-                let answer: String = row.get(1)?;
-                return Ok(Response::text(u16::try_from(status).unwrap_or(500), answer));
-            }
+        let done = storage::query("SELECT status, answer FROM ops WHERE id = ?1", params![op.as_str()])?;
+        if let Some(row) = done.first() {
+            let status: i64 = row.get(0)?;
+            let answer: String = row.get(1)?;
+            return Ok(Response::text(u16::try_from(status).unwrap_or(500), answer));
         }
         let b = balance()?;
         let (status, answer) = match kind {
@@ -147,10 +185,12 @@ fn operation(request: &Request, kind: Kind) -> Result<Response, BankError> {
             let delta = if kind == Kind::Deposit { amount } else { -amount };
             storage::exec("UPDATE account SET balance = balance + ?1", params![delta])?;
         }
-        storage::exec(
-            "INSERT OR REPLACE INTO ops(id, status, answer) VALUES (?1, ?2, ?3)",
-            params![op.as_str(), i64::from(status), answer.as_str()],
-        )?;
+        if record == Record::WithTheMove {
+            storage::exec(
+                "INSERT OR REPLACE INTO ops(id, status, answer) VALUES (?1, ?2, ?3)",
+                params![op.as_str(), i64::from(status), answer.as_str()],
+            )?;
+        }
         Ok(Response::text(status, answer))
     })
 }

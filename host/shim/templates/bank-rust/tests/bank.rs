@@ -53,6 +53,19 @@ fn interest_is_paid_daily_and_after_a_take_over_by_the_new_holder() {
 }
 
 #[test]
+fn advancing_the_clock_running_what_falls_due_pays_each_day_s_interest() {
+    let t = bank(1);
+    t.post("acct", "/deposit?op=d1&amount=1000", "");
+    let day = 24 * 3600 * 1000;
+    assert_eq!(t.advance_clock_running_due(3 * day + 3_600_000), 3, "one alarm a day");
+    assert_eq!(balance(&t, 1), (1030, 30));
+    // The plain advance runs nothing; run_due_alarms then runs the one alarm due.
+    t.advance_clock(2 * day);
+    assert_eq!(t.run_due_alarms(), 1);
+    assert_eq!(balance(&t, 1), (1040, 40));
+}
+
+#[test]
 fn the_balance_and_the_interest_survive_a_restart_of_the_host() {
     let mut t = bank(1);
     t.post("acct", "/deposit?op=d1&amount=500", "");

@@ -1,4 +1,4 @@
 // The bank (src/bank.ts), as it should be: every operation once per id.
 import { bank } from "./bank.js";
 
-export default bank({ idempotent: true });
+export default bank({ idAfterAnswer: false });

@@ -14,7 +14,7 @@
 // once the transaction before it is kept (ADR 019), and answers 503 when it
 // is not known to be.
 import { SqlError, defineActor, json, log, setAlarmIn, storage, text } from "@wasmkeep/actor";
-import type { Request, Response } from "@wasmkeep/actor";
+import type { Request, Responder, Response } from "@wasmkeep/actor";
 
 const DAY_MS = 24 * 3600 * 1000;
 
@@ -22,18 +22,22 @@ function balance(): number {
   return storage.query<{ balance: number }>("SELECT balance FROM account")[0]!.balance;
 }
 
-/** The bank; `idempotent: false` is the deliberately wrong variant whose deposits forget their id. */
-export function bank({ idempotent }: { idempotent: boolean }) {
-  function operation(request: Request, kind: "deposit" | "withdraw"): Response {
+/**
+ * The bank; `idAfterAnswer: true` is the deliberately wrong variant: a deposit
+ * records its operation id only after its answer went out, so a host that
+ * stops between the two (a crash) leaves the money moved and the id unknown,
+ * and a client that did not get the answer retries and is counted twice.
+ */
+export function bank({ idAfterAnswer }: { idAfterAnswer: boolean }) {
+  /** `record`: whether the operation's id is written with the money it moves (else the caller writes it). */
+  function operation(request: Request, kind: "deposit" | "withdraw", record = true): Response {
     const op = request.query["op"];
     const amount = Number(request.query["amount"]);
     if (!op || !Number.isSafeInteger(amount) || amount <= 0) return text("give ?op=<id>&amount=<a positive whole number>", 400);
     return storage.transaction(() => {
       // A retry of an operation already done answers what it answered.
-      if (idempotent || kind === "withdraw") {
-        const [done] = storage.query<{ status: number; answer: string }>("SELECT status, answer FROM ops WHERE id = ?", op);
-        if (done) return text(done.answer, done.status);
-      }
+      const [done] = storage.query<{ status: number; answer: string }>("SELECT status, answer FROM ops WHERE id = ?", op);
+      if (done) return text(done.answer, done.status);
       const b = balance();
       let status = 200;
       let answer: string;
@@ -45,9 +49,18 @@ export function bank({ idempotent }: { idempotent: boolean }) {
         storage.exec("UPDATE account SET balance = balance + ?", delta);
         answer = String(b + delta);
       }
-      storage.exec("INSERT OR REPLACE INTO ops(id, status, answer) VALUES (?, ?, ?)", op, status, answer);
+      if (record) storage.exec("INSERT OR REPLACE INTO ops(id, status, answer) VALUES (?, ?, ?)", op, status, answer);
       return text(answer, status);
     });
+  }
+
+  /** The broken variant's deposit: answered first, its id recorded after. */
+  function depositThenRecord(request: Request, responder: Responder): void {
+    const answer = operation(request, "deposit", false);
+    responder.send(answer);
+    if (answer.status === 200 && typeof answer.body === "string") {
+      storage.exec("INSERT OR REPLACE INTO ops(id, status, answer) VALUES (?, ?, ?)", request.query["op"]!, 200, answer.body);
+    }
   }
 
   return defineActor({
@@ -61,7 +74,7 @@ export function bank({ idempotent }: { idempotent: boolean }) {
       setAlarmIn(DAY_MS);
     },
 
-    onRequest(request) {
+    onRequest(request, responder) {
       try {
         switch (`${request.method} ${request.pathname}`) {
           case "GET /": {
@@ -69,6 +82,7 @@ export function bank({ idempotent }: { idempotent: boolean }) {
             return json({ balance: balance(), interest: row!.paid });
           }
           case "POST /deposit":
+            if (idAfterAnswer) return depositThenRecord(request, responder);
             return operation(request, "deposit");
           case "POST /withdraw":
             return operation(request, "withdraw");

@@ -43,6 +43,19 @@ test("interest is paid daily, and after a take-over by the new holder", () => {
   assert.deepEqual(statement(a.onNode(2)), { balance: 1020, interest: 20 });
 });
 
+test("advance with { runDue: true } pays each day's interest", () => {
+  start();
+  const a = host.actor("bank", "acct");
+  a.post("/deposit?op=d1&amount=1000");
+  const before = host.now();
+  assert.equal(host.advance(3 * DAY_MS + 3_600_000, { runDue: true }), before + 3 * DAY_MS + 3_600_000, "the new time");
+  assert.deepEqual(statement(a), { balance: 1030, interest: 30 }, "one alarm a day, each at its time");
+  // The plain advance runs nothing; runDueAlarms then runs the one alarm due.
+  host.advance(2 * DAY_MS);
+  assert.equal(host.runDueAlarms(), 1);
+  assert.deepEqual(statement(a), { balance: 1040, interest: 40 });
+});
+
 test("the balance and the interest survive a restart of the host", () => {
   start();
   const a = host.actor("bank", "acct");

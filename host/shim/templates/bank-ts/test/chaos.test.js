@@ -2,8 +2,10 @@
 // withdraws with operation ids, retrying every 5xx (a lost answer, a failed
 // upload, a node cut off) until it is answered, and after every answer the
 // balance is exactly what the acknowledged operations and the interest paid
-// make it. A variant whose deposits forget their id is caught on both, and a
-// failing seed replays the identical record 20 times.
+// make it. A variant whose deposits record their id only after the answer
+// went out is caught on both (on one node by the step that crashes the host
+// right after an answer), and a failing seed replays the identical record 20
+// times.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -55,7 +57,7 @@ for (const nodes of [1, 2]) {
     }
   });
 
-  test(`deposits that forget their id are caught on ${nodes} node(s), and the seed replays exactly`, (t) => {
+  test(`deposits that record their id after the answer are caught on ${nodes} node(s), and the seed replays exactly`, (t) => {
     if (process.env.WASMKEEP_CHAOS_SEED) return t.skip("WASMKEEP_CHAOS_SEED replays one seed of the test above");
     const host = createTestHost({ classes: { bank: broken }, nodes });
     try {

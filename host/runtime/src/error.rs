@@ -77,7 +77,7 @@ pub enum RuntimeError {
 }
 
 /// Where an actor is held, when another node process holds it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeldElsewhere {
     /// The actor.
     pub key: ActorKey,

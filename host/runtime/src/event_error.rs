@@ -8,11 +8,6 @@ use crate::http_types::HttpResponse;
 use crate::job::{CallFailure, EventKind};
 use crate::storage::StorageError;
 
-/// The header of a `holder-unreachable` answer that says where the holder,
-/// a node process, answers HTTP (`http://host:port`): the dev server
-/// forwards the request there once (docs/adr/028-node-processes.md).
-pub const HOLDER_HEADER: &str = "wasmkeep-holder";
-
 /// Why an event failed.
 #[derive(Debug, thiserror::Error)]
 pub enum EventError {
@@ -89,11 +84,12 @@ impl EventError {
     /// The host's answer to a request that failed for this reason.
     pub(crate) fn answer(&self) -> HttpResponse {
         let mut r = HttpResponse::host_failure(self.kind(), self.to_string());
-        if let EventError::Storage(StorageError::HolderUnreachable {
-            address: Some(address), ..
-        }) = self
-        {
-            r.headers.push((HOLDER_HEADER.into(), address.clone()));
+        if let EventError::Storage(StorageError::HolderUnreachable { key, node, address }) = self {
+            r.held_elsewhere = Some(Box::new(crate::error::HeldElsewhere {
+                key: key.clone(),
+                node: node.clone(),
+                address: address.clone(),
+            }));
         }
         r
     }

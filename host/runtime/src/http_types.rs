@@ -41,6 +41,12 @@ pub struct HttpResponse {
     /// When the host answered a failure itself (not the guest), its kind;
     /// the `wasmkeep-failure` header names it too, for HTTP clients.
     pub failure: Option<FailureKind>,
+    /// When the failure is `holder-unreachable` because a node of another
+    /// process holds the actor: which node, and where it answers. The dev
+    /// server forwards the request there once (docs/adr/028-node-processes.md).
+    /// A typed route, never a header: a client is not told the address.
+    #[serde(skip)]
+    pub held_elsewhere: Option<Box<crate::error::HeldElsewhere>>,
 }
 
 impl HttpResponse {
@@ -66,6 +72,7 @@ impl HttpResponse {
             headers,
             body: text.into().into_bytes(),
             failure: None,
+            held_elsewhere: None,
         }
     }
 

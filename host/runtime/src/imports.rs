@@ -604,6 +604,7 @@ impl http::HostResponseOutparam for HostState {
                 headers: response.headers,
                 body: response.body,
                 failure: None,
+                held_elsewhere: None,
             });
             if self.ev.crash_after_answer {
                 // The answer is out; the host "crashes" here: the guest is

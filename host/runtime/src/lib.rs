@@ -86,7 +86,6 @@ pub use cluster::Cluster;
 pub use component_cache::CacheOutcome;
 pub use config::{HistoryConfig, InstanceSlots, ReadsHere, RuntimeConfig, SlotShape, default_cache_dir};
 pub use error::{HeldElsewhere, RuntimeError};
-pub use event_error::HOLDER_HEADER;
 pub use failure_kind::{FAILURE_HEADER, FailureKind, UnknownFailureKind};
 pub use faults::FaultKind;
 pub use http_types::{HttpRequest, HttpResponse, Outbound, SocketMessage};

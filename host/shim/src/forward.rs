@@ -1,12 +1,12 @@
 //! Forwarding a request to the node process that holds its actor
 //! (docs/adr/028-node-processes.md). The runtime answers `holder-unreachable`
-//! with the holder's address in [`HOLDER_HEADER`]; the dev server sends the
+//! with the holder as a typed route ([`HttpResponse::held_elsewhere`]); the dev server sends the
 //! same request there once, marked with [`FORWARDED_HEADER`], and answers
 //! with what the holder answered. A request that arrives marked is never
 //! forwarded again: one hop at most, so two nodes that each believe the
 //! other holds an actor answer 503 (retry) instead of passing it around.
 
-use crate::{HOLDER_HEADER, HttpRequest, HttpResponse};
+use crate::{HttpRequest, HttpResponse};
 use axum::body::Bytes;
 use http_body_util::{BodyExt as _, Full, Limited};
 use std::time::Duration;
@@ -50,13 +50,10 @@ pub fn was_forwarded(headers: &[(String, String)]) -> bool {
     headers.iter().any(|(k, _)| k.eq_ignore_ascii_case(FORWARDED_HEADER))
 }
 
-/// Where `answer` says the actor's holder answers, if it is worth forwarding to.
+/// Where `answer` says the actor's holder answers, if it is worth
+/// forwarding to: a typed route the runtime sets, never a header.
 pub fn holder_of(answer: &HttpResponse) -> Option<&str> {
-    answer
-        .headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case(HOLDER_HEADER))
-        .map(|(_, v)| v.as_str())
+    answer.held_elsewhere.as_ref().and_then(|h| h.address.as_deref())
 }
 
 impl Forwarder {
@@ -119,6 +116,7 @@ impl Forwarder {
             headers,
             body: body.to_vec(),
             failure: None,
+            held_elsewhere: None,
         })
     }
 }
@@ -139,7 +137,7 @@ pub fn socket_url(address: &str, path_and_query: &str) -> String {
 /// client's own is accepted.
 pub enum Upstream {
     /// Over plain TCP.
-    Plain(tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>),
+    Plain(Box<tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>>),
     /// Over the peers' mutual TLS (crate::peer_tls).
     Tls(Box<tokio_tungstenite::WebSocketStream<tokio_rustls::client::TlsStream<tokio::net::TcpStream>>>),
 }
@@ -149,7 +147,7 @@ impl Upstream {
     /// until either end closes.
     pub async fn carry(self, client: axum::extract::ws::WebSocket) {
         match self {
-            Upstream::Plain(s) => pump(client, s).await,
+            Upstream::Plain(s) => pump(client, *s).await,
             Upstream::Tls(s) => pump(client, *s).await,
         }
     }
@@ -173,7 +171,7 @@ pub async fn connect_socket(url: &str, from: &str) -> Result<Upstream, String> {
         match crate::peer_tls::installed() {
             None => tokio_tungstenite::connect_async(request)
                 .await
-                .map(|(socket, _)| Upstream::Plain(socket))
+                .map(|(socket, _)| Upstream::Plain(Box::new(socket)))
                 .map_err(|e| e.to_string()),
             Some(tls) => {
                 let name = crate::peer_tls::server_name(url)?;

@@ -259,7 +259,7 @@ fn a_websocket_through_another_node_reaches_the_holder() {
 /// after could run first (the conformance cases over TLS failed 13 runs of
 /// 40 on `cluster-sockets-reach-the-holder`).
 #[test]
-fn a_websocket_whose_holder_cannot_be_reached_is_refused_before_it_opens() {
+fn a_socket_or_request_whose_holder_cannot_be_reached_is_refused_with_its_kind() {
     let dir = tempfile::tempdir().expect("tempdir");
     let url = format!("file://{}", dir.path().join("bucket").display());
     let manifest = testee_manifest(dir.path());
@@ -287,6 +287,27 @@ fn a_websocket_whose_holder_cannot_be_reached_is_refused_before_it_opens() {
         Err(e) => panic!("refused otherwise: {e}; n2's log:\n{}", n2.log()),
         Ok(_) => panic!("the socket was accepted although its holder cannot be reached"),
     }
+    // A request meets the same holder: 503 with its kind, and the holder's
+    // address, a route between nodes, is not told to the client (it went as
+    // a `wasmkeep-holder` header until the route was typed).
+    let answer = rt.block_on(async {
+        reqwest::Client::new()
+            .post(format!("{}/testee/room/", n2.base))
+            .body(r#"{"ops":[]}"#)
+            .send()
+            .await
+            .expect("an answer")
+    });
+    assert_eq!(answer.status().as_u16(), 503, "n2's log:\n{}", n2.log());
+    assert_eq!(
+        answer.headers().get("wasmkeep-failure").and_then(|v| v.to_str().ok()),
+        Some("holder-unreachable")
+    );
+    assert!(
+        answer.headers().get("wasmkeep-holder").is_none(),
+        "no route between nodes in a client's answer: {:?}",
+        answer.headers()
+    );
 }
 
 #[test]

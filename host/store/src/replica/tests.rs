@@ -1,6 +1,7 @@
 use super::*;
 use crate::bucket::{MemoryBucket, ObjectMeta};
 use crate::clock::VirtualClock;
+use crate::faults::FaultKind;
 use std::sync::Mutex;
 
 type Hook = Box<dyn FnOnce() + Send>;

@@ -268,6 +268,41 @@ got=$(curl -s -X POST "$url/$name/a")
 [ "$got" = 1 ] || { cat serve.log >&2; echo "POST $url/$name/a answered '$got', not 1" >&2; exit 1; }
 kill "$server"
 wait "$server" 2>/dev/null || true
+echo "first response: ok"
+
+# `serve --watch` rebuilds after a save by rename (issue 58, ADR 067): `sed -i`
+# writes a new file and renames it over the source, as vim and JetBrains' safe
+# write do. The counter then adds 10 a POST.
+"${serve[@]}" --manifest wasmkeep.toml --data-dir .wasmkeep-watch --listen 127.0.0.1:0 --watch >watch.log 2>&1 &
+server=$!
+trap 'kill $server 2>/dev/null || true' EXIT
+url=""
+for _ in $(seq 1 600); do
+  url=$(grep -o 'listening on http://127.0.0.1:[0-9]*' watch.log | head -1 | cut -d' ' -f3) || true
+  [ -n "$url" ] && break
+  kill -0 "$server" 2>/dev/null || { cat watch.log >&2; echo "serve --watch exited" >&2; exit 1; }
+  sleep 0.1
+done
+[ -n "$url" ] || { cat watch.log >&2; echo "serve --watch: not listening after 60 s" >&2; exit 1; }
+src=$(grep -rl --exclude-dir=node_modules --exclude-dir=target --exclude-dir=.venv --exclude-dir=tools \
+  --exclude-dir=.wasmkeep --exclude-dir=.wasmkeep-watch --include='*.c' --include='*.py' --include='*.ts' --include='*.rs' \
+  'n = n + 1' . | head -1)
+[ -n "$src" ] || { echo "no source says 'n = n + 1'" >&2; exit 1; }
+before=$(curl -s -X POST "$url/$name/w")
+watch_start=$(date +%s)
+sed -i 's/n = n + 1/n = n + 10/' "$src"
+rebuilt=
+for _ in $(seq 1 600); do
+  sleep 0.5
+  now=$(curl -s -X POST "$url/$name/w") || continue
+  case "$now" in ''|*[!0-9]*) continue ;; esac
+  if [ $((now - before)) -eq 10 ]; then rebuilt=yes; break; fi
+  before=$now
+done
+[ -n "$rebuilt" ] || { cat watch.log >&2; echo "serve --watch: no rebuild within 300 s of a save by rename of $src" >&2; exit 1; }
+echo "serve --watch: rebuilt $src within $(($(date +%s) - watch_start)) s of a save by rename"
+kill "$server"
+wait "$server" 2>/dev/null || true
 EOF
 
 # A CPython X.Y's interpreter: python3.X on PATH if it runs (pyenv's shim
@@ -345,8 +380,9 @@ for run in "${runs[@]}"; do
   else
     "${envs[@]}" bash "$tmp/user.sh" "${lang%%-*}" >"$log" 2>&1 || { tail -60 "$log" >&2; die "$lang: the user's steps (above)"; }
   fi
-  printf 'registry-trial: %-11s install + new + build + test + serve + first response in %.1f s%s\n' "$lang" \
+  printf 'registry-trial: %-11s install + new + build + test + serve + first response, then a watched rebuild, in %.1f s%s\n' "$lang" \
     "$(echo "$(date +%s.%N) - $start" | bc)" "${hide:+ (checkout hidden)}"
+  say "  $(grep -m1 '^serve --watch: rebuilt' "$log")"
   # Which interpreter and harness it was: the venv's own line.
   [ -z "$python" ] || say "  $(grep -m1 '^CPython ' "$log" | sed "s|$work/||")"
   # What a TypeScript project installed.

@@ -44,6 +44,7 @@ ldflags=(-Ltarget/debug -lwasmkeep_c_harness "-Wl,-rpath,$root/target/debug")
 cc "${cflags[@]}" -o "$out/harness_test" sdk-c/tests/harness_test.c "${ldflags[@]}"
 cc "${cflags[@]}" -o "$out/counter_test" examples/counter-c/test/counter_test.c "${ldflags[@]}"
 cc "${cflags[@]}" -o "$out/bank_test" examples/bank-c/test/bank_test.c "${ldflags[@]}"
+cc "${cflags[@]}" -o "$out/replay_test" sdk-c/tests/replay_test.c "${ldflags[@]}"
 
 # Compiled components are cached by content hash here (shared with the runner).
 export WASMKEEP_CACHE_DIR="$root/target/wasmkeep-cache"
@@ -54,6 +55,8 @@ step "harness and counter tests (the counter's chaos test: 1000 seeds)"
 "$out/counter_test" "$counter"
 step "the bank: its rules, chaos on one node and two, the broken variant caught and replayed (examples/bank-c)"
 "$out/bank_test" target/components/bank-c.wasm target/components/bank-c-broken.wasm
+step "a chaos seed replays exactly on two nodes: 100 seeds of the bank, twice, each seed's schedule and answers compared (sdk-c/tests/replay_test.c)"
+"$out/replay_test" target/components/bank-c.wasm
 
 step "mistakes the SDK catches (sdk-c/tests/misuse)"
 # A string where the parameter array belongs does not compile (a warning and a NULL before);

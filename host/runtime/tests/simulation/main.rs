@@ -26,10 +26,15 @@
 //! compaction that drops a page set. Each run is reproducible from the seed
 //! it prints (`WASMKEEP_SIM_SEED=<n>` reruns one).
 
+mod rng;
+mod sim_bucket;
+
+use rng::Rng;
+use sim_bucket::{Backend, PutFate, SimBucket};
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use wasmkeep_host::ActorKey;
-use wasmkeep_host::bucket::{BucketError, ETag, MemoryBucket, ObjectMeta, ObjectStore, PutCondition};
+use wasmkeep_host::bucket::PutCondition;
 use wasmkeep_host::clock::{Clock, VirtualClock};
 use wasmkeep_host::faults::Faults;
 use wasmkeep_host::history_chain::{self, state_at};
@@ -43,99 +48,6 @@ const WINDOW_MS: u64 = 20_000;
 const STEP_MS: u64 = 1_000;
 /// The simulated database's page size.
 const PAGE: usize = 512;
-
-/// splitmix64: small, fast, and the same everywhere.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
-
-/// What the next put does.
-#[derive(Clone, Copy, PartialEq)]
-enum PutFate {
-    Normal,
-    /// Fails and does not land.
-    Fail,
-    /// Is held back (the client gives up: ambiguous) and may land later.
-    Delay,
-    /// Lands, and the client is told it failed.
-    LandAndFail,
-}
-
-/// A bucket the simulation steers: puts can fail, land late, or land and fail; erases can fail.
-struct SimBucket {
-    inner: Arc<dyn ObjectStore>,
-    next_put: Mutex<PutFate>,
-    fail_erase: Mutex<bool>,
-    delayed: Mutex<Vec<(String, Vec<u8>)>>,
-    /// Every history key that ever landed (late ones included), with its body.
-    landed: Mutex<Vec<(String, Vec<u8>)>>,
-    /// While a restore runs: the state it restores. Every history object
-    /// put meanwhile is that restore's (landed or not), by key.
-    restoring: Mutex<Option<Vec<u64>>>,
-    restores: Mutex<HashMap<String, Vec<u64>>>,
-}
-
-impl SimBucket {
-    fn record(&self, key: &str, body: &[u8]) {
-        if key.contains("/history/") {
-            self.landed.lock().expect("lock").push((key.to_owned(), body.to_vec()));
-        }
-    }
-}
-
-impl ObjectStore for SimBucket {
-    fn get(&self, key: &str) -> Result<Option<(Vec<u8>, ETag)>, BucketError> {
-        self.inner.get(key)
-    }
-    fn put(&self, key: &str, body: &[u8], cond: &PutCondition) -> Result<ETag, BucketError> {
-        if key.contains("/history/")
-            && let Some(state) = self.restoring.lock().expect("lock").clone()
-        {
-            self.restores.lock().expect("lock").insert(key.to_owned(), state);
-        }
-        let fate = std::mem::replace(&mut *self.next_put.lock().expect("lock"), PutFate::Normal);
-        match fate {
-            PutFate::Normal => {
-                let e = self.inner.put(key, body, cond)?;
-                self.record(key, body);
-                Ok(e)
-            }
-            PutFate::Fail => Err(BucketError::Unavailable("simulated".into())),
-            PutFate::Delay => {
-                self.delayed.lock().expect("lock").push((key.to_owned(), body.to_vec()));
-                Err(BucketError::Ambiguous(key.to_owned()))
-            }
-            PutFate::LandAndFail => {
-                self.inner.put(key, body, cond)?;
-                self.record(key, body);
-                Err(BucketError::Ambiguous(key.to_owned()))
-            }
-        }
-    }
-    fn delete(&self, key: &str) -> Result<(), BucketError> {
-        if std::mem::take(&mut *self.fail_erase.lock().expect("lock")) {
-            return Err(BucketError::Unavailable("simulated erase failure".into()));
-        }
-        self.inner.delete(key)
-    }
-    fn list(&self, prefix: &str) -> Result<Vec<ObjectMeta>, BucketError> {
-        self.inner.list(prefix)
-    }
-}
 
 struct Node {
     name: String,
@@ -577,43 +489,6 @@ impl World {
             }
         }
         Ok(())
-    }
-}
-
-/// Where the simulated bucket is: in memory, or a `file://` directory.
-enum Backend {
-    Memory,
-    /// A directory per seed under this one.
-    Dir(tempfile::TempDir, std::sync::atomic::AtomicU64),
-}
-
-impl Backend {
-    fn dir() -> Self {
-        // In memory where there is a /dev/shm: the same files, no disk.
-        let shm = std::path::Path::new("/dev/shm");
-        let t = tempfile::Builder::new()
-            .prefix("wasmkeep-sim-")
-            .tempdir_in(if shm.is_dir() {
-                shm
-            } else {
-                std::path::Path::new("/tmp")
-            })
-            .or_else(|_| tempfile::tempdir())
-            .expect("a temporary directory");
-        Backend::Dir(t, std::sync::atomic::AtomicU64::new(0))
-    }
-
-    fn open(&self, clock: Arc<dyn Clock>) -> Arc<dyn ObjectStore> {
-        match self {
-            Backend::Memory => Arc::new(MemoryBucket::new(clock)),
-            Backend::Dir(t, n) => {
-                let i = n.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                Arc::new(wasmkeep_host::bucket::LocalDirBucket::new(
-                    t.path().join(i.to_string()),
-                    clock,
-                ))
-            }
-        }
     }
 }
 

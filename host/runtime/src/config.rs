@@ -16,7 +16,8 @@ pub struct RuntimeConfig {
     pub virtual_clock: bool,
     /// Keep the alarm index in memory instead of `<data-dir>/host/alarms.db`.
     pub memory_alarm_index: bool,
-    /// How long one event may run before it is interrupted.
+    /// How long one event may run before it is interrupted; its waits for the
+    /// bucket (durable writes and deletes, history reads) do not count (ADR 079).
     pub event_timeout: Duration,
     /// Linear memory an actor instance may grow to.
     pub memory_limit_bytes: usize,

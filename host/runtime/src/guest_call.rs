@@ -42,7 +42,12 @@ pub(crate) fn set_deadline(host: &Host, store: &mut Store<HostState>) {
 }
 
 pub(crate) fn deadline_ticks(host: &Host) -> u64 {
-    (host.config().event_timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
+    ticks_for(host.config().event_timeout)
+}
+
+/// Epoch ticks in `d`, at least one.
+pub(crate) fn ticks_for(d: Duration) -> u64 {
+    (d.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
 }
 
 /// What a failed guest call says to whoever waits for the event: the

@@ -230,7 +230,8 @@ impl HostState {
         let how = DeleteHow::SelfDurable;
         // Whatever happens now, the end of the event finishes the delete.
         self.ev.requested_delete = Some(how);
-        match self.actor.reset(how, self.clock.now_ms()) {
+        let now = self.clock.now_ms();
+        match self.unbilled(|s| s.actor.reset(how, now)) {
             Ok(()) => {
                 self.alarm = None;
                 self.metrics.inc(DELETES_TOTAL, how.label());
@@ -261,6 +262,26 @@ impl HostState {
 }
 
 impl HostState {
+    /// Runs `wait`, a wait for the bucket (an upload, a reset, a history
+    /// read), without counting it against the event's time limit: the limit
+    /// is for the guest's own work, its code and its SQL. A bucket that took
+    /// seconds to keep a write interrupted the event after the write was
+    /// kept, and the client was answered 500 for a write that had landed
+    /// (issue 57's hour of lost answers, under load). The deadline moves on
+    /// by the wait; the epoch callback (`actor_cell`) reads it.
+    fn unbilled<T>(&mut self, wait: impl FnOnce(&mut Self) -> T) -> T {
+        let began = std::time::Instant::now();
+        let out = wait(self);
+        if let Some(deadline) = self.ev.deadline.as_mut() {
+            *deadline += began.elapsed();
+            let deadline = *deadline;
+            if let Some(db) = self.actor.open_db() {
+                db.set_deadline(Some(deadline));
+            }
+        }
+        out
+    }
+
     /// `flush` (WIT 0.2.2): what the event wrote so far, kept before the answer.
     fn flush_writes(&mut self) -> Result<(), SqlError> {
         if self.actor.deleted_in_event() {
@@ -270,7 +291,7 @@ impl HostState {
             return Ok(()); // on-init answers nobody; its writes are kept with its event's
         }
         self.may_keep()?;
-        self.actor.durable_write().map_err(|e| {
+        self.unbilled(|s| s.actor.durable_write()).map_err(|e| {
             SqlError::Internal(format!(
                 "the event's writes are not known to be kept ({e}; the upload may still land). Replication \
                  stopped for this actor: the event's writes are not kept, and the next event restores what the \
@@ -285,7 +306,7 @@ impl HostState {
     /// as it is now as a bookmark; `None` where no history is kept.
     fn bookmark_now(&mut self) -> Result<Option<String>, SqlError> {
         self.may_keep()?;
-        self.actor.current_bookmark().map_err(|e| match e {
+        self.unbilled(|s| s.actor.current_bookmark()).map_err(|e| match e {
             StorageError::NotAcknowledged { .. } => SqlError::Internal(format!(
                 "the state as it is now is not known to be kept ({e}; the upload may still land). Replication \
                  stopped for this actor: the event's writes are not kept, and the next event restores what the \
@@ -399,7 +420,7 @@ impl storage::Host for HostState {
         }
         let r = self.storage_call(|db| db.exec_durable(&sql, &params))?;
         if r.is_ok()
-            && let Err(e) = self.actor.durable_write()
+            && let Err(e) = self.unbilled(|s| s.actor.durable_write())
         {
             return Ok(Err(types::SqlError::Internal(format!(
                 "the write is not known to be durable ({e}). Replication stopped for this actor: the event's \

@@ -23,7 +23,8 @@ pub(crate) struct ServeArgs {
     /// Use a virtual clock, moved only through POST /_shim/clock/advance.
     #[arg(long)]
     pub(crate) virtual_clock: bool,
-    /// How long one event may run (ms) before it is interrupted.
+    /// How long one event may run (ms) before it is interrupted; its waits for
+    /// the bucket (durable writes and deletes) do not count (ADR 079).
     #[arg(long, default_value_t = 5000)]
     pub(crate) event_timeout_ms: u64,
     /// How long an idle actor stays resident (ms) before it hibernates.

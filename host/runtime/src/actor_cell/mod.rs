@@ -122,7 +122,19 @@ impl ActorCell {
             let data = HostState::new(host.handles_for_imports(), key.clone(), actor);
             let mut store = Store::new(host.engine(), data);
             store.limiter(|s| &mut s.limits);
-            store.epoch_deadline_trap();
+            // The epoch says when to look; the event's deadline (which a
+            // wait for the bucket moves on, `imports::unbilled`) says whether
+            // its time is up.
+            store.epoch_deadline_callback(|ctx| {
+                let left = ctx.data().ev.deadline.map_or(std::time::Duration::ZERO, |d| {
+                    d.saturating_duration_since(std::time::Instant::now())
+                });
+                Ok(if left.is_zero() {
+                    wasmtime::UpdateDeadline::Interrupt
+                } else {
+                    wasmtime::UpdateDeadline::Continue(crate::guest_call::ticks_for(left))
+                })
+            });
             store.data_mut().reload_alarm();
             self.resident = Some(Resident {
                 store,

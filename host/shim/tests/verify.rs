@@ -401,3 +401,51 @@ fn verify_over_moto_needs_only_read_access() {
         stdout.trim().replace('\n', " / ")
     );
 }
+
+/// `verify` and `actor status` over a real bucket's URL (issue 57: both once
+/// took an `s3://` URL for a path, and `verify` said "clean" without reading
+/// the bucket): the sweep finds history below a reset, `actor status` reads
+/// the deletion, and a bucket that cannot be listed fails closed (exit 2).
+fn verify_and_status_over(env: &str, script: &str, what: &str) {
+    use wasmkeep_shim::replica::{Kind, Replica};
+    let Some(url) = common::node_process::server_prefix(env, script, what) else {
+        return;
+    };
+    let bucket = wasmkeep_shim::bucket_url::open_bucket(&url, Arc::new(wasmkeep_shim::clock::SystemClock))
+        .expect("the bucket opens");
+    let k = ActorKey::new("t/app", "testee", "a");
+    let mut replica = Replica::new(bucket, Arc::default(), k, "n1");
+    replica.acquire(&|_| true).expect("acquire");
+    replica.upload(Kind::Segment, b"the data", &|_| true).expect("a state");
+    replica.delete(b"", &|_| true).expect("a reset above it");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (code, out) = verify(dir.path(), &["--bucket", &url]);
+    assert_eq!(code, Some(1), "the orphan is reported: {out}");
+    assert!(out.contains("history before"), "{out}");
+    let status = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
+        .args(["actor", "status", "--app", "t/app", "testee/a", "--bucket", &url])
+        .output()
+        .expect("run actor status");
+    let said = String::from_utf8_lossy(&status.stdout);
+    assert_eq!(
+        status.status.code(),
+        Some(0),
+        "{said}{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    assert!(said.starts_with("deleted"), "the reset is read: {said}");
+    let scheme = url.split("://").next().unwrap_or_default();
+    let missing = format!("{scheme}://no-such-bucket-{what}/p");
+    let (code, out) = verify(dir.path(), &["--bucket", &missing]);
+    assert_eq!(code, Some(2), "a bucket that cannot be listed fails closed: {out}");
+}
+
+#[test]
+fn verify_and_status_over_moto_read_the_bucket_and_fail_closed() {
+    verify_and_status_over("WASMKEEP_TEST_S3", "scripts/s3-server.sh", "verify-status");
+}
+
+#[test]
+fn verify_and_status_over_azurite_read_the_bucket_and_fail_closed() {
+    verify_and_status_over("WASMKEEP_TEST_AZURE", "scripts/azurite-server.sh", "verify-status");
+}

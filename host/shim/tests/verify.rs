@@ -350,12 +350,12 @@ fn a_reader_who_may_not_write_the_bucket_sweeps_it() {
 /// Over moto, through a fault proxy that answers every write 503 without
 /// forwarding it (a user whose credentials may only read): the sweep reads
 /// the bucket and finds its orphan, and asked nothing but reads.
-#[test]
-fn verify_over_moto_needs_only_read_access() {
+/// The sweep over a real bucket through a fault proxy that refuses every
+/// write: it reads, finds the orphan, and asks no write (ADR 073).
+fn verify_needs_only_read_access(env: &str, script: &str, endpoint_var: &str) {
     use wasmkeep_host_testing::fault_proxy::{Fault, FaultProxy, Rule, Times};
     use wasmkeep_shim::replica::{Kind, Replica};
-    let Some(url) = common::node_process::server_prefix("WASMKEEP_TEST_S3", "scripts/s3-server.sh", "verify-reads")
-    else {
+    let Some(url) = common::node_process::server_prefix(env, script, "verify-reads") else {
         return;
     };
     let bucket = wasmkeep_shim::bucket_url::open_bucket(&url, Arc::new(wasmkeep_shim::clock::SystemClock))
@@ -366,8 +366,8 @@ fn verify_over_moto_needs_only_read_access() {
     replica.acquire(&|_| true).expect("acquire");
     replica.upload(Kind::Segment, b"the data", &|_| true).expect("a state");
     replica.delete(b"", &|_| true).expect("a reset above it");
-    let moto = std::env::var("AWS_ENDPOINT_URL").expect("scripts/s3-server.sh exports AWS_ENDPOINT_URL");
-    let proxy = FaultProxy::start(&moto, 57).expect("the fault proxy");
+    let endpoint = std::env::var(endpoint_var).unwrap_or_else(|_| panic!("{script} exports {endpoint_var}"));
+    let proxy = FaultProxy::start(&endpoint, 57).expect("the fault proxy");
     for method in ["PUT", "POST", "DELETE"] {
         proxy.add(Rule {
             path_contains: String::new(),
@@ -382,7 +382,7 @@ fn verify_over_moto_needs_only_read_access() {
         .arg("--data-dir")
         .arg(dir.path())
         .args(["--bucket", &url])
-        .env("AWS_ENDPOINT_URL", proxy.url())
+        .env(endpoint_var, proxy.url())
         .output()
         .expect("run verify");
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -397,8 +397,22 @@ fn verify_over_moto_needs_only_read_access() {
     assert_eq!(counts.unavailable, 0, "no write was asked: {counts:?}");
     assert!(counts.forwarded > 0, "it read through the proxy: {counts:?}");
     eprintln!(
-        "verify over moto, writes refused: {}; {counts:?}",
+        "verify over {url}, writes refused: {}; {counts:?}",
         stdout.trim().replace('\n', " / ")
+    );
+}
+
+#[test]
+fn verify_over_moto_needs_only_read_access() {
+    verify_needs_only_read_access("WASMKEEP_TEST_S3", "scripts/s3-server.sh", "AWS_ENDPOINT_URL");
+}
+
+#[test]
+fn verify_over_azurite_needs_only_read_access() {
+    verify_needs_only_read_access(
+        "WASMKEEP_TEST_AZURE",
+        "scripts/azurite-server.sh",
+        "AZURITE_BLOB_STORAGE_URL",
     );
 }
 

@@ -301,6 +301,30 @@ impl ActorTest {
         self.chaos_seed
     }
 
+    /// Starts seeded chaos by hand, for a loop of the test's own (call
+    /// [`ActorTest::reset`] first): what [`run_chaos`](crate::run_chaos) does
+    /// for each seed. From now on the seed's schedule acts before each event,
+    /// until [`ActorTest::end_chaos`]; the same seed and the same events draw
+    /// the same schedule, on one node and on several.
+    ///
+    /// # Panics
+    /// The host refused (it is closed).
+    pub fn start_chaos(&mut self, seed: u64) {
+        self.host.start_chaos(seed).unwrap_or_else(refused);
+        self.chaos_seed = Some(seed);
+    }
+
+    /// Stops the chaos [`ActorTest::start_chaos`] started: what its schedule
+    /// did, a line per step in order, as a failure's report prints them
+    /// (empty when it did nothing, or none ran).
+    ///
+    /// # Panics
+    /// The host refused (it is closed).
+    pub fn end_chaos(&mut self) -> Vec<String> {
+        self.chaos_seed = None;
+        self.host.end_chaos().unwrap_or_else(refused)
+    }
+
     /// Runs every due alarm; how many ran. In a cluster the lowest live node
     /// runs them, forwarding each to the actor's holder.
     pub fn run_due_alarms(&self) -> usize {

@@ -1,6 +1,7 @@
 //! Shared by the shim's integration tests: the host's fixtures (the
-//! components, the testee app; host/runtime/tests/common), HTTP helpers, and
-//! `wasmkeep-shim serve` as a process.
+//! components, the testee app; host/runtime/tests/common), HTTP helpers,
+//! `wasmkeep-shim serve` as a process, node processes (`node_process`) and
+//! the dashboard API's server (`dashboard`).
 
 #![allow(dead_code, reason = "each test file uses a different part of this module")]
 
@@ -8,6 +9,7 @@
 mod host_fixtures;
 pub use host_fixtures::*;
 
+pub mod dashboard;
 pub mod node_process;
 
 /// Writes `dir/<file>`: a manifest of the Rust conformance testee as app

@@ -19,6 +19,24 @@ step() {
   step_name="$*" step_began=$SECONDS
   echo; echo "==> [at $((SECONDS / 60)) min] $*"
 }
+# Runs a command whose output is long and shows only the lines that match
+# $1; when the command fails, shows all of its output, so that a failure keeps
+# its context (a grep in a pipe dropped it; issue 56).
+summarised() {
+  local pattern=$1 log rc
+  shift
+  log=$(mktemp)
+  if "$@" >"$log" 2>&1; then
+    grep -E "$pattern" "$log" || true
+    rm -f "$log"
+  else
+    rc=$?
+    echo "--- all of the output of \`$*\`, which failed (exit $rc):"
+    cat "$log"
+    rm -f "$log"
+    return "$rc"
+  fi
+}
 step "set up what is missing (scripts/setup.sh)"
 bash scripts/setup.sh
 
@@ -52,23 +70,23 @@ bucket_env="$(bash scripts/s3-server.sh start)
 $(bash scripts/azurite-server.sh start)"
 (
   eval "$bucket_env"
-  cargo test --quiet -p wasmkeep-store --features contract-tests -- _server_meets_the_contract --nocapture 2>&1 |
-    grep -E "test result|panicked|skipped"
-  cargo test --quiet -p wasmkeep-shim --test bucket_check 2>&1 | grep -E "test result|panicked|skipped"
-  cargo test --quiet -p wasmkeep-shim --test node_processes --test process_simulation --test node_process_purge --test lost_answers --test operator_delete_outcomes --test verify -- _over_moto_ _over_azurite_ --nocapture --test-threads 2 2>&1 |
-    grep -E "test result|panicked|skipped|took over|process simulation|purged|lost .* answers"
+  summarised "test result|panicked|skipped" \
+    cargo test --quiet -p wasmkeep-store --features contract-tests -- _server_meets_the_contract --nocapture
+  summarised "test result|panicked|skipped" cargo test --quiet -p wasmkeep-shim --test bucket_check
+  summarised "test result|panicked|skipped|took over|process simulation|purged|lost .* answers" \
+    cargo test --quiet -p wasmkeep-shim --test node_processes --test process_simulation --test node_process_purge --test lost_answers --test operator_delete_outcomes --test verify -- _over_moto_ _over_azurite_ --nocapture --test-threads 2
   cargo build --quiet -p wasmkeep-shim -p conformance-runner
   for nodes in 2 3; do
     for bucket in "" "$WASMKEEP_TEST_S3" "$WASMKEEP_TEST_AZURE"; do
       echo "cluster cases on $nodes node processes over ${bucket:-file://}"
-      target/debug/conformance-runner --no-build --lang rust --node-processes "$nodes" ${bucket:+--bucket "$bucket"} |
-        grep -E "^(FAIL|XPASS|  rule:|  n[0-9]+'s log:|    |conformance:)"
+      summarised "^(FAIL|XPASS|  rule:|  n[0-9]+'s log:|    |conformance:)" \
+        target/debug/conformance-runner --no-build --lang rust --node-processes "$nodes" ${bucket:+--bucket "$bucket"}
     done
   done
   for nodes in 2 3; do
     echo "cluster cases on $nodes node processes over file://, over mutual TLS between them (ADR 074)"
-    target/debug/conformance-runner --no-build --lang rust --node-processes "$nodes" --tls |
-      grep -E "^(FAIL|XPASS|  rule:|  n[0-9]+'s log:|    |conformance:)"
+    summarised "^(FAIL|XPASS|  rule:|  n[0-9]+'s log:|    |conformance:)" \
+      target/debug/conformance-runner --no-build --lang rust --node-processes "$nodes" --tls
   done
   target/debug/wasmkeep-shim bucket check "$WASMKEEP_TEST_S3"
   target/debug/wasmkeep-shim bucket check "$WASMKEEP_TEST_AZURE"
@@ -92,7 +110,7 @@ done
 step "wasmkeep-shim new: a project per language, from new through its build and its test to a first response (scripts/new-project-trial.sh)"
 bash scripts/new-project-trial.sh
 step "the registry trial: every package of a debug-profile release published to verdaccio, pypiserver and scripts/cargo-registry.py on 127.0.0.1, then per language with the checkout hidden: install, new, build, test, serve, a first response (scripts/registry-trial.sh; ADR 032)"
-python3 -m unittest discover -s scripts/tests 2>&1 | tail -3
+summarised "^(Ran |OK|FAILED)" python3 -m unittest discover -s scripts/tests
 cargo xtask release --profile debug --allow-dirty >/dev/null
 # The registries are stopped by the PIDs the script records, also when a step fails.
 bash scripts/registry-trial.sh
@@ -100,13 +118,13 @@ step "the dashboard in headless chromium over WebDriver: list, open, alarm, dele
 cargo build --quiet -p wasmkeep-shim
 target/py-venv/bin/python host/shim/tests/dashboard_browser.py
 step "cluster simulation (seeds and steps run, broken variants caught)"
-cargo test --quiet -p wasmkeep-host --test simulation -- --nocapture 2>&1 | grep -E "simulation:|broken variant|test result"
+summarised "simulation:|broken variant|test result" cargo test --quiet -p wasmkeep-host --test simulation -- --nocapture
 step "hostile load against serve (wasmkeep-load: 20,000 names over 32 connections, the same under 256 descriptors, a 1 GiB WebSocket flood)"
 cargo build --quiet -p wasmkeep-bench --bin wasmkeep-load
 load="target/debug/wasmkeep-load"
-$load names --shim target/debug/wasmkeep-shim --names 20000 --connections 32 2>&1 | grep -E "^names:|FAILED"
-$load names --shim target/debug/wasmkeep-shim --names 2000 --connections 32 --nofile 256 2>&1 | grep -E "^names:|FAILED"
-$load ws-flood --shim target/debug/wasmkeep-shim --mib 1024 2>&1 | grep -E "^ws-flood:|FAILED"
+summarised "^names:|FAILED" $load names --shim target/debug/wasmkeep-shim --names 20000 --connections 32
+summarised "^names:|FAILED" $load names --shim target/debug/wasmkeep-shim --names 2000 --connections 32 --nofile 256
+summarised "^ws-flood:|FAILED" $load ws-flood --shim target/debug/wasmkeep-shim --mib 1024
 step "fuzz targets of the host's boundaries, 10 s each (wasmkeep-fuzz; the corpus is host/fuzz/corpus)"
 cargo run --quiet -p wasmkeep-fuzz -- --target all --seconds 10 --no-extend
 step "conformance matrix"

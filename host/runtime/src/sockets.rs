@@ -25,14 +25,107 @@ pub(crate) const NOT_READING: (u16, &str) = (
 /// node holding an actor reaches sockets another node accepted.
 #[derive(Default)]
 pub struct SocketTable {
-    pub(crate) map: Mutex<HashMap<u64, SocketEntry>>,
+    map: Mutex<HashMap<u64, SocketEntry>>,
     next: AtomicU64,
 }
 
+/// Why an actor's message did not reach its socket's queue.
+pub(crate) enum SendFailed {
+    /// No open socket of this actor has this id.
+    NotOpen,
+    /// The client let too much wait unread: the socket was taken out of the
+    /// table, and the caller closes it and queues the actor's close event.
+    NotReading(SocketEntry),
+}
+
 impl SocketTable {
-    /// A new id, never reused by this table.
-    pub(crate) fn next_id(&self) -> u64 {
-        self.next.fetch_add(1, Ordering::SeqCst) + 1
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, SocketEntry>> {
+        self.map.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Opens a socket of `key`: its id, never reused by this table, and the
+    /// receiving end its connection reads.
+    pub(crate) fn open(&self, key: &ActorKey) -> (u64, OutboundReceiver) {
+        let id = self.next.fetch_add(1, Ordering::SeqCst) + 1;
+        let (entry, rx) = SocketEntry::new(key.clone());
+        self.lock().insert(id, entry);
+        (id, rx)
+    }
+
+    /// The actor of socket `id`, while it is open.
+    pub(crate) fn actor_of(&self, id: u64) -> Option<ActorKey> {
+        self.lock().get(&id).map(|s| s.key.clone())
+    }
+
+    /// The actor of socket `id` and the budget of its client's messages.
+    pub(crate) fn actor_and_budget(&self, id: u64) -> Option<(ActorKey, Arc<Semaphore>)> {
+        self.lock().get(&id).map(|s| (s.key.clone(), s.inbound.clone()))
+    }
+
+    /// Whether socket `id` is open and is `key`'s.
+    pub(crate) fn belongs_to(&self, key: &ActorKey, id: u64) -> bool {
+        self.lock().get(&id).is_some_and(|s| s.key == *key)
+    }
+
+    /// The ids of `key`'s open sockets, in order.
+    pub(crate) fn ids_of(&self, key: &ActorKey) -> Vec<u64> {
+        let mut v: Vec<u64> = self
+            .lock()
+            .iter()
+            .filter(|(_, s)| s.key == *key)
+            .map(|(id, _)| *id)
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// Takes socket `id` out of the table (the caller closes it).
+    pub(crate) fn remove(&self, id: u64) -> Option<SocketEntry> {
+        self.lock().remove(&id)
+    }
+
+    /// Takes socket `id` out of the table if it is `key`'s.
+    pub(crate) fn remove_of(&self, key: &ActorKey, id: u64) -> Option<SocketEntry> {
+        let mut sockets = self.lock();
+        match sockets.get(&id) {
+            Some(s) if s.key == *key => sockets.remove(&id),
+            _ => None,
+        }
+    }
+
+    /// Queues `key`'s message for socket `id`'s client.
+    pub(crate) fn send(&self, key: &ActorKey, id: u64, msg: SocketMessage) -> Result<(), SendFailed> {
+        let mut sockets = self.lock();
+        let refused = match sockets.get(&id) {
+            Some(s) if s.key == *key => match s.send(msg) {
+                Ok(()) => return Ok(()),
+                Err(r) => r,
+            },
+            _ => return Err(SendFailed::NotOpen),
+        };
+        match refused {
+            SendRefused::ClientNotReading => sockets
+                .remove(&id)
+                .map_or(Err(SendFailed::NotOpen), |entry| Err(SendFailed::NotReading(entry))),
+            SendRefused::Closed => Err(SendFailed::NotOpen),
+        }
+    }
+
+    /// Closes (with `code`, `reason`) and forgets every socket whose actor
+    /// `which` picks; returns how many.
+    pub(crate) fn close_where(&self, which: impl Fn(&ActorKey) -> bool, code: u16, reason: &str) -> usize {
+        let mut sockets = self.lock();
+        let ids: Vec<u64> = sockets
+            .iter()
+            .filter(|(_, s)| which(&s.key))
+            .map(|(id, _)| *id)
+            .collect();
+        for id in &ids {
+            if let Some(s) = sockets.remove(id) {
+                s.close(code, reason.into());
+            }
+        }
+        ids.len()
     }
 }
 
@@ -40,9 +133,9 @@ impl SocketTable {
 /// it) and the budget of its client's messages waiting for the actor.
 pub(crate) struct SocketEntry {
     pub(crate) key: ActorKey,
-    pub(crate) out: tmpsc::UnboundedSender<Outbound>,
+    out: tmpsc::UnboundedSender<Outbound>,
     out_waiting: Arc<AtomicUsize>,
-    pub(crate) inbound: Arc<Semaphore>,
+    inbound: Arc<Semaphore>,
 }
 
 /// Why a message could not be queued for a socket's client.

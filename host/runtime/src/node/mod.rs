@@ -27,7 +27,7 @@ use crate::manifest::Access;
 use crate::metrics::Metrics;
 use crate::remote_calls::{CallRoute, RemoteCall};
 use crate::residency::{Admission, Residency, UsedAt};
-use crate::sockets::{NOT_READING, SendRefused, SocketTable};
+use crate::sockets::{NOT_READING, SocketTable};
 use crate::storage::ActorStorage;
 pub(crate) use parts::HostParts;
 use serde::Serialize;
@@ -453,7 +453,7 @@ impl Host {
         self.metrics.inc(crate::metrics::MAILBOX_REFUSALS_TOTAL, "");
         let why = crate::event_error::EventError::MailboxFull(key.clone());
         if let EventKind::SocketMessage { id, .. } = &job.kind {
-            let entry = lock(&self.sockets.map).remove(id);
+            let entry = self.sockets.remove(*id);
             if let Some(entry) = entry {
                 let reason = "the actor has too many events waiting: try again later";
                 entry.close(1013, reason.into());
@@ -633,18 +633,12 @@ impl Host {
     /// over 8 MiB wait unread is closed with 1008, and the actor gets its
     /// close event after this one.
     pub(crate) fn socket_send(&self, key: &ActorKey, id: u64, msg: SocketMessage) -> Result<(), ()> {
-        let mut sockets = lock(&self.sockets.map);
-        let refused = match sockets.get(&id) {
-            Some(s) if s.key == *key => match s.send(msg) {
-                Ok(()) => return Ok(()),
-                Err(r) => r,
-            },
-            _ => return Err(()),
+        let entry = match self.sockets.send(key, id, msg) {
+            Ok(()) => return Ok(()),
+            Err(crate::sockets::SendFailed::NotOpen) => return Err(()),
+            Err(crate::sockets::SendFailed::NotReading(entry)) => entry,
         };
-        if let SendRefused::ClientNotReading = refused
-            && let Some(entry) = sockets.remove(&id)
         {
-            drop(sockets);
             let (code, reason) = NOT_READING;
             tracing::warn!(actor = %key, socket = id, "{reason}: closed with {code}");
             entry.close(code, reason.into());
@@ -677,14 +671,7 @@ impl Host {
         code: u16,
         reason: String,
     ) -> Result<(), ()> {
-        let entry = {
-            let mut sockets = lock(&self.sockets.map);
-            match sockets.get(&id) {
-                Some(s) if s.key == *key => sockets.remove(&id),
-                _ => None,
-            }
-        };
-        let entry = entry.ok_or(())?;
+        let entry = self.sockets.remove_of(key, id).ok_or(())?;
         // The client gets (and the actor's close event tells) what can be sent.
         let (code, reason) = crate::sockets::close_frame(code, &reason);
         entry.close(code, reason.clone());
@@ -694,17 +681,11 @@ impl Host {
     }
 
     pub(crate) fn socket_belongs_to(&self, key: &ActorKey, id: u64) -> bool {
-        lock(&self.sockets.map).get(&id).is_some_and(|s| s.key == *key)
+        self.sockets.belongs_to(key, id)
     }
 
     pub(crate) fn sockets_of(&self, key: &ActorKey) -> Vec<u64> {
-        let mut v: Vec<u64> = lock(&self.sockets.map)
-            .iter()
-            .filter(|(_, s)| s.key == *key)
-            .map(|(id, _)| *id)
-            .collect();
-        v.sort_unstable();
-        v
+        self.sockets.ids_of(key)
     }
 
     /// Closes every socket of a deleted actor with 1000 "actor deleted"; no close events run.
@@ -715,18 +696,7 @@ impl Host {
     /// Closes (with `code`, `reason`) and forgets every socket whose actor
     /// `which` picks; no close events run. Returns how many.
     pub(crate) fn close_sockets_where(&self, which: impl Fn(&ActorKey) -> bool, code: u16, reason: &str) -> usize {
-        let mut sockets = lock(&self.sockets.map);
-        let ids: Vec<u64> = sockets
-            .iter()
-            .filter(|(_, s)| which(&s.key))
-            .map(|(id, _)| *id)
-            .collect();
-        for id in &ids {
-            if let Some(s) = sockets.remove(id) {
-                s.close(code, reason.into());
-            }
-        }
-        ids.len()
+        self.sockets.close_where(which, code, reason)
     }
 
     /// Installs how calls reach actors held by other node processes; the

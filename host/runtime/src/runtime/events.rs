@@ -101,9 +101,7 @@ impl Runtime {
     /// Unknown app or class; the class's access refuses it.
     pub fn open_socket(&self, key: &ActorKey, path: &str) -> Result<SocketHandle, RuntimeError> {
         self.check_outside_access(key)?;
-        let id = self.host.sockets().next_id();
-        let (entry, rx) = SocketEntry::new(key.clone());
-        lock(&self.host.sockets().map).insert(id, entry);
+        let (id, rx) = self.host.sockets().open(key);
         self.host.enqueue(
             key,
             Job::new(
@@ -122,10 +120,7 @@ impl Runtime {
     /// # Errors
     /// The socket is not open.
     pub fn socket_message(&self, id: u64, msg: SocketMessage) -> Result<(), RuntimeError> {
-        let key = lock(&self.host.sockets().map)
-            .get(&id)
-            .map(|s| s.key.clone())
-            .ok_or(RuntimeError::NoSuchSocket(id))?;
+        let key = self.host.sockets().actor_of(id).ok_or(RuntimeError::NoSuchSocket(id))?;
         self.host
             .enqueue(&key, Job::new(EventKind::SocketMessage { id, msg }, Vec::new()));
         Ok(())
@@ -139,9 +134,10 @@ impl Runtime {
     /// # Errors
     /// The socket is not open (or closed while this waited).
     pub async fn socket_message_paced(&self, id: u64, msg: SocketMessage) -> Result<(), RuntimeError> {
-        let (key, budget) = lock(&self.host.sockets().map)
-            .get(&id)
-            .map(|s| (s.key.clone(), s.inbound.clone()))
+        let (key, budget) = self
+            .host
+            .sockets()
+            .actor_and_budget(id)
             .ok_or(RuntimeError::NoSuchSocket(id))?;
         let share = crate::sockets::message_size(&msg).min(crate::sockets::INBOUND_BUDGET);
         let share = budget
@@ -160,7 +156,7 @@ impl Runtime {
     /// The client closed the socket; `on-socket-close` is queued unless the
     /// actor or the host closed it first.
     pub fn socket_closed(&self, id: u64, code: u16, reason: &str) {
-        let entry = lock(&self.host.sockets().map).remove(&id);
+        let entry = self.host.sockets().remove(id);
         if let Some(e) = entry {
             self.host.enqueue(
                 &e.key,

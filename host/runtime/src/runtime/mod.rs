@@ -32,7 +32,7 @@ use crate::metrics::Metrics;
 use crate::node::{ActorInfo, ActorStatus, App, Class, Host, LogLine, lock};
 use crate::node_builder;
 use crate::passes::{self, ExpiryPass, queue_due};
-use crate::sockets::{OutboundReceiver, SocketEntry};
+use crate::sockets::OutboundReceiver;
 use crate::sql_types::QueryResult;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -5,7 +5,7 @@
 //! takes the actor over once the holder's lease lapses, and every count that
 //! was acknowledged is still there. Over `file://` always; over moto's S3
 //! server and Azurite when the test command names them (`WASMKEEP_TEST_S3`,
-//! `WASMKEEP_TEST_AZURE`). The process simulation is `process_simulation.rs`.
+//! `WASMKEEP_TEST_AZURE`). The process simulation is `process_simulation/`.
 
 mod common;
 

@@ -4,7 +4,7 @@
 
 use crate::address::ActorKey;
 use crate::job::{EventKind, Job};
-use crate::node::{App, Host, Mailbox, lock};
+use crate::node::{Host, Mailbox, lock};
 use std::collections::HashMap;
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
@@ -57,10 +57,7 @@ pub(crate) fn stop_app(host: &Arc<Host>, app: &str) {
     {
         tracing::warn!(app = %app, "removing {}: {e}", dir.display());
     }
-    host.apps()
-        .write()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .remove(app);
+    host.apps().remove(app);
 }
 
 /// Hibernates every resident actor `which` picks, after its queued jobs,
@@ -81,6 +78,19 @@ pub(crate) fn hibernate_where(host: &Arc<Host>, which: impl Fn(&ActorKey) -> boo
     }
     for w in waits {
         let _ = w.blocking_recv();
+    }
+}
+
+/// Hibernates every resident actor `which` picks one after another, in the
+/// order of their keys, each after its queued jobs and waited for before
+/// the next: what each one's release writes meets the node's armed faults
+/// in the same order every time (ADR 079). [`hibernate_where`] hibernates
+/// them all at once, in whatever order their workers get to it.
+pub(crate) fn hibernate_in_turn(host: &Arc<Host>, which: impl Fn(&ActorKey) -> bool) {
+    let mut keys: Vec<ActorKey> = lock(host.actors()).keys().filter(|k| which(k)).cloned().collect();
+    keys.sort();
+    for key in keys {
+        hibernate_where(host, |k| *k == key);
     }
 }
 
@@ -125,12 +135,7 @@ fn mark_serving(host: &Host, c: &crate::cluster::ClusterNode, app: &str) {
 
 /// The apps this node serves.
 fn app_names(host: &Host) -> Vec<String> {
-    host.apps()
-        .read()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .keys()
-        .cloned()
-        .collect()
+    host.apps().names()
 }
 
 /// The leading node finishes purges cut short (ADR 031): every app's purge
@@ -170,13 +175,7 @@ pub(crate) fn operator_pass(host: &Arc<Host>) -> usize {
         return 0;
     }
     let now = host.clock().now_ms();
-    let apps: Vec<(String, Arc<App>)> = host
-        .apps()
-        .read()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    let apps = host.apps().all();
     let mut queued = 0;
     for (name, app) in apps {
         let listed = match crate::operator::list(c.bucket.as_ref(), &name) {
@@ -341,17 +340,28 @@ pub(crate) fn queue_due(
     };
     let mut queued = Vec::new();
     for (key, _) in due {
-        if host.class(&key).is_err() || in_flight.contains_key(&key) {
-            continue; // its app is not loaded here, or its alarm job is still queued
+        if in_flight.contains_key(&key) {
+            continue; // its alarm job is still queued
         }
-        if held_by_another_process(host, &key) {
-            continue; // its holder wakes it; this node does once the holder's lease lapses
+        if let Some(rx) = queue_alarm(host, &key) {
+            queued.push((key, rx));
         }
-        let (tx, rx) = oneshot::channel();
-        host.enqueue(&key, Job::new(EventKind::Alarm { ran: tx }, Vec::new()));
-        queued.push((key, rx));
     }
     queued
+}
+
+/// Queues the alarm job of `key`, due now per the index; what it answers
+/// once its event has ended (whether `on-alarm` ran). None when this node
+/// does not wake it: its app is not loaded here, or a live node of another
+/// process holds it (its holder wakes it; this node does once the holder's
+/// lease lapses).
+pub(crate) fn queue_alarm(host: &Arc<Host>, key: &ActorKey) -> Option<oneshot::Receiver<bool>> {
+    if host.class(key).is_err() || held_by_another_process(host, key) {
+        return None;
+    }
+    let (tx, rx) = oneshot::channel();
+    host.enqueue(key, Job::new(EventKind::Alarm { ran: tx }, Vec::new()));
+    Some(rx)
 }
 
 /// Whether a live node of another process holds `key` (node processes share

@@ -2,6 +2,8 @@
 //! alarm index, and the operations every actor's worker and imports use.
 //! Used by the runtime (the public API) and every worker.
 
+mod app_table;
+mod log_book;
 mod out_of_files;
 mod parts;
 mod stops;
@@ -12,7 +14,6 @@ mod worker_threads;
 
 use crate::address::ActorKey;
 use crate::alarm_index::AlarmIndex;
-use crate::bindings::ActorPre;
 use crate::clock::Clock;
 use crate::component_cache::ComponentCache;
 use crate::config::RuntimeConfig;
@@ -23,16 +24,18 @@ use crate::faults::Faults;
 use crate::http_types::SocketMessage;
 use crate::imports::{HostState, NodeHandles, NodeServices};
 use crate::job::{self, CallFailure, EventKind, Job};
-use crate::manifest::Access;
 use crate::metrics::Metrics;
 use crate::remote_calls::{CallRoute, RemoteCall};
 use crate::residency::{Admission, Residency, UsedAt};
 use crate::sockets::{NOT_READING, SocketTable};
 use crate::storage::ActorStorage;
+pub(crate) use app_table::{AppTable, Class};
+pub(crate) use log_book::LogBook;
+pub use log_book::LogLine;
 pub(crate) use parts::HostParts;
 use serde::Serialize;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock, mpsc};
+use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 use stops::Stops;
 use wasmtime::Engine;
@@ -97,17 +100,6 @@ pub(crate) struct ParkedWorker {
     pub(crate) runs_here: bool,
     /// Its cell and its mailbox's receiver, resumed by the next job.
     pub(crate) run: Box<dyn ParkedRun>,
-}
-
-/// A class of a loaded app.
-pub(crate) struct Class {
-    pub(crate) pre: ActorPre<HostState>,
-    pub(crate) access: Access,
-}
-
-/// A loaded app.
-pub(crate) struct App {
-    pub(crate) classes: HashMap<String, Arc<Class>>,
 }
 
 /// Where an actor stands, as the admin API shows it.
@@ -179,19 +171,6 @@ impl Mailbox {
     }
 }
 
-/// A log line an actor wrote.
-#[derive(Debug, Clone, Serialize)]
-pub struct LogLine {
-    /// When, on the host's clock (ms since the epoch; virtual under tests).
-    pub at: u64,
-    /// The actor.
-    pub actor: String,
-    /// debug, info, warn, error.
-    pub level: &'static str,
-    /// The text.
-    pub message: String,
-}
-
 /// One node's host: what the runtime and every actor's worker share.
 pub struct Host {
     /// This node itself, for the cluster directory's mailbox deliveries.
@@ -207,7 +186,7 @@ pub struct Host {
     /// Where actors' durable state lives: one node's files or a cluster's bucket.
     storage: Arc<dyn ActorStorage>,
     alarms: Arc<dyn AlarmIndex>,
-    apps: RwLock<HashMap<String, Arc<App>>>,
+    apps: AppTable,
     /// How many classes `Runtime::reload_class` has replaced: each event
     /// compares it with one atomic load, and looks its class up only when it moved.
     class_reloads: std::sync::atomic::AtomicU64,
@@ -216,7 +195,7 @@ pub struct Host {
     cache: ComponentCache,
     /// The resident-actor cap and the mailboxes waiting for a worker.
     residency: Residency<Mailbox>,
-    logs: Mutex<std::collections::VecDeque<LogLine>>,
+    logs: LogBook,
     /// Set in cluster mode: the cluster and this node's place in it.
     cluster: Option<crate::cluster::ClusterNode>,
     /// The engine's pool of instance slots and its claim on the process's
@@ -279,11 +258,7 @@ impl Host {
     }
 
     pub(crate) fn record_log(&self, key: &ActorKey, level: &'static str, message: &str) {
-        let mut logs = lock(&self.logs);
-        if logs.len() >= 1000 {
-            logs.pop_front();
-        }
-        logs.push_back(LogLine {
+        self.logs.record(LogLine {
             at: self.clock.now_ms(),
             actor: key.to_string(),
             level,
@@ -292,19 +267,7 @@ impl Host {
     }
 
     pub(crate) fn class(&self, key: &ActorKey) -> Result<Arc<Class>, RuntimeError> {
-        let apps = self.apps.read().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let app = apps
-            .get(&key.app)
-            .ok_or_else(|| RuntimeError::NoSuchApp(key.app.clone()))?;
-        app.classes.get(&key.class).cloned().ok_or_else(|| {
-            let mut known: Vec<&str> = app.classes.keys().map(String::as_str).collect();
-            known.sort_unstable();
-            RuntimeError::NoSuchClass {
-                app: key.app.clone(),
-                class: key.class.clone(),
-                known: known.join(", "),
-            }
-        })
+        self.apps.class(key)
     }
 
     pub(crate) fn slot(&self, key: &ActorKey) -> Arc<Mailbox> {

@@ -1,7 +1,7 @@
 //! How a node's host is made from its parts, and the methods through which
 //! the rest of the crate reads them (the fields stay private to `node/`).
 
-use super::{App, Host, LogLine, Mailbox, SpawnWorker};
+use super::{AppTable, Host, LogBook, Mailbox, SpawnWorker};
 use crate::address::ActorKey;
 use crate::alarm_index::AlarmIndex;
 use crate::clock::Clock;
@@ -14,7 +14,7 @@ use crate::residency::Residency;
 use crate::sockets::SocketTable;
 use crate::storage::ActorStorage;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex};
 use wasmtime::Engine;
 use wasmtime::component::Linker;
 
@@ -56,13 +56,13 @@ impl Host {
             metrics: parts.metrics,
             storage: parts.storage,
             alarms: parts.alarms,
-            apps: RwLock::new(HashMap::new()),
+            apps: AppTable::default(),
             class_reloads: std::sync::atomic::AtomicU64::new(0),
             actors: Mutex::new(HashMap::new()),
             sockets: parts.sockets,
             cache: parts.cache,
             residency,
-            logs: Mutex::new(std::collections::VecDeque::new()),
+            logs: LogBook::default(),
             cluster: parts.cluster,
             instance_pool: parts.instance_pool,
             stops: super::Stops::default(),
@@ -118,7 +118,7 @@ impl Host {
     }
 
     /// The apps loaded here, by name.
-    pub(crate) fn apps(&self) -> &RwLock<HashMap<String, Arc<App>>> {
+    pub(crate) fn apps(&self) -> &AppTable {
         &self.apps
     }
 
@@ -153,7 +153,7 @@ impl Host {
     }
 
     /// The last lines actors logged.
-    pub(crate) fn logs(&self) -> &Mutex<std::collections::VecDeque<LogLine>> {
+    pub(crate) fn logs(&self) -> &LogBook {
         &self.logs
     }
 

@@ -35,7 +35,7 @@ impl<'a> Admin<'a> {
 
     /// The last (up to 1000) lines actors logged.
     pub fn logs(&self) -> Vec<LogLine> {
-        lock(self.host.logs()).iter().cloned().collect()
+        self.host.logs().lines()
     }
 
     /// Whether the actor has a database.

@@ -35,11 +35,7 @@ impl Runtime {
             let (pre, _) = self.link_component(&c.component)?;
             loaded.insert(c.name.clone(), Arc::new(Class { pre, access: c.access }));
         }
-        self.host
-            .apps()
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(app.to_owned(), Arc::new(App { classes: loaded }));
+        self.host.apps().insert(app, loaded);
         Ok(())
     }
 
@@ -52,30 +48,14 @@ impl Runtime {
     /// No such app or class, or the component does not load (as [`Runtime::add_app`]).
     pub fn reload_class(&self, app: &str, spec: &ClassSpec) -> Result<CacheOutcome, RuntimeError> {
         let (pre, outcome) = self.link_component(&spec.component)?;
-        let mut apps = self
-            .host
-            .apps()
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let loaded = apps.get(app).ok_or_else(|| RuntimeError::NoSuchApp(app.to_owned()))?;
-        if !loaded.classes.contains_key(&spec.name) {
-            let mut known: Vec<&str> = loaded.classes.keys().map(String::as_str).collect();
-            known.sort_unstable();
-            return Err(RuntimeError::NoSuchClass {
-                app: app.to_owned(),
-                class: spec.name.clone(),
-                known: known.join(", "),
-            });
-        }
-        let mut classes = loaded.classes.clone();
-        classes.insert(
-            spec.name.clone(),
-            Arc::new(Class {
+        self.host.apps().replace_class(
+            app,
+            &spec.name,
+            Class {
                 pre,
                 access: spec.access,
-            }),
-        );
-        apps.insert(app.to_owned(), Arc::new(App { classes }));
+            },
+        )?;
         self.host.class_reloaded();
         Ok(outcome)
     }

@@ -29,7 +29,7 @@ use crate::job::{self, CallFailure, EventKind, Job};
 use crate::job::{AdminDeleted, Restored};
 use crate::manifest::{Access, ClassSpec, Manifest};
 use crate::metrics::Metrics;
-use crate::node::{ActorInfo, ActorStatus, App, Class, Host, LogLine, lock};
+use crate::node::{ActorInfo, ActorStatus, Class, Host, LogLine, lock};
 use crate::node_builder;
 use crate::passes::{self, ExpiryPass, queue_due};
 use crate::sockets::OutboundReceiver;

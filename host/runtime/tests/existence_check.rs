@@ -64,15 +64,29 @@ fn a_bucket_that_cannot_be_listed_is_a_503_not_a_404() {
     )
     .expect("app");
     let key = ActorKey::new("t/app", "testee", "unknown");
-    let absent = rt.request(&key, HttpRequest::new("GET", "/", Vec::new()));
+    // The question is asked once, by the request's worker (issue 56): the
+    // answer names the kind.
+    let answer = |rt: &wasmkeep_host::Runtime| {
+        rt.request(&key, HttpRequest::new("GET", "/", Vec::new()))
+            .expect("a request is taken; its worker asks whether the actor exists")
+            .wait()
+    };
+    let absent = answer(&rt);
     assert_eq!(
-        absent.err().map(|e| e.kind()),
-        Some(FailureKind::NoSuchActor),
+        (absent.status, absent.failure),
+        (404, Some(FailureKind::NoSuchActor)),
         "with the bucket readable, an actor never written is absent"
     );
     failing.store(true, Ordering::SeqCst);
-    let unknown = rt.request(&key, HttpRequest::new("GET", "/", Vec::new()));
-    let kind = unknown.err().map(|e| e.kind());
-    assert_eq!(kind, Some(FailureKind::Bucket), "not known, not absent");
+    let unknown = answer(&rt);
+    assert_eq!(
+        (unknown.status, unknown.failure),
+        (503, Some(FailureKind::Bucket)),
+        "not known, not absent: {}",
+        unknown.text()
+    );
+    // A socket's opening asks the same question, once.
+    let socket = rt.open_socket(&key, "/");
+    assert_eq!(socket.err().map(|e| e.kind()), Some(FailureKind::Bucket));
     assert_eq!(FailureKind::Bucket.status(), 503);
 }

@@ -300,6 +300,19 @@ impl Host {
     }
 
     /// Whether `key` is resident here now (its instance kept by its worker).
+    /// Whether `key` exists, for an `existing` class: resident here says so
+    /// without a listing; otherwise the storage is asked (in a cluster, a
+    /// bucket listing). The one place the question is asked (issue 56).
+    ///
+    /// # Errors
+    /// The storage could not tell: never read as absent.
+    pub(crate) fn exists(&self, key: &ActorKey) -> Result<bool, crate::storage::StorageError> {
+        if self.is_resident(key) {
+            return Ok(true);
+        }
+        self.storage.exists(key)
+    }
+
     pub(crate) fn is_resident(&self, key: &ActorKey) -> bool {
         // The node's lock is let go before the mailbox's: a mailbox may be
         // held for a while (its database closing, ADR 045).

@@ -223,19 +223,15 @@ impl Runtime {
     }
 
     /// Whether the class lets an event from outside reach `key`; its access.
+    /// The class's access, for an event from outside the app: an `internal`
+    /// class refuses it. Whether an `existing` class's actor exists is asked
+    /// once per event, where the event is (`Host::exists`): a request's
+    /// worker asks before it runs (off the async thread, and not a second
+    /// time); a socket's opening asks in [`Runtime::open_socket`].
     fn check_outside_access(&self, key: &ActorKey) -> Result<Access, RuntimeError> {
         let access = self.host.class(key)?.access;
         match access {
-            Access::Open => Ok(access),
-            // Resident here: it exists, and no listing is needed to say so.
-            Access::Existing if self.host.is_resident(key) => Ok(access),
-            Access::Existing => match self.host.storage().exists(key) {
-                Ok(true) => Ok(access),
-                Ok(false) => Err(RuntimeError::NoSuchActor(key.clone())),
-                // A bucket that failed does not say the actor is absent: its
-                // failure is the answer (503, by its kind), never a 404.
-                Err(e) => Err(RuntimeError::Storage(Box::new(e))),
-            },
+            Access::Open | Access::Existing => Ok(access),
             Access::Internal => Err(RuntimeError::Internal(key.class.clone())),
         }
     }

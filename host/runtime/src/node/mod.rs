@@ -3,9 +3,11 @@
 //! Used by the runtime (the public API) and every worker.
 
 mod app_table;
+mod calls;
 mod log_book;
 mod out_of_files;
 mod parts;
+mod socket_ops;
 mod stops;
 #[cfg(test)]
 mod tests;
@@ -605,188 +607,9 @@ impl Host {
         }
     }
 
-    /// Queues an actor's message for its socket's client. A client that lets
-    /// over 8 MiB wait unread is closed with 1008, and the actor gets its
-    /// close event after this one.
-    pub(crate) fn socket_send(&self, key: &ActorKey, id: u64, msg: SocketMessage) -> Result<(), ()> {
-        let entry = match self.sockets.send(key, id, msg) {
-            Ok(()) => return Ok(()),
-            Err(crate::sockets::SendFailed::NotOpen) => return Err(()),
-            Err(crate::sockets::SendFailed::NotReading(entry)) => entry,
-        };
-        {
-            let (code, reason) = NOT_READING;
-            tracing::warn!(actor = %key, socket = id, "{reason}: closed with {code}");
-            entry.close(code, reason.into());
-            // The node itself only on this rare path: a send is per message.
-            let Some(me) = self.me.upgrade() else { return Err(()) };
-            me.enqueue(
-                key,
-                Job::new(
-                    EventKind::SocketClose {
-                        id,
-                        code,
-                        reason: reason.into(),
-                    },
-                    Vec::new(),
-                ),
-            );
-        }
-        Err(())
-    }
-
     /// An operator delete request is no longer queued here.
     pub(crate) fn operator_released(&self, req: &crate::operator::DeleteRequest) {
         lock(&self.pass_book.operator_in_flight).remove(&req.object);
-    }
-
-    pub(crate) fn socket_close_by_actor(
-        self: &Arc<Self>,
-        key: &ActorKey,
-        id: u64,
-        code: u16,
-        reason: String,
-    ) -> Result<(), ()> {
-        let entry = self.sockets.remove_of(key, id).ok_or(())?;
-        // The client gets (and the actor's close event tells) what can be sent.
-        let (code, reason) = crate::sockets::close_frame(code, &reason);
-        entry.close(code, reason.clone());
-        // The actor's own close event comes after the current event.
-        self.enqueue(key, Job::new(EventKind::SocketClose { id, code, reason }, Vec::new()));
-        Ok(())
-    }
-
-    pub(crate) fn socket_belongs_to(&self, key: &ActorKey, id: u64) -> bool {
-        self.sockets.belongs_to(key, id)
-    }
-
-    pub(crate) fn sockets_of(&self, key: &ActorKey) -> Vec<u64> {
-        self.sockets.ids_of(key)
-    }
-
-    /// Closes every socket of a deleted actor with 1000 "actor deleted"; no close events run.
-    pub(crate) fn close_sockets_of_deleted(&self, key: &ActorKey) {
-        self.close_sockets_where(|k| k == key, 1000, "actor deleted");
-    }
-
-    /// Closes (with `code`, `reason`) and forgets every socket whose actor
-    /// `which` picks; no close events run. Returns how many.
-    pub(crate) fn close_sockets_where(&self, which: impl Fn(&ActorKey) -> bool, code: u16, reason: &str) -> usize {
-        self.sockets.close_where(which, code, reason)
-    }
-
-    /// Installs how calls reach actors held by other node processes; the
-    /// first one installed stays (chosen once, at start-up).
-    pub(crate) fn set_remote_calls(&self, remote: Arc<dyn crate::remote_calls::RemoteCalls>) -> bool {
-        self.remote_calls.set(remote).is_ok()
-    }
-
-    pub(crate) fn call_blocking(
-        self: &Arc<Self>,
-        target: &ActorKey,
-        caller: Option<ActorKey>,
-        payload: Arc<Vec<u8>>,
-        chain: Vec<ActorKey>,
-        limit: Duration,
-        route: CallRoute,
-    ) -> Result<Vec<u8>, CallFailure> {
-        let started = std::time::Instant::now();
-        // Kept only where it may be carried to another node process: the
-        // payload is shared, the caller and the chain (a few keys) copied.
-        let remote = self.remote_calls.get().filter(|_| route == CallRoute::FromHere);
-        let kept = remote.map(|_| RemoteCall {
-            target: target.clone(),
-            caller: caller.clone(),
-            payload: payload.clone(),
-            chain: chain.clone(),
-            limit,
-        });
-        let answer = self.call_here(target, caller, payload, chain, limit);
-        match (answer, remote, kept) {
-            (
-                Err(CallFailure::Failed {
-                    kind: FailureKind::HolderUnreachable,
-                    message,
-                }),
-                Some(remote),
-                Some(mut call),
-            ) => match self.remote_holder(target) {
-                Some((_, Some(address))) => {
-                    call.limit = limit.saturating_sub(started.elapsed());
-                    remote.call(&address, call)
-                }
-                _ => Err(CallFailure::failed(FailureKind::HolderUnreachable, message)),
-            },
-            (answer, _, _) => answer,
-        }
-    }
-
-    /// Queues the call on this node and waits for its answer.
-    fn call_here(
-        self: &Arc<Self>,
-        target: &ActorKey,
-        caller: Option<ActorKey>,
-        payload: Arc<Vec<u8>>,
-        chain: Vec<ActorKey>,
-        limit: Duration,
-    ) -> Result<Vec<u8>, CallFailure> {
-        self.class(target).map_err(|e| CallFailure::Refused {
-            kind: e.kind(),
-            message: e.to_string(),
-        })?;
-        if chain.contains(target) {
-            let path: Vec<String> = chain
-                .iter()
-                .chain(std::iter::once(target))
-                .map(ToString::to_string)
-                .collect();
-            return Err(CallFailure::Refused {
-                kind: FailureKind::CallCycle,
-                message: format!(
-                    "call cycle {}: the target is waiting on this call and would wait forever",
-                    path.join(" → ")
-                ),
-            });
-        }
-        let (tx, rx) = mpsc::channel();
-        let job = Job::new(
-            EventKind::Call {
-                caller,
-                payload,
-                reply: tx,
-            },
-            chain,
-        );
-        let ticket = job.ticket.clone();
-        self.enqueue(target, job);
-        // Never wait longer than the caller's event may run: two actors calling
-        // each other at once would otherwise wait for each other forever. Look
-        // for a shutdown meanwhile: a call still queued is answered at once.
-        let until = std::time::Instant::now() + limit;
-        loop {
-            let step = until
-                .saturating_duration_since(std::time::Instant::now())
-                .min(Duration::from_millis(20));
-            match rx.recv_timeout(step) {
-                Ok(answer) => return answer,
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    return Err(CallFailure::failed(
-                        FailureKind::Host,
-                        "the callee's event ended without an answer",
-                    ));
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-            }
-            if self.halted(&target.app) && job::take_ticket(&ticket, job::ABANDONED) {
-                return Err(CallFailure::failed(FailureKind::ShuttingDown, job::SHUTTING_DOWN));
-            }
-            if std::time::Instant::now() >= until {
-                return Err(CallFailure::failed(
-                    FailureKind::CallTimedOut,
-                    format!("{target} did not answer within {limit:?} (busy, or waiting on a call back to this chain)"),
-                ));
-            }
-        }
     }
 }
 

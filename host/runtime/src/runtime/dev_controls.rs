@@ -65,6 +65,32 @@ impl<'a> DevControls<'a> {
             .count()
     }
 
+    /// Runs every alarm due now one after another, in the order they fell
+    /// due (then by actor), each waited for (its event's end included)
+    /// before the next; returns how many ran `on-alarm`. What each alarm's
+    /// event writes then meets the node's armed faults in the same order
+    /// every time, which [`DevControls::run_due_alarms`] (all at once) does
+    /// not promise: a test host's chaos replays by it (ADR 079).
+    pub fn run_due_alarms_in_turn(&self) -> usize {
+        let due = match self.host.alarms().due(self.now_ms()) {
+            Ok(due) => due,
+            Err(e) => {
+                tracing::error!("reading the alarm index: {e}");
+                return 0;
+            }
+        };
+        let mut ran = 0;
+        for (key, _) in due {
+            // Queued only once the one before has ended.
+            if let Some(rx) = passes::queue_alarm(self.host, &key)
+                && rx.blocking_recv().unwrap_or(false)
+            {
+                ran += 1;
+            }
+        }
+        ran
+    }
+
     /// The earliest time of an alarm in the index after `after` and at or
     /// before `until`, if any: where a clock that runs what falls due stops
     /// next. (Entries at or before `after` are left out: they were due when
@@ -95,6 +121,16 @@ impl<'a> DevControls<'a> {
     /// Hibernates every resident actor once its queued events have run.
     pub fn hibernate_all(&self) {
         passes::hibernate_where(self.host, |_| true);
+    }
+
+    /// Hibernates every resident actor one after another, in the order of
+    /// their keys, each once its queued events have run and before the next:
+    /// what each one's release writes (in a cluster) meets the node's armed
+    /// faults in the same order every time, which
+    /// [`DevControls::hibernate_all`] (all at once) does not promise. A test
+    /// host's chaos replays by it (ADR 079).
+    pub fn hibernate_all_in_turn(&self) {
+        passes::hibernate_in_turn(self.host, |_| true);
     }
 
     /// Restarts one actor, as a crash and recovery would, once its queued

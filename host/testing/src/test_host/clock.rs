@@ -96,14 +96,17 @@ impl TestHost {
         Ok(())
     }
 
-    /// Runs every due alarm; how many ran `on-alarm`.
+    /// Runs every due alarm, one after another in the order they fell due
+    /// (then by actor), each to its event's end before the next; how many
+    /// ran `on-alarm`. Their writes then meet the armed faults in the same
+    /// order every time (a seed replays exactly, ADR 079).
     ///
     /// # Errors
     /// The host is closed.
     pub fn run_due_alarms(&self) -> Result<usize, TestHostError> {
         // The cluster's alarm index is shared: one live node queues each due
         // alarm, and forwards it to the actor's holder.
-        Ok(self.acting_node()?.dev().run_due_alarms())
+        Ok(self.acting_node()?.dev().run_due_alarms_in_turn())
     }
 
     /// Runs the actor's alarm if it is due; whether one ran. In a cluster it

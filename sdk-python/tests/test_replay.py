@@ -1,4 +1,4 @@
-"""A chaos seed replays exactly on two nodes (issue 58, ADR 079): 100 seeds
+"""A chaos seed replays exactly on two nodes (issue 58, ADR 080): 100 seeds
 of the counter's life (examples/counter-py, the cheapest body of the
 examples: POST, POST, GET, DELETE until it answers 200, POST, GET, every 5xx
 retried) run twice on one two-node host, each seed after `host.reset()`

@@ -84,7 +84,7 @@ pub(crate) fn hibernate_where(host: &Arc<Host>, which: impl Fn(&ActorKey) -> boo
 /// Hibernates every resident actor `which` picks one after another, in the
 /// order of their keys, each after its queued jobs and waited for before
 /// the next: what each one's release writes meets the node's armed faults
-/// in the same order every time (ADR 079). [`hibernate_where`] hibernates
+/// in the same order every time (ADR 080). [`hibernate_where`] hibernates
 /// them all at once, in whatever order their workers get to it.
 pub(crate) fn hibernate_in_turn(host: &Arc<Host>, which: impl Fn(&ActorKey) -> bool) {
     let mut keys: Vec<ActorKey> = lock(host.actors()).keys().filter(|k| which(k)).cloned().collect();

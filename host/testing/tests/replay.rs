@@ -1,5 +1,5 @@
 //! A chaos seed replays exactly on two nodes when several actors run in one
-//! step (ADR 079): before, `hibernate_all` hibernated a node's actors all at
+//! step (ADR 080): before, `hibernate_all` hibernated a node's actors all at
 //! once and `run_due_alarms` ran the due alarms all at once, so a fault armed
 //! once on a node went to whichever actor's bucket write came first, and a
 //! seed whose body calls a second actor ran differently from one run to the

@@ -1,4 +1,4 @@
-//! A chaos seed replays exactly on two nodes (issue 58, ADR 079): 100 seeds
+//! A chaos seed replays exactly on two nodes (issue 58, ADR 080): 100 seeds
 //! of the bank's life (examples/bank-rust: deposits and withdrawals with
 //! operation ids, a statement after each, every 5xx retried) run twice on one
 //! two-node host, each seed after a reset under its schedule

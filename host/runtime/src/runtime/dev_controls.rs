@@ -70,7 +70,7 @@ impl<'a> DevControls<'a> {
     /// before the next; returns how many ran `on-alarm`. What each alarm's
     /// event writes then meets the node's armed faults in the same order
     /// every time, which [`DevControls::run_due_alarms`] (all at once) does
-    /// not promise: a test host's chaos replays by it (ADR 079).
+    /// not promise: a test host's chaos replays by it (ADR 080).
     pub fn run_due_alarms_in_turn(&self) -> usize {
         let due = match self.host.alarms().due(self.now_ms()) {
             Ok(due) => due,
@@ -128,7 +128,7 @@ impl<'a> DevControls<'a> {
     /// what each one's release writes (in a cluster) meets the node's armed
     /// faults in the same order every time, which
     /// [`DevControls::hibernate_all`] (all at once) does not promise. A test
-    /// host's chaos replays by it (ADR 079).
+    /// host's chaos replays by it (ADR 080).
     pub fn hibernate_all_in_turn(&self) {
         passes::hibernate_in_turn(self.host, |_| true);
     }

@@ -183,7 +183,7 @@ impl Runtime {
     /// Waits until every event queued so far, for every actor with a worker
     /// here, has run (each actor's in turn, in the order of their keys): the
     /// ends of events a test did not send itself, such as those of the
-    /// actors its actor called, are over before its next step (ADR 079).
+    /// actors its actor called, are over before its next step (ADR 080).
     pub fn settle_all(&self) {
         let mut keys: Vec<ActorKey> = crate::node::lock(self.host.actors()).keys().cloned().collect();
         keys.sort();

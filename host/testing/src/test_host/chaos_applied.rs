@@ -165,7 +165,7 @@ impl TestHost {
     /// Waits until every actor's queued events have run, on every node (node
     /// 1 first, each node's actors in the order of their keys): nothing
     /// still running meets the faults armed next, so a seed replays exactly
-    /// (ADR 079).
+    /// (ADR 080).
     fn settle_everywhere(&self) -> Result<(), TestHostError> {
         for rt in self.all_nodes()? {
             rt.settle_all();

@@ -99,7 +99,7 @@ impl TestHost {
     /// Runs every due alarm, one after another in the order they fell due
     /// (then by actor), each to its event's end before the next; how many
     /// ran `on-alarm`. Their writes then meet the armed faults in the same
-    /// order every time (a seed replays exactly, ADR 079).
+    /// order every time (a seed replays exactly, ADR 080).
     ///
     /// # Errors
     /// The host is closed.

@@ -397,7 +397,7 @@ impl TestHost {
     /// Hibernates every resident actor (on every node of a cluster): node by
     /// node, and on each one actor after another in the order of their keys,
     /// so that what their releases write meets the armed faults in the same
-    /// order every time (a seed replays exactly, ADR 079).
+    /// order every time (a seed replays exactly, ADR 080).
     ///
     /// # Errors
     /// The host is closed.

@@ -452,7 +452,10 @@ export interface ChaosOptions {
  * cluster also a failed upload, an upload that lands but reports failure, a
  * lost hold, a node cut off, and the event sent to any live node. The draws
  * depend on the seed and the events' order only, so one seed replays the
- * same schedule.
+ * same schedule, and exactly the same answers, on one node and on several,
+ * as long as the body decides only from its seed (the host runs a step that
+ * touches several actors one after another, and lets every queued event run
+ * before it arms a fault; ADR 080).
  *
  * The body is synchronous and throws (an assertion) when its invariant
  * breaks; the first failing seed throws a {@link ChaosFailure}. With

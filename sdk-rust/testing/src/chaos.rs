@@ -67,7 +67,11 @@ fn as_chaos_body<R>(f: impl FnOnce() -> R) -> R {
 /// Runs `body` once per seed of `seeds` (or only `WASMKEEP_CHAOS_SEED`
 /// when set), each on a reset host under its seeded schedule; the first
 /// failure is returned with its seed and schedule, after what explained the
-/// seed's 5xx answers is printed to stderr.
+/// seed's 5xx answers is printed to stderr. A seed replays exactly, the same
+/// schedule and the same answers, on one node and on several, as long as the
+/// body decides only from its seed ([`ActorTest::chaos_seed`]): the host runs
+/// a step that touches several actors one after another and lets every
+/// queued event run before it arms a fault (ADR 080).
 ///
 /// # Errors
 /// The host cannot start or reset, or `WASMKEEP_CHAOS_SEED` is not a number

@@ -51,7 +51,10 @@ impl TestHost {
     /// alarms, lose the answer, or (a request) crash the host right after its
     /// answer went out; in a cluster also fail an upload (or let it land and report
     /// failure), lose a hold, cut a node off, and send the event to any live
-    /// node. The same seed and the same events draw the same schedule.
+    /// node. The same seed and the same events draw the same schedule, and
+    /// replay the same answers on one node and on several: a step that
+    /// touches several actors runs them one after another, and every actor's
+    /// queued events have run before a fault is armed (ADR 080).
     /// Starting again replaces the schedule.
     pub fn start_chaos(&self, seed: u64) {
         *lock(&self.chaos) = Some(ChaosUnderWay {

@@ -2,6 +2,7 @@
 
 mod c_adapter;
 mod c_bindings;
+mod harness_ffi;
 mod parity;
 mod release;
 mod ts_quickjs;
@@ -82,7 +83,8 @@ enum Command {
         args: Vec<String>,
     },
     /// Regenerate everything made from wit/: every copy of the WIT and the
-    /// generated bindings of the four SDKs (Rust, TypeScript, C, Python).
+    /// generated bindings of the four SDKs (Rust, TypeScript, C, Python);
+    /// and the Rust harness's FFI from the C harness's header.
     Gen {
         /// Change nothing; exit non-zero naming every file that differs.
         #[arg(long)]
@@ -250,6 +252,18 @@ fn gen_all(root: &Path, check: bool) -> Result<()> {
         Ok(c) => println!("xtask: updated the C bindings:\n  {}", c.join("\n  ")),
         Err(e) => failed.push(format!("C: {e:#}")),
     }
+    match harness_ffi::bring_up_to_date(root, check) {
+        Ok(ffi) if ffi.is_empty() => println!("xtask: {} matches {}", harness_ffi::OUT, harness_ffi::HEADER),
+        Ok(ffi) if check => {
+            eprintln!("xtask: this Rust file differs from what the C harness's header makes:");
+            for line in &ffi {
+                eprintln!("  {line}");
+            }
+            stale.extend(ffi);
+        }
+        Ok(ffi) => println!("xtask: updated the Rust harness's FFI:\n  {}", ffi.join("\n  ")),
+        Err(e) => failed.push(format!("Rust harness FFI: {e:#}")),
+    }
     for generator in GENERATORS {
         let (program, mut args) = (generator.command[0], generator.command[1..].to_vec());
         if check {
@@ -326,7 +340,7 @@ fn gen_all(root: &Path, check: bool) -> Result<()> {
     let mut message = String::new();
     if !stale.is_empty() {
         message += &format!(
-            "{} generated file(s) differ from what wit/ makes:\n  {}\nrun `{GEN_COMMAND}` and commit the result",
+            "{} generated file(s) differ from what wit/ (or the C harness's header) makes:\n  {}\nrun `{GEN_COMMAND}` and commit the result",
             stale.len(),
             stale.join("\n  ")
         );

@@ -1,6 +1,6 @@
 //! Where the harness library is, and loading it once per test process.
 
-use super::ffi::Api;
+use super::ffi_generated::Api;
 use crate::driver::HarnessError;
 use std::ffi::{CStr, c_char};
 use std::path::{Path, PathBuf};

@@ -3,7 +3,10 @@
 //! it), loaded at start, so that a project's `cargo test` compiles no host
 //! (ADR 035).
 
-mod ffi;
+// The harness header's declarations, written by `cargo xtask gen` (ADR 081),
+// laid out as rustfmt would; left as written.
+#[rustfmt::skip]
+mod ffi_generated;
 mod locate;
 
 use crate::driver::{HarnessError, HostDriver, HostSetup, Verb};
@@ -11,7 +14,7 @@ use crate::types::{
     Access, ActorKey, AdminDeleted, CallFailure, ChaosFailure, DeletionStatus, HistoryPosition, HttpResponse, LogLine,
     Outbound, RestoreTo, Restored, SocketMessage,
 };
-use ffi::Api;
+use ffi_generated::{self as ffi, Api};
 use std::ffi::{CStr, CString, c_char};
 use std::path::Path;
 use std::time::Duration;
@@ -85,7 +88,7 @@ impl PrebuiltHost {
                 kind: Some("bad-nodes".into()),
             });
         }
-        let options = ffi::HostOptions {
+        let options = ffi::WkhHostOptions {
             data_dir: std::ptr::null(),
             cache_dir: std::ptr::null(),
             event_timeout_ms: setup
@@ -182,13 +185,13 @@ impl HostDriver for PrebuiltHost {
     fn add_class(&self, app: &str, class: &str, component: &Path, access: Access) -> Verb<()> {
         let (app, name) = (c(app)?, c(class)?);
         let component = c(&component.to_string_lossy())?;
-        let spec = ffi::Class {
+        let spec = ffi::WkhClass {
             name: name.as_ptr(),
             component: component.as_ptr(),
             access: match access {
-                Access::Open => 0,
-                Access::Existing => 1,
-                Access::Internal => 2,
+                Access::Open => ffi::WKH_ACCESS_OPEN,
+                Access::Existing => ffi::WKH_ACCESS_EXISTING,
+                Access::Internal => ffi::WKH_ACCESS_INTERNAL,
             },
         };
         // SAFETY: a live host; the strings outlive the call.
@@ -282,9 +285,9 @@ impl HostDriver for PrebuiltHost {
             (self.api.wkh_call_result_free)(r);
             let message = || String::from_utf8_lossy(&data).into_owned();
             Ok(match status {
-                ffi::CALL_OK => Ok(data),
-                ffi::CALL_REFUSED => Err(CallFailure::Refused(message())),
-                ffi::CALL_REJECTED => Err(CallFailure::Rejected(message())),
+                ffi::WKH_CALL_STATUS_OK => Ok(data),
+                ffi::WKH_CALL_STATUS_REFUSED => Err(CallFailure::Refused(message())),
+                ffi::WKH_CALL_STATUS_REJECTED => Err(CallFailure::Rejected(message())),
                 _ => Err(CallFailure::Failed(message())),
             })
         }
@@ -400,8 +403,8 @@ impl HostDriver for PrebuiltHost {
             (self.api.wkh_operator_delete)(self.ptr(), k.0.as_ptr(), k.1.as_ptr(), k.2.as_ptr(), &raw mut outcome)
         })?;
         Ok(match outcome {
-            ffi::ADMIN_DELETED => AdminDeleted::Deleted,
-            ffi::ADMIN_REMOVED_UNOPENABLE => AdminDeleted::RemovedUnopenable,
+            ffi::WKH_ADMIN_DELETED_DELETED => AdminDeleted::Deleted,
+            ffi::WKH_ADMIN_DELETED_REMOVED_UNOPENABLE => AdminDeleted::RemovedUnopenable,
             _ => AdminDeleted::Absent,
         })
     }
@@ -416,11 +419,11 @@ impl HostDriver for PrebuiltHost {
         // SAFETY: a deletion of the library, read then freed once.
         unsafe {
             let out = match (*d).kind {
-                ffi::DELETION_DELETED => DeletionStatus::Deleted {
+                ffi::WKH_DELETION_KIND_DELETED => DeletionStatus::Deleted {
                     at_ms: (*d).at_ms,
                     how: text((*d).how),
                 },
-                ffi::DELETION_UNKNOWN => DeletionStatus::Unknown {
+                ffi::WKH_DELETION_KIND_UNKNOWN => DeletionStatus::Unknown {
                     reason: text((*d).reason),
                 },
                 _ => DeletionStatus::NotDeleted,
@@ -525,8 +528,10 @@ impl HostDriver for PrebuiltHost {
             unsafe {
                 let data = bytes((*o).data, (*o).len);
                 out.push(match (*o).kind {
-                    ffi::OUTBOUND_TEXT => Outbound::Message(SocketMessage::Text(String::from_utf8_lossy(&data).into())),
-                    ffi::OUTBOUND_BINARY => Outbound::Message(SocketMessage::Binary(data)),
+                    ffi::WKH_OUTBOUND_KIND_TEXT => {
+                        Outbound::Message(SocketMessage::Text(String::from_utf8_lossy(&data).into()))
+                    }
+                    ffi::WKH_OUTBOUND_KIND_BINARY => Outbound::Message(SocketMessage::Binary(data)),
                     _ => Outbound::Close {
                         code: (*o).code,
                         reason: String::from_utf8_lossy(&data).into(),

@@ -35,10 +35,9 @@ GENERATED = (
     "sdk-python/wasmkeep_actor/_bindings/",
 )
 NOT_WALKED = {".git", "target", "node_modules", "vendor"}
-# Over the limit while another change splits them: the file, and why it waits.
-KNOWN_EXCEPTIONS = {
-    "sdk-python/wasmkeep_actor/testing.py": "edited now by the change to the SDKs' test harnesses: split it once that lands",
-}
+# Over the limit while another change splits them: the file, and why it
+# waits. Empty: every hand-written file is within the limit.
+KNOWN_EXCEPTIONS: dict = {}
 
 
 def listed(root: Path) -> list:

@@ -31,7 +31,7 @@ from __future__ import annotations
 import json as _json
 import os
 import sys
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -39,6 +39,8 @@ from typing import Any, Literal, Union
 
 from .build import StaleComponentError, check_fresh
 from .context import to_datetime, to_ms
+from ._native_harness import load as _native
+from .chaos import ChaosFailure, ChaosRecord, chaos_seed_from_env, run_chaos
 from .errors import CallError, CallFailed, CallRefused, CallRejected
 
 __all__ = [
@@ -68,19 +70,6 @@ __all__ = [
 
 #: The variable that replays one seed of `run_chaos` alone.
 CHAOS_SEED_VAR = "WASMKEEP_CHAOS_SEED"
-
-
-def _native() -> Any:
-    try:
-        import wasmkeep_actor_harness
-    except ImportError as e:
-        from ._harness_wheel import missing
-
-        raise ImportError(
-            missing("wasmkeep_actor.testing needs the native harness (the wasmkeep-actor-harness package), which is not installed")
-            + f" The import failed with: {e}"
-        ) from e
-    return wasmkeep_actor_harness
 
 
 try:
@@ -209,100 +198,6 @@ class Restored:
     from_: str
     at: str
     undo: str
-
-
-@dataclass(frozen=True)
-class ChaosRecord:
-    """One thing a chaos schedule did: before `event` (1 for the seed's
-    first) to `actor` (`app:class/name`) on `node`, the `step` (`"fail-removal"`,
-    `"restart"`, `"hibernate"`, `"late-alarms"` (`value`: the ms the clock
-    moved), `"lose-answer"`, `"crash-after-answer"`, `"fail-upload"`,
-    `"upload-lands-but-fails"`, `"lose-hold"`,
-    `"cut-off"` (`value`: the node)). `str()` is the line the report prints."""
-
-    event: int
-    actor: str
-    node: int
-    step: str
-    value: int | None
-    text: str
-
-    def __str__(self) -> str:
-        return self.text
-
-
-class ChaosFailure(AssertionError):
-    """The body of `run_chaos` failed under `seed`; `schedule` is what the
-    seed's schedule did before it failed, `message` the body's failure. The
-    message (`str()`) is the host library's report: the seed, how to replay
-    it alone (`WASMKEEP_CHAOS_SEED=<seed>`) and the schedule."""
-
-    def __init__(self, seed: int, schedule: list[ChaosRecord], message: str) -> None:
-        self.seed = seed
-        self.schedule = schedule
-        self.message = message
-        report = _native().chaos_report(
-            seed, message, [(r.event, r.actor, r.node, r.step, r.value, r.text) for r in schedule]
-        )
-        super().__init__(str(report).rstrip("\n"))
-
-    def __reduce__(self) -> tuple[type[ChaosFailure], tuple[int, list[ChaosRecord], str]]:
-        # Pickled with its own arguments (pytest-xdist sends failures across processes).
-        return (type(self), (self.seed, self.schedule, self.message))
-
-
-def chaos_seed_from_env() -> int | None:
-    """The seed to replay alone, from `WASMKEEP_CHAOS_SEED` (None when unset
-    or empty). Raises `ValueError` when it is set but is not a number."""
-    seed = _native().chaos_seed_from_env()
-    return None if seed is None else int(seed)
-
-
-def _failure_message(e: BaseException) -> str:
-    text = str(e).strip()
-    if isinstance(e, AssertionError):
-        return text or "an assertion failed (without a message)"
-    return f"{type(e).__name__}: {text}" if text else type(e).__name__
-
-
-def run_chaos(host: TestHost, seeds: Iterable[int], body: Callable[[TestHost], object]) -> int:
-    """Runs `body(host)` once per seed, each after `host.reset()` under that
-    seed's schedule of what goes wrong at the durable boundaries (failed
-    removals, restarts, hibernation, late alarms; in a cluster also failed
-    and ambiguous uploads, lost holds, cut-off nodes, events sent to any live
-    node; before any event, an answer lost after the event ran; before a
-    request, the host crashing right after its answer went out, before the
-    event's end, so that nothing the event would write after its answer is
-    kept). Returns how
-    many seeds ran. Inside the body `host.chaos_seed` is the seed: draw the
-    body's own choices from it, so that the seed replays them too.
-
-    On the first seed whose body raises, raises `ChaosFailure` (an
-    `AssertionError`) with the seed, its schedule and how to replay it; the
-    host is left as the failure left it (its logs, its actors), out of chaos.
-    With `WASMKEEP_CHAOS_SEED` set, only that seed runs. The host is never
-    left in chaos mode, whether this returns or raises.
-    """
-    chosen = _native().chaos_seeds([int(s) for s in seeds])
-    ran = 0
-    for seed in chosen:
-        host.reset()
-        host.start_chaos(seed)
-        try:
-            body(host)
-        except Exception as e:  # noqa: BLE001 (the body's failure is reported with its seed)
-            message = _failure_message(e)
-            # What explained the seed's 5xx answers (kept while it ran: under
-            # chaos they are expected) is shown for the seed that fails.
-            _, records, explanations = host._native.fail_chaos(message)
-            for text in explanations:
-                print(text, end="", file=sys.stderr)
-            raise ChaosFailure(seed, [ChaosRecord(*r) for r in records], message) from e
-        finally:
-            # Never left in chaos, whatever the body raised (a no-op after fail_chaos).
-            host.end_chaos()
-        ran += 1
-    return ran
 
 
 class TestSocket:

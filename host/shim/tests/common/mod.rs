@@ -105,5 +105,18 @@ pub fn spawn_serve_with_env(
             String::from_utf8_lossy(&out.stderr)
         );
     };
+    // Its log is read as it comes, into the test's own output: a pipe nobody
+    // reads fills at 64 KiB, and then the node's next warning blocks the
+    // thread that writes it, whatever lock it holds. The hour of dropped
+    // lease answers hung that way after about an hour of warnings: a request
+    // to the node never came back.
+    if let Some(stderr) = child.stderr.take() {
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                eprintln!("serve: {line}");
+            }
+        });
+    }
     (child, base)
 }

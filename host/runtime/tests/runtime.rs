@@ -101,10 +101,18 @@ fn idle_actors_hibernate_on_their_own() {
 fn access_existing_refuses_new_actors_from_outside() {
     let (_d, rt) = runtime(Duration::from_secs(30));
     let k = ActorKey::new("t/app", "known", "x");
-    match rt.request(&k, HttpRequest::new("GET", "/", "")) {
-        Err(RuntimeError::NoSuchActor(_)) => {}
-        other => panic!("expected NoSuchActor for an existing-only class, got {other:?}"),
-    }
+    // The request is taken; its worker asks whether the actor exists, once,
+    // and answers 404 with the kind (issue 56: not also on the caller's thread).
+    let refused = rt
+        .request_blocking(&k, HttpRequest::new("GET", "/", ""))
+        .expect("the request is taken");
+    assert_eq!(
+        (refused.status, refused.failure),
+        (404, Some(wasmkeep_host::FailureKind::NoSuchActor)),
+        "an existing-only class refuses a new actor from outside: {}",
+        refused.text()
+    );
+    assert!(!rt.admin().exists(&k), "and the refusal created nothing");
     rt.call(&k, b"ignored".to_vec())
         .expect("calls reach existing-only classes")
         .ok();

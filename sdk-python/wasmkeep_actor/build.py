@@ -43,7 +43,7 @@ COMPONENTIZE_PY_VERSION = "0.25.1"
 ENTRY = "wasmkeep_entry__"
 _SDK = Path(__file__).resolve().parent
 #: SDK files that only make sense on the host, never inside a component.
-_HOST_ONLY = {"testing.py", "pytest_plugin.py", "build.py", "_spinner.py", "__main__.py", "cli.py", "_bindings", "wit", "__pycache__"}
+_HOST_ONLY = {"testing.py", "chaos.py", "_native_harness.py", "pytest_plugin.py", "build.py", "_spinner.py", "__main__.py", "cli.py", "_bindings", "wit", "__pycache__"}
 _SKIP_DIRS = {"__pycache__", "node_modules", "site-packages", "target"}
 
 

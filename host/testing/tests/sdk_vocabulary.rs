@@ -22,12 +22,12 @@ fn the_typescript_types_name_every_chaos_step_and_no_other() {
 
 #[test]
 fn the_python_docs_name_every_chaos_step() {
-    let py = repo_file("sdk-python/wasmkeep_actor/testing.py");
+    let py = repo_file("sdk-python/wasmkeep_actor/chaos.py");
     let doc = py
         .split("class ChaosRecord:")
         .nth(1)
         .and_then(|rest| rest.split("\"\"\"").nth(1))
-        .expect("testing.py documents ChaosRecord");
+        .expect("chaos.py documents ChaosRecord");
     for kind in ChaosStep::KINDS {
         assert!(
             doc.contains(&format!("\"{kind}\"")),

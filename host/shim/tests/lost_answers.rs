@@ -167,7 +167,7 @@ fn an_operator_delete_request_over_moto_whose_answer_was_lost_is_written_once() 
 /// the bucket through `endpoint`, with a 3 s lease: the process and its
 /// base URL.
 fn node_through(url: &str, endpoint: &str, dir: &std::path::Path) -> (std::process::Child, String) {
-    common::spawn_serve_with_env(
+    let (mut child, base) = common::spawn_serve_with_env(
         &common::node_process::manifest(),
         dir,
         &[
@@ -181,7 +181,9 @@ fn node_through(url: &str, endpoint: &str, dir: &std::path::Path) -> (std::proce
             "3000",
         ],
         &[("AWS_ENDPOINT_URL", endpoint)],
-    )
+    );
+    common::drain_stderr(&mut child);
+    (child, base)
 }
 
 /// Kills the node by its id when the test ends, however it ends.

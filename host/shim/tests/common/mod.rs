@@ -105,11 +105,17 @@ pub fn spawn_serve_with_env(
             String::from_utf8_lossy(&out.stderr)
         );
     };
-    // Its log is read as it comes, into the test's own output: a pipe nobody
-    // reads fills at 64 KiB, and then the node's next warning blocks the
-    // thread that writes it, whatever lock it holds. The hour of dropped
-    // lease answers hung that way after about an hour of warnings: a request
-    // to the node never came back.
+    (child, base)
+}
+
+/// Reads a served node's log as it comes, into the test's own output. A
+/// long run must: a pipe nobody reads fills at 64 KiB, and then the node's
+/// next warning blocks the thread that writes it, whatever lock it holds.
+/// The hour of dropped lease answers hung that way (a POST never came back,
+/// `/metrics` answered, the bucket thread was blocked in a pipe write).
+/// Tests that read the log at the end do not call this.
+pub fn drain_stderr(child: &mut std::process::Child) {
+    use std::io::BufRead as _;
     if let Some(stderr) = child.stderr.take() {
         std::thread::spawn(move || {
             for line in std::io::BufReader::new(stderr).lines() {
@@ -118,5 +124,4 @@ pub fn spawn_serve_with_env(
             }
         });
     }
-    (child, base)
 }

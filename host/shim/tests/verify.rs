@@ -350,22 +350,27 @@ fn a_reader_who_may_not_write_the_bucket_sweeps_it() {
 /// Over moto, through a fault proxy that answers every write 503 without
 /// forwarding it (a user whose credentials may only read): the sweep reads
 /// the bucket and finds its orphan, and asked nothing but reads.
-/// The sweep over a real bucket through a fault proxy that refuses every
-/// write: it reads, finds the orphan, and asks no write (ADR 073).
-fn verify_needs_only_read_access(env: &str, script: &str, endpoint_var: &str) {
-    use wasmkeep_host_testing::fault_proxy::{Fault, FaultProxy, Rule, Times};
+/// Actor `t/app:testee/a` in the bucket at `url` with a history object below
+/// a reset: an orphan the sweep reports.
+fn plant_history_below_a_reset(url: &str) {
     use wasmkeep_shim::replica::{Kind, Replica};
-    let Some(url) = common::node_process::server_prefix(env, script, "verify-reads") else {
-        return;
-    };
-    let bucket = wasmkeep_shim::bucket_url::open_bucket(&url, Arc::new(wasmkeep_shim::clock::SystemClock))
+    let bucket = wasmkeep_shim::bucket_url::open_bucket(url, Arc::new(wasmkeep_shim::clock::SystemClock))
         .expect("the bucket opens");
-    // A history object below a reset: an orphan the sweep reports.
     let k = ActorKey::new("t/app", "testee", "a");
     let mut replica = Replica::new(bucket, Arc::default(), k, "n1");
     replica.acquire(&|_| true).expect("acquire");
     replica.upload(Kind::Segment, b"the data", &|_| true).expect("a state");
     replica.delete(b"", &|_| true).expect("a reset above it");
+}
+
+/// The sweep over a real bucket through a fault proxy that refuses every
+/// write: it reads, finds the orphan, and asks no write (ADR 073).
+fn verify_needs_only_read_access(env: &str, script: &str, endpoint_var: &str) {
+    use wasmkeep_host_testing::fault_proxy::{Fault, FaultProxy, Rule, Times};
+    let Some(url) = common::node_process::server_prefix(env, script, "verify-reads") else {
+        return;
+    };
+    plant_history_below_a_reset(&url);
     let endpoint = std::env::var(endpoint_var).unwrap_or_else(|_| panic!("{script} exports {endpoint_var}"));
     let proxy = FaultProxy::start(&endpoint, 57).expect("the fault proxy");
     for method in ["PUT", "POST", "DELETE"] {
@@ -421,17 +426,10 @@ fn verify_over_azurite_needs_only_read_access() {
 /// the bucket): the sweep finds history below a reset, `actor status` reads
 /// the deletion, and a bucket that cannot be listed fails closed (exit 2).
 fn verify_and_status_over(env: &str, script: &str, what: &str) {
-    use wasmkeep_shim::replica::{Kind, Replica};
     let Some(url) = common::node_process::server_prefix(env, script, what) else {
         return;
     };
-    let bucket = wasmkeep_shim::bucket_url::open_bucket(&url, Arc::new(wasmkeep_shim::clock::SystemClock))
-        .expect("the bucket opens");
-    let k = ActorKey::new("t/app", "testee", "a");
-    let mut replica = Replica::new(bucket, Arc::default(), k, "n1");
-    replica.acquire(&|_| true).expect("acquire");
-    replica.upload(Kind::Segment, b"the data", &|_| true).expect("a state");
-    replica.delete(b"", &|_| true).expect("a reset above it");
+    plant_history_below_a_reset(&url);
     let dir = tempfile::tempdir().expect("tempdir");
     let (code, out) = verify(dir.path(), &["--bucket", &url]);
     assert_eq!(code, Some(1), "the orphan is reported: {out}");

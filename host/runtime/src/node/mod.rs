@@ -304,7 +304,8 @@ impl Host {
     /// Whether `key` is resident here now (its instance kept by its worker).
     /// Whether `key` exists, for an `existing` class: resident here says so
     /// without a listing; otherwise the storage is asked (in a cluster, a
-    /// bucket listing). The one place the question is asked (issue 56).
+    /// bucket listing). A socket's opening asks here; a request's worker asks
+    /// the storage itself, knowing its own cell is not resident.
     ///
     /// # Errors
     /// The storage could not tell: never read as absent.

@@ -1,7 +1,8 @@
 //! The chaos loop, for every harness: which seeds run, each after a reset
-//! under its own schedule, and what a failure reports. The Rust and C
-//! harnesses run [`run_chaos`] itself; the TypeScript and Python ones loop in
-//! their own language (their test bodies are there, and the host is reset
+//! under its own schedule, and what a failure reports. The Rust, C and
+//! Python harnesses run [`run_chaos`] itself (Python's body is a callable
+//! the pyo3 module calls with the GIL held); the TypeScript one loops in its
+//! own language (its test bodies are there, and the host is reset
 //! between seeds) over the same pieces: [`chaos_seeds`],
 //! [`TestHost::start_chaos`], [`TestHost::end_chaos`] and
 //! [`TestHost::fail_chaos`].

@@ -1,11 +1,11 @@
 //! The chaos loop, for every harness: which seeds run, each after a reset
-//! under its own schedule, and what a failure reports. The Rust, C and
-//! Python harnesses run [`run_chaos`] itself (Python's body is a callable
-//! the pyo3 module calls with the GIL held); the TypeScript one loops in its
-//! own language (its test bodies are there, and the host is reset
-//! between seeds) over the same pieces: [`chaos_seeds`],
-//! [`TestHost::start_chaos`], [`TestHost::end_chaos`] and
-//! [`TestHost::fail_chaos`].
+//! under its own schedule, and what a failure reports. Every harness runs
+//! [`run_chaos`] itself: the Rust and C ones directly, Python's with its
+//! body a callable the pyo3 module calls with the GIL held, TypeScript's
+//! with its body a JavaScript function the napi addon calls on Node's
+//! thread (a throw is the body's `Err`). The pieces it runs on stay public
+//! for a harness's own tests: [`chaos_seeds`], [`TestHost::start_chaos`],
+//! [`TestHost::end_chaos`] and [`TestHost::fail_chaos`].
 
 use crate::chaos::{ChaosRecord, chaos_report, chaos_seed_from_env};
 use crate::{TestHost, TestHostError};

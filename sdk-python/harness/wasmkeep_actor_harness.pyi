@@ -1,5 +1,6 @@
 # Types of the native module wasmkeep_actor_harness (src/lib.rs). Not public
 # API: use wasmkeep_actor.testing.
+from collections.abc import Callable
 from os import PathLike
 
 HOST_VERSION: str
@@ -13,6 +14,13 @@ def chaos_seed_from_env() -> int | None: ...
 
 class HostError(RuntimeError):
     kind: str
+
+# NativeHost.run_chaos's failure: the body raised under `seed` (`__cause__`).
+class ChaosFailed(Exception):
+    seed: int
+    records: list[_Record]
+    message: str
+    explanations: list[str]
 
 
 class NativeHost:
@@ -81,4 +89,5 @@ class NativeHost:
     @property
     def chaos_seed(self) -> int | None: ...
     def end_chaos(self) -> list[_Record]: ...
+    def run_chaos(self, seeds: list[int], body: Callable[[int], object]) -> int: ...
     def close(self) -> None: ...

@@ -64,13 +64,6 @@ def chaos_seed_from_env() -> int | None:
     return None if seed is None else int(seed)
 
 
-def _failure_message(e: BaseException) -> str:
-    text = str(e).strip()
-    if isinstance(e, AssertionError):
-        return text or "an assertion failed (without a message)"
-    return f"{type(e).__name__}: {text}" if text else type(e).__name__
-
-
 def run_chaos(host: TestHost, seeds: Iterable[int], body: Callable[[TestHost], object]) -> int:
     """Runs `body(host)` once per seed, each after `host.reset()` under that
     seed's schedule of what goes wrong at the durable boundaries (failed
@@ -89,23 +82,20 @@ def run_chaos(host: TestHost, seeds: Iterable[int], body: Callable[[TestHost], o
     With `WASMKEEP_CHAOS_SEED` set, only that seed runs. The host is never
     left in chaos mode, whether this returns or raises.
     """
-    chosen = _native().chaos_seeds([int(s) for s in seeds])
-    ran = 0
-    for seed in chosen:
-        host.reset()
-        host.start_chaos(seed)
-        try:
-            body(host)
-        except Exception as e:  # noqa: BLE001 (the body's failure is reported with its seed)
-            message = _failure_message(e)
-            # What explained the seed's 5xx answers (kept while it ran: under
-            # chaos they are expected) is shown for the seed that fails.
-            _, records, explanations = host._native.fail_chaos(message)
-            for text in explanations:
-                print(text, end="", file=sys.stderr)
-            raise ChaosFailure(seed, [ChaosRecord(*r) for r in records], message) from e
-        finally:
-            # Never left in chaos, whatever the body raised (a no-op after fail_chaos).
-            host.end_chaos()
-        ran += 1
-    return ran
+    # The loop is the host library's (the testing crate's `run_chaos`, the
+    # one the C harness runs too): it resets the host, starts and ends the
+    # chaos, and calls the body with the GIL held. The body's exception is
+    # the seed's failure, its message an assertion's own (or that it had
+    # none), or any other exception's type and message; KeyboardInterrupt
+    # and SystemExit go through as they are.
+    native = _native()
+    try:
+        return int(host._native.run_chaos([int(s) for s in seeds], lambda _seed: body(host)))
+    except native.ChaosFailed as failed:
+        # What explained the seed's 5xx answers (kept while it ran: under
+        # chaos they are expected) is shown for the seed that fails.
+        for text in failed.explanations:
+            print(text, end="", file=sys.stderr)
+        raise ChaosFailure(
+            failed.seed, [ChaosRecord(*r) for r in failed.records], failed.message
+        ) from failed.__cause__

@@ -14,9 +14,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use std::path::PathBuf;
 use std::time::Duration;
 use wasmkeep_host::{ActorKey, AdminDeleted, ClassSpec, HttpRequest, Outbound, SocketMessage, SqlValue};
-use wasmkeep_host_testing::{
-    CHAOS_SEED_VAR, ChaosRecord, ChaosStep, RestoreTo, TestHost, TestHostError, TestHostOptions, parse_access,
-};
+use wasmkeep_host_testing::{CHAOS_SEED_VAR, RestoreTo, TestHost, TestHostError, TestHostOptions, parse_access};
 
 pyo3::create_exception!(
     wasmkeep_actor_harness,
@@ -25,7 +23,10 @@ pyo3::create_exception!(
     "The host refused or failed an operation (no such app or class, a class closed to requests, a closed host, ...)."
 );
 
+pub mod chaos;
 pub mod verbs;
+
+use chaos::{ChaosFailed, Record, record_py};
 
 fn err(e: impl std::fmt::Display) -> PyErr {
     HostError::new_err(e.to_string())
@@ -68,59 +69,6 @@ fn value_py(py: Python<'_>, v: &SqlValue) -> PyResult<Py<PyAny>> {
 /// explanation)`, the explanation what the library says explains an answer
 /// of 500 or more (None otherwise, and under chaos).
 type Answer = (u16, Vec<(String, String)>, Py<PyBytes>, Option<String>);
-
-/// A chaos record as Python sees it: `(event, actor, node, kind, value, text)`,
-/// `value` the step's number (ms of `late-alarms`, the node of `cut-off`) or
-/// None, `text` the record as the library writes it.
-type Record = (usize, String, usize, String, Option<u64>, String);
-
-/// The step of a record's kind and number ([`ChaosStep::from_parts`]).
-fn step_of(kind: &str, value: Option<u64>) -> PyResult<ChaosStep> {
-    ChaosStep::from_parts(kind, value).map_err(|e| PyValueError::new_err(e.to_string()))
-}
-
-fn record_py(r: &ChaosRecord) -> Record {
-    (
-        r.event,
-        r.actor.clone(),
-        r.node,
-        r.step.kind().to_owned(),
-        r.step.value(),
-        r.to_string(),
-    )
-}
-
-/// The library's report of a seed's failure: the seed, the replay variable,
-/// the message and the schedule (`records` as `end_chaos` returns them).
-#[pyfunction]
-fn chaos_report(seed: u64, message: &str, records: Vec<Record>) -> PyResult<String> {
-    let schedule = records
-        .into_iter()
-        .map(|(event, actor, node, kind, value, _text)| {
-            Ok(ChaosRecord {
-                event,
-                actor,
-                node,
-                step: step_of(&kind, value)?,
-            })
-        })
-        .collect::<PyResult<Vec<_>>>()?;
-    Ok(wasmkeep_host_testing::chaos_report(seed, message, &schedule))
-}
-
-/// The seeds a chaos loop runs: only `WASMKEEP_CHAOS_SEED` when set, else
-/// `given`; `ValueError` when the variable is set but not a number.
-#[pyfunction]
-fn chaos_seeds(given: Vec<u64>) -> PyResult<Vec<u64>> {
-    wasmkeep_host_testing::chaos_seeds(given).map_err(PyValueError::new_err)
-}
-
-/// The seed to replay alone, from `WASMKEEP_CHAOS_SEED` (None when unset);
-/// `ValueError` when it is set but not a number.
-#[pyfunction]
-fn chaos_seed_from_env() -> PyResult<Option<u64>> {
-    wasmkeep_host_testing::chaos_seed_from_env().map_err(PyValueError::new_err)
-}
 
 /// A host with its own data directory and a virtual clock: the host
 /// library's `TestHost`, converted to Python's types (the GIL released while it works).
@@ -311,16 +259,15 @@ impl NativeHost {
         self.host.end_chaos().iter().map(record_py).collect()
     }
 
-    /// Stops the chaos, its seed having failed with `message`: `(seed,
-    /// records, explanations)`, the explanations what explained each 5xx of
-    /// the seed (to print before the report).
-    fn fail_chaos(&self, message: &str) -> (u64, Vec<Record>, Vec<String>) {
-        let failure = self.host.fail_chaos(message);
-        (
-            failure.seed,
-            failure.schedule.iter().map(record_py).collect(),
-            failure.explanations,
-        )
+    /// Runs the testing crate's chaos loop: `body(seed)` once per seed (only
+    /// `WASMKEEP_CHAOS_SEED` when it is set; `ValueError` when it is not a
+    /// number), each after a reset under that seed's schedule, with the GIL
+    /// held; returns how many seeds ran. The first seed whose body raises an
+    /// `Exception` ends the loop with `ChaosFailed` (its `__cause__` what the
+    /// body raised); anything else the body raises (`KeyboardInterrupt`) is
+    /// raised as it is. The host is never left in chaos.
+    fn run_chaos(slf: &Bound<'_, Self>, seeds: Vec<u64>, body: &Bound<'_, PyAny>) -> PyResult<usize> {
+        chaos::run(slf, seeds, body)
     }
 
     /// The data directory.
@@ -571,11 +518,11 @@ impl NativeHost {
 #[pymodule(name = "wasmkeep_actor_harness")]
 fn harness_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<NativeHost>()?;
-    m.add_function(wrap_pyfunction!(chaos_report, m)?)?;
-    m.add_function(wrap_pyfunction!(chaos_seed_from_env, m)?)?;
-    m.add_function(wrap_pyfunction!(chaos_seeds, m)?)?;
+    m.add_function(wrap_pyfunction!(chaos::chaos_report, m)?)?;
+    m.add_function(wrap_pyfunction!(chaos::chaos_seed_from_env, m)?)?;
     m.add("CHAOS_SEED_VAR", CHAOS_SEED_VAR)?;
     m.add("HostError", m.py().get_type::<HostError>())?;
+    m.add("ChaosFailed", m.py().get_type::<ChaosFailed>())?;
     m.add("HOST_VERSION", wasmkeep_host::VERSION)?;
     Ok(())
 }

@@ -5,7 +5,7 @@
 //! (`wasmkeep_actor.testing` wraps these in Python; xtask's parity check
 //! reads that file.)
 
-use crate::{NativeHost, chaos_seeds};
+use crate::NativeHost;
 use wasmkeep_host_testing::bound;
 use wasmkeep_host_testing::verbs::{Binding, Verb};
 
@@ -44,10 +44,9 @@ pub fn binding(verb: Verb) -> Binding {
         ]),
         Verb::AppDelete => Binding::by(&[bound!(NativeHost::delete_app)]),
         Verb::SeededChaos => Binding::by(&[
-            bound!(chaos_seeds),
+            bound!(NativeHost::run_chaos),
             bound!(NativeHost::start_chaos),
             bound!(NativeHost::end_chaos),
-            bound!(NativeHost::fail_chaos),
         ]),
         Verb::DeletionStatus => Binding::by(&[bound!(NativeHost::deletion_status_json)]),
         Verb::ChaosSeed => Binding::by(&[bound!(NativeHost::chaos_seed)]),

@@ -1,15 +1,18 @@
 //! The conformance runner: builds each language's testee, runs every case
-//! against it in the local host, prints a language × case matrix.
+//! against it in the local host, prints a language × case matrix. The steps
+//! of a case are interpreted once (`steps`), over a driver: the nodes in this
+//! process (`in_process`) or node processes (`node_processes`, ADR 084).
 //!
 //! A case that fails names the language, the step and both outcomes. Known
 //! failures are listed per language in `conformance/expected-failures/<lang>.txt`
 //! (`case-name  # reason`); an expected failure that passes fails the run.
 
 mod case;
-mod exec;
 mod expect;
 mod http;
+mod in_process;
 mod node_processes;
+mod steps;
 
 use anyhow::Context as _;
 use clap::Parser;
@@ -163,8 +166,10 @@ fn run() -> anyhow::Result<bool> {
             );
         }
         for c in &cases {
+            // One interpreter of the steps, over the driver of this mode.
             let result = match &processes {
-                None => exec::run_case(c, &component, &cache_dir),
+                None => in_process::InProcess::start(c, &component, &cache_dir)
+                    .and_then(|mut nodes| steps::run(c, &mut nodes)),
                 Some(how) => match node_processes::not_here(c) {
                     Some(why) => {
                         matrix
@@ -173,7 +178,9 @@ fn run() -> anyhow::Result<bool> {
                             .insert((*lang).clone(), Cell::NotHere(why));
                         continue;
                     }
-                    None => node_processes::run_case(c, &component, how),
+                    None => {
+                        node_processes::Nodes::start(c, &component, how).and_then(|mut nodes| steps::run(c, &mut nodes))
+                    }
                 },
             };
             let cell = match (result, xfail.contains_key(&c.name)) {

@@ -1,6 +1,7 @@
-//! The cluster cases on node processes (issue 24, ADR 031): each case gets
+//! The node-process driver (issue 24, ADR 031): each case gets
 //! N `wasmkeep-shim serve --mode cluster --node-id` processes of the testee
-//! over a bucket URL of its own, and its steps go to them over HTTP, as a
+//! over a bucket URL of its own, started by `wasmkeep-host-testing`'s
+//! `served` (ADR 084), and the steps (`steps.rs`) reach them over HTTP, as a
 //! client and an operator reach a real cluster: requests to
 //! `/testee/<actor>`, faults through `/_shim/faults`, a cut-off through
 //! `/_shim/cluster/cut-off`, hibernation through `/_shim/hibernate`, counters
@@ -14,15 +15,14 @@
 //! a CA and certificates `wasmkeep-shim cluster certs` makes for each case.
 
 use crate::case::{Case, Step};
-use crate::exec::{APP, CLASS, Saved, check_answer, step_name};
 use crate::http;
+use crate::steps::{CLASS, Driver, Patience, step_name};
 use anyhow::{Context as _, anyhow, bail};
 use serde_json::json;
-use std::collections::HashMap;
-use std::io::BufRead as _;
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+use wasmkeep_host_testing::served::{NodeProcess, Serve, ServeError};
 
 /// How the node processes run.
 pub struct NodeProcesses {
@@ -40,13 +40,15 @@ pub struct NodeProcesses {
 }
 
 /// Lease of the processes: short, so that a killed node is taken over soon.
-const LEASE_MS: &str = "2000";
+const LEASE_MS: u64 = 2000;
 /// Lease on virtual clocks: renewals run on the real clock, every third of
 /// the lease, so a lease as short as a step's advance would seem to lapse
 /// between the advance and the next renewal.
-const VIRTUAL_LEASE_MS: &str = "600000";
+const VIRTUAL_LEASE_MS: u64 = 600_000;
 /// How long a socket step waits for the close it expects.
 const SOCKET_PATIENCE: Duration = Duration::from_secs(10);
+/// How long a socket step that expects none looks for a close.
+const SOCKET_GLANCE: Duration = Duration::from_millis(200);
 
 /// Why `case` cannot run on node processes, if it cannot.
 pub fn not_here(case: &Case) -> Option<String> {
@@ -74,17 +76,11 @@ pub fn not_here(case: &Case) -> Option<String> {
         .map(|s| format!("its `{}` step needs the host's inside", step_name(s)))
 }
 
-struct Process {
-    child: std::process::Child,
-    base: String,
-}
-
-impl Drop for Process {
-    fn drop(&mut self) {
-        // Killed by its own id, as a crashed node would be.
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// The node processes of one case.
+pub struct Nodes {
+    /// Killed (by their ids) before the directory goes.
+    nodes: Vec<NodeProcess>,
+    _dir: tempfile::TempDir,
 }
 
 fn manifest(dir: &Path, component: &Path) -> anyhow::Result<PathBuf> {
@@ -93,334 +89,262 @@ fn manifest(dir: &Path, component: &Path) -> anyhow::Result<PathBuf> {
     std::fs::write(
         &path,
         format!(
-            "app = \"{APP}\"\n[classes.{CLASS}]\ncomponent = {component:?}\naccess = \"open\"\n\
-             [classes.peer]\ncomponent = {component:?}\naccess = \"open\"\n"
+            "app = \"{app}\"\n[classes.{CLASS}]\ncomponent = {component:?}\naccess = \"open\"\n\
+             [classes.peer]\ncomponent = {component:?}\naccess = \"open\"\n",
+            app = crate::steps::APP
         ),
     )?;
     Ok(path)
 }
 
-fn start(
-    how: &NodeProcesses,
-    manifest: &Path,
-    bucket: &str,
-    dir: &Path,
-    id: &str,
-    virtual_clock: bool,
-) -> anyhow::Result<Process> {
-    let mut child = std::process::Command::new(&how.shim)
-        .args(["serve", "--listen", "127.0.0.1:0", "--mode", "cluster", "--node-id", id])
-        .args(["--bucket", bucket])
-        .args(if virtual_clock {
-            ["--virtual-clock", "--lease-ms", VIRTUAL_LEASE_MS].as_slice()
-        } else {
-            ["--lease-ms", LEASE_MS].as_slice()
-        })
-        .arg("--manifest")
-        .arg(manifest)
-        .arg("--data-dir")
-        .arg(dir.join(id))
-        .args(if how.tls {
-            let certs = dir.join("certs");
-            vec![
-                "--tls-cert".into(),
-                certs.join(format!("{id}.crt")).into_os_string(),
-                "--tls-key".into(),
-                certs.join(format!("{id}.key")).into_os_string(),
-                "--tls-ca".into(),
-                certs.join("ca.crt").into_os_string(),
-            ]
-        } else {
-            Vec::new()
-        })
-        .env("WASMKEEP_CACHE_DIR", &how.cache_dir)
-        .stdout(std::process::Stdio::piped())
-        // Kept for a failing case's message.
-        .stderr(std::fs::File::create(dir.join(format!("{id}.log")))?)
-        .spawn()
-        .with_context(|| format!("starting {}", how.shim.display()))?;
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().context("stdout")?).read_line(&mut line)?;
-    let base = line
-        .strip_prefix("listening on ")
-        .and_then(|l| l.split_whitespace().next())
-        .map(str::to_owned);
-    match base {
-        Some(base) => Ok(Process { child, base }),
-        None => {
-            let _ = child.kill();
-            let status = child.wait()?;
-            bail!("node {id} did not start ({status}): {line:?}")
+impl Nodes {
+    /// Starts `how.count` fresh node processes of `component` for `case`,
+    /// on virtual clocks when a step moves the clock.
+    ///
+    /// # Errors
+    /// The certificates were not made, or a node did not start.
+    pub fn start(case: &Case, component: &Path, how: &NodeProcesses) -> anyhow::Result<Self> {
+        let dir = tempfile::tempdir()?;
+        let run = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        let bucket = match &how.bucket {
+            Some(url) => format!("{}/conformance-{}-{run}", url.trim_end_matches('/'), case.name),
+            None => format!("file://{}", dir.path().join("bucket").display()),
+        };
+        let manifest = manifest(dir.path(), component)?;
+        let certs = dir.path().join("certs");
+        if how.tls {
+            let ids: Vec<String> = (1..=how.count).map(|i| format!("n{i}")).collect();
+            let out = std::process::Command::new(&how.shim)
+                .args(["cluster", "certs", "--nodes", &ids.join(","), "--out"])
+                .arg(&certs)
+                .output()
+                .with_context(|| format!("running {} cluster certs", how.shim.display()))?;
+            if !out.status.success() {
+                bail!(
+                    "wasmkeep-shim cluster certs failed ({}): {}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
         }
+        let virtual_clock = case
+            .steps
+            .iter()
+            .any(|s| matches!(s, Step::Advance { .. } | Step::RunAlarms { .. }));
+        let mut nodes = Vec::new();
+        for i in 1..=how.count {
+            let id = format!("n{i}");
+            let mut serve = Serve::new(&how.shim, &manifest, dir.path().join(&id))
+                .cluster_node(&id, &bucket, if virtual_clock { VIRTUAL_LEASE_MS } else { LEASE_MS })
+                .env("WASMKEEP_CACHE_DIR", &how.cache_dir)
+                // Kept for a failing case's message.
+                .log_to(dir.path().join(format!("{id}.log")));
+            if virtual_clock {
+                serve = serve.arg("--virtual-clock");
+            }
+            if how.tls {
+                serve = serve.tls(&certs, &id);
+            }
+            nodes.push(serve.start_node(&id).map_err(|e| match e {
+                ServeError::NotStarted { status, line, .. } => anyhow!("node {id} did not start ({status}): {line:?}"),
+                other => anyhow::Error::from(other),
+            })?);
+        }
+        Ok(Self { nodes, _dir: dir })
     }
-}
 
-/// Runs `case` on `how.count` fresh node processes of `component`.
-///
-/// # Errors
-/// A node that did not start, or the first step whose outcome differs.
-pub fn run_case(case: &Case, component: &Path, how: &NodeProcesses) -> anyhow::Result<()> {
-    let dir = tempfile::tempdir()?;
-    let run = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    let bucket = match &how.bucket {
-        Some(url) => format!("{}/conformance-{}-{run}", url.trim_end_matches('/'), case.name),
-        None => format!("file://{}", dir.path().join("bucket").display()),
-    };
-    let manifest = manifest(dir.path(), component)?;
-    if how.tls {
-        let ids: Vec<String> = (1..=how.count).map(|i| format!("n{i}")).collect();
-        let out = std::process::Command::new(&how.shim)
-            .args(["cluster", "certs", "--nodes", &ids.join(","), "--out"])
-            .arg(dir.path().join("certs"))
-            .output()
-            .with_context(|| format!("running {} cluster certs", how.shim.display()))?;
-        if !out.status.success() {
-            bail!(
-                "wasmkeep-shim cluster certs failed ({}): {}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
+    fn node(&self, n: usize) -> anyhow::Result<&NodeProcess> {
+        self.nodes
+            .get(n.wrapping_sub(1))
+            .ok_or_else(|| anyhow!("node {n} does not exist ({} node processes)", self.nodes.len()))
     }
-    let virtual_clock = case
-        .steps
-        .iter()
-        .any(|s| matches!(s, Step::Advance { .. } | Step::RunAlarms { .. }));
-    let nodes = (1..=how.count)
-        .map(|i| start(how, &manifest, &bucket, dir.path(), &format!("n{i}"), virtual_clock))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let mut sockets = HashMap::new();
-    let mut saved = Saved::default();
-    for (i, step) in case.steps.iter().enumerate() {
-        if let Err(e) = run_step(&nodes, &mut sockets, &mut saved, step) {
-            drop(nodes);
-            return Err(anyhow!(
-                "step {} ({}): {e:#}{}",
-                i + 1,
-                step_name(step),
-                logs(dir.path(), how.count)
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// The last lines each node wrote to stderr, for a failing case's message.
-fn logs(dir: &Path, count: usize) -> String {
-    let mut out = String::new();
-    for i in 1..=count {
-        let text = std::fs::read_to_string(dir.join(format!("n{i}.log"))).unwrap_or_default();
-        let lines: Vec<&str> = text.lines().collect();
-        out.push_str(&format!("\n  n{i}'s log:"));
-        for l in &lines[lines.len().saturating_sub(15)..] {
-            out.push_str("\n    ");
-            out.push_str(l);
-        }
-    }
-    out
 }
 
 /// A WebSocket the runner opened, and the id the actor knows it by.
-struct Socket {
+pub struct Socket {
     ws: tungstenite::WebSocket<TcpStream>,
     id: String,
 }
 
-/// Opens a WebSocket to `actor` through `node` at the path `/<name>`, and
-/// finds its id in the testee's `socket_log` by that path (a query: an
-/// event that changes nothing, where the in-process runner holds the id).
-fn open_socket(nodes: &[Process], n: usize, actor: &str, name: &str) -> anyhow::Result<Socket> {
-    let base = &node(nodes, n)?.base;
-    let host = base.strip_prefix("http://").unwrap_or(base);
-    let stream = TcpStream::connect(host).with_context(|| format!("connecting to {host}"))?;
-    let path = format!("/{name}");
-    let (ws, _) = tungstenite::client(format!("ws://{host}/{CLASS}/{actor}{path}"), stream)
-        .map_err(|e| anyhow!("opening a WebSocket to {actor} through node {n}: {e}"))?;
-    settle(nodes, actor)?;
-    let body = serde_json::to_vec(&json!({ "ops": [{
-        "op": "query",
-        "sql": "SELECT socket FROM socket_log WHERE event = 'open' AND detail = ?1 ORDER BY rowid DESC LIMIT 1",
-        "params": [{ "text": path }],
-    }] }))?;
-    let answer = http::request(base, "POST", &format!("/{CLASS}/{actor}"), &body)?;
-    let found: serde_json::Value =
-        serde_json::from_slice(&answer.body).with_context(|| format!("finding the socket's id: {}", answer.text()))?;
-    let id = found
-        .pointer("/outcomes/0/ok/rows/0/0/text")
-        .and_then(serde_json::Value::as_str)
-        .ok_or_else(|| anyhow!("the actor logged no open of {path}: {found}"))?
-        .to_owned();
-    settle(nodes, actor)?;
-    Ok(Socket { ws, id })
-}
+impl Driver for Nodes {
+    type Socket = Socket;
 
-/// Reads `socket` until it closes or `patience` runs out: the close's code
-/// and reason, if it closed.
-fn read_close(socket: &mut Socket, patience: Duration) -> anyhow::Result<Option<(u16, String)>> {
-    use tungstenite::Message;
-    let deadline = std::time::Instant::now() + patience;
-    loop {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        if left.is_zero() {
-            return Ok(None);
-        }
-        socket.ws.get_ref().set_read_timeout(Some(left))?;
-        match socket.ws.read() {
-            Ok(Message::Close(frame)) => {
-                return Ok(Some(
-                    frame.map_or((1005, String::new()), |f| (u16::from(f.code), f.reason.to_string())),
-                ));
-            }
-            Ok(_) => {}
-            Err(tungstenite::Error::Io(e))
-                if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) =>
-            {
-                return Ok(None);
-            }
-            Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed) => {
-                bail!("the connection ended without a close frame")
-            }
-            Err(e) => return Err(anyhow!("reading the socket: {e}")),
-        }
+    fn request(&mut self, node: usize, actor: &str, body: Vec<u8>) -> anyhow::Result<(u16, Vec<u8>)> {
+        let answer = http::request(&self.node(node)?.base, "POST", &format!("/{CLASS}/{actor}"), &body)?;
+        Ok((answer.status, answer.body))
     }
-}
 
-/// Waits until every node has run what was queued for `actor`: a request's
-/// event may go on after its answer (its upload at the end), and the next
-/// step must see it ended, as the in-process runner waits for the end. Twice,
-/// since a node may hand an event to the holder. A fixed sleep here was too
-/// short on a loaded machine.
-fn settle(nodes: &[Process], actor: &str) -> anyhow::Result<()> {
-    for _ in 0..2 {
-        for p in nodes {
-            let answer = http::request(&p.base, "POST", &format!("/_shim/actors/{CLASS}/{actor}/settle"), b"{}")?;
-            if answer.status != 200 {
-                bail!("settling {actor} on {}: {} {}", p.base, answer.status, answer.text());
-            }
-        }
-    }
-    Ok(())
-}
-
-fn node(nodes: &[Process], n: usize) -> anyhow::Result<&Process> {
-    nodes
-        .get(n.wrapping_sub(1))
-        .ok_or_else(|| anyhow!("node {n} does not exist ({} node processes)", nodes.len()))
-}
-
-fn run_step(
-    nodes: &[Process],
-    sockets: &mut HashMap<String, Socket>,
-    saved: &mut Saved,
-    step: &Step,
-) -> anyhow::Result<()> {
-    match step {
-        Step::Request {
-            node: n,
-            actor,
-            ops,
-            expect,
-            status,
-            body_contains,
-            save,
-        } => {
-            let id_of = |name: &str| sockets.get(name).map(|s| s.id.clone()).or_else(|| saved.get(name));
-            let ops: Vec<serde_json::Value> = ops.iter().map(|o| crate::exec::substitute(o, &id_of)).collect();
-            let expect: Vec<serde_json::Value> = expect.iter().map(|e| crate::exec::substitute(e, &id_of)).collect();
-            let body = serde_json::to_vec(&json!({ "ops": ops }))?;
-            let answer = http::request(&node(nodes, *n)?.base, "POST", &format!("/{CLASS}/{actor}"), &body)?;
-            let outcomes = check_answer(answer.status, &answer.body, *status, body_contains.as_deref(), &expect)?;
-            saved.keep(save, &outcomes)?;
-            settle(nodes, actor)?;
-        }
-        Step::Ordered { names } => saved.check_ordered(names)?,
-        Step::Fault { node: n, kind, count } => {
-            let body = serde_json::to_vec(&json!({ "kind": kind, "count": count }))?;
-            let answer = http::request(&node(nodes, *n)?.base, "POST", "/_shim/faults", &body)?;
-            if answer.status != 200 {
-                bail!("arming {kind}: {} {}", answer.status, answer.text());
-            }
-        }
-        Step::CutOff { node: n } => {
-            let answer = http::request(&node(nodes, *n)?.base, "POST", "/_shim/cluster/cut-off", b"{}")?;
-            if answer.status != 200 {
-                bail!("cutting node {n} off: {} {}", answer.status, answer.text());
-            }
-        }
-        Step::Hibernate => {
-            // A node that stopped (cut off, fenced) has nothing to hibernate.
-            for p in nodes {
-                let _ = http::request(&p.base, "POST", "/_shim/hibernate", b"{}");
-            }
-        }
-        Step::Metric {
-            node: n,
-            name,
-            label,
-            value,
-        } => {
-            let answer = http::request(&node(nodes, *n)?.base, "GET", "/metrics", b"")?;
-            let v = metric(&answer.text(), name, label);
-            if v != *value {
-                bail!("expected {name}{{{label}}} = {value}, got {v}");
-            }
-        }
-        Step::Advance { ms } => {
-            for p in nodes {
-                let answer = http::request(
-                    &p.base,
-                    "POST",
-                    "/_shim/clock/advance",
-                    json!({ "ms": ms }).to_string().as_bytes(),
-                )?;
+    /// A request's event may go on after its answer (its upload at the end),
+    /// and the next step must see it ended, as the in-process runner waits
+    /// for the end. Twice, since a node may hand an event to the holder. A
+    /// fixed sleep here was too short on a loaded machine.
+    fn settle(&mut self, actor: &str) -> anyhow::Result<()> {
+        let path = format!("/_shim/actors/{CLASS}/{actor}/settle");
+        for _ in 0..2 {
+            for p in &self.nodes {
+                let answer = http::request(&p.base, "POST", &path, b"{}")?;
                 if answer.status != 200 {
-                    bail!("advancing {}'s clock: {} {}", p.base, answer.status, answer.text());
+                    bail!("settling {actor} on {}: {} {}", p.base, answer.status, answer.text());
                 }
             }
         }
-        Step::RunAlarms { ran } => {
-            // On every node: an alarm runs once wherever it was set, so they add up to `ran`.
-            let mut n = 0;
-            for p in nodes {
-                let answer = http::request(&p.base, "POST", "/_shim/alarms/run", b"{}")?;
-                let v: serde_json::Value = serde_json::from_slice(&answer.body)
-                    .with_context(|| format!("running alarms on {}: {} {}", p.base, answer.status, answer.text()))?;
-                n += v["ran"]
-                    .as_u64()
-                    .ok_or_else(|| anyhow!("running alarms on {}: {v}", p.base))?;
-            }
-            if n != *ran as u64 {
-                bail!("expected {ran} alarms to run, {n} ran");
-            }
-        }
-        Step::SocketOpen { node: n, actor, socket } => {
-            let s = open_socket(nodes, *n, actor, socket)?;
-            sockets.insert(socket.clone(), s);
-        }
-        Step::SocketClosed { socket, code, reason } => {
-            let s = sockets
-                .get_mut(socket)
-                .ok_or_else(|| anyhow!("no socket named {socket}"))?;
-            match read_close(s, SOCKET_PATIENCE)? {
-                Some((c, r)) if c == *code && r == *reason => {}
-                Some((c, r)) => bail!("expected close {code} {reason:?}, got {c} {r:?}"),
-                None => bail!("expected the socket to be closed with {code} {reason:?}; it is still open"),
-            }
-        }
-        Step::SocketOpenStill { socket } => {
-            let s = sockets
-                .get_mut(socket)
-                .ok_or_else(|| anyhow!("no socket named {socket}"))?;
-            if let Some((code, reason)) = read_close(s, Duration::from_millis(200))? {
-                bail!("expected the socket open, it was closed with {code} {reason:?}");
-            }
-        }
-        other => bail!("the `{}` step cannot run on node processes", step_name(other)),
+        Ok(())
     }
-    Ok(())
+
+    fn call(&mut self, _node: usize, _actor: &str, _payload: Vec<u8>) -> anyhow::Result<Vec<u8>> {
+        bail!("the `call` step cannot run on node processes")
+    }
+
+    fn arm_fault(&mut self, node: usize, kind: &str, count: u32) -> anyhow::Result<()> {
+        let body = serde_json::to_vec(&json!({ "kind": kind, "count": count }))?;
+        let answer = http::request(&self.node(node)?.base, "POST", "/_shim/faults", &body)?;
+        if answer.status != 200 {
+            bail!("arming {kind}: {} {}", answer.status, answer.text());
+        }
+        Ok(())
+    }
+
+    fn cut_off(&mut self, node: usize) -> anyhow::Result<()> {
+        let answer = http::request(&self.node(node)?.base, "POST", "/_shim/cluster/cut-off", b"{}")?;
+        if answer.status != 200 {
+            bail!("cutting node {node} off: {} {}", answer.status, answer.text());
+        }
+        Ok(())
+    }
+
+    /// Every node's clock.
+    fn advance(&mut self, ms: u64) -> anyhow::Result<()> {
+        let body = json!({ "ms": ms }).to_string();
+        for p in &self.nodes {
+            let answer = http::request(&p.base, "POST", "/_shim/clock/advance", body.as_bytes())?;
+            if answer.status != 200 {
+                bail!("advancing {}'s clock: {} {}", p.base, answer.status, answer.text());
+            }
+        }
+        Ok(())
+    }
+
+    /// On every node: an alarm runs once wherever it was set, so they add up.
+    fn run_alarms(&mut self) -> anyhow::Result<u64> {
+        let mut n = 0;
+        for p in &self.nodes {
+            let answer = http::request(&p.base, "POST", "/_shim/alarms/run", b"{}")?;
+            let v: serde_json::Value = serde_json::from_slice(&answer.body)
+                .with_context(|| format!("running alarms on {}: {} {}", p.base, answer.status, answer.text()))?;
+            n += v["ran"]
+                .as_u64()
+                .ok_or_else(|| anyhow!("running alarms on {}: {v}", p.base))?;
+        }
+        Ok(n)
+    }
+
+    fn exists(&mut self, _actor: &str) -> anyhow::Result<bool> {
+        bail!("the `exists` step cannot run on node processes")
+    }
+
+    /// A WebSocket to `actor` through `node` at the path `/<name>`; its id
+    /// found in the testee's `socket_log` by that path (a query: an event
+    /// that changes nothing, where the in-process driver holds the id).
+    fn open_socket(&mut self, n: usize, actor: &str, name: &str) -> anyhow::Result<Socket> {
+        let base = self.node(n)?.base.clone();
+        let host = base.strip_prefix("http://").unwrap_or(&base);
+        let stream = TcpStream::connect(host).with_context(|| format!("connecting to {host}"))?;
+        let path = format!("/{name}");
+        let (ws, _) = tungstenite::client(format!("ws://{host}/{CLASS}/{actor}{path}"), stream)
+            .map_err(|e| anyhow!("opening a WebSocket to {actor} through node {n}: {e}"))?;
+        self.settle(actor)?;
+        let body = serde_json::to_vec(&json!({ "ops": [{
+            "op": "query",
+            "sql": "SELECT socket FROM socket_log WHERE event = 'open' AND detail = ?1 ORDER BY rowid DESC LIMIT 1",
+            "params": [{ "text": path }],
+        }] }))?;
+        let answer = http::request(&base, "POST", &format!("/{CLASS}/{actor}"), &body)?;
+        let found: serde_json::Value = serde_json::from_slice(&answer.body)
+            .with_context(|| format!("finding the socket's id: {}", answer.text()))?;
+        let id = found
+            .pointer("/outcomes/0/ok/rows/0/0/text")
+            .and_then(serde_json::Value::as_str)
+            .ok_or_else(|| anyhow!("the actor logged no open of {path}: {found}"))?
+            .to_owned();
+        self.settle(actor)?;
+        Ok(Socket { ws, id })
+    }
+
+    fn socket_id(socket: &Socket) -> String {
+        socket.id.clone()
+    }
+
+    /// Reads the socket until it closes or the patience runs out.
+    fn close_received(&mut self, socket: &mut Socket, patience: Patience) -> anyhow::Result<Option<(u16, String)>> {
+        use tungstenite::Message;
+        let patience = match patience {
+            Patience::ForAClose => SOCKET_PATIENCE,
+            Patience::Glance => SOCKET_GLANCE,
+        };
+        let deadline = std::time::Instant::now() + patience;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return Ok(None);
+            }
+            socket.ws.get_ref().set_read_timeout(Some(left))?;
+            match socket.ws.read() {
+                Ok(Message::Close(frame)) => {
+                    return Ok(Some(
+                        frame.map_or((1005, String::new()), |f| (u16::from(f.code), f.reason.to_string())),
+                    ));
+                }
+                Ok(_) => {}
+                Err(tungstenite::Error::Io(e))
+                    if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) =>
+                {
+                    return Ok(None);
+                }
+                Err(tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed) => {
+                    bail!("the connection ended without a close frame")
+                }
+                Err(e) => return Err(anyhow!("reading the socket: {e}")),
+            }
+        }
+    }
+
+    /// A node that stopped (cut off, fenced) has nothing to hibernate.
+    fn hibernate(&mut self) -> anyhow::Result<()> {
+        for p in &self.nodes {
+            let _ = http::request(&p.base, "POST", "/_shim/hibernate", b"{}");
+        }
+        Ok(())
+    }
+
+    fn metric(&mut self, node: usize, name: &str, label: &str) -> anyhow::Result<u64> {
+        let answer = http::request(&self.node(node)?.base, "GET", "/metrics", b"")?;
+        Ok(metric(&answer.text(), name, label))
+    }
+
+    /// Kills the nodes: the last lines each wrote to stderr.
+    fn failure_note(&mut self) -> String {
+        let mut nodes = std::mem::take(&mut self.nodes);
+        for p in &mut nodes {
+            let _ = p.child.kill();
+        }
+        let mut out = String::new();
+        for (i, p) in nodes.into_iter().enumerate() {
+            let text = p.stop();
+            let lines: Vec<&str> = text.lines().collect();
+            out.push_str(&format!("\n  n{}'s log:", i + 1));
+            for l in &lines[lines.len().saturating_sub(15)..] {
+                out.push_str("\n    ");
+                out.push_str(l);
+            }
+        }
+        out
+    }
+
+    /// The nodes are killed when dropped.
+    fn finish(&mut self) {}
 }
 
 /// The value of `name` with the label value `label` (none: `""`) in a

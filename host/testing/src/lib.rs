@@ -7,9 +7,13 @@
 //! Rust one (`sdk-rust/testing`) only with its `in-process` feature (by
 //! default it drives the C harness's prebuilt library). Of them, only the C
 //! harness calls [`run_chaos`]; the others loop over the same pieces in
-//! their own code. The conformance runner and the shim's tests use
-//! `wasmkeep-host` directly, and `wasmkeep-host` itself does not depend on
-//! this crate (docs/adr/020-testing-crate.md).
+//! their own code. [`served`] starts `wasmkeep-shim serve` as a process
+//! (a served host, a node of a cluster): the conformance runner's
+//! node-process mode and the shim's process tests start theirs there
+//! (docs/adr/084-one-step-interpreter-and-one-spawner-of-served-hosts.md).
+//! The conformance runner's in-process nodes are `wasmkeep-host`'s own, and
+//! `wasmkeep-host` itself does not depend on this crate
+//! (docs/adr/020-testing-crate.md).
 
 #![deny(missing_docs)]
 
@@ -17,6 +21,7 @@ pub mod chaos;
 mod chaos_run;
 #[cfg(feature = "fault-proxy")]
 pub mod fault_proxy;
+pub mod served;
 mod test_host;
 pub mod verbs;
 

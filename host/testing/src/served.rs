@@ -1,0 +1,267 @@
+//! `wasmkeep-shim serve` as a process, the one way a test starts one
+//! (docs/adr/084-one-step-interpreter-and-one-spawner-of-served-hosts.md):
+//! [`Serve`] says how (the binary, the manifest, the data directory, a
+//! cluster node's id, bucket and lease, TLS, where its log goes), starts it
+//! on a free port of 127.0.0.1 and reads the base URL off its first line;
+//! [`NodeProcess`] is a node of a cluster that keeps its log and is killed,
+//! by its own id, when dropped. The conformance runner's node-process mode
+//! and the shim's process tests start theirs here.
+
+use std::ffi::OsString;
+use std::io::BufRead as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+/// Why a served host did not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    /// The binary could not be run, or its log file made.
+    #[error("starting {}", shim.display())]
+    Start {
+        /// The binary.
+        shim: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Its first line was not `listening on http://…`.
+    #[error("serve did not start ({status}): {line:?}{}", its_stderr(stderr))]
+    NotStarted {
+        /// How it ended (killed if it still ran).
+        status: ExitStatus,
+        /// The line it wrote instead.
+        line: String,
+        /// What it wrote to stderr, when that was a pipe (empty otherwise).
+        stderr: String,
+    },
+}
+
+fn its_stderr(stderr: &str) -> String {
+    if stderr.is_empty() {
+        String::new()
+    } else {
+        format!("; its stderr:\n{stderr}")
+    }
+}
+
+/// Where a served host's stderr goes.
+enum Log {
+    /// A pipe: left to the caller by [`Serve::spawn`], read into memory by
+    /// [`Serve::start_node`].
+    Piped,
+    /// A file, kept for a failure's message.
+    File(PathBuf),
+}
+
+/// How to start `wasmkeep-shim serve`: `serve --listen 127.0.0.1:0
+/// <args> --manifest <manifest> --data-dir <data dir>`.
+pub struct Serve {
+    shim: PathBuf,
+    manifest: PathBuf,
+    data_dir: PathBuf,
+    args: Vec<OsString>,
+    envs: Vec<(OsString, OsString)>,
+    log: Log,
+}
+
+impl Serve {
+    /// `shim serve` of `manifest` on the data directory `data_dir`.
+    pub fn new(shim: impl Into<PathBuf>, manifest: impl Into<PathBuf>, data_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            shim: shim.into(),
+            manifest: manifest.into(),
+            data_dir: data_dir.into(),
+            args: Vec::new(),
+            envs: Vec::new(),
+            log: Log::Piped,
+        }
+    }
+
+    /// One more argument to `serve`.
+    #[must_use]
+    pub fn arg(mut self, arg: impl Into<OsString>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    /// More arguments to `serve`.
+    #[must_use]
+    pub fn args<S: Into<OsString>>(mut self, args: impl IntoIterator<Item = S>) -> Self {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// A variable of its environment.
+    #[must_use]
+    pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+        self.envs.push((key.into(), value.into()));
+        self
+    }
+
+    /// A node of a cluster: `--mode cluster --node-id <id> --bucket <bucket>
+    /// --lease-ms <lease_ms>`.
+    #[must_use]
+    pub fn cluster_node(self, id: &str, bucket: &str, lease_ms: u64) -> Self {
+        self.args(["--mode", "cluster", "--node-id", id, "--bucket", bucket])
+            .args(["--lease-ms".to_owned(), lease_ms.to_string()])
+    }
+
+    /// Mutual TLS between the nodes (ADR 074), with the files `wasmkeep-shim
+    /// cluster certs --out <certs>` wrote: `<id>.crt`, `<id>.key`, `ca.crt`.
+    #[must_use]
+    pub fn tls(self, certs: &Path, id: &str) -> Self {
+        self.arg("--tls-cert")
+            .arg(certs.join(format!("{id}.crt")))
+            .arg("--tls-key")
+            .arg(certs.join(format!("{id}.key")))
+            .arg("--tls-ca")
+            .arg(certs.join("ca.crt"))
+    }
+
+    /// Its stderr into the file `path` instead of a pipe.
+    #[must_use]
+    pub fn log_to(mut self, path: impl Into<PathBuf>) -> Self {
+        self.log = Log::File(path.into());
+        self
+    }
+
+    /// Starts it and waits for its first line: the process (its stderr a
+    /// pipe unless [`Serve::log_to`] said a file) and its base URL,
+    /// `http://127.0.0.1:PORT`. The caller ends the process, by its id.
+    ///
+    /// # Errors
+    /// [`ServeError`]: it could not be run, or did not say it listens.
+    pub fn spawn(self) -> Result<(Child, String), ServeError> {
+        let start = |source| ServeError::Start {
+            shim: self.shim.clone(),
+            source,
+        };
+        let stderr = match &self.log {
+            Log::Piped => Stdio::piped(),
+            Log::File(path) => Stdio::from(std::fs::File::create(path).map_err(start)?),
+        };
+        let mut child = Command::new(&self.shim)
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(&self.args)
+            .arg("--manifest")
+            .arg(&self.manifest)
+            .arg("--data-dir")
+            .arg(&self.data_dir)
+            .envs(self.envs.iter().map(|(k, v)| (k, v)))
+            .stdout(Stdio::piped())
+            .stderr(stderr)
+            .spawn()
+            .map_err(start)?;
+        let mut line = String::new();
+        if let Some(stdout) = child.stdout.take() {
+            std::io::BufReader::new(stdout).read_line(&mut line).map_err(start)?;
+        }
+        // "listening on http://127.0.0.1:PORT", with " (n1)" for a node process.
+        let base = line
+            .strip_prefix("listening on ")
+            .and_then(|l| l.split_whitespace().next())
+            .map(str::to_owned);
+        match base {
+            Some(base) => Ok((child, base)),
+            None => {
+                let _ = child.kill();
+                let out = child.wait_with_output().map_err(start)?;
+                Err(ServeError::NotStarted {
+                    status: out.status,
+                    line,
+                    stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+                })
+            }
+        }
+    }
+
+    /// Starts it as the node `id` of a cluster (see [`Serve::cluster_node`]),
+    /// its log kept: in the file [`Serve::log_to`] named, or read into memory
+    /// as it comes (a pipe nobody reads fills, and then blocks the node).
+    ///
+    /// # Errors
+    /// As [`Serve::spawn`].
+    pub fn start_node(self, id: &str) -> Result<NodeProcess, ServeError> {
+        let file = match &self.log {
+            Log::File(path) => Some(path.clone()),
+            Log::Piped => None,
+        };
+        let (mut child, base) = self.spawn()?;
+        let log = match (file, child.stderr.take()) {
+            (Some(path), _) => NodeLog::File(path),
+            (None, pipe) => {
+                let text = Arc::new(Mutex::new(String::new()));
+                let sink = text.clone();
+                let reader = pipe.map(|pipe| {
+                    std::thread::spawn(move || {
+                        for line in std::io::BufReader::new(pipe).lines().map_while(Result::ok) {
+                            if let Ok(mut s) = sink.lock() {
+                                s.push_str(&line);
+                                s.push('\n');
+                            }
+                        }
+                    })
+                });
+                NodeLog::Memory { text, reader }
+            }
+        };
+        Ok(NodeProcess {
+            id: id.to_owned(),
+            child,
+            base,
+            log,
+        })
+    }
+}
+
+/// Where a node process's log is kept.
+enum NodeLog {
+    Memory {
+        text: Arc<Mutex<String>>,
+        reader: Option<JoinHandle<()>>,
+    },
+    File(PathBuf),
+}
+
+/// One `wasmkeep-shim serve --node-id` process; killed (by its id) when
+/// dropped, as a crashed node would be.
+pub struct NodeProcess {
+    /// Its node id.
+    pub id: String,
+    /// The process.
+    pub child: Child,
+    /// `http://127.0.0.1:PORT`.
+    pub base: String,
+    log: NodeLog,
+}
+
+impl NodeProcess {
+    /// What it wrote to stderr so far.
+    pub fn log(&self) -> String {
+        match &self.log {
+            NodeLog::Memory { text, .. } => text.lock().map(|s| s.clone()).unwrap_or_default(),
+            NodeLog::File(path) => std::fs::read_to_string(path).unwrap_or_default(),
+        }
+    }
+
+    /// Kills it (by its id) and waits for it: everything it wrote to stderr.
+    pub fn stop(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        if let NodeLog::Memory { reader, .. } = &mut self.log
+            && let Some(reader) = reader.take()
+        {
+            let _ = reader.join();
+        }
+        self.log()
+    }
+}
+
+impl Drop for NodeProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

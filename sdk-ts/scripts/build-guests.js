@@ -76,6 +76,12 @@ if (!existsSync(distIndex) || statSync(distIndex).mtimeMs < newestUnder(join(sdk
   console.error("build-guests: compiling the SDK (tsc -p sdk-ts)");
   run(process.execPath, [join(sdk, "node_modules", "typescript", "bin", "tsc"), "-p", "."], sdk);
 }
+// And the test harness's (dist/testing/, from testing/src/), which the examples' tests import.
+const testingIndex = join(sdk, "dist", "testing", "index.js");
+if (!existsSync(testingIndex) || statSync(testingIndex).mtimeMs < newestUnder(join(sdk, "testing", "src"))) {
+  console.error("build-guests: compiling the test harness (tsc -p sdk-ts/testing)");
+  run(process.execPath, [join(sdk, "node_modules", "typescript", "bin", "tsc"), "-p", "testing"], sdk);
+}
 
 const names = only.length ? only : Object.keys(GUESTS);
 for (const name of names) {

@@ -1,7 +1,8 @@
 //! The native half of `@wasmkeep/actor/testing`: the `wasmkeep_host` library
 //! (the same host the dev server and the conformance runner use) exposed to
-//! Node through napi-rs. The JavaScript half (`sdk-ts/testing/index.js`) wraps
-//! it in the documented API; this layer stays thin and synchronous.
+//! Node through napi-rs. The TypeScript half (`sdk-ts/testing/src/`) wraps
+//! it in the documented API; this layer stays thin and synchronous. Seeded
+//! chaos runs the testing crate's loop, calling the test's body (`chaos`).
 #![allow(
     unsafe_code,
     reason = "napi-derive expands #[napi] items into the extern \"C\" glue Node calls"
@@ -10,16 +11,17 @@
 use napi::bindgen_prelude::{Buffer, Either};
 use napi_derive::napi;
 use serde_json::{Value as Json, json};
+use std::cell::{Ref, RefCell, RefMut};
 use std::path::PathBuf;
 use std::time::Duration;
 use wasmkeep_host::deletion::DeletionStatus;
 use wasmkeep_host::{ActorKey, AdminDeleted, ClassSpec, HttpRequest, Outbound, SocketMessage};
-use wasmkeep_host_testing::{
-    ChaosRecord, ChaosStep, RestoreTo, TestAnswer, TestHost, TestHostError, TestHostOptions, chaos_seed_from_env,
-    parse_access,
-};
+use wasmkeep_host_testing::{RestoreTo, TestAnswer, TestHost, TestHostError, TestHostOptions, parse_access};
 
+pub mod chaos;
 pub mod verbs;
+
+pub use chaos::chaos_seed_from_environment;
 
 /// The `code` of the error a harness call throws: the kind of the host's
 /// failure (`no-such-class`, `needs-cluster`, `no-such-node`, ...), for a test
@@ -92,7 +94,28 @@ pub struct NativeResponse {
 /// library's `TestHost`, converted to JavaScript's types.
 #[napi]
 pub struct NativeHost {
-    host: TestHost,
+    // In a cell: `runChaos` lends the host to the testing crate's loop and,
+    // while a body runs, back to the verbs the body calls (every method
+    // takes `&self`, so a verb called from inside the body aliases nothing).
+    host: RefCell<TestHost>,
+}
+
+/// A verb called while the host is borrowed (only a verb called from
+/// inside the chaos loop's own steps could be; none is).
+fn busy() -> napi::Error<ErrorCode> {
+    napi::Error::new(ErrorCode("busy"), "the host is busy with another call".to_owned())
+}
+
+impl NativeHost {
+    /// The host, for a verb.
+    fn host(&self) -> napi::Result<Ref<'_, TestHost>, ErrorCode> {
+        self.host.try_borrow().map_err(|_| busy())
+    }
+
+    /// The host, for a verb that restarts or closes it.
+    fn host_mut(&self) -> napi::Result<RefMut<'_, TestHost>, ErrorCode> {
+        self.host.try_borrow_mut().map_err(|_| busy())
+    }
 }
 
 fn key(app: String, class: String, name: String) -> ActorKey {
@@ -128,13 +151,15 @@ impl NativeHost {
             ..TestHostOptions::default()
         })
         .map_err(host_err)?;
-        Ok(Self { host })
+        Ok(Self {
+            host: RefCell::new(host),
+        })
     }
 
     /// The data directory.
     #[napi(getter)]
     pub fn data_dir(&self) -> napi::Result<String, ErrorCode> {
-        Ok(self.host.data_dir().map_err(host_err)?.display().to_string())
+        Ok(self.host()?.data_dir().map_err(host_err)?.display().to_string())
     }
 
     /// Adds (or replaces) an app with its classes, compiling their components.
@@ -151,13 +176,13 @@ impl NativeHost {
                 })
             })
             .collect::<napi::Result<Vec<_>, ErrorCode>>()?;
-        self.host.add_app(&app, &specs).map_err(host_err)
+        self.host()?.add_app(&app, &specs).map_err(host_err)
     }
 
     /// Loads an app manifest (`wasmkeep.toml`); returns the app's name.
     #[napi]
     pub fn load_manifest(&self, path: String) -> napi::Result<String, ErrorCode> {
-        self.host.load_manifest(path.as_ref()).map_err(host_err)
+        self.host()?.load_manifest(path.as_ref()).map_err(host_err)
     }
 
     /// Sends a request event and waits for the answer; with `node` (1-based),
@@ -179,28 +204,31 @@ impl NativeHost {
         let mut req = HttpRequest::new(&method, &path, body.to_vec());
         req.headers = header_pairs(headers);
         let node = node.map(|n| usize::try_from(n).unwrap_or(usize::MAX));
-        let answered = self.host.request(&key(app, class, name), req, node).map_err(host_err)?;
+        let answered = self
+            .host()?
+            .request(&key(app, class, name), req, node)
+            .map_err(host_err)?;
         Ok(response(answered))
     }
 
     /// How many nodes the host runs.
     #[napi(getter)]
-    pub fn node_count(&self) -> u32 {
-        u32::try_from(self.host.node_count()).unwrap_or(u32::MAX)
+    pub fn node_count(&self) -> napi::Result<u32, ErrorCode> {
+        Ok(u32::try_from(self.host()?.node_count()).unwrap_or(u32::MAX))
     }
 
     /// Cuts node `node` off: it holds nothing from now on, and the others
     /// take its actors over from the bucket.
     #[napi]
     pub fn cut_off(&self, node: u32) -> napi::Result<(), ErrorCode> {
-        self.host.cut_off(node as usize).map_err(host_err)
+        self.host()?.cut_off(node as usize).map_err(host_err)
     }
 
     /// Cluster: an operator delete of the actor, carried out before this
     /// returns; the request's id.
     #[napi]
     pub fn request_operator_delete(&self, app: String, class: String, name: String) -> napi::Result<String, ErrorCode> {
-        self.host
+        self.host()?
             .request_operator_delete(&key(app, class, name))
             .map_err(host_err)
     }
@@ -209,7 +237,7 @@ impl NativeHost {
     /// operator delete requests).
     #[napi]
     pub fn run_control_passes(&self) -> napi::Result<(), ErrorCode> {
-        self.host.run_control_passes().map_err(host_err)
+        self.host()?.run_control_passes().map_err(host_err)
     }
 
     /// Sets (or, with `null`, removes) a class's `expire-after-idle`, in ms.
@@ -231,46 +259,48 @@ impl NativeHost {
                 }
             })
             .transpose()?;
-        self.host.set_expire_after_idle(&app, &class, limit).map_err(host_err)
+        self.host()?
+            .set_expire_after_idle(&app, &class, limit)
+            .map_err(host_err)
     }
 
     /// Runs each node's idle-expiry pass once; how many actors were expired.
     #[napi]
     pub fn run_expiry_passes(&self) -> napi::Result<u32, ErrorCode> {
-        Ok(u32::try_from(self.host.run_expiry_passes().map_err(host_err)?).unwrap_or(u32::MAX))
+        Ok(u32::try_from(self.host()?.run_expiry_passes().map_err(host_err)?).unwrap_or(u32::MAX))
     }
 
     /// Cluster: deletes the app as `wasmkeep-shim app delete` does.
     #[napi]
     pub fn delete_app(&self, app: String) -> napi::Result<(), ErrorCode> {
-        self.host.delete_app(&app).map_err(host_err)
+        self.host()?.delete_app(&app).map_err(host_err)
     }
 
     /// Starts over: no actor, socket, alarm, fault or log line is left, the
     /// clock is back at its start, the same apps are loaded again.
     #[napi]
-    pub fn reset(&mut self) -> napi::Result<(), ErrorCode> {
-        self.host.reset().map_err(host_err)
+    pub fn reset(&self) -> napi::Result<(), ErrorCode> {
+        self.host_mut()?.reset().map_err(host_err)
     }
 
     /// Restarts the whole host as its process would stop and start again
     /// on the same data (TestHost::restart_host).
     #[napi]
-    pub fn restart_host(&mut self) -> napi::Result<(), ErrorCode> {
-        self.host.restart_host().map_err(host_err)
+    pub fn restart_host(&self) -> napi::Result<(), ErrorCode> {
+        self.host_mut()?.restart_host().map_err(host_err)
     }
 
     /// Restarts one actor as a crash and recovery would.
     #[napi]
     pub fn restart(&self, app: String, class: String, name: String) -> napi::Result<(), ErrorCode> {
-        self.host.restart(&key(app, class, name)).map_err(host_err)
+        self.host()?.restart(&key(app, class, name)).map_err(host_err)
     }
 
     /// Deletes an actor as an operator would (no guest code runs):
     /// `"deleted"`, `"removed-unopenable"` or `"absent"`.
     #[napi]
     pub fn delete_actor(&self, app: String, class: String, name: String) -> napi::Result<String, ErrorCode> {
-        let done = self.host.delete_actor(&key(app, class, name)).map_err(host_err)?;
+        let done = self.host()?.delete_actor(&key(app, class, name)).map_err(host_err)?;
         Ok(match done {
             AdminDeleted::Deleted => "deleted",
             AdminDeleted::RemovedUnopenable => "removed-unopenable",
@@ -284,7 +314,7 @@ impl NativeHost {
     /// `{status: "unknown", reason}`.
     #[napi]
     pub fn deletion_status(&self, app: String, class: String, name: String) -> napi::Result<Json, ErrorCode> {
-        let status: DeletionStatus = self.host.deletion_status(&key(app, class, name)).map_err(host_err)?;
+        let status: DeletionStatus = self.host()?.deletion_status(&key(app, class, name)).map_err(host_err)?;
         serde_json::to_value(status).map_err(internal)
     }
 
@@ -292,7 +322,7 @@ impl NativeHost {
     /// `at` in ms since the epoch on the host's clock.
     #[napi]
     pub fn history(&self, app: String, class: String, name: String) -> napi::Result<Json, ErrorCode> {
-        let positions = self.host.history(&key(app, class, name)).map_err(host_err)?;
+        let positions = self.host()?.history(&key(app, class, name)).map_err(host_err)?;
         Ok(Json::Array(
             positions
                 .into_iter()
@@ -330,45 +360,15 @@ impl NativeHost {
                 ));
             }
         };
-        let done = self.host.restore(&key(app, class, name), &to).map_err(host_err)?;
+        let done = self.host()?.restore(&key(app, class, name), &to).map_err(host_err)?;
         serde_json::to_value(done).map_err(internal)
-    }
-
-    /// Starts seeded chaos: the seed's schedule runs before each request,
-    /// call and socket opening until `end_chaos`.
-    #[napi]
-    pub fn start_chaos(&self, seed: f64) -> napi::Result<(), ErrorCode> {
-        self.host.start_chaos(seed_of(seed)?);
-        Ok(())
-    }
-
-    /// Ends seeded chaos: `{records, report, explanations}`, what the
-    /// schedule did (each record with its `text` as the report prints it)
-    /// and, when `failure` is given (the seed failed with that message), the
-    /// library's report of the failure and what explained each 5xx answer of
-    /// the seed (to print before it; empty when it passed).
-    #[napi]
-    pub fn end_chaos(&self, failure: Option<String>) -> Json {
-        let (records, report, explanations) = match failure {
-            Some(message) => {
-                let f = self.host.fail_chaos(&message);
-                let report = f.report();
-                (f.schedule, Some(report), f.explanations)
-            }
-            None => (self.host.end_chaos(), None, Vec::new()),
-        };
-        json!({
-            "records": records.iter().map(record_json).collect::<Vec<_>>(),
-            "report": report,
-            "explanations": explanations,
-        })
     }
 
     /// Runs `on-call` as the host: `{ok: Buffer}` or `{error: {kind, message}}`.
     #[napi]
     pub fn call(&self, app: String, class: String, name: String, payload: Buffer) -> napi::Result<Json, ErrorCode> {
         let r = self
-            .host
+            .host()?
             .call(&key(app, class, name), payload.to_vec())
             .map_err(host_err)?;
         Ok(match r {
@@ -380,7 +380,10 @@ impl NativeHost {
     /// Opens a WebSocket to an actor (its `on-socket-open` runs); returns the socket id.
     #[napi]
     pub fn open_socket(&self, app: String, class: String, name: String, path: String) -> napi::Result<f64, ErrorCode> {
-        let id = self.host.open_socket(&key(app, class, name), &path).map_err(host_err)?;
+        let id = self
+            .host()?
+            .open_socket(&key(app, class, name), &path)
+            .map_err(host_err)?;
         #[allow(
             clippy::cast_precision_loss,
             reason = "socket ids count up from 1 and stay far below 2^53"
@@ -395,21 +398,23 @@ impl NativeHost {
             Either::A(t) => SocketMessage::Text(t),
             Either::B(b) => SocketMessage::Binary(b.to_vec()),
         };
-        self.host.socket_send(socket_id(id)?, msg).map_err(host_err)
+        self.host()?.socket_send(socket_id(id)?, msg).map_err(host_err)
     }
 
     /// The client closes the socket (the actor's `on-socket-close` runs).
     #[napi]
     pub fn socket_close(&self, id: f64, code: u32, reason: String) -> napi::Result<(), ErrorCode> {
         let code = u16::try_from(code).map_err(|_| err("a close code is 0..=65535"))?;
-        self.host.socket_close(socket_id(id)?, code, &reason).map_err(host_err)
+        self.host()?
+            .socket_close(socket_id(id)?, code, &reason)
+            .map_err(host_err)
     }
 
     /// What the actor sent the socket's client since the last look, in order:
     /// `{text}`, `{binary}` or `{close: {code, reason}}`.
     #[napi]
     pub fn socket_take(&self, id: f64) -> napi::Result<Vec<Json>, ErrorCode> {
-        let taken = self.host.socket_take(socket_id(id)?).map_err(host_err)?;
+        let taken = self.host()?.socket_take(socket_id(id)?).map_err(host_err)?;
         Ok(taken
             .into_iter()
             .map(|o| match o {
@@ -423,14 +428,14 @@ impl NativeHost {
     /// Waits until the actor's queued events have run.
     #[napi]
     pub fn settle(&self, app: String, class: String, name: String) -> napi::Result<(), ErrorCode> {
-        self.host.settle(&key(app, class, name)).map_err(host_err)
+        self.host()?.settle(&key(app, class, name)).map_err(host_err)
     }
 
     /// The host's clock (ms since the epoch).
     #[napi]
     pub fn now(&self) -> napi::Result<f64, ErrorCode> {
         #[allow(clippy::cast_precision_loss, reason = "milliseconds since the epoch fit in 2^53")]
-        Ok(self.host.now_ms().map_err(host_err)? as f64)
+        Ok(self.host()?.now_ms().map_err(host_err)? as f64)
     }
 
     /// Moves the virtual clock forward; returns the new time.
@@ -444,7 +449,7 @@ impl NativeHost {
             clippy::cast_sign_loss,
             reason = "checked finite and non-negative above"
         )]
-        let now = self.host.advance_clock(ms as u64).map_err(host_err)?;
+        let now = self.host()?.advance_clock(ms as u64).map_err(host_err)?;
         #[allow(clippy::cast_precision_loss, reason = "milliseconds since the epoch fit in 2^53")]
         Ok(now as f64)
     }
@@ -462,27 +467,27 @@ impl NativeHost {
             clippy::cast_sign_loss,
             reason = "checked finite and non-negative above"
         )]
-        let advanced = self.host.advance_clock_running_due(ms as u64).map_err(host_err)?;
+        let advanced = self.host()?.advance_clock_running_due(ms as u64).map_err(host_err)?;
         Ok(u32::try_from(advanced.alarms_ran).unwrap_or(u32::MAX))
     }
 
     /// Runs every due alarm; returns how many ran.
     #[napi]
     pub fn run_due_alarms(&self) -> napi::Result<u32, ErrorCode> {
-        Ok(u32::try_from(self.host.run_due_alarms().map_err(host_err)?).unwrap_or(u32::MAX))
+        Ok(u32::try_from(self.host()?.run_due_alarms().map_err(host_err)?).unwrap_or(u32::MAX))
     }
 
     /// Runs this actor's alarm if it is due; tells whether one ran. In a
     /// cluster it goes through the lowest live node, which forwards it to the holder.
     #[napi]
     pub fn run_alarm(&self, app: String, class: String, name: String) -> napi::Result<bool, ErrorCode> {
-        self.host.run_alarm(&key(app, class, name)).map_err(host_err)
+        self.host()?.run_alarm(&key(app, class, name)).map_err(host_err)
     }
 
     /// Runs this actor's alarm through node `node` (1-based) if it is due.
     #[napi]
     pub fn run_alarm_on(&self, node: u32, app: String, class: String, name: String) -> napi::Result<bool, ErrorCode> {
-        self.host
+        self.host()?
             .run_alarm_on(node as usize, &key(app, class, name))
             .map_err(host_err)
     }
@@ -491,62 +496,63 @@ impl NativeHost {
     /// next `count` attempts.
     #[napi]
     pub fn arm_fault(&self, node: u32, kind: String, count: u32) -> napi::Result<(), ErrorCode> {
-        self.host.arm_fault_on(node as usize, &kind, count).map_err(host_err)
+        self.host()?.arm_fault_on(node as usize, &kind, count).map_err(host_err)
     }
 
     /// Clears every armed fault.
     #[napi]
     pub fn clear_faults(&self) -> napi::Result<(), ErrorCode> {
-        self.host.clear_faults().map_err(host_err)
+        self.host()?.clear_faults().map_err(host_err)
     }
 
     /// Whether the actor has a database.
     #[napi]
     pub fn exists(&self, app: String, class: String, name: String) -> napi::Result<bool, ErrorCode> {
-        self.host.exists(&key(app, class, name)).map_err(host_err)
+        self.host()?.exists(&key(app, class, name)).map_err(host_err)
     }
 
     /// The actor's tables: `{table: {columns, rows}}`; integers as `{integer: "n"}`,
     /// reals as `{real: x}`, blobs as `{blob: hex}`, text and NULL as themselves.
     #[napi]
     pub fn tables(&self, app: String, class: String, name: String) -> napi::Result<Json, ErrorCode> {
-        self.host.tables_json(&key(app, class, name)).map_err(host_err)
+        self.host()?.tables_json(&key(app, class, name)).map_err(host_err)
     }
 
     /// Every actor the host knows and its status.
     #[napi]
     pub fn actors(&self) -> napi::Result<Json, ErrorCode> {
-        serde_json::to_value(self.host.actors().map_err(host_err)?).map_err(internal)
+        serde_json::to_value(self.host()?.actors().map_err(host_err)?).map_err(internal)
     }
 
     /// The lines actors logged.
     #[napi]
     pub fn logs(&self) -> napi::Result<Json, ErrorCode> {
-        serde_json::to_value(self.host.logs().map_err(host_err)?).map_err(internal)
+        serde_json::to_value(self.host()?.logs().map_err(host_err)?).map_err(internal)
     }
 
     /// What one actor logged.
     #[napi]
     pub fn logs_of(&self, app: String, class: String, name: String) -> napi::Result<Json, ErrorCode> {
-        serde_json::to_value(self.host.logs_of(&key(app, class, name)).map_err(host_err)?).map_err(internal)
+        serde_json::to_value(self.host()?.logs_of(&key(app, class, name)).map_err(host_err)?).map_err(internal)
     }
 
     /// The metrics in Prometheus text.
     #[napi]
     pub fn metrics(&self) -> napi::Result<String, ErrorCode> {
-        self.host.metrics().map_err(host_err)
+        self.host()?.metrics().map_err(host_err)
     }
 
     /// Hibernates every resident actor.
     #[napi]
     pub fn hibernate_all(&self) -> napi::Result<(), ErrorCode> {
-        self.host.hibernate_all().map_err(host_err)
+        self.host()?.hibernate_all().map_err(host_err)
     }
 
     /// Stops the host and removes its temporary data directory.
     #[napi]
-    pub fn close(&mut self) {
-        self.host.close();
+    pub fn close(&self) -> napi::Result<(), ErrorCode> {
+        self.host_mut()?.close();
+        Ok(())
     }
 }
 
@@ -570,43 +576,6 @@ fn response(answered: TestAnswer) -> NativeResponse {
     }
 }
 
-/// The largest seed a JavaScript number holds exactly.
-const MAX_SEED: f64 = 9_007_199_254_740_991.0;
-
-fn seed_of(seed: f64) -> napi::Result<u64, ErrorCode> {
-    if seed.is_finite() && (0.0..=MAX_SEED).contains(&seed) && seed.fract() == 0.0 {
-        #[allow(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            reason = "checked a whole number within 0..=2^53-1 above"
-        )]
-        Ok(seed as u64)
-    } else {
-        Err(err(format!(
-            "{seed} is not a seed: a seed is a whole number from 0 to {MAX_SEED}"
-        )))
-    }
-}
-
-/// One record of a chaos schedule: `{event, actor, node, step, text}`, with
-/// `step` the kind ([`ChaosStep::kind`]: `late-alarms` with `ms`, `cut-off`
-/// with `cut`).
-fn record_json(r: &ChaosRecord) -> Json {
-    let mut out = json!({
-        "event": r.event,
-        "actor": r.actor,
-        "node": r.node,
-        "text": r.to_string(),
-    });
-    match &r.step {
-        ChaosStep::LateAlarms(ms) => out["ms"] = json!(ms),
-        ChaosStep::CutOff(n) => out["cut"] = json!(n),
-        _ => {}
-    }
-    out["step"] = json!(r.step.kind());
-    out
-}
-
 fn socket_id(id: f64) -> napi::Result<u64, ErrorCode> {
     if id.is_finite() && id >= 1.0 && id.fract() == 0.0 {
         #[allow(
@@ -617,20 +586,6 @@ fn socket_id(id: f64) -> napi::Result<u64, ErrorCode> {
         Ok(id as u64)
     } else {
         Err(err(format!("{id} is not a socket id")))
-    }
-}
-
-/// The seed `WASMKEEP_CHAOS_SEED` names, to replay alone; `null` when unset.
-#[napi]
-pub fn chaos_seed_from_environment() -> napi::Result<Option<f64>, ErrorCode> {
-    match chaos_seed_from_env().map_err(err)? {
-        None => Ok(None),
-        #[allow(clippy::cast_precision_loss, reason = "checked within 2^53 first")]
-        Some(seed) if seed as f64 <= MAX_SEED => Ok(Some(seed as f64)),
-        Some(seed) => Err(err(format!(
-            "WASMKEEP_CHAOS_SEED={seed} is beyond the seeds a JavaScript number holds exactly (up to {MAX_SEED}): \
-             give the seed a failure of this harness printed"
-        ))),
     }
 }
 

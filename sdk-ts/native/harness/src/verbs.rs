@@ -2,8 +2,8 @@
 //! harness has (`wasmkeep_host_testing::verbs`): an exhaustive match, so a
 //! new verb does not compile here until it is bound, and each path below is
 //! compiled, so a renamed method breaks the build rather than a text check.
-//! (`testing/index.js` wraps these in the documented API; xtask's parity
-//! check reads its types, `testing/index.d.ts`.)
+//! (`testing/src/` wraps these in the documented API; xtask's parity check
+//! reads its declarations.)
 
 use crate::{NativeHost, chaos_seed_from_environment};
 use wasmkeep_host_testing::bound;
@@ -44,13 +44,14 @@ pub fn binding(verb: Verb) -> Binding {
         ]),
         Verb::AppDelete => Binding::by(&[bound!(NativeHost::delete_app)]),
         Verb::SeededChaos => Binding::by(&[
+            bound!(NativeHost::run_chaos),
             bound!(chaos_seed_from_environment),
             bound!(NativeHost::start_chaos),
             bound!(NativeHost::end_chaos),
         ]),
         Verb::DeletionStatus => Binding::by(&[bound!(NativeHost::deletion_status)]),
-        // The chaos body is handed its seed by testing/index.js's runChaos.
-        Verb::ChaosSeed => Binding::by(&[bound!(NativeHost::start_chaos)]),
+        // The chaos loop hands the body its seed.
+        Verb::ChaosSeed => Binding::by(&[bound!(NativeHost::run_chaos)]),
         Verb::HostRestart => Binding::by(&[bound!(NativeHost::restart_host)]),
         Verb::History => Binding::by(&[
             bound!(NativeHost::new),

@@ -1,10 +1,14 @@
 //! Project tasks, run as `cargo xtask <command>` from anywhere in the repo.
 
+mod bucket_servers;
 mod c_adapter;
 mod c_bindings;
 mod harness_ffi;
 mod parity;
 mod release;
+mod serve;
+mod step_runner;
+mod test_steps;
 mod ts_quickjs;
 mod versions;
 
@@ -56,7 +60,7 @@ const GENERATORS: &[Generator] = &[
 ];
 
 #[derive(Parser)]
-#[command(name = "cargo xtask", about = "wasmkeep project tasks")]
+#[command(name = "cargo xtask", bin_name = "cargo xtask", about = "wasmkeep project tasks")]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -72,9 +76,15 @@ enum Command {
         #[arg(long)]
         serve: bool,
     },
-    /// Set up, then run every test and the conformance matrix (`bash
-    /// scripts/test.sh`, the README's test command; CI runs exactly this).
-    Test,
+    /// Set up, then run every test and the conformance matrix, step by
+    /// step, with a table of what each took (the README's `bash
+    /// scripts/test.sh` runs setup, then this; CI runs exactly that).
+    /// `--only`/`--from` choose steps by name; `--list` names them.
+    Test(test_steps::TestArgs),
+    /// Set up what serving needs, build the example actors and serve them
+    /// on http://127.0.0.1:8787 (the README's `bash scripts/main.sh` runs
+    /// setup, then this); extra arguments go to `wasmkeep-shim serve`.
+    Serve(serve::ServeArgs),
     /// Fuzz the host's boundaries (`wasmkeep-fuzz`; `cargo xtask fuzz --
     /// --help` lists its options, e.g. `--target sql_guard --seconds 60`).
     Fuzz {
@@ -164,13 +174,13 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let root = repo_root();
     let result = match cli.command {
-        Command::Setup { serve } => run(
-            &root,
-            "bash",
-            &["scripts/setup.sh"],
-            if serve { &["--serve"][..] } else { &[] },
-        ),
-        Command::Test => run(&root, "bash", &["scripts/test.sh"], &[] as &[&str]),
+        Command::Setup { serve } => {
+            let mut setup = step_runner::outer_command(&root, "bash");
+            setup.arg("scripts/setup.sh").args(serve.then_some("--serve"));
+            step_runner::run_command(&mut setup)
+        }
+        Command::Test(args) => test_steps::test(&root, args),
+        Command::Serve(args) => serve::serve(&root, args),
         Command::Fuzz { args } => run(&root, &cargo(), &["run", "--quiet", "-p", "wasmkeep-fuzz", "--"], &args),
         Command::Gen { check } => gen_all(&root, check),
         Command::Guests { all } => guests(&root).and_then(|()| if all { other_guests(&root) } else { Ok(()) }),

@@ -5,7 +5,8 @@
 //! A worker that keeps its thread times out by itself; a parked one has no
 //! thread to do it, so this looks once a second.
 
-use crate::node::{Host, Mailbox, lock};
+use crate::node::{Host, lock};
+use crate::scheduler::Mailbox;
 use std::sync::Arc;
 use std::time::Duration;
 

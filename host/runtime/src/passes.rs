@@ -3,8 +3,9 @@
 //! the epoch ticker that interrupts guests.
 
 use crate::address::ActorKey;
-use crate::job::{EventKind, Job};
-use crate::node::{Host, Mailbox, lock};
+use crate::job::{GuestEvent, HostJob, Job, WorkerJob};
+use crate::node::{Host, lock};
+use crate::scheduler::Mailbox;
 use std::collections::HashMap;
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
@@ -72,7 +73,7 @@ pub(crate) fn hibernate_where(host: &Arc<Host>, which: impl Fn(&ActorKey) -> boo
     for s in slots {
         if s.lock().sender.is_some() {
             let (tx, rx) = oneshot::channel();
-            host.enqueue(&s.key, Job::new(EventKind::Hibernate { done: tx }, Vec::new()));
+            host.enqueue(&s.key, Job::new(WorkerJob::Hibernate { done: tx }, Vec::new()));
             waits.push(rx);
         }
     }
@@ -226,10 +227,7 @@ pub(crate) fn operator_pass(host: &Arc<Host>) -> usize {
                         continue;
                     }
                     drop(in_flight);
-                    host.enqueue(
-                        &r.key,
-                        Job::new(EventKind::OperatorDelete { req: r.clone() }, Vec::new()),
-                    );
+                    host.enqueue(&r.key, Job::new(HostJob::OperatorDelete { req: r.clone() }, Vec::new()));
                     queued += 1;
                 }
             }
@@ -298,7 +296,7 @@ pub(crate) fn expiry_pass(host: &Arc<Host>) -> ExpiryPass {
                 host.enqueue(
                     key,
                     Job::new(
-                        EventKind::Expire {
+                        HostJob::Expire {
                             etag: etag.clone(),
                             done: tx,
                         },
@@ -360,7 +358,7 @@ pub(crate) fn queue_alarm(host: &Arc<Host>, key: &ActorKey) -> Option<oneshot::R
         return None;
     }
     let (tx, rx) = oneshot::channel();
-    host.enqueue(key, Job::new(EventKind::Alarm { ran: tx }, Vec::new()));
+    host.enqueue(key, Job::new(GuestEvent::Alarm { ran: tx }, Vec::new()));
     Some(rx)
 }
 

@@ -10,7 +10,7 @@ use crate::config::RuntimeConfig;
 use crate::faults::Faults;
 use crate::imports::HostState;
 use crate::metrics::Metrics;
-use crate::residency::Residency;
+use crate::scheduler::residency::Residency;
 use crate::sockets::SocketTable;
 use crate::storage::ActorStorage;
 use std::collections::HashMap;
@@ -67,7 +67,10 @@ impl Host {
             instance_pool: parts.instance_pool,
             stops: super::Stops::default(),
             pass_book: crate::pass_book::PassBook::default(),
-            worker_threads: super::WorkerThreads::new(IDLE_WORKER_THREADS, IDLE_WORKER_THREAD_LINGER),
+            worker_threads: crate::scheduler::worker_threads::WorkerThreads::new(
+                IDLE_WORKER_THREADS,
+                IDLE_WORKER_THREAD_LINGER,
+            ),
             remote_calls: std::sync::OnceLock::new(),
         })
     }

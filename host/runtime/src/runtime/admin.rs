@@ -61,7 +61,7 @@ impl<'a> Admin<'a> {
             seen.insert(k, (ActorStatus::Hibernated, None, None));
         }
         // The node's lock is let go before any mailbox's (ADR 045).
-        let slots: Vec<(ActorKey, Arc<crate::node::Mailbox>)> = lock(self.host.actors())
+        let slots: Vec<(ActorKey, Arc<crate::scheduler::Mailbox>)> = lock(self.host.actors())
             .iter()
             .map(|(k, s)| (k.clone(), s.clone()))
             .collect();
@@ -72,11 +72,11 @@ impl<'a> Admin<'a> {
             let elsewhere = inner
                 .held_elsewhere
                 .clone()
-                .filter(|_| inner.sender.is_some() && inner.status != ActorStatus::Resident);
-            let status = if inner.sender.is_some() && inner.status != ActorStatus::Deleted {
+                .filter(|_| inner.sender.is_some() && inner.status() != ActorStatus::Resident);
+            let status = if inner.sender.is_some() && inner.status() != ActorStatus::Deleted {
                 ActorStatus::Resident
             } else {
-                inner.status
+                inner.status()
             };
             if status != ActorStatus::Hibernated || seen.contains_key(k) {
                 seen.insert(k.clone(), (status, inner.last_event, elsewhere));
@@ -116,7 +116,7 @@ impl<'a> Admin<'a> {
         }
         let (tx, rx) = oneshot::channel();
         self.host
-            .enqueue(key, Job::new(EventKind::Inspect { reply: tx }, Vec::new()));
+            .enqueue(key, Job::new(HostJob::Inspect { reply: tx }, Vec::new()));
         rx.blocking_recv()
             .map_err(|_| RuntimeError::Host("the actor's worker stopped".into()))?
     }
@@ -143,7 +143,7 @@ impl<'a> Admin<'a> {
             let _ = tx.send(conn.map(read));
         });
         self.host
-            .enqueue(key, Job::new(EventKind::LentRead { read: lent }, Vec::new()));
+            .enqueue(key, Job::new(HostJob::LentRead { read: lent }, Vec::new()));
         rx.blocking_recv().map_err(|_| LentReadError::NotRun {
             kind: FailureKind::Host,
             message: "the actor's worker stopped".into(),
@@ -163,7 +163,7 @@ impl<'a> Admin<'a> {
         self.host.class(key)?;
         let (tx, rx) = oneshot::channel();
         self.host
-            .enqueue(key, Job::new(EventKind::AdminDelete { done: tx }, Vec::new()));
+            .enqueue(key, Job::new(HostJob::AdminDelete { done: tx }, Vec::new()));
         rx.blocking_recv()
             .map_err(|_| RuntimeError::Host("the actor's worker stopped".into()))?
             .map_err(RuntimeError::Event)
@@ -184,7 +184,7 @@ impl<'a> Admin<'a> {
         self.host.class(key)?;
         let (tx, rx) = oneshot::channel();
         self.host
-            .enqueue(key, Job::new(EventKind::Restore { to, done: tx }, Vec::new()));
+            .enqueue(key, Job::new(HostJob::Restore { to, done: tx }, Vec::new()));
         rx.blocking_recv()
             .map_err(|_| RuntimeError::Host("the actor's worker stopped".into()))?
     }

@@ -29,7 +29,7 @@ use crate::metrics::Metrics;
 use crate::remote_calls::{CallRoute, RemoteCall};
 use crate::scheduler::residency::{Admission, Residency};
 use crate::scheduler::worker_threads::{self, WorkerThreads};
-use crate::scheduler::{ActorStatus, Mailbox, MailboxState, ParkedWorker, Resumed, WorkerEnd};
+use crate::scheduler::{ActorStatus, Mailbox, MailboxState, Mailboxes, ParkedWorker, Resumed, WorkerEnd};
 use crate::sockets::{NOT_READING, SocketTable};
 use crate::storage::ActorStorage;
 pub(crate) use app_table::{AppTable, Class};
@@ -37,7 +37,6 @@ pub(crate) use log_book::LogBook;
 pub use log_book::LogLine;
 pub(crate) use parts::HostParts;
 use serde::Serialize;
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 use stops::Stops;
@@ -87,7 +86,7 @@ pub struct Host {
     /// How many classes `Runtime::reload_class` has replaced: each event
     /// compares it with one atomic load, and looks its class up only when it moved.
     class_reloads: std::sync::atomic::AtomicU64,
-    actors: Mutex<HashMap<ActorKey, Arc<Mailbox>>>,
+    mailboxes: Mailboxes,
     sockets: Arc<SocketTable>,
     cache: ComponentCache,
     /// The resident-actor cap and the mailboxes waiting for a worker.
@@ -168,16 +167,13 @@ impl Host {
     }
 
     pub(crate) fn slot(&self, key: &ActorKey) -> Arc<Mailbox> {
-        lock(&self.actors)
-            .entry(key.clone())
-            .or_insert_with(|| Arc::new(Mailbox::new(key.clone())))
-            .clone()
+        self.mailboxes.of(key)
     }
 
     /// Whether events may be queued here for `key`: its worker runs, or its
     /// mailbox waits for a resident place. Creates no mailbox.
     pub(crate) fn has_queue(&self, key: &ActorKey) -> bool {
-        let slot = lock(&self.actors).get(key).cloned();
+        let slot = self.mailboxes.get(key);
         slot.is_some_and(|s| s.lock().sender.is_some())
     }
 
@@ -199,7 +195,7 @@ impl Host {
     pub(crate) fn is_resident(&self, key: &ActorKey) -> bool {
         // The node's lock is let go before the mailbox's: a mailbox may be
         // held for a while (its database closing, ADR 045).
-        let slot = lock(&self.actors).get(key).cloned();
+        let slot = self.mailboxes.get(key);
         slot.is_some_and(|s| s.lock().status() == ActorStatus::Resident)
     }
 

@@ -61,9 +61,12 @@ impl<'a> Admin<'a> {
             seen.insert(k, (ActorStatus::Hibernated, None, None));
         }
         // The node's lock is let go before any mailbox's (ADR 045).
-        let slots: Vec<(ActorKey, Arc<crate::scheduler::Mailbox>)> = lock(self.host.actors())
-            .iter()
-            .map(|(k, s)| (k.clone(), s.clone()))
+        let slots: Vec<(ActorKey, Arc<crate::scheduler::Mailbox>)> = self
+            .host
+            .mailboxes()
+            .all()
+            .into_iter()
+            .map(|s| (s.key.clone(), s))
             .collect();
         for (k, slot) in &slots {
             let inner = slot.lock();
@@ -99,7 +102,7 @@ impl<'a> Admin<'a> {
     /// The actor's last guest event on this node and how it ended (`None`
     /// if none ran here since the host started).
     pub fn last_event(&self, key: &ActorKey) -> Option<LastEvent> {
-        let slot = lock(self.host.actors()).get(key).cloned();
+        let slot = self.host.mailboxes().get(key);
         slot.and_then(|s| s.lock().last_event)
     }
 
@@ -223,6 +226,6 @@ pub(super) fn actor_exists(host: &Host, key: &ActorKey) -> bool {
 /// How many actors are resident on `host` now.
 pub(super) fn resident_count(host: &Host) -> usize {
     // The node's lock is let go before any mailbox's (ADR 045).
-    let slots: Vec<_> = lock(host.actors()).values().cloned().collect();
+    let slots = host.mailboxes().all();
     slots.iter().filter(|s| s.lock().sender.is_some()).count()
 }

@@ -4,7 +4,7 @@
 
 use crate::address::ActorKey;
 use crate::job::{GuestEvent, HostJob, Job, WorkerJob};
-use crate::node::{Host, lock};
+use crate::node::Host;
 use crate::scheduler::Mailbox;
 use std::collections::HashMap;
 use std::sync::{Arc, mpsc};
@@ -46,7 +46,7 @@ pub(crate) fn stop_app(host: &Arc<Host>, app: &str) {
         }
     }
     if let Some(c) = host.cluster() {
-        lock(&host.pass_book().serving_marked).remove(app);
+        host.pass_book().forget_served(app);
         let _ = c.records_bucket().delete(&crate::keys::heartbeat(app, &c.node));
     }
     let mut dir = host.config().data_dir.join("state");
@@ -115,14 +115,13 @@ pub(crate) fn control_pass(host: &Arc<Host>) {
 /// nodes of one process, whose mark is a heartbeat.
 fn mark_serving(host: &Host, c: &crate::cluster::ClusterNode, app: &str) {
     let epoch = c.cluster.epoch(&c.node);
-    let mut marked = lock(&host.pass_book().serving_marked);
-    if epoch.is_some() && marked.get(app) == epoch.as_ref() {
+    if epoch.is_some() && host.pass_book().serving_marked(app) == epoch {
         return;
     }
     match crate::app_delete::write_serving_mark(c.records_bucket().as_ref(), app, &c.node, epoch) {
         Ok(()) => {
             if let Some(epoch) = epoch {
-                marked.insert(app.to_owned(), epoch);
+                host.pass_book().mark_served(app, epoch);
             }
         }
         // Written again at the next pass.
@@ -218,11 +217,9 @@ pub(crate) fn operator_pass(host: &Arc<Host>) -> usize {
                             !held_here(host, &r.key)
                         }) => {}
                 Listed::Request(r) => {
-                    let mut in_flight = lock(&host.pass_book().operator_in_flight);
-                    if in_flight.len() >= MAX_PER_PASS || !in_flight.insert(r.object.clone()) {
+                    if !host.pass_book().claim_operator_request(&r.object, MAX_PER_PASS) {
                         continue;
                     }
-                    drop(in_flight);
                     host.enqueue(&r.key, Job::new(HostJob::OperatorDelete { req: r.clone() }, Vec::new()));
                     queued += 1;
                 }
@@ -241,10 +238,7 @@ pub(crate) fn expiry_pass(host: &Arc<Host>) -> ExpiryPass {
     }
     // The clock before the listing: a slow listing never makes a record look idler.
     let now = host.clock().now_ms();
-    let limits: Vec<((String, String), u64)> = lock(&host.pass_book().idle_limits)
-        .iter()
-        .map(|(k, v)| (k.clone(), *v))
-        .collect();
+    let limits = host.pass_book().idle_limits();
     let mut candidates = Vec::new();
     // Versions listed this pass: a skipped version no longer listed is dropped,
     // so the skip list never outgrows the records.
@@ -266,7 +260,7 @@ pub(crate) fn expiry_pass(host: &Arc<Host>) -> ExpiryPass {
             if m.last_modified.saturating_add(limit) > now {
                 continue;
             }
-            if lock(&host.pass_book().expiry_skipped).contains(&(m.key.clone(), m.etag.clone())) {
+            if host.pass_book().expiry_skips(&m.key, &m.etag) {
                 continue;
             }
             // Resident here or with a socket: active (the job never takes a hold it has).
@@ -277,7 +271,7 @@ pub(crate) fn expiry_pass(host: &Arc<Host>) -> ExpiryPass {
             candidates.push((key, m.key, m.etag));
         }
     }
-    lock(&host.pass_book().expiry_skipped).retain(|v| seen.contains(v));
+    host.pass_book().keep_expiry_skips(&seen);
     pass.candidates = candidates.len();
     host.metrics()
         .add(crate::metrics::EXPIRY_CANDIDATES_TOTAL, "", candidates.len() as u64);
@@ -306,7 +300,7 @@ pub(crate) fn expiry_pass(host: &Arc<Host>) -> ExpiryPass {
             if rx.blocking_recv().unwrap_or(false) {
                 pass.expired += 1;
             } else {
-                lock(&host.pass_book().expiry_skipped).insert((record.clone(), etag.clone()));
+                host.pass_book().skip_expiry(record.clone(), etag.clone());
             }
         }
     }
@@ -447,7 +441,7 @@ pub(crate) fn start_control_pass(host: &Arc<Host>) -> std::io::Result<()> {
 /// so the node does not start either.
 pub(crate) fn start_alarm_timer(host: &Arc<Host>) -> std::io::Result<()> {
     let (tx, rx) = mpsc::channel::<()>();
-    *lock(&host.pass_book().timer_wake) = Some(tx);
+    host.pass_book().set_timer_wake(tx);
     let weak = Arc::downgrade(host);
     std::thread::Builder::new()
         .name("alarm timer".into())

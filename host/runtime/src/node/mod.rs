@@ -148,9 +148,7 @@ impl Host {
     }
 
     pub(crate) fn wake_timer(&self) {
-        if let Some(tx) = lock(&self.pass_book.timer_wake).as_ref() {
-            let _ = tx.send(());
-        }
+        self.pass_book.wake_timer();
     }
 
     pub(crate) fn record_log(&self, key: &ActorKey, level: &'static str, message: &str) {
@@ -480,7 +478,7 @@ impl Host {
 
     /// An operator delete request is no longer queued here.
     pub(crate) fn operator_released(&self, req: &crate::operator::DeleteRequest) {
-        lock(&self.pass_book.operator_in_flight).remove(&req.object);
+        self.pass_book.release_operator_request(&req.object);
     }
 }
 

@@ -29,7 +29,7 @@ use crate::job::{self, CallFailure, GuestEvent, HostJob, Job, WorkerJob};
 use crate::job::{AdminDeleted, Restored};
 use crate::manifest::{Access, ClassSpec, Manifest};
 use crate::metrics::Metrics;
-use crate::node::{ActorInfo, Class, Host, LogLine, lock};
+use crate::node::{ActorInfo, Class, Host, LogLine};
 use crate::node_builder;
 use crate::passes::{self, ExpiryPass, queue_due};
 use crate::scheduler::ActorStatus;

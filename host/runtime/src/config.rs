@@ -1,7 +1,7 @@
 //! How a runtime is set up.
 
 pub use crate::instance_pool::{InstanceSlots, SlotShape};
-pub use crate::reads_here::ReadsHere;
+pub use crate::scheduler::reads_here::ReadsHere;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -98,7 +98,7 @@ impl RuntimeConfig {
             memory_limit_bytes: 256 << 20,
             idle_timeout: Duration::from_secs(30),
             passes_on_virtual_clock: false,
-            max_resident: crate::residency::default_resident_limit(),
+            max_resident: crate::scheduler::residency::default_resident_limit(),
             max_actor_bytes: 1 << 30,
             instance_slots: InstanceSlots::Pooled(SlotShape::default()),
             reads_here: ReadsHere::default(),

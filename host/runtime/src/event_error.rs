@@ -5,7 +5,7 @@
 use crate::address::ActorKey;
 use crate::failure_kind::FailureKind;
 use crate::http_types::HttpResponse;
-use crate::job::{CallFailure, EventKind};
+use crate::job::{CallFailure, GuestEvent, HostJob, JobKind};
 use crate::storage::StorageError;
 
 /// Why an event failed.
@@ -96,41 +96,54 @@ impl EventError {
 }
 
 /// Answers a job that could not run, by its cause.
-pub(crate) fn fail_job(kind: EventKind, why: &EventError) {
+pub(crate) fn fail_job(kind: JobKind, why: &EventError) {
     match kind {
-        EventKind::Request { respond, .. } => {
+        JobKind::Guest(event) => fail_guest_event(event, why),
+        JobKind::Host(job) => fail_host_job(job, why),
+        JobKind::Worker(job) => job.answer(),
+    }
+    tracing::warn!("event failed: {why}");
+}
+
+/// Answers a guest event that could not run (a socket's events have no one
+/// waiting: the socket's own close tells its client).
+pub(crate) fn fail_guest_event(event: GuestEvent, why: &EventError) {
+    match event {
+        GuestEvent::Request { respond, .. } => {
             let _ = respond.send(why.answer());
         }
-        EventKind::Call { reply, .. } => {
+        GuestEvent::Call { reply, .. } => {
             let _ = reply.send(Err(CallFailure::failed(why.kind(), why.to_string())));
         }
-        EventKind::Alarm { ran } => {
+        GuestEvent::Alarm { ran } => {
             let _ = ran.send(false);
         }
-        EventKind::Inspect { reply } => {
+        GuestEvent::SocketOpen { .. } | GuestEvent::SocketMessage { .. } | GuestEvent::SocketClose { .. } => {}
+    }
+}
+
+/// Answers a host job that could not run.
+fn fail_host_job(job: HostJob, why: &EventError) {
+    match job {
+        HostJob::Inspect { reply } => {
             let _ = reply.send(Err(crate::error::RuntimeError::Event(why.to_string())));
         }
-        EventKind::LentRead { read } => read(Err(crate::actor_db::LentReadError::NotRun {
+        HostJob::LentRead { read } => read(Err(crate::actor_db::LentReadError::NotRun {
             kind: why.kind(),
             message: why.to_string(),
         })),
-        EventKind::Barrier { done } | EventKind::Hibernate { done } => {
-            let _ = done.send(());
-        }
-        EventKind::SocketOpen { .. } | EventKind::SocketMessage { .. } | EventKind::SocketClose { .. } => {}
         // The request stays in the bucket for a later pass.
-        EventKind::OperatorDelete { .. } => {}
-        EventKind::AdminDelete { done } => {
+        HostJob::OperatorDelete { .. } => {}
+        HostJob::AdminDelete { done } => {
             let _ = done.send(Err(why.to_string()));
         }
-        EventKind::Restore { done, .. } => {
+        HostJob::Restore { done, .. } => {
             let _ = done.send(Err(crate::error::RuntimeError::Event(why.to_string())));
         }
-        EventKind::Expire { done, .. } => {
+        HostJob::Expire { done, .. } => {
             let _ = done.send(false);
         }
     }
-    tracing::warn!("event failed: {why}");
 }
 
 impl From<EventError> for crate::error::RuntimeError {

@@ -4,12 +4,12 @@
 
 use crate::address::ActorKey;
 use crate::bindings::{http as wit_http, types as wit};
-use crate::event_error::{EventError, fail_job};
+use crate::event_error::{EventError, fail_guest_event};
 use crate::failure_kind::FailureKind;
 use crate::faults::FaultKind;
 use crate::http_types::{HttpResponse, SocketMessage};
 use crate::imports::{EventState, HostState};
-use crate::job::{CallFailure, EventKind};
+use crate::job::{CallFailure, GuestEvent};
 use crate::node::Host;
 use crate::outparam::{Outparam, ResponseSlot};
 use crate::resident::Resident;
@@ -75,7 +75,7 @@ pub(crate) fn describe_trap(host: &Host, store: &Store<HostState>, e: &wasmtime:
     msg
 }
 
-pub(crate) fn run_event(host: &Arc<Host>, res: &mut Resident, kind: EventKind, chain: Vec<ActorKey>) -> Outcome {
+pub(crate) fn run_event(host: &Arc<Host>, res: &mut Resident, kind: GuestEvent, chain: Vec<ActorKey>) -> Outcome {
     let key = res.store.data().key.clone();
     let data = res.store.data_mut();
     data.stderr_mark = data.stderr.contents().len();
@@ -160,7 +160,7 @@ pub(crate) fn run_event(host: &Arc<Host>, res: &mut Resident, kind: EventKind, c
 
     set_deadline(host, &mut res.store);
     let result: Result<(), (wasmtime::Error, Option<AnswerFailure>)> = match kind {
-        EventKind::Request { req, respond, .. } => {
+        GuestEvent::Request { req, respond, .. } => {
             // Taken by the request that runs next once it is armed, never by
             // one already running (whose answer may be out already).
             res.store.data_mut().ev.crash_after_answer = host.faults().take(FaultKind::CrashAfterAnswer);
@@ -197,7 +197,7 @@ pub(crate) fn run_event(host: &Arc<Host>, res: &mut Resident, kind: EventKind, c
                 )),
             }
         }
-        EventKind::Call { caller, payload, reply } => {
+        GuestEvent::Call { caller, payload, reply } => {
             let caller = caller.map(|k| wit::Address {
                 class: k.class,
                 name: k.name,
@@ -215,15 +215,15 @@ pub(crate) fn run_event(host: &Arc<Host>, res: &mut Resident, kind: EventKind, c
                 )),
             }
         }
-        EventKind::Alarm { ran } => {
+        GuestEvent::Alarm { ran } => {
             let r = events.call_on_alarm(&mut res.store);
             let _ = ran.send(true);
             r.map_err(|e| (e, None))
         }
-        EventKind::SocketOpen { id, path } => events
+        GuestEvent::SocketOpen { id, path } => events
             .call_on_socket_open(&mut res.store, id, &path)
             .map_err(|e| (e, None)),
-        EventKind::SocketMessage { id, msg } => {
+        GuestEvent::SocketMessage { id, msg } => {
             let m = match msg {
                 SocketMessage::Text(t) => wit::Message::Text(t),
                 SocketMessage::Binary(b) => wit::Message::Binary(b),
@@ -232,17 +232,9 @@ pub(crate) fn run_event(host: &Arc<Host>, res: &mut Resident, kind: EventKind, c
                 .call_on_socket_message(&mut res.store, id, &m)
                 .map_err(|e| (e, None))
         }
-        EventKind::SocketClose { id, code, reason } => events
+        GuestEvent::SocketClose { id, code, reason } => events
             .call_on_socket_close(&mut res.store, id, code, &reason)
             .map_err(|e| (e, None)),
-        EventKind::Inspect { .. }
-        | EventKind::LentRead { .. }
-        | EventKind::Barrier { .. }
-        | EventKind::Hibernate { .. }
-        | EventKind::AdminDelete { .. }
-        | EventKind::Restore { .. }
-        | EventKind::OperatorDelete { .. }
-        | EventKind::Expire { .. } => Ok(()),
     };
     match result {
         Ok(()) => Outcome {
@@ -272,9 +264,10 @@ pub(crate) fn fail_slot(slot: &ResponseSlot, why: &str) -> Outcome {
     }
 }
 
-pub(crate) fn fail_kind(kind: EventKind, why: EventError) -> Outcome {
+pub(crate) fn fail_kind(kind: GuestEvent, why: EventError) -> Outcome {
     let failure = Some(why.kind());
-    fail_job(kind, &why);
+    fail_guest_event(kind, &why);
+    tracing::warn!("event failed: {why}");
     Outcome {
         trapped: Some(why.to_string()),
         failure,

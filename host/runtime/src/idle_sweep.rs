@@ -5,7 +5,8 @@
 //! A worker that keeps its thread times out by itself; a parked one has no
 //! thread to do it, so this looks once a second.
 
-use crate::node::{Host, Mailbox, lock};
+use crate::node::Host;
+use crate::scheduler::Mailbox;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -52,7 +53,7 @@ fn sweep(host: &Arc<Host>) -> usize {
     // than its time parked.
     let idle = host.config().idle_timeout.saturating_sub(crate::worker::RELEASE_AFTER);
     let rest = REST_AFTER.saturating_sub(crate::worker::RELEASE_AFTER);
-    let mailboxes: Vec<Arc<Mailbox>> = lock(host.actors()).values().cloned().collect();
+    let mailboxes: Vec<Arc<Mailbox>> = host.mailboxes().all();
     mailboxes
         .iter()
         .filter(|mailbox| host.sweep_parked(mailbox, rest, idle))

@@ -94,12 +94,24 @@ pub enum AdminDeleted {
 pub(crate) type LentRead =
     Box<dyn FnOnce(Result<&rusqlite::Connection, crate::actor_db::LentReadError>) + Send + 'static>;
 
-/// What an event is.
-pub(crate) enum EventKind {
+/// What a job in an actor's mailbox is. Each kind is matched in one place:
+/// guest events by the guest call ([`crate::guest_call`]), host jobs by the
+/// actor's cell (`actor_cell::host_jobs`), worker jobs by the worker.
+pub(crate) enum JobKind {
+    /// An event that runs the actor's guest code.
+    Guest(GuestEvent),
+    /// The host's own work on the actor: no guest code runs.
+    Host(HostJob),
+    /// The worker's own: a hibernation, or a test host's wait.
+    Worker(WorkerJob),
+}
+
+/// An event that runs the actor's guest code (the WIT's exports).
+pub(crate) enum GuestEvent {
     Request {
         req: HttpRequest,
         respond: oneshot::Sender<HttpResponse>,
-        /// From outside, to an `existing` class: checked again when it runs.
+        /// From outside, to an `existing` class: checked when it runs, once.
         require_existing: bool,
     },
     Call {
@@ -125,80 +137,106 @@ pub(crate) enum EventKind {
         code: u16,
         reason: String,
     },
-    /// Host-side: read the actor's tables.
+}
+
+/// The host's own work on one actor, in its mailbox so that it runs between
+/// its events; runs no guest code.
+pub(crate) enum HostJob {
+    /// Read the actor's tables.
     Inspect {
         reply: oneshot::Sender<Result<Vec<(String, QueryResult)>, crate::error::RuntimeError>>,
     },
-    /// Host-side: a read of the actor's database from outside it (the
-    /// dashboard), on a read-only connection (ADR 040); never wakes it.
-    LentRead {
-        read: LentRead,
-    },
-    /// Host-side: every earlier job has run.
-    Barrier {
-        done: oneshot::Sender<()>,
-    },
-    /// Host-side: drop the instance and close the database.
-    Hibernate {
-        done: oneshot::Sender<()>,
-    },
-    /// Host-side: the admin API's delete of one node's actor (runs no guest
-    /// code; works when its database cannot be opened).
+    /// A read of the actor's database from outside it (the dashboard), on a
+    /// read-only connection (ADR 040); never wakes it.
+    LentRead { read: LentRead },
+    /// The admin API's delete of one node's actor (works when its database
+    /// cannot be opened).
     AdminDelete {
         done: oneshot::Sender<Result<AdminDeleted, String>>,
     },
-    /// Host-side: put the state at an earlier position on the actor's head
-    /// (ADR 064); runs no guest code, and the instance is dropped after it.
+    /// Put the state at an earlier position on the actor's head (ADR 064);
+    /// the instance is dropped after it.
     Restore {
         to: crate::replica::Target,
         done: oneshot::Sender<Result<Restored, crate::error::RuntimeError>>,
     },
-    /// Host-side: carry out an operator delete request (runs no guest code).
-    OperatorDelete {
-        req: crate::operator::DeleteRequest,
-    },
-    /// Host-side, idle expiry: delete the actor if its ownership record is
-    /// still this version and it has no alarm and no socket (no guest code).
+    /// Carry out an operator delete request.
+    OperatorDelete { req: crate::operator::DeleteRequest },
+    /// Idle expiry: delete the actor if its ownership record is still this
+    /// version and it has no alarm and no socket.
     Expire {
         etag: crate::bucket::ETag,
         done: oneshot::Sender<bool>,
     },
 }
 
-impl EventKind {
-    pub(crate) fn label(&self) -> &'static str {
+impl HostJob {
+    /// Whether it stops with the app, as guest events do: an operator
+    /// delete and an idle expiry do not run once the host or the app is
+    /// stopping (the next node that holds the actor carries them out); a
+    /// read, an admin delete and a restore answer whatever happens.
+    pub(crate) fn stops_with_the_app(&self) -> bool {
+        matches!(self, HostJob::OperatorDelete { .. } | HostJob::Expire { .. })
+    }
+}
+
+/// The worker's own jobs: they change where the actor runs, never its state.
+pub(crate) enum WorkerJob {
+    /// Every earlier job has run (a test host's wait).
+    Barrier { done: oneshot::Sender<()> },
+    /// Drop the instance and close the database.
+    Hibernate { done: oneshot::Sender<()> },
+}
+
+impl WorkerJob {
+    /// Tells its waiter it is done.
+    pub(crate) fn answer(self) {
         match self {
-            EventKind::Request { .. } => "request",
-            EventKind::Call { .. } => "call",
-            EventKind::Alarm { .. } => "alarm",
-            EventKind::SocketOpen { .. } => "socket_open",
-            EventKind::SocketMessage { .. } => "socket_message",
-            EventKind::SocketClose { .. } => "socket_close",
-            EventKind::Inspect { .. }
-            | EventKind::LentRead { .. }
-            | EventKind::Barrier { .. }
-            | EventKind::Hibernate { .. }
-            | EventKind::AdminDelete { .. }
-            | EventKind::Restore { .. }
-            | EventKind::OperatorDelete { .. }
-            | EventKind::Expire { .. } => "host",
+            WorkerJob::Barrier { done } | WorkerJob::Hibernate { done } => {
+                let _ = done.send(());
+            }
         }
     }
 }
 
-impl EventKind {
-    /// Its name as an actor's last event; `None` for the host's own jobs.
-    pub(crate) fn name(&self) -> Option<crate::last_event::EventKindName> {
-        use crate::last_event::EventKindName as N;
-        match self {
-            EventKind::Request { .. } => Some(N::Request),
-            EventKind::Call { .. } => Some(N::Call),
-            EventKind::Alarm { .. } => Some(N::Alarm),
-            EventKind::SocketOpen { .. } => Some(N::SocketOpen),
-            EventKind::SocketMessage { .. } => Some(N::SocketMessage),
-            EventKind::SocketClose { .. } => Some(N::SocketClose),
-            _ => None,
-        }
+impl From<GuestEvent> for JobKind {
+    fn from(e: GuestEvent) -> Self {
+        JobKind::Guest(e)
+    }
+}
+
+impl From<HostJob> for JobKind {
+    fn from(j: HostJob) -> Self {
+        JobKind::Host(j)
+    }
+}
+
+impl From<WorkerJob> for JobKind {
+    fn from(j: WorkerJob) -> Self {
+        JobKind::Worker(j)
+    }
+}
+
+impl JobKind {
+    /// Whether it is a request (the only job that may run on the thread
+    /// that received it, ADR 048).
+    pub(crate) fn is_request(&self) -> bool {
+        matches!(self, JobKind::Guest(GuestEvent::Request { .. }))
+    }
+
+    /// Whether it may run on the thread that received it: a request, or a
+    /// barrier (a test host's wait for what is queued runs where a request
+    /// would, so that waiting on one does not move the worker).
+    pub(crate) fn runs_where_received(&self) -> bool {
+        matches!(
+            self,
+            JobKind::Guest(GuestEvent::Request { .. }) | JobKind::Worker(WorkerJob::Barrier { .. })
+        )
+    }
+
+    /// Whether it is a read from outside, which never wakes the actor.
+    pub(crate) fn is_lent_read(&self) -> bool {
+        matches!(self, JobKind::Host(HostJob::LentRead { .. }))
     }
 
     /// The bytes an event from outside brings (requests, calls, socket
@@ -206,11 +244,45 @@ impl EventKind {
     /// own jobs, which are never refused.
     pub(crate) fn outside_bytes(&self) -> Option<usize> {
         match self {
-            EventKind::Request { req, .. } => Some(req.body.len() + req.path.len()),
-            EventKind::Call { payload, .. } => Some(payload.len()),
-            EventKind::SocketMessage { msg, .. } => Some(crate::sockets::message_size(msg)),
-            EventKind::SocketOpen { path, .. } => Some(path.len()),
-            _ => None,
+            JobKind::Guest(e) => e.outside_bytes(),
+            JobKind::Host(_) | JobKind::Worker(_) => None,
+        }
+    }
+}
+
+impl GuestEvent {
+    pub(crate) fn label(&self) -> &'static str {
+        match self {
+            GuestEvent::Request { .. } => "request",
+            GuestEvent::Call { .. } => "call",
+            GuestEvent::Alarm { .. } => "alarm",
+            GuestEvent::SocketOpen { .. } => "socket_open",
+            GuestEvent::SocketMessage { .. } => "socket_message",
+            GuestEvent::SocketClose { .. } => "socket_close",
+        }
+    }
+
+    /// Its name as an actor's last event.
+    pub(crate) fn name(&self) -> crate::last_event::EventKindName {
+        use crate::last_event::EventKindName as N;
+        match self {
+            GuestEvent::Request { .. } => N::Request,
+            GuestEvent::Call { .. } => N::Call,
+            GuestEvent::Alarm { .. } => N::Alarm,
+            GuestEvent::SocketOpen { .. } => N::SocketOpen,
+            GuestEvent::SocketMessage { .. } => N::SocketMessage,
+            GuestEvent::SocketClose { .. } => N::SocketClose,
+        }
+    }
+
+    /// The bytes it brings from outside; `None` for an alarm (the host's own).
+    fn outside_bytes(&self) -> Option<usize> {
+        match self {
+            GuestEvent::Request { req, .. } => Some(req.body.len() + req.path.len()),
+            GuestEvent::Call { payload, .. } => Some(payload.len()),
+            GuestEvent::SocketMessage { msg, .. } => Some(crate::sockets::message_size(msg)),
+            GuestEvent::SocketOpen { path, .. } => Some(path.len()),
+            GuestEvent::Alarm { .. } | GuestEvent::SocketClose { .. } => None,
         }
     }
 }
@@ -243,7 +315,7 @@ pub(crate) const SHUTTING_DOWN: &str =
 
 /// A mailbox entry.
 pub(crate) struct Job {
-    pub(crate) kind: EventKind,
+    pub(crate) kind: JobKind,
     /// Actors waiting on this one (calls), for cycle detection.
     pub(crate) chain: Vec<ActorKey>,
     /// The actor's generation when the job was queued (stamped by `enqueue`):
@@ -254,13 +326,13 @@ pub(crate) struct Job {
     /// when the job is dropped (once it ran, or was skipped).
     pub(crate) inbound_share: Option<tokio::sync::OwnedSemaphorePermit>,
     /// Its place in its mailbox's bound (events from outside only).
-    pub(crate) queued_share: Option<crate::queue_bound::QueuedShare>,
+    pub(crate) queued_share: Option<crate::scheduler::queue_bound::QueuedShare>,
 }
 
 impl Job {
-    pub(crate) fn new(kind: EventKind, chain: Vec<ActorKey>) -> Self {
+    pub(crate) fn new(kind: impl Into<JobKind>, chain: Vec<ActorKey>) -> Self {
         Self {
-            kind,
+            kind: kind.into(),
             chain,
             generation: 0,
             ticket: Arc::default(),

@@ -60,13 +60,10 @@ mod open_files;
 mod outparam;
 mod pass_book;
 mod passes;
-mod queue_bound;
-mod reads_here;
 mod remote_calls;
-mod request_overlap;
-mod residency;
 mod resident;
 mod runtime;
+mod scheduler;
 mod sockets;
 mod sql_types;
 mod storage;
@@ -96,11 +93,12 @@ pub use manifest::{
     Access, ClassBuild, ClassSpec, Manifest, ManifestError, Mode, UnknownAccess, parse_duration, parse_idle_limit,
 };
 pub use metrics::Metrics;
-pub use node::{ActorInfo, ActorStatus, LogLine};
+pub use node::{ActorInfo, LogLine};
 pub use passes::{CONTROL_PASS_EVERY_MS, EXPIRY_PASS_EVERY_MS, ExpiryPass};
 pub use remote_calls::{CallRoute, RemoteCall, RemoteCalls};
-pub use residency::default_resident_limit;
 pub use runtime::{Admin, ClusterPasses, DevControls, PendingResponse, Runtime, Shutdown, SocketHandle};
+pub use scheduler::ActorStatus;
+pub use scheduler::residency::default_resident_limit;
 pub use sockets::OutboundReceiver;
 pub use sql_types::{QueryResult, SqlError, SqlValue};
 

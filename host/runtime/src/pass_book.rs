@@ -1,23 +1,101 @@
 //! What a node's passes keep between runs. The node holds it (its passes
-//! run on it) and the passes read and write it; neither reaches into the
-//! other's fields for it.
+//! run on it) and the passes read and write it through its operations; each
+//! owns its lock, and none is held while a pass waits on the bucket.
 
+use crate::bucket::ETag;
 use std::collections::{HashMap, HashSet};
-use std::sync::{Mutex, mpsc};
+use std::sync::{Mutex, MutexGuard, PoisonError, mpsc};
+
+/// An app and a class, as `expire-after-idle` is set for them.
+pub(crate) type AppClass = (String, String);
 
 /// What the node's passes keep between runs.
 #[derive(Default)]
 pub(crate) struct PassBook {
     /// Wakes the alarm timer (a sooner alarm was set).
-    pub(crate) timer_wake: Mutex<Option<mpsc::Sender<()>>>,
+    timer_wake: Mutex<Option<mpsc::Sender<()>>>,
     /// Operator delete requests queued here and not finished (bucket keys).
-    pub(crate) operator_in_flight: Mutex<HashSet<String>>,
+    operator_in_flight: Mutex<HashSet<String>>,
     /// `expire-after-idle` by (app, class), in ms.
-    pub(crate) idle_limits: Mutex<HashMap<(String, String), u64>>,
+    idle_limits: Mutex<HashMap<AppClass, u64>>,
     /// Idle expiry: ownership record versions found changed or held, not tried
     /// again at that version (long-resident actors would take every pass's budget).
-    pub(crate) expiry_skipped: Mutex<HashSet<(String, crate::bucket::ETag)>>,
+    expiry_skipped: Mutex<HashSet<(String, ETag)>>,
     /// Apps whose serving mark this node process wrote, by the lease epoch
     /// it named (ADR 077): written once per epoch.
-    pub(crate) serving_marked: Mutex<HashMap<String, u64>>,
+    serving_marked: Mutex<HashMap<String, u64>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl PassBook {
+    /// The alarm timer's wake, set once its thread starts.
+    pub(crate) fn set_timer_wake(&self, tx: mpsc::Sender<()>) {
+        *lock(&self.timer_wake) = Some(tx);
+    }
+
+    /// Wakes the alarm timer, if it runs.
+    pub(crate) fn wake_timer(&self) {
+        if let Some(tx) = lock(&self.timer_wake).as_ref() {
+            let _ = tx.send(());
+        }
+    }
+
+    /// Counts an operator delete request as queued here; false if it
+    /// already is, or if `limit` are.
+    pub(crate) fn claim_operator_request(&self, object: &str, limit: usize) -> bool {
+        let mut in_flight = lock(&self.operator_in_flight);
+        in_flight.len() < limit && in_flight.insert(object.to_owned())
+    }
+
+    /// An operator delete request is no longer queued here.
+    pub(crate) fn release_operator_request(&self, object: &str) {
+        lock(&self.operator_in_flight).remove(object);
+    }
+
+    /// Sets (`Some`, in ms) or removes `expire-after-idle` for an app's class.
+    pub(crate) fn set_idle_limit(&self, app_class: AppClass, ms: Option<u64>) {
+        let mut limits = lock(&self.idle_limits);
+        match ms {
+            Some(ms) => limits.insert(app_class, ms),
+            None => limits.remove(&app_class),
+        };
+    }
+
+    /// Every `expire-after-idle` set, in ms.
+    pub(crate) fn idle_limits(&self) -> Vec<(AppClass, u64)> {
+        lock(&self.idle_limits).iter().map(|(k, v)| (k.clone(), *v)).collect()
+    }
+
+    /// Whether idle expiry skips this version of an ownership record.
+    pub(crate) fn expiry_skips(&self, record: &str, etag: &ETag) -> bool {
+        lock(&self.expiry_skipped).contains(&(record.to_owned(), etag.clone()))
+    }
+
+    /// Idle expiry skips this version of an ownership record from now on.
+    pub(crate) fn skip_expiry(&self, record: String, etag: ETag) {
+        lock(&self.expiry_skipped).insert((record, etag));
+    }
+
+    /// Forgets skipped versions the last listing no longer had.
+    pub(crate) fn keep_expiry_skips(&self, listed: &HashSet<(String, ETag)>) {
+        lock(&self.expiry_skipped).retain(|v| listed.contains(v));
+    }
+
+    /// The lease epoch this node process last marked `app` served at.
+    pub(crate) fn serving_marked(&self, app: &str) -> Option<u64> {
+        lock(&self.serving_marked).get(app).copied()
+    }
+
+    /// This node process marked `app` served at `epoch`.
+    pub(crate) fn mark_served(&self, app: &str, epoch: u64) {
+        lock(&self.serving_marked).insert(app.to_owned(), epoch);
+    }
+
+    /// `app` is gone here: its mark is written again if it comes back.
+    pub(crate) fn forget_served(&self, app: &str) {
+        lock(&self.serving_marked).remove(app);
+    }
 }

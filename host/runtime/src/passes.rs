@@ -3,8 +3,9 @@
 //! the epoch ticker that interrupts guests.
 
 use crate::address::ActorKey;
-use crate::job::{EventKind, Job};
-use crate::node::{Host, Mailbox, lock};
+use crate::job::{GuestEvent, HostJob, Job, WorkerJob};
+use crate::node::Host;
+use crate::scheduler::Mailbox;
 use std::collections::HashMap;
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
@@ -45,7 +46,7 @@ pub(crate) fn stop_app(host: &Arc<Host>, app: &str) {
         }
     }
     if let Some(c) = host.cluster() {
-        lock(&host.pass_book().serving_marked).remove(app);
+        host.pass_book().forget_served(app);
         let _ = c.records_bucket().delete(&crate::keys::heartbeat(app, &c.node));
     }
     let mut dir = host.config().data_dir.join("state");
@@ -63,16 +64,12 @@ pub(crate) fn stop_app(host: &Arc<Host>, app: &str) {
 /// Hibernates every resident actor `which` picks, after its queued jobs,
 /// and waits for all of them (a worker that panicked counts as done).
 pub(crate) fn hibernate_where(host: &Arc<Host>, which: impl Fn(&ActorKey) -> bool) {
-    let slots: Vec<Arc<Mailbox>> = lock(host.actors())
-        .values()
-        .filter(|s| which(&s.key))
-        .cloned()
-        .collect();
+    let slots: Vec<Arc<Mailbox>> = host.mailboxes().all().into_iter().filter(|s| which(&s.key)).collect();
     let mut waits = Vec::new();
     for s in slots {
         if s.lock().sender.is_some() {
             let (tx, rx) = oneshot::channel();
-            host.enqueue(&s.key, Job::new(EventKind::Hibernate { done: tx }, Vec::new()));
+            host.enqueue(&s.key, Job::new(WorkerJob::Hibernate { done: tx }, Vec::new()));
             waits.push(rx);
         }
     }
@@ -87,7 +84,7 @@ pub(crate) fn hibernate_where(host: &Arc<Host>, which: impl Fn(&ActorKey) -> boo
 /// in the same order every time (ADR 080). [`hibernate_where`] hibernates
 /// them all at once, in whatever order their workers get to it.
 pub(crate) fn hibernate_in_turn(host: &Arc<Host>, which: impl Fn(&ActorKey) -> bool) {
-    let mut keys: Vec<ActorKey> = lock(host.actors()).keys().filter(|k| which(k)).cloned().collect();
+    let mut keys: Vec<ActorKey> = host.mailboxes().keys().into_iter().filter(|k| which(k)).collect();
     keys.sort();
     for key in keys {
         hibernate_where(host, |k| *k == key);
@@ -118,14 +115,13 @@ pub(crate) fn control_pass(host: &Arc<Host>) {
 /// nodes of one process, whose mark is a heartbeat.
 fn mark_serving(host: &Host, c: &crate::cluster::ClusterNode, app: &str) {
     let epoch = c.cluster.epoch(&c.node);
-    let mut marked = lock(&host.pass_book().serving_marked);
-    if epoch.is_some() && marked.get(app) == epoch.as_ref() {
+    if epoch.is_some() && host.pass_book().serving_marked(app) == epoch {
         return;
     }
     match crate::app_delete::write_serving_mark(c.records_bucket().as_ref(), app, &c.node, epoch) {
         Ok(()) => {
             if let Some(epoch) = epoch {
-                marked.insert(app.to_owned(), epoch);
+                host.pass_book().mark_served(app, epoch);
             }
         }
         // Written again at the next pass.
@@ -221,15 +217,10 @@ pub(crate) fn operator_pass(host: &Arc<Host>) -> usize {
                             !held_here(host, &r.key)
                         }) => {}
                 Listed::Request(r) => {
-                    let mut in_flight = lock(&host.pass_book().operator_in_flight);
-                    if in_flight.len() >= MAX_PER_PASS || !in_flight.insert(r.object.clone()) {
+                    if !host.pass_book().claim_operator_request(&r.object, MAX_PER_PASS) {
                         continue;
                     }
-                    drop(in_flight);
-                    host.enqueue(
-                        &r.key,
-                        Job::new(EventKind::OperatorDelete { req: r.clone() }, Vec::new()),
-                    );
+                    host.enqueue(&r.key, Job::new(HostJob::OperatorDelete { req: r.clone() }, Vec::new()));
                     queued += 1;
                 }
             }
@@ -247,10 +238,7 @@ pub(crate) fn expiry_pass(host: &Arc<Host>) -> ExpiryPass {
     }
     // The clock before the listing: a slow listing never makes a record look idler.
     let now = host.clock().now_ms();
-    let limits: Vec<((String, String), u64)> = lock(&host.pass_book().idle_limits)
-        .iter()
-        .map(|(k, v)| (k.clone(), *v))
-        .collect();
+    let limits = host.pass_book().idle_limits();
     let mut candidates = Vec::new();
     // Versions listed this pass: a skipped version no longer listed is dropped,
     // so the skip list never outgrows the records.
@@ -272,7 +260,7 @@ pub(crate) fn expiry_pass(host: &Arc<Host>) -> ExpiryPass {
             if m.last_modified.saturating_add(limit) > now {
                 continue;
             }
-            if lock(&host.pass_book().expiry_skipped).contains(&(m.key.clone(), m.etag.clone())) {
+            if host.pass_book().expiry_skips(&m.key, &m.etag) {
                 continue;
             }
             // Resident here or with a socket: active (the job never takes a hold it has).
@@ -283,7 +271,7 @@ pub(crate) fn expiry_pass(host: &Arc<Host>) -> ExpiryPass {
             candidates.push((key, m.key, m.etag));
         }
     }
-    lock(&host.pass_book().expiry_skipped).retain(|v| seen.contains(v));
+    host.pass_book().keep_expiry_skips(&seen);
     pass.candidates = candidates.len();
     host.metrics()
         .add(crate::metrics::EXPIRY_CANDIDATES_TOTAL, "", candidates.len() as u64);
@@ -298,7 +286,7 @@ pub(crate) fn expiry_pass(host: &Arc<Host>) -> ExpiryPass {
                 host.enqueue(
                     key,
                     Job::new(
-                        EventKind::Expire {
+                        HostJob::Expire {
                             etag: etag.clone(),
                             done: tx,
                         },
@@ -312,7 +300,7 @@ pub(crate) fn expiry_pass(host: &Arc<Host>) -> ExpiryPass {
             if rx.blocking_recv().unwrap_or(false) {
                 pass.expired += 1;
             } else {
-                lock(&host.pass_book().expiry_skipped).insert((record.clone(), etag.clone()));
+                host.pass_book().skip_expiry(record.clone(), etag.clone());
             }
         }
     }
@@ -360,7 +348,7 @@ pub(crate) fn queue_alarm(host: &Arc<Host>, key: &ActorKey) -> Option<oneshot::R
         return None;
     }
     let (tx, rx) = oneshot::channel();
-    host.enqueue(key, Job::new(EventKind::Alarm { ran: tx }, Vec::new()));
+    host.enqueue(key, Job::new(GuestEvent::Alarm { ran: tx }, Vec::new()));
     Some(rx)
 }
 
@@ -377,7 +365,7 @@ fn held_by_another_process(host: &Arc<Host>, key: &ActorKey) -> bool {
 /// same id holds it by the record and has no mailbox for it yet; the leader
 /// leaves it to this node, since the record names a live node (ADR 031).
 fn held_here(host: &Arc<Host>, key: &ActorKey) -> bool {
-    if lock(host.actors()).contains_key(key) {
+    if host.mailboxes().contains(key) {
         return true;
     }
     host.cluster().is_some_and(|c| {
@@ -453,7 +441,7 @@ pub(crate) fn start_control_pass(host: &Arc<Host>) -> std::io::Result<()> {
 /// so the node does not start either.
 pub(crate) fn start_alarm_timer(host: &Arc<Host>) -> std::io::Result<()> {
     let (tx, rx) = mpsc::channel::<()>();
-    *lock(&host.pass_book().timer_wake) = Some(tx);
+    host.pass_book().set_timer_wake(tx);
     let weak = Arc::downgrade(host);
     std::thread::Builder::new()
         .name("alarm timer".into())

@@ -10,8 +10,9 @@
 //! a hand-off (ADR 048, ADR 059).
 
 use crate::actor_cell::ActorCell;
-use crate::job::{EventKind, Job};
-use crate::node::{ActorStatus, Host, Mailbox, ParkedRun, ParkedWorker, Resumed, WorkerEnd};
+use crate::job::{Job, JobKind, WorkerJob};
+use crate::node::Host;
+use crate::scheduler::{Mailbox, ParkedRun, ParkedWorker, Resumed, WorkerEnd};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
@@ -112,10 +113,7 @@ fn serve(run: Parked, ran_quick_read: bool) -> WorkerEnd {
                 } else {
                     // Hibernate under the slot's lock so no new worker opens the files meanwhile.
                     cell.hibernate();
-                    inner.sender = None;
-                    if inner.status == ActorStatus::Resident {
-                        inner.status = ActorStatus::Hibernated;
-                    }
+                    inner.worker_left();
                     return WorkerEnd::Left;
                 }
             }
@@ -125,49 +123,45 @@ fn serve(run: Parked, ran_quick_read: bool) -> WorkerEnd {
             }
         };
         answer(held_barrier.take());
-        if let EventKind::Hibernate { done } = job.kind {
-            let mut inner = slot.lock();
-            cell.hibernate();
-            if let Ok(next) = rx.try_recv() {
-                drop(inner);
+        let job = match job.kind {
+            JobKind::Worker(WorkerJob::Hibernate { done }) => {
+                let mut inner = slot.lock();
+                cell.hibernate();
+                if let Ok(next) = rx.try_recv() {
+                    drop(inner);
+                    let _ = done.send(());
+                    ran_quick_read = false;
+                    cell.run_job(next);
+                    continue;
+                }
+                inner.worker_left();
                 let _ = done.send(());
-                ran_quick_read = false;
-                cell.run_job(next);
+                return WorkerEnd::Left;
+            }
+            JobKind::Worker(WorkerJob::Barrier { done }) => {
+                // Only a wait for what was queued: it changes nothing of the
+                // above. A test host waits on one after each event and then
+                // sends the next: where the worker would park now, it answers
+                // once parked, so that the next request finds it parked, as a
+                // client's would after any pause, and a test sees where
+                // requests run without racing the park (ADR 048).
+                if park_now {
+                    held_barrier = Some(done);
+                } else {
+                    let _ = done.send(());
+                }
                 continue;
             }
-            inner.sender = None;
-            if inner.status == ActorStatus::Resident {
-                inner.status = ActorStatus::Hibernated;
-            }
-            let _ = done.send(());
-            return WorkerEnd::Left;
-        }
-        let lent_read = matches!(job.kind, EventKind::LentRead { .. });
-        if let EventKind::Barrier { done } = job.kind {
-            // Only a wait for what was queued: it changes nothing of the
-            // above. A test host waits on one after each event and then
-            // sends the next: where the worker would park now, it answers
-            // once parked, so that the next request finds it parked, as a
-            // client's would after any pause, and a test sees where
-            // requests run without racing the park (ADR 048).
-            if park_now {
-                held_barrier = Some(done);
-            } else {
-                let _ = done.send(());
-            }
-            continue;
-        }
+            kind => Job { kind, ..job },
+        };
+        let lent_read = job.kind.is_lent_read();
         // Whether a request read only, and how long it took, matters only
         // when a quick read lets the next request run where it is received:
         // on a single node, by default while the actor's requests overlap
         // (ADR 059).
         let measured = reads_here
             .quick()
-            .filter(|_| {
-                matches!(job.kind, EventKind::Request { .. })
-                    && host.runs_requests_here()
-                    && reads_here.now(|| slot.overlap.recent())
-            })
+            .filter(|_| job.kind.is_request() && host.runs_requests_here() && reads_here.now(|| slot.overlap.recent()))
             .map(|quick| (Instant::now(), cell.db_version(), quick));
         cell.run_job(job);
         ran_quick_read = measured.is_some_and(|(started, version, quick)| {
@@ -183,7 +177,7 @@ fn serve(run: Parked, ran_quick_read: bool) -> WorkerEnd {
                 cell.run_job(next);
                 continue;
             }
-            inner.sender = None;
+            inner.worker_left();
             return WorkerEnd::Left;
         }
     }
@@ -261,13 +255,14 @@ impl ParkedRun for Parked {
                 // Its thread's run sees the mailbox gone and ends.
                 Err(mpsc::TryRecvError::Disconnected) => return Resumed::ToThread(run.into_parked(false)),
             };
-            if let EventKind::Barrier { .. } = job.kind {
+            if let JobKind::Worker(WorkerJob::Barrier { .. }) = job.kind {
+                // A wait for what was queued: all of it has run.
                 run.cell.run_job(job);
                 continue;
             }
             // Only requests run here, and only for a while: the caller's
             // thread serves other connections too.
-            if !matches!(job.kind, EventKind::Request { .. }) || began.elapsed() >= HERE_FOR {
+            if !job.kind.is_request() || began.elapsed() >= HERE_FOR {
                 run.first = Some(job);
                 return Resumed::ToThread(run.into_parked(false));
             }

@@ -4,7 +4,6 @@
 use super::ActorCell;
 use crate::deletion::DeleteHow;
 use crate::metrics::{DELETE_FAILURES_TOTAL, DELETES_TOTAL};
-use crate::node::ActorStatus;
 use crate::storage::StorageError;
 
 /// Why a delete was not recorded (its data stays).
@@ -74,6 +73,6 @@ impl ActorCell {
         if files_removed {
             let _ = self.host.alarms().remove(key);
         }
-        self.mailbox.lock().status = ActorStatus::Deleted;
+        self.mailbox.lock().deleted();
     }
 }

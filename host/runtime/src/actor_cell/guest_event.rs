@@ -1,28 +1,22 @@
 //! Events that run guest code in the cell (requests, calls, sockets,
-//! alarms), the read of its tables, and how an event ends (ADR 0028 §1–2).
+//! alarms), and how an event ends (ADR 0028 §1–2).
 
 use super::delete::DeleteError;
 use super::guest_restore::NotRestored;
 use super::{ActorCell, Prepared};
 use crate::actor_db::META_ALARM;
-use crate::actor_db::sqlite_code::{INTERRUPT, TOOBIG};
 use crate::address::ActorKey;
 use crate::deletion::DeleteHow;
-use crate::error::RuntimeError;
 use crate::event_error::{EventError, fail_job};
 use crate::failure_kind::FailureKind;
 use crate::faults::FaultKind;
 use crate::guest_call::{Outcome, run_event};
-use crate::job::{EventKind, Job};
+use crate::job::{GuestEvent, Job};
 use crate::last_event::{EventKindName, EventOutcome, LastEvent};
 use crate::metrics::{EVENT_FAILURES_TOTAL, EVENTS_TOTAL};
-use crate::sql_types::SqlError;
 use crate::storage::OpenMode;
 use crate::storage::open_actor::Durability;
 use tokio::sync::oneshot;
-
-/// What a read of the actor's tables answers.
-type TablesReply = oneshot::Sender<Result<Vec<(String, crate::sql_types::QueryResult)>, RuntimeError>>;
 
 /// How an event ends, decided once from what the guest asked and what the
 /// storage says.
@@ -51,16 +45,16 @@ enum Writes {
 
 impl ActorCell {
     /// A request, call or socket event: opened (created if need be) and run.
-    pub(super) fn run_guest_event(&mut self, kind: EventKind, chain: Vec<ActorKey>) {
+    pub(super) fn run_guest_event(&mut self, kind: GuestEvent, chain: Vec<ActorKey>) {
         let label = kind.label();
-        let name = kind.name();
+        let name = Some(kind.name());
         self.host.metrics().inc(EVENTS_TOTAL, label);
         let ready = match self.prepare(OpenMode::Create) {
             Ok(Prepared::Ready(ready)) => ready,
             Ok(Prepared::Absent) => {
                 let why = EventError::Host("the database was not created".into());
                 self.record_last(name, EventOutcome::Failed(why.kind()));
-                fail_job(kind, &why);
+                fail_job(kind.into(), &why);
                 return;
             }
             Ok(Prepared::Elsewhere(node)) => {
@@ -70,14 +64,14 @@ impl ActorCell {
             Err(why) => {
                 self.host.metrics().inc(EVENT_FAILURES_TOTAL, label);
                 self.record_last(name, EventOutcome::Failed(why.kind()));
-                fail_job(kind, &why);
+                fail_job(kind.into(), &why);
                 return;
             }
         };
         // The fault is for the next request to start once it is armed, never for
         // one already running (whose answer may be out already).
         let cut_off_after_answer =
-            matches!(kind, EventKind::Request { .. }) && ready.host.faults().take(FaultKind::CutOffAfterAnswer);
+            matches!(kind, GuestEvent::Request { .. }) && ready.host.faults().take(FaultKind::CutOffAfterAnswer);
         let outcome = run_event(ready.host, ready.resident, kind, chain);
         let (ended, _) = self.finish(&outcome, label, cut_off_after_answer);
         self.record_last(name, ended);
@@ -105,7 +99,7 @@ impl ActorCell {
                 return;
             }
             Ok(Prepared::Elsewhere(node)) => {
-                node.deliver(&key, Job::new(EventKind::Alarm { ran }, chain));
+                node.deliver(&key, Job::new(GuestEvent::Alarm { ran }, chain));
                 return;
             }
             Err(why) => {
@@ -135,7 +129,7 @@ impl ActorCell {
                 // ended, its writes kept or not (and the alarm set again if
                 // not): a pass run right after sees what this one left.
                 let (handler_ran, heard) = oneshot::channel();
-                let outcome = run_event(host, ready.resident, EventKind::Alarm { ran: handler_ran }, chain);
+                let outcome = run_event(host, ready.resident, GuestEvent::Alarm { ran: handler_ran }, chain);
                 let (ended, writes) = self.finish(&outcome, "alarm", false);
                 if writes == Writes::NotKept {
                     // At least once: what the bucket holds still has this
@@ -159,31 +153,6 @@ impl ActorCell {
                 let _ = ran.send(false);
             }
         }
-    }
-
-    /// Reads every table of the actor (never creating it).
-    pub(super) fn inspect(&mut self, reply: TablesReply, chain: Vec<ActorKey>) {
-        let key = self.mailbox.key.clone();
-        let tables = match self.prepare(OpenMode::Existing) {
-            Ok(Prepared::Ready(ready)) => match ready.resident.store.data().actor.open_db() {
-                Some(db) => db.dump_tables().map_err(|e| match e {
-                    SqlError::Sqlite { code: TOOBIG, message } => RuntimeError::TablesTooLarge(message),
-                    SqlError::Sqlite {
-                        code: INTERRUPT,
-                        message,
-                    } => RuntimeError::TablesTooSlow(message),
-                    other => RuntimeError::Event(other.to_string()),
-                }),
-                None => Err(RuntimeError::Event("the database is closed".into())),
-            },
-            Ok(Prepared::Absent) => Err(RuntimeError::Event(format!("no such actor: {key} has no database"))),
-            Ok(Prepared::Elsewhere(node)) => {
-                node.deliver(&key, Job::new(EventKind::Inspect { reply }, chain));
-                return;
-            }
-            Err(e) => Err(e.into()),
-        };
-        let _ = reply.send(tables);
     }
 
     /// The end of an event: traps, transactions left open, then [`EventEnd`].

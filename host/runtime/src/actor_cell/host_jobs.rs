@@ -1,16 +1,66 @@
-//! The host's own jobs in an actor's mailbox, which run no guest code: a
-//! read from outside (ADR 040), an operator delete request (ADR 0028 §3),
-//! the admin API's delete, and idle expiry (§4).
+//! The host's own jobs in an actor's mailbox, which run no guest code: the
+//! read of its tables, a read from outside (ADR 040), an operator delete
+//! request (ADR 0028 §3), the admin API's delete, a restore (ADR 064), and
+//! idle expiry (§4). [`ActorCell::run_host_job`] is the one place a host
+//! job's kind is told apart.
 
 use super::{ActorCell, Prepared};
 use crate::actor_db::open_for_reading;
+use crate::actor_db::sqlite_code::{INTERRUPT, TOOBIG};
+use crate::address::ActorKey;
 use crate::deletion::DeleteHow;
-use crate::job::{AdminDeleted, EventKind, Job, LentRead};
+use crate::error::RuntimeError;
+use crate::job::{AdminDeleted, HostJob, Job, LentRead};
 use crate::node::Host;
 use crate::operator::{DeleteRequest, InBucket, Outcome, Settled};
+use crate::sql_types::SqlError;
 use crate::storage::OpenMode;
 
+/// What a read of the actor's tables answers.
+type TablesReply = tokio::sync::oneshot::Sender<Result<Vec<(String, crate::sql_types::QueryResult)>, RuntimeError>>;
+
 impl ActorCell {
+    /// Runs one of the host's own jobs.
+    pub(super) fn run_host_job(&mut self, job: HostJob, chain: Vec<ActorKey>) {
+        match job {
+            HostJob::Inspect { reply } => self.inspect(reply, chain),
+            HostJob::LentRead { read } => self.lend_for_reading(read),
+            HostJob::OperatorDelete { req } => self.operator_delete(req),
+            HostJob::AdminDelete { done } => {
+                let _ = done.send(self.admin_delete());
+            }
+            HostJob::Restore { to, done } => self.restore(to, done),
+            HostJob::Expire { etag, done } => {
+                let _ = done.send(self.expire(etag));
+            }
+        }
+    }
+
+    /// Reads every table of the actor (never creating it).
+    fn inspect(&mut self, reply: TablesReply, chain: Vec<ActorKey>) {
+        let key = self.mailbox.key.clone();
+        let tables = match self.prepare(OpenMode::Existing) {
+            Ok(Prepared::Ready(ready)) => match ready.resident.store.data().actor.open_db() {
+                Some(db) => db.dump_tables().map_err(|e| match e {
+                    SqlError::Sqlite { code: TOOBIG, message } => RuntimeError::TablesTooLarge(message),
+                    SqlError::Sqlite {
+                        code: INTERRUPT,
+                        message,
+                    } => RuntimeError::TablesTooSlow(message),
+                    other => RuntimeError::Event(other.to_string()),
+                }),
+                None => Err(RuntimeError::Event("the database is closed".into())),
+            },
+            Ok(Prepared::Absent) => Err(RuntimeError::Event(format!("no such actor: {key} has no database"))),
+            Ok(Prepared::Elsewhere(node)) => {
+                node.deliver(&key, Job::new(HostJob::Inspect { reply }, chain));
+                return;
+            }
+            Err(e) => Err(e.into()),
+        };
+        let _ = reply.send(tables);
+    }
+
     /// A read of the actor's database from outside it (ADR 040): on its own
     /// connection, lent read-only, while it is resident; else on a
     /// connection opened for the read alone. It never wakes the actor, and
@@ -44,7 +94,7 @@ impl ActorCell {
             Ok(Prepared::Absent) => return self.absent_for_request(&req),
             Ok(Prepared::Elsewhere(node)) => {
                 self.host.operator_released(&req);
-                return node.deliver(&key, Job::new(EventKind::OperatorDelete { req }, Vec::new()));
+                return node.deliver(&key, Job::new(HostJob::OperatorDelete { req }, Vec::new()));
             }
             Err(e) => {
                 // The request stays for a later pass.
@@ -73,7 +123,7 @@ impl ActorCell {
             for id in open {
                 let _ = host.socket_close_by_actor(&key, id, 1000, "actor deleted".into());
             }
-            return host.enqueue(&key, Job::new(EventKind::OperatorDelete { req }, Vec::new()));
+            return host.enqueue(&key, Job::new(HostJob::OperatorDelete { req }, Vec::new()));
         }
         data.actor.set_operator_marker(req.marker());
         match self.delete(DeleteHow::Operator) {

@@ -17,8 +17,9 @@ use crate::actor_db::ActorDb;
 use crate::cluster::NodeMailboxes;
 use crate::event_error::EventError;
 use crate::imports::HostState;
-use crate::node::{ActorStatus, Host, Mailbox};
+use crate::node::Host;
 use crate::resident::Resident;
+use crate::scheduler::Mailbox;
 use crate::storage::{OpenMode, Opened, StorageError};
 use std::sync::Arc;
 use wasmtime::Store;
@@ -80,7 +81,7 @@ impl ActorCell {
             // says what stands in the way if it still cannot.
             tracing::warn!(actor = %self.mailbox.key, "reopening an idle actor's database: {e}");
             self.hibernate();
-            self.mailbox.lock().status = ActorStatus::Hibernated;
+            self.mailbox.lock().closed();
         }
         let host = &self.host;
         let key = &self.mailbox.key;
@@ -147,9 +148,7 @@ impl ActorCell {
             return Err(EventError::Host("no resident".into()));
         };
         {
-            let mut inner = self.mailbox.lock();
-            inner.status = ActorStatus::Resident;
-            inner.held_elsewhere = None;
+            self.mailbox.lock().opened();
         }
         Ok(Prepared::Ready(Ready { host, resident }))
     }

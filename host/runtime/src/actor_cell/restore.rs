@@ -8,7 +8,7 @@
 
 use super::{ActorCell, Prepared};
 use crate::error::RuntimeError;
-use crate::job::{EventKind, Job, Restored};
+use crate::job::{HostJob, Job, Restored};
 use crate::replica::Target;
 use crate::storage::OpenMode;
 use tokio::sync::oneshot;
@@ -63,12 +63,12 @@ impl ActorCell {
         };
         let outcome = match found {
             Found::Elsewhere(node) => {
-                return node.deliver(&key, Job::new(EventKind::Restore { to, done }, Vec::new()));
+                return node.deliver(&key, Job::new(HostJob::Restore { to, done }, Vec::new()));
             }
             Found::SocketsClosed => {
                 return self
                     .host
-                    .enqueue(&key, Job::new(EventKind::Restore { to, done }, Vec::new()));
+                    .enqueue(&key, Job::new(HostJob::Restore { to, done }, Vec::new()));
             }
             Found::Refused(e) => Err(e),
             Found::Restored(Ok((restored, alarm))) => {

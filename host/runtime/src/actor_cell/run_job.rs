@@ -1,79 +1,99 @@
-//! The one entry of a job into the cell: what kind it is decides which of
-//! the cell's methods runs it.
+//! The one entry of a job into the cell: a guest event runs guest code
+//! ([`ActorCell::run_guest_event`]), a host job runs the cell's own work
+//! (`host_jobs`); the worker's own jobs are the worker's.
 
 use super::ActorCell;
+use crate::address::ActorKey;
 use crate::event_error::{EventError, fail_job};
-use crate::job::{ABANDONED, EventKind, Job, RUNNING, take_ticket};
+use crate::job::{ABANDONED, GuestEvent, Job, JobKind, RUNNING, Ticket, take_ticket};
+
+/// Whether a job that stops with the app may start.
+enum Start {
+    /// It runs now.
+    Run,
+    /// The host or the app is stopping: it is answered without running.
+    Halted,
+    /// Its waiter answered it and gave up on it: nothing to do.
+    GivenUp,
+}
 
 impl ActorCell {
-    /// Runs one job from the mailbox.
+    /// Runs one job from the mailbox. The shares it holds (of its socket's
+    /// inbound budget, of its mailbox's bound) are given back once it has
+    /// run or was skipped.
     pub(crate) fn run_job(&mut self, job: Job) {
-        let guest_event = !matches!(
-            job.kind,
-            EventKind::Inspect { .. }
-                | EventKind::LentRead { .. }
-                | EventKind::Barrier { .. }
-                | EventKind::Hibernate { .. }
-                | EventKind::AdminDelete { .. }
-                | EventKind::Restore { .. }
-        );
-        if guest_event {
-            if self.host.halted(&self.mailbox.key.app) {
-                // Ordered shutdown (or the app deleted): no new guest code; its waiter may have answered already.
-                if take_ticket(&job.ticket, ABANDONED) {
-                    fail_job(job.kind, &EventError::ShuttingDown);
-                }
-                return;
-            }
-            if !take_ticket(&job.ticket, RUNNING) {
-                return; // Answered and given up by its waiter.
-            }
-            self.let_go_if_stale();
+        let Job {
+            kind,
+            chain,
+            generation,
+            ticket,
+            inbound_share,
+            queued_share,
+        } = job;
+        let _shares = (inbound_share, queued_share);
+        match kind {
+            JobKind::Guest(event) => match self.start(&ticket) {
+                Start::Run => self.run_guest(event, chain, generation),
+                Start::Halted => fail_job(JobKind::Guest(event), &EventError::ShuttingDown),
+                Start::GivenUp => {}
+            },
+            JobKind::Host(job) if job.stops_with_the_app() => match self.start(&ticket) {
+                Start::Run => self.run_host_job(job, chain),
+                Start::Halted => fail_job(JobKind::Host(job), &EventError::ShuttingDown),
+                Start::GivenUp => {}
+            },
+            JobKind::Host(job) => self.run_host_job(job, chain),
+            // Run by the worker; one that reaches the cell waits for nothing more.
+            JobKind::Worker(job) => job.answer(),
         }
-        let kind = match job.kind {
-            EventKind::Barrier { done } => {
-                let _ = done.send(());
-                return;
-            }
-            EventKind::Inspect { reply } => return self.inspect(reply, job.chain),
-            EventKind::LentRead { read } => return self.lend_for_reading(read),
-            EventKind::Hibernate { done } => {
-                self.hibernate();
-                let _ = done.send(());
-                return;
-            }
-            EventKind::OperatorDelete { req } => return self.operator_delete(req),
-            EventKind::AdminDelete { done } => {
-                let _ = done.send(self.admin_delete());
-                return;
-            }
-            EventKind::Restore { to, done } => return self.restore(to, done),
-            EventKind::Expire { etag, done } => {
-                let _ = done.send(self.expire(etag));
-                return;
-            }
+    }
+
+    /// Takes the ticket of a job that stops with the app: no new guest code
+    /// once the host (ordered shutdown) or the app is stopping. A job that
+    /// starts lets go of a stale instance first.
+    fn start(&mut self, ticket: &Ticket) -> Start {
+        if self.host.halted(&self.mailbox.key.app) {
+            // Its waiter may have answered already.
+            return if take_ticket(ticket, ABANDONED) {
+                Start::Halted
+            } else {
+                Start::GivenUp
+            };
+        }
+        if !take_ticket(ticket, RUNNING) {
+            return Start::GivenUp;
+        }
+        self.let_go_if_stale();
+        Start::Run
+    }
+
+    /// A guest event, unless it no longer has anything to run for.
+    fn run_guest(&mut self, event: GuestEvent, chain: Vec<ActorKey>, generation: u64) {
+        let event = match event {
             // Socket events of an actor deleted since they were queued, or for a socket
             // that is gone, run no guest code: they would create a new actor.
-            EventKind::SocketOpen { id, .. } | EventKind::SocketMessage { id, .. }
-                if job.generation != self.mailbox.lock().generation
+            GuestEvent::SocketOpen { id, .. } | GuestEvent::SocketMessage { id, .. }
+                if generation != self.mailbox.lock().generation
                     || !self.host.socket_belongs_to(&self.mailbox.key, id) =>
             {
                 return;
             }
-            EventKind::SocketClose { .. } if job.generation != self.mailbox.lock().generation => return,
-            EventKind::Request {
+            GuestEvent::SocketClose { .. } if generation != self.mailbox.lock().generation => return,
+            GuestEvent::Request {
                 req,
                 respond,
                 require_existing: true,
             } => {
-                // Open here, so it exists: no listing (in a cluster, a bucket call per request).
+                // The one existence check of a request from outside to an
+                // `existing` class. Open here, so it exists: no listing (in a
+                // cluster, a bucket call per request).
                 let exists = if self.is_resident() {
                     Ok(true)
                 } else {
                     self.host.storage().exists(&self.mailbox.key)
                 };
                 match exists {
-                    Ok(true) => EventKind::Request {
+                    Ok(true) => GuestEvent::Request {
                         req,
                         respond,
                         require_existing: true,
@@ -89,11 +109,9 @@ impl ActorCell {
                     }
                 }
             }
+            GuestEvent::Alarm { ran } => return self.run_alarm(ran, chain),
             other => other,
         };
-        if let EventKind::Alarm { ran } = kind {
-            return self.run_alarm(ran, job.chain);
-        }
-        self.run_guest_event(kind, job.chain);
+        self.run_guest_event(event, chain);
     }
 }

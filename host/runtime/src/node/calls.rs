@@ -79,7 +79,7 @@ impl Host {
         }
         let (tx, rx) = mpsc::channel();
         let job = Job::new(
-            EventKind::Call {
+            GuestEvent::Call {
                 caller,
                 payload,
                 reply: tx,

@@ -12,7 +12,6 @@ mod stops;
 #[cfg(test)]
 mod tests;
 mod worker_run;
-mod worker_threads;
 
 use crate::address::ActorKey;
 use crate::alarm_index::AlarmIndex;
@@ -25,10 +24,12 @@ use crate::failure_kind::FailureKind;
 use crate::faults::Faults;
 use crate::http_types::SocketMessage;
 use crate::imports::{HostState, NodeHandles, NodeServices};
-use crate::job::{self, CallFailure, EventKind, Job};
+use crate::job::{self, CallFailure, GuestEvent, Job, JobKind, WorkerJob};
 use crate::metrics::Metrics;
 use crate::remote_calls::{CallRoute, RemoteCall};
-use crate::residency::{Admission, Residency, UsedAt};
+use crate::scheduler::residency::{Admission, Residency};
+use crate::scheduler::worker_threads::{self, WorkerThreads};
+use crate::scheduler::{ActorStatus, Mailbox, MailboxState, Mailboxes, ParkedWorker, Resumed, WorkerEnd};
 use crate::sockets::{NOT_READING, SocketTable};
 use crate::storage::ActorStorage;
 pub(crate) use app_table::{AppTable, Class};
@@ -36,85 +37,17 @@ pub(crate) use log_book::LogBook;
 pub use log_book::LogLine;
 pub(crate) use parts::HostParts;
 use serde::Serialize;
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 use stops::Stops;
 use wasmtime::Engine;
 use wasmtime::component::Linker;
 use worker_run::{NodeWorkerRun, Unstarted};
-use worker_threads::WorkerThreads;
 
 /// How a node starts an actor's worker `id`: the runtime passes the worker
 /// loop in, so that this module does not depend on the worker that depends
 /// on it.
 pub(crate) type SpawnWorker = fn(&Arc<Host>, &Arc<Mailbox>, mpsc::Receiver<Job>, u64) -> WorkerEnd;
-
-/// How a worker's run on a thread ended.
-pub(crate) enum WorkerEnd {
-    /// The actor hibernated (or its worker failed): the worker is gone.
-    Left,
-    /// The actor stays resident without a thread: its worker waits in its
-    /// mailbox (`MailboxState::parked`) for the next job (ADR 044).
-    Parked,
-}
-
-/// The rest of a parked worker's run: its cell (store, instance, database)
-/// and its mailbox's receiver. The worker module makes it, so that this
-/// module does not depend on the worker that depends on it.
-pub(crate) trait ParkedRun: Send {
-    /// Goes on with the worker's run on this thread (a job came).
-    fn resume(self: Box<Self>) -> WorkerEnd;
-    /// Runs the requests that came on the calling thread, the one that
-    /// received them, and parks again when none is left (ADR 048).
-    fn resume_here(self: Box<Self>) -> Resumed;
-    /// Closes the actor's database while it waits; it opens again at its
-    /// next job (ADR 045). Returns whether it closed it.
-    fn rest(&mut self) -> bool;
-    /// Ends the run without going on (no thread would run it): its cell
-    /// goes, closing the actor's files as a hibernation does, and the jobs
-    /// it holds come back, one it had taken first.
-    fn into_jobs(self: Box<Self>) -> (Option<Job>, mpsc::Receiver<Job>);
-}
-
-/// How a run on a caller's thread ([`ParkedRun::resume_here`]) ended.
-pub(crate) enum Resumed {
-    /// It ran what came and is parked in its mailbox again.
-    Parked,
-    /// A job that does not run on a caller's thread came, a request was
-    /// slow, or it has run its share: it goes on on a thread of the node's.
-    ToThread(ParkedWorker),
-}
-
-/// A resident actor's worker that gave back its thread while the actor
-/// waits for an event: the next job resumes its run on a thread of the node's.
-pub(crate) struct ParkedWorker {
-    /// The worker's id in the residency.
-    pub(crate) worker: u64,
-    /// When it parked: the idle sweep rests it after a while and hibernates
-    /// it at the idle timeout.
-    pub(crate) since: std::time::Instant,
-    /// Whether the sweep has closed its database (ADR 045).
-    pub(crate) rested: bool,
-    /// Whether the next request may run on the thread that receives it: the
-    /// last one it ran was a quick read, and (by default) the actor's
-    /// requests overlap (ADR 048, ADR 059).
-    pub(crate) runs_here: bool,
-    /// Its cell and its mailbox's receiver, resumed by the next job.
-    pub(crate) run: Box<dyn ParkedRun>,
-}
-
-/// Where an actor stands, as the admin API shows it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum ActorStatus {
-    /// In memory, its database open or, idle, closed until its next event (ADR 045).
-    Resident,
-    /// Only its files: the next event wakes it.
-    Hibernated,
-    /// Deleted by its last event; the next event creates a new, empty actor.
-    Deleted,
-}
 
 /// An actor and its state, for listings.
 #[derive(Debug, Clone, Serialize)]
@@ -132,45 +65,6 @@ pub struct ActorInfo {
     /// named it when this node last had an event for it (and sent the event
     /// there); none when it is held here or this node did not ask.
     pub held_elsewhere: Option<String>,
-}
-
-pub(crate) struct MailboxState {
-    pub(crate) sender: Option<mpsc::Sender<Job>>,
-    pub(crate) status: ActorStatus,
-    /// Moves on at each delete: socket events queued before it are dropped.
-    pub(crate) generation: u64,
-    /// Its last guest event here (set by its cell as each one ends).
-    pub(crate) last_event: Option<crate::last_event::LastEvent>,
-    /// Its worker, while the actor is resident and idle without a thread.
-    pub(crate) parked: Option<ParkedWorker>,
-    /// The node of another process that held it when its last job here
-    /// found it held there (its events go to that node).
-    pub(crate) held_elsewhere: Option<String>,
-}
-
-/// One actor's mailbox and status.
-pub(crate) struct Mailbox {
-    pub(crate) key: ActorKey,
-    pub(crate) inner: Mutex<MailboxState>,
-    /// When an event was last enqueued here (the residency's ticks): the
-    /// least recently used resident is the first asked to hibernate.
-    pub(crate) last_used: std::sync::atomic::AtomicU64,
-    /// How much waits in it from outside (ADR 012).
-    pub(crate) bound: Arc<crate::queue_bound::QueueBound>,
-    /// How many requests came since its requests last overlapped (ADR 059).
-    pub(crate) overlap: crate::request_overlap::RequestOverlap,
-}
-
-impl UsedAt for Mailbox {
-    fn used_at(&self) -> &std::sync::atomic::AtomicU64 {
-        &self.last_used
-    }
-}
-
-impl Mailbox {
-    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, MailboxState> {
-        self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
 }
 
 /// One node's host: what the runtime and every actor's worker share.
@@ -192,7 +86,7 @@ pub struct Host {
     /// How many classes `Runtime::reload_class` has replaced: each event
     /// compares it with one atomic load, and looks its class up only when it moved.
     class_reloads: std::sync::atomic::AtomicU64,
-    actors: Mutex<HashMap<ActorKey, Arc<Mailbox>>>,
+    mailboxes: Mailboxes,
     sockets: Arc<SocketTable>,
     cache: ComponentCache,
     /// The resident-actor cap and the mailboxes waiting for a worker.
@@ -254,9 +148,7 @@ impl Host {
     }
 
     pub(crate) fn wake_timer(&self) {
-        if let Some(tx) = lock(&self.pass_book.timer_wake).as_ref() {
-            let _ = tx.send(());
-        }
+        self.pass_book.wake_timer();
     }
 
     pub(crate) fn record_log(&self, key: &ActorKey, level: &'static str, message: &str) {
@@ -273,31 +165,13 @@ impl Host {
     }
 
     pub(crate) fn slot(&self, key: &ActorKey) -> Arc<Mailbox> {
-        lock(&self.actors)
-            .entry(key.clone())
-            .or_insert_with(|| {
-                Arc::new(Mailbox {
-                    key: key.clone(),
-                    inner: Mutex::new(MailboxState {
-                        sender: None,
-                        status: ActorStatus::Hibernated,
-                        generation: 0,
-                        last_event: None,
-                        parked: None,
-                        held_elsewhere: None,
-                    }),
-                    last_used: std::sync::atomic::AtomicU64::new(0),
-                    bound: Arc::default(),
-                    overlap: crate::request_overlap::RequestOverlap::default(),
-                })
-            })
-            .clone()
+        self.mailboxes.of(key)
     }
 
     /// Whether events may be queued here for `key`: its worker runs, or its
     /// mailbox waits for a resident place. Creates no mailbox.
     pub(crate) fn has_queue(&self, key: &ActorKey) -> bool {
-        let slot = lock(&self.actors).get(key).cloned();
+        let slot = self.mailboxes.get(key);
         slot.is_some_and(|s| s.lock().sender.is_some())
     }
 
@@ -319,8 +193,8 @@ impl Host {
     pub(crate) fn is_resident(&self, key: &ActorKey) -> bool {
         // The node's lock is let go before the mailbox's: a mailbox may be
         // held for a while (its database closing, ADR 045).
-        let slot = lock(&self.actors).get(key).cloned();
-        slot.is_some_and(|s| s.lock().status == ActorStatus::Resident)
+        let slot = self.mailboxes.get(key);
+        slot.is_some_and(|s| s.lock().status() == ActorStatus::Resident)
     }
 
     /// Whether an ordered shutdown began.
@@ -351,7 +225,7 @@ impl Host {
         if let Some(bytes) = job.kind.outside_bytes() {
             match slot.bound.admit(bytes) {
                 Some(share) => {
-                    if matches!(job.kind, EventKind::Request { .. }) {
+                    if job.kind.is_request() {
                         slot.overlap.admitted(share.behind());
                     }
                     job.queued_share = Some(share);
@@ -362,10 +236,7 @@ impl Host {
                 }
             }
         }
-        // A barrier (a test host's wait for what is queued) runs where a
-        // request would, so that waiting on one does not move the worker.
-        let here =
-            matches!(job.kind, EventKind::Request { .. } | EventKind::Barrier { .. }) && self.runs_requests_here();
+        let here = job.kind.runs_where_received() && self.runs_requests_here();
         let mut inner = slot.lock();
         job.generation = inner.generation;
         let job = match &inner.sender {
@@ -400,7 +271,7 @@ impl Host {
         match self.residency.admit(&slot, rx) {
             Admission::Start { id, rx } => {
                 if let Err(unstarted) = self.start_worker(id, slot.clone(), rx) {
-                    inner.sender = None;
+                    inner.worker_left();
                     drop(inner);
                     self.worker_unstarted(unstarted);
                 }
@@ -413,7 +284,7 @@ impl Host {
                 }
             }
             Admission::Full { rx } => {
-                inner.sender = None;
+                inner.worker_left();
                 drop(inner);
                 self.metrics.inc(crate::metrics::RESIDENT_REFUSALS_TOTAL, "");
                 let why = crate::event_error::EventError::Overloaded {
@@ -431,7 +302,7 @@ impl Host {
     fn refuse_queue_full(self: &Arc<Self>, key: &ActorKey, job: Job) {
         self.metrics.inc(crate::metrics::MAILBOX_REFUSALS_TOTAL, "");
         let why = crate::event_error::EventError::MailboxFull(key.clone());
-        if let EventKind::SocketMessage { id, .. } = &job.kind {
+        if let JobKind::Guest(GuestEvent::SocketMessage { id, .. }) = &job.kind {
             let entry = self.sockets.remove(*id);
             if let Some(entry) = entry {
                 let reason = "the actor has too many events waiting: try again later";
@@ -439,7 +310,7 @@ impl Host {
                 self.enqueue(
                     key,
                     Job::new(
-                        EventKind::SocketClose {
+                        GuestEvent::SocketClose {
                             id: *id,
                             code: 1013,
                             reason: reason.into(),
@@ -503,7 +374,7 @@ impl Host {
                 return;
             };
             // No thread: its jobs are answered, and the next one may fare better.
-            mailbox.lock().sender = None;
+            mailbox.lock().worker_left();
             id = unstarted.answer();
         }
     }
@@ -554,10 +425,7 @@ impl Host {
         // The run goes with its cell: the actor's files are closed (a
         // cluster hold lapses with its lease), and the jobs it had queued
         // are answered. The next job starts a new worker.
-        inner.sender = None;
-        if inner.status == ActorStatus::Resident {
-            inner.status = ActorStatus::Hibernated;
-        }
+        inner.worker_left();
         Some(Self::unstarted(id, slot, no))
     }
 
@@ -599,7 +467,7 @@ impl Host {
     fn send_hibernate(self: &Arc<Self>, mailbox: &Mailbox, mut inner: std::sync::MutexGuard<'_, MailboxState>) {
         let Some(tx) = &inner.sender else { return };
         let (done, _) = tokio::sync::oneshot::channel();
-        if tx.send(Job::new(EventKind::Hibernate { done }, Vec::new())).is_ok()
+        if tx.send(Job::new(WorkerJob::Hibernate { done }, Vec::new())).is_ok()
             && let Some(parked) = inner.parked.take()
             && let Some(unstarted) = self.resume_worker(mailbox, &mut inner, parked)
         {
@@ -610,7 +478,7 @@ impl Host {
 
     /// An operator delete request is no longer queued here.
     pub(crate) fn operator_released(&self, req: &crate::operator::DeleteRequest) {
-        lock(&self.pass_book.operator_in_flight).remove(&req.object);
+        self.pass_book.release_operator_request(&req.object);
     }
 }
 

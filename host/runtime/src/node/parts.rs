@@ -2,7 +2,6 @@
 //! the rest of the crate reads them (the fields stay private to `node/`).
 
 use super::{AppTable, Host, LogBook, Mailbox, SpawnWorker};
-use crate::address::ActorKey;
 use crate::alarm_index::AlarmIndex;
 use crate::clock::Clock;
 use crate::component_cache::ComponentCache;
@@ -10,11 +9,11 @@ use crate::config::RuntimeConfig;
 use crate::faults::Faults;
 use crate::imports::HostState;
 use crate::metrics::Metrics;
-use crate::residency::Residency;
+use crate::scheduler::Mailboxes;
+use crate::scheduler::residency::Residency;
 use crate::sockets::SocketTable;
 use crate::storage::ActorStorage;
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use wasmtime::Engine;
 use wasmtime::component::Linker;
 
@@ -58,7 +57,7 @@ impl Host {
             alarms: parts.alarms,
             apps: AppTable::default(),
             class_reloads: std::sync::atomic::AtomicU64::new(0),
-            actors: Mutex::new(HashMap::new()),
+            mailboxes: Mailboxes::default(),
             sockets: parts.sockets,
             cache: parts.cache,
             residency,
@@ -67,7 +66,10 @@ impl Host {
             instance_pool: parts.instance_pool,
             stops: super::Stops::default(),
             pass_book: crate::pass_book::PassBook::default(),
-            worker_threads: super::WorkerThreads::new(IDLE_WORKER_THREADS, IDLE_WORKER_THREAD_LINGER),
+            worker_threads: crate::scheduler::worker_threads::WorkerThreads::new(
+                IDLE_WORKER_THREADS,
+                IDLE_WORKER_THREAD_LINGER,
+            ),
             remote_calls: std::sync::OnceLock::new(),
         })
     }
@@ -133,8 +135,8 @@ impl Host {
     }
 
     /// Every actor's mailbox on this node.
-    pub(crate) fn actors(&self) -> &Mutex<HashMap<ActorKey, Arc<Mailbox>>> {
-        &self.actors
+    pub(crate) fn mailboxes(&self) -> &Mailboxes {
+        &self.mailboxes
     }
 
     /// The sockets open to this node's actors.

@@ -5,7 +5,7 @@
 use super::{Host, NOT_READING};
 use crate::address::ActorKey;
 use crate::http_types::SocketMessage;
-use crate::job::{EventKind, Job};
+use crate::job::{GuestEvent, Job};
 use std::sync::Arc;
 
 impl Host {
@@ -27,7 +27,7 @@ impl Host {
             me.enqueue(
                 key,
                 Job::new(
-                    EventKind::SocketClose {
+                    GuestEvent::SocketClose {
                         id,
                         code,
                         reason: reason.into(),
@@ -51,7 +51,7 @@ impl Host {
         let (code, reason) = crate::sockets::close_frame(code, &reason);
         entry.close(code, reason.clone());
         // The actor's own close event comes after the current event.
-        self.enqueue(key, Job::new(EventKind::SocketClose { id, code, reason }, Vec::new()));
+        self.enqueue(key, Job::new(GuestEvent::SocketClose { id, code, reason }, Vec::new()));
         Ok(())
     }
 

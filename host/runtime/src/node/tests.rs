@@ -31,7 +31,7 @@ fn key(name: &str) -> ActorKey {
 /// Sends a GET to `key`, and returns where its answer comes.
 fn request(host: &Arc<Host>, key: &ActorKey) -> oneshot::Receiver<HttpResponse> {
     let (respond, answer) = oneshot::channel();
-    let req = EventKind::Request {
+    let req = GuestEvent::Request {
         req: HttpRequest::default(),
         respond,
         require_existing: false,

@@ -3,9 +3,11 @@
 //! back, and the jobs it holds are answered (503, try again) instead of
 //! being dropped unanswered.
 
-use super::{Host, Mailbox, ParkedRun, WorkerEnd, worker_threads};
+use super::Host;
 use crate::event_error::{EventError, fail_job};
 use crate::job::Job;
+use crate::scheduler::worker_threads;
+use crate::scheduler::{Mailbox, ParkedRun, WorkerEnd};
 use std::sync::{Arc, mpsc};
 
 /// A run of one actor's worker on a thread of the node's.

@@ -61,9 +61,12 @@ impl<'a> Admin<'a> {
             seen.insert(k, (ActorStatus::Hibernated, None, None));
         }
         // The node's lock is let go before any mailbox's (ADR 045).
-        let slots: Vec<(ActorKey, Arc<crate::node::Mailbox>)> = lock(self.host.actors())
-            .iter()
-            .map(|(k, s)| (k.clone(), s.clone()))
+        let slots: Vec<(ActorKey, Arc<crate::scheduler::Mailbox>)> = self
+            .host
+            .mailboxes()
+            .all()
+            .into_iter()
+            .map(|s| (s.key.clone(), s))
             .collect();
         for (k, slot) in &slots {
             let inner = slot.lock();
@@ -72,11 +75,11 @@ impl<'a> Admin<'a> {
             let elsewhere = inner
                 .held_elsewhere
                 .clone()
-                .filter(|_| inner.sender.is_some() && inner.status != ActorStatus::Resident);
-            let status = if inner.sender.is_some() && inner.status != ActorStatus::Deleted {
+                .filter(|_| inner.sender.is_some() && inner.status() != ActorStatus::Resident);
+            let status = if inner.sender.is_some() && inner.status() != ActorStatus::Deleted {
                 ActorStatus::Resident
             } else {
-                inner.status
+                inner.status()
             };
             if status != ActorStatus::Hibernated || seen.contains_key(k) {
                 seen.insert(k.clone(), (status, inner.last_event, elsewhere));
@@ -99,7 +102,7 @@ impl<'a> Admin<'a> {
     /// The actor's last guest event on this node and how it ended (`None`
     /// if none ran here since the host started).
     pub fn last_event(&self, key: &ActorKey) -> Option<LastEvent> {
-        let slot = lock(self.host.actors()).get(key).cloned();
+        let slot = self.host.mailboxes().get(key);
         slot.and_then(|s| s.lock().last_event)
     }
 
@@ -116,7 +119,7 @@ impl<'a> Admin<'a> {
         }
         let (tx, rx) = oneshot::channel();
         self.host
-            .enqueue(key, Job::new(EventKind::Inspect { reply: tx }, Vec::new()));
+            .enqueue(key, Job::new(HostJob::Inspect { reply: tx }, Vec::new()));
         rx.blocking_recv()
             .map_err(|_| RuntimeError::Host("the actor's worker stopped".into()))?
     }
@@ -143,7 +146,7 @@ impl<'a> Admin<'a> {
             let _ = tx.send(conn.map(read));
         });
         self.host
-            .enqueue(key, Job::new(EventKind::LentRead { read: lent }, Vec::new()));
+            .enqueue(key, Job::new(HostJob::LentRead { read: lent }, Vec::new()));
         rx.blocking_recv().map_err(|_| LentReadError::NotRun {
             kind: FailureKind::Host,
             message: "the actor's worker stopped".into(),
@@ -163,7 +166,7 @@ impl<'a> Admin<'a> {
         self.host.class(key)?;
         let (tx, rx) = oneshot::channel();
         self.host
-            .enqueue(key, Job::new(EventKind::AdminDelete { done: tx }, Vec::new()));
+            .enqueue(key, Job::new(HostJob::AdminDelete { done: tx }, Vec::new()));
         rx.blocking_recv()
             .map_err(|_| RuntimeError::Host("the actor's worker stopped".into()))?
             .map_err(RuntimeError::Event)
@@ -184,7 +187,7 @@ impl<'a> Admin<'a> {
         self.host.class(key)?;
         let (tx, rx) = oneshot::channel();
         self.host
-            .enqueue(key, Job::new(EventKind::Restore { to, done: tx }, Vec::new()));
+            .enqueue(key, Job::new(HostJob::Restore { to, done: tx }, Vec::new()));
         rx.blocking_recv()
             .map_err(|_| RuntimeError::Host("the actor's worker stopped".into()))?
     }
@@ -223,6 +226,6 @@ pub(super) fn actor_exists(host: &Host, key: &ActorKey) -> bool {
 /// How many actors are resident on `host` now.
 pub(super) fn resident_count(host: &Host) -> usize {
     // The node's lock is let go before any mailbox's (ADR 045).
-    let slots: Vec<_> = lock(host.actors()).values().cloned().collect();
+    let slots = host.mailboxes().all();
     slots.iter().filter(|s| s.lock().sender.is_some()).count()
 }

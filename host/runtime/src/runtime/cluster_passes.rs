@@ -94,11 +94,13 @@ impl ClusterPasses<'_> {
                 "expire-after-idle for {app} {class}: {d:?} is below the minimum of one hour: give at least 3600 s (3600000 ms); no limit (0 in C) removes it"
             ))),
             Some(d) => {
-                lock(&self.host.pass_book().idle_limits).insert(k, u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+                self.host
+                    .pass_book()
+                    .set_idle_limit(k, Some(u64::try_from(d.as_millis()).unwrap_or(u64::MAX)));
                 Ok(())
             }
             None => {
-                lock(&self.host.pass_book().idle_limits).remove(&k);
+                self.host.pass_book().set_idle_limit(k, None);
                 Ok(())
             }
         }

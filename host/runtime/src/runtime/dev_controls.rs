@@ -109,7 +109,7 @@ impl<'a> DevControls<'a> {
     pub fn run_alarm(&self, key: &ActorKey) -> bool {
         let (tx, rx) = oneshot::channel();
         self.host
-            .enqueue(key, Job::new(EventKind::Alarm { ran: tx }, Vec::new()));
+            .enqueue(key, Job::new(GuestEvent::Alarm { ran: tx }, Vec::new()));
         rx.blocking_recv().unwrap_or(false)
     }
 

@@ -13,7 +13,7 @@ impl Runtime {
         let require_existing = self.check_outside_access(key)? == Access::Existing;
         let (tx, rx) = oneshot::channel();
         let job = Job::new(
-            EventKind::Request {
+            GuestEvent::Request {
                 req,
                 respond: tx,
                 require_existing,
@@ -113,7 +113,7 @@ impl Runtime {
         self.host.enqueue(
             key,
             Job::new(
-                EventKind::SocketOpen {
+                GuestEvent::SocketOpen {
                     id,
                     path: path.to_owned(),
                 },
@@ -130,7 +130,7 @@ impl Runtime {
     pub fn socket_message(&self, id: u64, msg: SocketMessage) -> Result<(), RuntimeError> {
         let key = self.host.sockets().actor_of(id).ok_or(RuntimeError::NoSuchSocket(id))?;
         self.host
-            .enqueue(&key, Job::new(EventKind::SocketMessage { id, msg }, Vec::new()));
+            .enqueue(&key, Job::new(GuestEvent::SocketMessage { id, msg }, Vec::new()));
         Ok(())
     }
 
@@ -155,7 +155,7 @@ impl Runtime {
         if !self.host.socket_belongs_to(&key, id) {
             return Err(RuntimeError::NoSuchSocket(id));
         }
-        let mut job = Job::new(EventKind::SocketMessage { id, msg }, Vec::new());
+        let mut job = Job::new(GuestEvent::SocketMessage { id, msg }, Vec::new());
         job.inbound_share = Some(share);
         self.host.enqueue(&key, job);
         Ok(())
@@ -169,7 +169,7 @@ impl Runtime {
             self.host.enqueue(
                 &e.key,
                 Job::new(
-                    EventKind::SocketClose {
+                    GuestEvent::SocketClose {
                         id,
                         code,
                         reason: reason.to_owned(),
@@ -185,7 +185,7 @@ impl Runtime {
     /// ends of events a test did not send itself, such as those of the
     /// actors its actor called, are over before its next step (ADR 080).
     pub fn settle_all(&self) {
-        let mut keys: Vec<ActorKey> = crate::node::lock(self.host.actors()).keys().cloned().collect();
+        let mut keys: Vec<ActorKey> = self.host.mailboxes().keys();
         keys.sort();
         for key in keys {
             self.settle(&key);
@@ -203,7 +203,7 @@ impl Runtime {
         }
         let (tx, rx) = oneshot::channel();
         self.host
-            .enqueue(key, Job::new(EventKind::Barrier { done: tx }, Vec::new()));
+            .enqueue(key, Job::new(WorkerJob::Barrier { done: tx }, Vec::new()));
         let _ = rx.blocking_recv();
     }
 }

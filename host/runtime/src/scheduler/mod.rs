@@ -1,0 +1,20 @@
+//! The scheduler's mechanisms, one per file: an actor's mailbox and the
+//! state machine of where it stands, the node's mailboxes by key, the parked worker it keeps, the cap on
+//! resident actors and who waits for a place, the bound on what waits in one
+//! mailbox, whether an actor's requests overlap and which run where they are
+//! received, and the threads workers run on. It knows jobs, not what runs
+//! them: the node starts workers, and the worker runs jobs in the actor's cell.
+
+pub(crate) mod mailbox;
+pub(crate) mod mailboxes;
+pub(crate) mod parked;
+pub(crate) mod queue_bound;
+pub(crate) mod reads_here;
+pub(crate) mod request_overlap;
+pub(crate) mod residency;
+pub(crate) mod worker_threads;
+
+pub use mailbox::ActorStatus;
+pub(crate) use mailbox::{Mailbox, MailboxState};
+pub(crate) use mailboxes::Mailboxes;
+pub(crate) use parked::{ParkedRun, ParkedWorker, Resumed, WorkerEnd};

@@ -2,7 +2,7 @@
 // of the bank's life (examples/bank-ts: deposits and withdrawals with
 // operation ids, a statement after each, every 5xx retried) run twice on one
 // two-node host, each seed after host.reset() under the seed's schedule (the
-// pieces runChaos loops over: native.startChaos, native.endChaos), and each
+// pieces of runChaos's loop: native.startChaos, native.endChaos), and each
 // seed's record must be the same both times: every answer the client got
 // (retries included), how the body ended, and the schedule. Runs on
 // BANK_WASM (scripts/test.sh sets it), else the repository's

@@ -4,8 +4,8 @@
 //! `endChaos` are its pieces, for the harness's own tests.
 
 use crate::{ErrorCode, NativeHost, err, internal};
-use napi::bindgen_prelude::{Function, JsObjectValue as _, Object, ToNapiValue as _, Unknown};
-use napi::{Env, JsValue as _};
+use napi::bindgen_prelude::{Function, JsObjectValue as _, Object, Unknown};
+use napi::{Env, JsValue as _, sys};
 use napi_derive::napi;
 use serde_json::{Value as Json, json};
 use std::cell::{RefCell, RefMut};
@@ -97,14 +97,13 @@ impl NativeHost {
             // The body's verbs borrow the host themselves.
             lent.held = None;
             #[allow(clippy::cast_precision_loss, reason = "seeds are checked within 2^53")]
-            match body.call(seed as f64) {
-                Ok(_) => Ok(()),
-                Err(thrown) => {
-                    let (message, value) = message_of(env, thrown);
-                    cause = value;
-                    Err(message)
+            call_body(env, &body, seed as f64).map_err(|thrown| match thrown {
+                Thrown::Value(value) => {
+                    cause = Some(value);
+                    message_of(env, value)
                 }
-            }
+                Thrown::Failed(message) => message,
+            })
         });
         drop(lent);
         let mut out = Object::new(env).map_err(internal)?;
@@ -148,24 +147,75 @@ fn failure_json(f: &ChaosFailure) -> Json {
     })
 }
 
-/// What a body threw, as the failure's message and the value itself: an
-/// `Error`'s `message`; any other value as text, said not to be an Error.
-fn message_of<'env>(env: &'env Env, thrown: napi::Error) -> (String, Option<Unknown<'env>>) {
-    let text = thrown.reason.clone();
-    // SAFETY: `env` is this call's environment; the error holds a reference
-    // to the value thrown (or makes an Error of its reason).
-    let Ok(raw) = (unsafe { napi::Error::to_napi_value(env.raw(), thrown) }) else {
-        return (format!("{text} (thrown, not an Error)"), None);
+/// Why a body did not return.
+enum Thrown<'env> {
+    /// It threw this value.
+    Value(Unknown<'env>),
+    /// Node could not call it (the message says why).
+    Failed(String),
+}
+
+/// Calls `body(seed)` on this thread. What it throws is taken from Node as
+/// it is, whatever the value (napi-rs's own call keeps it through a
+/// reference, which Node 20 makes only to objects).
+fn call_body<'env>(env: &'env Env, body: &Function<'env, f64, Unknown<'env>>, seed: f64) -> Result<(), Thrown<'env>> {
+    let raw_env = env.raw();
+    let mut this = std::ptr::null_mut();
+    let mut arg = std::ptr::null_mut();
+    let mut returned = std::ptr::null_mut();
+    // SAFETY: `raw_env` is this call's environment and `body` a function of it;
+    // every out-pointer is a local.
+    let status = unsafe {
+        if sys::napi_get_undefined(raw_env, &raw mut this) != sys::Status::napi_ok
+            || sys::napi_create_double(raw_env, seed, &raw mut arg) != sys::Status::napi_ok
+        {
+            return Err(Thrown::Failed(format!(
+                "calling the body with seed {seed}: napi could not make its arguments"
+            )));
+        }
+        sys::napi_call_function(raw_env, this, body.raw(), 1, &raw const arg, &raw mut returned)
     };
-    // SAFETY: a value of this environment, just made.
-    let value = unsafe { Unknown::from_raw_unchecked(env.raw(), raw) };
+    match status {
+        sys::Status::napi_ok => Ok(()),
+        sys::Status::napi_pending_exception => {
+            let mut thrown = std::ptr::null_mut();
+            // SAFETY: as above; the exception is pending, so there is one to take.
+            if unsafe { sys::napi_get_and_clear_last_exception(raw_env, &raw mut thrown) } != sys::Status::napi_ok {
+                return Err(Thrown::Failed(
+                    "the body threw, and napi could not take what it threw".to_owned(),
+                ));
+            }
+            // SAFETY: a value of this environment, just handed over.
+            Err(Thrown::Value(unsafe { Unknown::from_raw_unchecked(raw_env, thrown) }))
+        }
+        other => Err(Thrown::Failed(format!("calling the body failed (napi status {other})"))),
+    }
+}
+
+/// The failure's message for what a body threw: an `Error`'s `message`;
+/// any other value as text, said not to be an Error.
+fn message_of(env: &Env, value: Unknown<'_>) -> String {
     if value.is_error().unwrap_or(false) {
-        let error = Object::from_raw(env.raw(), raw);
+        let error = Object::from_raw(env.raw(), value.raw());
         if let Ok(message) = error.get_named_property::<String>("message") {
-            return (message, Some(value));
+            return message;
         }
     }
-    (format!("{text} (thrown, not an Error)"), Some(value))
+    let text = value
+        .coerce_to_string()
+        .and_then(|s| s.into_utf8())
+        .and_then(|s| s.into_owned());
+    match text {
+        Ok(text) => format!("{text} (thrown, not an Error)"),
+        Err(_) => {
+            // A value with no text (a symbol, an object without toString):
+            // converting it threw, and that exception must not stay pending.
+            let mut ignored = std::ptr::null_mut();
+            // SAFETY: this call's environment; taking no exception is harmless.
+            let _ = unsafe { sys::napi_get_and_clear_last_exception(env.raw(), &raw mut ignored) };
+            "a value without a text form (thrown, not an Error)".to_owned()
+        }
+    }
 }
 
 /// The largest seed a JavaScript number holds exactly.

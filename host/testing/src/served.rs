@@ -100,6 +100,13 @@ impl Serve {
         self
     }
 
+    /// Variables of its environment.
+    #[must_use]
+    pub fn envs<K: Into<OsString>, V: Into<OsString>>(mut self, vars: impl IntoIterator<Item = (K, V)>) -> Self {
+        self.envs.extend(vars.into_iter().map(|(k, v)| (k.into(), v.into())));
+        self
+    }
+
     /// A node of a cluster: `--mode cluster --node-id <id> --bucket <bucket>
     /// --lease-ms <lease_ms>`.
     #[must_use]
@@ -263,5 +270,42 @@ impl Drop for NodeProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::{Serve, ServeError};
+
+    /// `echo` says its arguments instead of `listening on`: the error names
+    /// the line, and the line shows the arguments in order.
+    #[test]
+    fn a_binary_that_does_not_say_it_listens_did_not_start() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let err = Serve::new("echo", "m.toml", "data")
+            .cluster_node("n1", "file:///b", 2000)
+            .log_to(dir.path().join("n1.log"))
+            .start_node("n1")
+            .err()
+            .expect("echo does not listen");
+        let ServeError::NotStarted { line, stderr, .. } = &err else {
+            panic!("not NotStarted: {err}");
+        };
+        assert_eq!(
+            line.trim_end(),
+            "serve --listen 127.0.0.1:0 --mode cluster --node-id n1 --bucket file:///b --lease-ms 2000 \
+             --manifest m.toml --data-dir data"
+        );
+        assert!(stderr.is_empty(), "stderr went to the file");
+        assert!(err.to_string().starts_with("serve did not start ("), "{err}");
+    }
+
+    #[test]
+    fn a_binary_that_is_not_there_is_named() {
+        let err = Serve::new("/no/such/wasmkeep-shim", "m.toml", "data")
+            .spawn()
+            .expect_err("no binary");
+        assert!(matches!(err, ServeError::Start { .. }), "{err}");
+        assert_eq!(err.to_string(), "starting /no/such/wasmkeep-shim");
     }
 }

@@ -67,45 +67,26 @@ pub fn spawn_serve(
 }
 
 /// [`spawn_serve`] with `envs` set in its environment (an object store's
-/// endpoint, say).
+/// endpoint, say). Started by the testing crate's spawner
+/// (`wasmkeep_host_testing::served`, ADR 084), as the node processes are.
 pub fn spawn_serve_with_env(
     manifest: &std::path::Path,
     data_dir: &std::path::Path,
     extra: &[&str],
     envs: &[(&str, &str)],
 ) -> (std::process::Child, String) {
-    use std::io::BufRead as _;
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
-        .args(["serve", "--listen", "127.0.0.1:0"])
+    serve(manifest, data_dir)
         .args(extra)
-        .arg("--manifest")
-        .arg(manifest)
-        .arg("--data-dir")
-        .arg(data_dir)
-        .env("WASMKEEP_CACHE_DIR", cache_dir())
         .envs(envs.iter().copied())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
         .spawn()
-        .expect("start serve");
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("listening line");
-    // "listening on http://127.0.0.1:PORT", with " (n1)" for a node process.
-    let Some(base) = line
-        .strip_prefix("listening on ")
-        .and_then(|l| l.split_whitespace().next())
-        .map(str::to_owned)
-    else {
-        let out = child.wait_with_output().expect("serve ends");
-        panic!(
-            "serve did not start ({}): {line:?}; its stderr:\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        );
-    };
-    (child, base)
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// `wasmkeep-shim serve` of `manifest` in `data_dir` as the testing crate
+/// starts it, on this build's binary and the shared component cache.
+pub fn serve(manifest: &std::path::Path, data_dir: &std::path::Path) -> wasmkeep_host_testing::served::Serve {
+    wasmkeep_host_testing::served::Serve::new(env!("CARGO_BIN_EXE_wasmkeep-shim"), manifest, data_dir)
+        .env("WASMKEEP_CACHE_DIR", cache_dir())
 }
 
 /// Reads a served node's log as it comes, into the test's own output. A

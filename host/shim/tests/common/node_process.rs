@@ -3,7 +3,6 @@
 //! dropped, and the requests the tests send them.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmkeep_shim::bucket::ObjectStore;
 
@@ -13,31 +12,9 @@ pub const LEASE_MS: u64 = 2_000;
 /// The counter example's app.
 pub const APP: &str = "examples/counter";
 
-/// One `wasmkeep-shim serve --node-id` process; killed (by its id) when dropped.
-pub struct NodeProcess {
-    /// Its node id.
-    pub id: String,
-    /// The process.
-    pub child: std::process::Child,
-    /// `http://127.0.0.1:PORT`.
-    pub base: String,
-    /// What it wrote to stderr so far, for a failure's message.
-    stderr: Arc<std::sync::Mutex<String>>,
-}
-
-impl NodeProcess {
-    /// What it wrote to stderr so far.
-    pub fn log(&self) -> String {
-        self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
-    }
-}
-
-impl Drop for NodeProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+/// One `wasmkeep-shim serve --node-id` process, as the testing crate starts
+/// it; killed (by its id) when dropped.
+pub use wasmkeep_host_testing::served::NodeProcess;
 
 pub fn manifest() -> PathBuf {
     // The component must be built; this panics with how to build it.
@@ -58,40 +35,13 @@ pub fn start_app(manifest: &Path, id: &str, bucket: &str, dir: &Path) -> NodePro
     start_app_with(manifest, id, bucket, dir, &[])
 }
 
-/// [`start_app`] with `extra` arguments to `serve`.
+/// [`start_app`] with `extra` arguments to `serve`; its log read as it comes.
 pub fn start_app_with(manifest: &Path, id: &str, bucket: &str, dir: &Path, extra: &[&str]) -> NodeProcess {
-    let lease = LEASE_MS.to_string();
-    let mut args = vec![
-        "--mode",
-        "cluster",
-        "--node-id",
-        id,
-        "--bucket",
-        bucket,
-        "--lease-ms",
-        &lease,
-    ];
-    args.extend_from_slice(extra);
-    let (mut child, base) = super::spawn_serve(manifest, &dir.join(id), &args);
-    let stderr = Arc::new(std::sync::Mutex::new(String::new()));
-    if let Some(pipe) = child.stderr.take() {
-        let sink = stderr.clone();
-        std::thread::spawn(move || {
-            use std::io::BufRead as _;
-            for line in std::io::BufReader::new(pipe).lines().map_while(Result::ok) {
-                if let Ok(mut s) = sink.lock() {
-                    s.push_str(&line);
-                    s.push('\n');
-                }
-            }
-        });
-    }
-    NodeProcess {
-        id: id.to_owned(),
-        child,
-        base,
-        stderr,
-    }
+    super::serve(manifest, &dir.join(id))
+        .cluster_node(id, bucket, LEASE_MS)
+        .args(extra)
+        .start_node(id)
+        .unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// `POST /counter/<name>/` through `node`, retried on 503 (a holder not yet

@@ -22,12 +22,6 @@ pub struct Selection {
     pub list: bool,
 }
 
-impl Selection {
-    fn is_whole(&self) -> bool {
-        self.only.is_empty() && self.from.is_none() && !self.list
-    }
-}
-
 /// What one step took, for the table at the end.
 struct Timing {
     took: Duration,
@@ -46,6 +40,8 @@ pub struct Runner {
     timings: Vec<Timing>,
     /// Every step's name, chosen or not (for `--list` and a selection that matched none).
     names: Vec<String>,
+    /// How many steps were chosen.
+    chosen: usize,
     /// Set for every command, in order (a later value of a name wins).
     env: Vec<(String, String)>,
     /// What `cargo run` added to xtask's environment, taken away again.
@@ -69,14 +65,10 @@ impl Runner {
             current: None,
             timings: Vec::new(),
             names: Vec::new(),
+            chosen: 0,
             env: Vec::new(),
             outer: OuterEnv::new(root),
         }
-    }
-
-    /// Whether every step runs (no `--only`, `--from` or `--list`).
-    pub fn runs_every_step(&self) -> bool {
-        self.selection.is_whole()
     }
 
     /// The repository's root.
@@ -119,6 +111,7 @@ impl Runner {
             self.selection.only.iter().any(|o| lower.contains(&o.to_lowercase()))
         };
         if chosen {
+            self.chosen += 1;
             println!();
             println!("==> [at {} min] {name}", self.began.elapsed().as_secs() / 60);
             flush();
@@ -225,7 +218,7 @@ impl Runner {
             return outcome;
         }
         let outcome = outcome.and_then(|()| {
-            if self.timings.is_empty() {
+            if self.chosen == 0 {
                 Err(anyhow!(
                     "no step's name contains {}; the steps are:\n  {}",
                     self.selection

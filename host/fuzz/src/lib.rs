@@ -44,16 +44,22 @@ pub fn cache_dir() -> PathBuf {
 /// `testee`, the Rust conformance testee.
 pub const APP: &str = "t/app";
 
-/// A single-node runtime over `data_dir` with the testee app loaded.
+/// A single-node runtime over `data_dir` with the testee app loaded, from
+/// the configuration a test host's node starts from (the testing crate's
+/// `TestHostOptions::node_config`, ADR 084). The targets hold the runtime
+/// itself: they shut it down, and clone it into the dev server's router.
 ///
 /// # Errors
 /// The testee is missing or does not load.
 pub fn testee_runtime(data_dir: &Path, event_timeout: Duration) -> anyhow::Result<wasmkeep_host::Runtime> {
     let testee = component("conformance-testee-rust")?;
-    let mut config = wasmkeep_host::RuntimeConfig::for_tests(data_dir);
-    config.cache_dir = cache_dir();
-    config.event_timeout = event_timeout;
-    config.idle_timeout = Duration::from_secs(600);
+    let config = wasmkeep_host_testing::TestHostOptions {
+        cache_dir: Some(cache_dir()),
+        event_timeout: Some(event_timeout),
+        idle_timeout: Some(Duration::from_secs(600)),
+        ..wasmkeep_host_testing::TestHostOptions::default()
+    }
+    .node_config(data_dir);
     let rt = wasmkeep_host::Runtime::new(config).context("starting the runtime")?;
     rt.add_app(
         APP,

@@ -62,6 +62,26 @@ pub struct TestHostOptions {
     pub history: bool,
 }
 
+impl TestHostOptions {
+    /// The configuration each node of a test host starts from, on
+    /// `data_dir`: the library's for tests (a virtual clock) with this cache,
+    /// event time limit and idle time. The fuzz targets start their runtime
+    /// from it too.
+    pub fn node_config(&self, data_dir: &Path) -> RuntimeConfig {
+        let mut config = RuntimeConfig::for_tests(data_dir);
+        if let Some(c) = &self.cache_dir {
+            config.cache_dir.clone_from(c);
+        }
+        if let Some(t) = self.event_timeout {
+            config.event_timeout = t;
+        }
+        if let Some(t) = self.idle_timeout {
+            config.idle_timeout = t;
+        }
+        config
+    }
+}
+
 /// A test's host. Closing it (or dropping it) hibernates its actors and
 /// removes its temporary data directory.
 pub struct TestHost {
@@ -177,19 +197,7 @@ impl TestHost {
         cluster: Option<Arc<Cluster>>,
     ) -> Result<Nodes, TestHostError> {
         let options = options.clone();
-        let config_for = |dir: &Path| {
-            let mut config = RuntimeConfig::for_tests(dir);
-            if let Some(c) = &options.cache_dir {
-                config.cache_dir.clone_from(c);
-            }
-            if let Some(t) = options.event_timeout {
-                config.event_timeout = t;
-            }
-            if let Some(t) = options.idle_timeout {
-                config.idle_timeout = t;
-            }
-            config
-        };
+        let config_for = |dir: &Path| options.node_config(dir);
         let nodes = options.nodes.unwrap_or(1);
         if !(1..=MOST_NODES).contains(&nodes) {
             return Err(TestHostError::BadNodes(nodes));

@@ -11,13 +11,13 @@ fn repo_file(rel: &str) -> String {
 
 #[test]
 fn the_typescript_types_name_every_chaos_step_and_no_other() {
-    let dts = repo_file("sdk-ts/testing/index.d.ts");
-    let line = dts
+    let ts = repo_file("sdk-ts/testing/src/types.ts");
+    let line = ts
         .lines()
         .find(|l| l.trim_start().starts_with("step: \"fail-removal\""))
-        .expect("index.d.ts declares ChaosRecord's step as a union of the step kinds");
+        .expect("types.ts declares ChaosRecord's step as a union of the step kinds");
     let named: Vec<&str> = line.split('"').skip(1).step_by(2).collect();
-    assert_eq!(named, ChaosStep::KINDS, "sdk-ts/testing/index.d.ts: {line}");
+    assert_eq!(named, ChaosStep::KINDS, "sdk-ts/testing/src/types.ts: {line}");
 }
 
 #[test]

@@ -243,10 +243,19 @@ impl Runner {
         }
         flush();
         if let (Err(e), Some(step)) = (&outcome, failed_step) {
-            return Err(anyhow!("the step \"{step}\" failed: {e:#}"));
+            return Err(anyhow!("the step \"{}\" failed: {e:#}", short(&step)));
         }
         outcome
     }
+}
+
+/// A step's name cut to 90 characters, as the table cuts it, and marked so.
+fn short(name: &str) -> String {
+    let mut short: String = name.chars().take(90).collect();
+    if short.len() < name.len() {
+        short.push('…');
+    }
+    short
 }
 
 fn flush() {

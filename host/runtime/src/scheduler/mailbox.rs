@@ -45,7 +45,7 @@ pub(crate) struct MailboxState {
 /// One actor's mailbox and status.
 pub(crate) struct Mailbox {
     pub(crate) key: ActorKey,
-    pub(crate) inner: Mutex<MailboxState>,
+    inner: Mutex<MailboxState>,
     /// When an event was last enqueued here (the residency's ticks): the
     /// least recently used resident is the first asked to hibernate.
     pub(crate) last_used: AtomicU64,

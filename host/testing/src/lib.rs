@@ -5,10 +5,10 @@
 //! are the language harnesses: the TypeScript (napi, `sdk-ts/native/harness`),
 //! Python (pyo3, `sdk-python/harness`) and C (`sdk-c/harness`) ones, and the
 //! Rust one (`sdk-rust/testing`) only with its `in-process` feature (by
-//! default it drives the C harness's prebuilt library). The TypeScript,
-//! Python and C ones run [`run_chaos`], calling their body back (C through
-//! `wkh_run_chaos`); the Rust one still loops over the same pieces through
-//! its driver. [`served`] starts `wasmkeep-shim serve` as a process
+//! default it drives the C harness's prebuilt library). Every one runs
+//! [`run_chaos`], calling its body back: C through `wkh_run_chaos`, and the
+//! Rust one through it too with its prebuilt driver (directly in process).
+//! [`served`] starts `wasmkeep-shim serve` as a process
 //! (a served host, a node of a cluster): the conformance runner's
 //! node-process mode and the shim's process tests start theirs there
 //! (docs/adr/084-one-step-interpreter-and-one-spawner-of-served-hosts.md).

@@ -1,14 +1,14 @@
 //! Seeded chaos: run a test body many times, each under its own seeded
 //! schedule of what goes wrong at the durable boundaries, and on a failure
 //! say the seed and the schedule; the same seed replays the same run. The
-//! schedule, its report and what a failing seed prints are the host's (in
-//! either driver); the loop is here, over the pieces the TypeScript and
-//! Python harnesses loop over too (reset, start, end, fail), because the
-//! body is a Rust closure that panics.
+//! loop is the host's, as in every harness (the testing crate's
+//! `run_chaos`): the prebuilt driver calls the library's `wkh_run_chaos`
+//! with a C body that calls the closure, the in-process driver calls
+//! `run_chaos` itself. What is here is the Rust side of a body: the seed it
+//! sees, and its panic kept quiet and turned into the seed's message.
 
 use crate::harness::{ActorTest, Builder};
 use crate::types::ChaosFailure;
-use anyhow::Context as _;
 use std::cell::Cell;
 use std::sync::Once;
 
@@ -16,6 +16,8 @@ use std::sync::Once;
 const CHAOS_SEED_VAR: &str = "WASMKEEP_CHAOS_SEED";
 
 /// The seeds to run: only `WASMKEEP_CHAOS_SEED` when set, else `given`.
+/// (The host's loop reads the variable again, to the same seed; reading it
+/// here first refuses a bad one before the host starts, as before.)
 fn chaos_seeds(given: impl IntoIterator<Item = u64>) -> anyhow::Result<Vec<u64>> {
     match std::env::var(CHAOS_SEED_VAR) {
         Ok(s) if !s.trim().is_empty() => {
@@ -64,6 +66,25 @@ fn as_chaos_body<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// A chaos body as the host's loop calls it: one seed's run of `body` on
+/// `t` (reset, under the seed's schedule), with [`ActorTest::chaos_seed`]
+/// set meanwhile; its panic, kept quiet and caught, is the seed's failure
+/// and its message.
+pub(crate) fn run_body(t: &mut ActorTest, seed: u64, body: &dyn Fn(&ActorTest)) -> Result<(), String> {
+    t.chaos_seed = Some(seed);
+    // The body's assertions panic; the panic hook would print each one.
+    // Only this thread's are kept quiet: tests on other threads print theirs.
+    let outcome = as_chaos_body(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(t))));
+    t.chaos_seed = None;
+    outcome.map_err(|panic| {
+        panic
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+            .unwrap_or_else(|| "(a panic without a message)".into())
+    })
+}
+
 /// Runs `body` once per seed of `seeds` (or only `WASMKEEP_CHAOS_SEED`
 /// when set), each on a reset host under its seeded schedule; the first
 /// failure is returned with its seed and schedule, after what explained the
@@ -72,6 +93,9 @@ fn as_chaos_body<R>(f: impl FnOnce() -> R) -> R {
 /// body decides only from its seed ([`ActorTest::chaos_seed`]): the host runs
 /// a step that touches several actors one after another and lets every
 /// queued event run before it arms a fault (ADR 080).
+///
+/// The loop is the host's (the one every language's harness runs), through
+/// either driver; the body runs on the calling thread.
 ///
 /// # Errors
 /// The host cannot start or reset, or `WASMKEEP_CHAOS_SEED` is not a number
@@ -84,31 +108,9 @@ pub fn run_chaos(
 ) -> anyhow::Result<Result<usize, ChaosFailure>> {
     let seeds = chaos_seeds(seeds)?;
     let mut t = builder.clone().start()?;
-    for (passed, &seed) in seeds.iter().enumerate() {
-        t.driver_mut()
-            .reset()
-            .with_context(|| format!("resetting the host before seed {seed}"))?;
-        t.driver_mut().start_chaos(seed)?;
-        t.chaos_seed = Some(seed);
-        // The body's assertions panic; the panic hook would print each one.
-        // Only this thread's are kept quiet: tests on other threads print theirs.
-        let outcome = as_chaos_body(|| std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| body(&t))));
-        t.chaos_seed = None;
-        match outcome {
-            Ok(()) => {
-                t.driver_mut().end_chaos()?;
-            }
-            Err(panic) => {
-                let message = panic
-                    .downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| panic.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                    .unwrap_or_else(|| "(a panic without a message)".into());
-                let mut failure = t.driver_mut().fail_chaos(&message)?;
-                failure.passed = passed;
-                return Ok(Err(failure));
-            }
-        }
+    #[cfg(feature = "in-process")]
+    if t.driver_mut().test_host_mut().is_some() {
+        return crate::in_process::run_chaos(&mut t, seeds, &body);
     }
-    Ok(Ok(seeds.len()))
+    crate::prebuilt::run_chaos(&mut t, &seeds, &body)
 }

@@ -6,8 +6,8 @@
 //! the whole `TestHost`).
 
 use crate::types::{
-    Access, ActorKey, AdminDeleted, CallFailure, ChaosFailure, DeletionStatus, HistoryPosition, HttpResponse, LogLine,
-    Outbound, RestoreTo, Restored,
+    Access, ActorKey, AdminDeleted, CallFailure, DeletionStatus, HistoryPosition, HttpResponse, LogLine, Outbound,
+    RestoreTo, Restored,
 };
 use std::path::Path;
 use std::time::Duration;
@@ -149,12 +149,20 @@ pub(crate) trait HostDriver {
     fn start_chaos(&self, seed: u64) -> Verb<()>;
     /// Ends it; what it did, a line per step.
     fn end_chaos(&self) -> Verb<Vec<String>>;
-    /// Ends it as a failure of the body: prints what explained the seed's
-    /// answers of 500 or more, and returns the failure (`passed` 0).
-    fn fail_chaos(&self, message: &str) -> Verb<ChaosFailure>;
+    /// The harness library's host, whose chaos loop (`wkh_run_chaos`)
+    /// [`run_chaos`](crate::run_chaos) runs: the prebuilt driver's.
+    fn prebuilt(&self) -> Option<&crate::prebuilt::PrebuiltHost> {
+        None
+    }
     /// The host compiled in, for everything the verbs leave out.
     #[cfg(feature = "in-process")]
     fn test_host(&self) -> Option<&wasmkeep_host_testing::TestHost> {
+        None
+    }
+    /// The host compiled in, for the testing crate's chaos loop, which
+    /// borrows it between bodies.
+    #[cfg(feature = "in-process")]
+    fn test_host_mut(&mut self) -> Option<&mut wasmkeep_host_testing::TestHost> {
         None
     }
 }

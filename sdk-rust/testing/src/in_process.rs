@@ -1,15 +1,18 @@
 //! The in-process driver (feature `in-process`): the host compiled into the
 //! test binary, as the workspace's own tests run it, with the whole
-//! [`TestHost`] reachable through [`ActorTest::host`](crate::ActorTest::host).
+//! [`TestHost`] reachable through [`ActorTest::host`](crate::ActorTest::host),
+//! and the testing crate's chaos loop run on it.
 
+use crate::chaos;
 use crate::driver::{HarnessError, HostDriver, HostSetup, Verb};
+use crate::harness::ActorTest;
 use crate::types::{
     Access, ActorKey, AdminDeleted, CallFailure, ChaosFailure, DeletionStatus, HistoryPosition, HttpResponse, LogLine,
     Outbound, RestoreTo, Restored, SocketMessage,
 };
 use std::path::Path;
 use std::time::Duration;
-use wasmkeep_host_testing::{TestHost, TestHostError, TestHostOptions};
+use wasmkeep_host_testing::{ChaosRunError, HasTestHost, TestHost, TestHostError, TestHostOptions};
 
 /// A host compiled in.
 pub(crate) struct InProcessHost {
@@ -283,24 +286,58 @@ impl HostDriver for InProcessHost {
         Ok(self.host.end_chaos().iter().map(ToString::to_string).collect())
     }
 
-    fn fail_chaos(&self, message: &str) -> Verb<ChaosFailure> {
-        if self.host.chaos_seed().is_none() {
-            return Err(HarnessError::new("no chaos is running: start it first"));
-        }
-        let f = self.host.fail_chaos(message);
-        for why in &f.explanations {
-            eprint!("{why}");
-        }
-        Ok(ChaosFailure {
-            seed: f.seed,
-            schedule: f.schedule.iter().map(ToString::to_string).collect(),
-            report: f.report(),
-            message: f.message,
-            passed: 0,
-        })
-    }
-
     fn test_host(&self) -> Option<&TestHost> {
         Some(&self.host)
+    }
+
+    fn test_host_mut(&mut self) -> Option<&mut TestHost> {
+        Some(&mut self.host)
+    }
+}
+
+/// The chaos loop's target: the test, whose host the loop borrows for its
+/// own steps (the reset, starting and ending the schedule) and lets go of
+/// before it calls the body with the whole test.
+struct Lent<'a>(&'a mut ActorTest);
+
+impl HasTestHost for Lent<'_> {
+    fn test_host(&mut self) -> &mut TestHost {
+        self.0
+            .driver_mut()
+            .test_host_mut()
+            .expect("the in-process chaos loop runs only on the in-process driver (run_chaos chose it)")
+    }
+}
+
+/// [`run_chaos`](crate::run_chaos) on the host compiled in: the testing
+/// crate's `run_chaos`, whose body is the closure's run
+/// ([`chaos::run_body`]). A failing seed's explanations go to stderr
+/// through `eprint!`, which libtest captures.
+pub(crate) fn run_chaos(
+    t: &mut ActorTest,
+    seeds: Vec<u64>,
+    body: &dyn Fn(&ActorTest),
+) -> anyhow::Result<Result<usize, ChaosFailure>> {
+    let outcome =
+        wasmkeep_host_testing::run_chaos(&mut Lent(t), seeds, |lent, seed| chaos::run_body(lent.0, seed, body));
+    match outcome {
+        Ok(ran) => Ok(Ok(ran)),
+        Err(ChaosRunError::Failed(f)) => {
+            for why in &f.explanations {
+                eprint!("{why}");
+            }
+            Ok(Err(ChaosFailure {
+                seed: f.seed,
+                schedule: f.schedule.iter().map(ToString::to_string).collect(),
+                report: f.report(),
+                message: f.message,
+                passed: f.passed,
+            }))
+        }
+        Err(ChaosRunError::Reset { seed, source }) => {
+            Err(anyhow::Error::new(HarnessError::from(source))
+                .context(format!("resetting the host before seed {seed}")))
+        }
+        Err(ChaosRunError::BadSeedVariable(message)) => Err(anyhow::anyhow!(message)),
     }
 }

@@ -104,12 +104,29 @@ fn chaos(driver: Driver) -> Vec<String> {
         .expect_err("the seed replays");
     assert_eq!(again.schedule, failure.schedule);
     assert!(failure.report.contains(&failure.seed.to_string()));
+    // Seeds that are not a range run in their order; a message longer than
+    // the library's buffer for it (1,024 bytes) comes back whole, in the
+    // report too; a panic of another payload has a message of its own.
+    let long = format!("{}é", "x".repeat(3000));
+    let cut = run_chaos(&builder, [5, 3, 4, 9], |t| {
+        assert_ne!(t.chaos_seed(), Some(4), "{long}");
+    })
+    .expect("chaos runs")
+    .expect_err("seed 4 fails");
+    assert_eq!((cut.seed, cut.passed), (4, 2));
+    assert!(cut.message.contains(&long), "{}", cut.message);
+    assert!(cut.report.contains(&cut.message), "{}", cut.report);
+    let odd = run_chaos(&builder, [1], |_| std::panic::panic_any(7))
+        .expect("chaos runs")
+        .expect_err("the body panics");
     vec![
         ran.to_string(),
         failure.seed.to_string(),
         failure.passed.to_string(),
         failure.schedule.join("\n"),
         failure.message,
+        cut.report,
+        odd.report,
     ]
 }
 

@@ -317,8 +317,8 @@ pub(crate) type WkhRunChaosFn = unsafe extern "C" fn(
 
 /// Ends the chaos `wkh_chaos_start` started as a failure of its body: for a
 /// harness that runs its own loop over `wkh_reset`, `wkh_chaos_start` and
-/// `wkh_chaos_end` (the Rust one, whose bodies are closures; added after
-/// 0.2.0). Prints to
+/// `wkh_chaos_end` (added after 0.2.0 for the Rust harness, which now runs
+/// `wkh_run_chaos`). Prints to
 /// stderr what explained the seed's answers of 500 or more, as
 /// `wkh_run_chaos` does, and returns the result with `failed` true, `ran` 1,
 /// the seed, `message`, the schedule and the report (free it with

@@ -1,19 +1,21 @@
 //! The prebuilt driver: the harness library of a release
 //! (`libwasmkeep_c_harness`, the C SDK's harness, with the whole host in
 //! it), loaded at start, so that a project's `cargo test` compiles no host
-//! (ADR 035).
+//! (ADR 035). Its chaos loop is the library's `wkh_run_chaos` (`chaos`).
 
 // The harness header's declarations, written by `cargo xtask gen` (ADR 081),
 // laid out as rustfmt would; left as written.
 #[rustfmt::skip]
 mod ffi_generated;
+mod chaos;
 mod locate;
 
 use crate::driver::{HarnessError, HostDriver, HostSetup, Verb};
 use crate::types::{
-    Access, ActorKey, AdminDeleted, CallFailure, ChaosFailure, DeletionStatus, HistoryPosition, HttpResponse, LogLine,
-    Outbound, RestoreTo, Restored, SocketMessage,
+    Access, ActorKey, AdminDeleted, CallFailure, DeletionStatus, HistoryPosition, HttpResponse, LogLine, Outbound,
+    RestoreTo, Restored, SocketMessage,
 };
+pub(crate) use chaos::run_chaos;
 use ffi_generated::{self as ffi, Api};
 use std::ffi::{CStr, CString, c_char};
 use std::path::Path;
@@ -72,6 +74,20 @@ unsafe fn text(s: *const c_char) -> String {
     }
 }
 
+/// What the library said about the last failed call on this thread.
+fn last_error(api: &Api) -> HarnessError {
+    // SAFETY: both are static or thread-owned NUL-terminated strings, or NULL.
+    let (message, kind) = unsafe { ((api.wkh_last_error)(), (api.wkh_last_error_kind)()) };
+    HarnessError {
+        // SAFETY: as above.
+        message: unsafe { text(message) },
+        kind: (!kind.is_null()).then(|| {
+            // SAFETY: as above.
+            unsafe { text(kind) }
+        }),
+    }
+}
+
 impl PrebuiltHost {
     /// Loads the library (once per process) and starts a host.
     ///
@@ -111,16 +127,7 @@ impl PrebuiltHost {
 
     /// What the library said about the last failed call on this thread.
     fn last_error(&self) -> HarnessError {
-        // SAFETY: both are static or thread-owned NUL-terminated strings, or NULL.
-        let (message, kind) = unsafe { ((self.api.wkh_last_error)(), (self.api.wkh_last_error_kind)()) };
-        HarnessError {
-            // SAFETY: as above.
-            message: unsafe { text(message) },
-            kind: (!kind.is_null()).then(|| {
-                // SAFETY: as above.
-                unsafe { text(kind) }
-            }),
-        }
+        last_error(self.api)
     }
 
     fn ptr(&self) -> *const ffi::WkhHost {
@@ -588,24 +595,7 @@ impl HostDriver for PrebuiltHost {
         Ok(lines.lines().map(str::to_owned).collect())
     }
 
-    fn fail_chaos(&self, message: &str) -> Verb<ChaosFailure> {
-        let m = c(&message.replace('\0', "\\0"))?;
-        // SAFETY: a live host; the string outlives the call.
-        let r = unsafe { (self.api.wkh_chaos_fail)(self.ptr(), m.as_ptr()) };
-        if r.is_null() {
-            return Err(self.last_error());
-        }
-        // SAFETY: a result of the library, read then freed once.
-        unsafe {
-            let out = ChaosFailure {
-                seed: (*r).seed,
-                schedule: text((*r).schedule).lines().map(str::to_owned).collect(),
-                message: text((*r).message),
-                passed: 0,
-                report: text((*r).report),
-            };
-            (self.api.wkh_chaos_result_free)(r);
-            Ok(out)
-        }
+    fn prebuilt(&self) -> Option<&PrebuiltHost> {
+        Some(self)
     }
 }

@@ -296,37 +296,16 @@ fn app_delete_through_the_command_line_then_recreate() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     };
     assert!(!status.success(), "serve exits with an error when its app was deleted");
-    let serve_again = |extra: &[&str]| {
-        Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--mode", "cluster", "--nodes", "2"])
-            .args(extra)
-            .arg("--manifest")
-            .arg(&manifest)
-            .arg("--data-dir")
-            .arg(&data_dir)
-            .env("WASMKEEP_CACHE_DIR", common::cache_dir())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start serve")
-    };
-    let refused = serve_again(&[]).wait_with_output().expect("serve exits");
+    let serve_again = || common::serve(&manifest, &data_dir).args(["--mode", "cluster", "--nodes", "2"]);
+    let (refused, stderr) = common::refused(serve_again());
     assert!(
-        !refused.status.success() && String::from_utf8_lossy(&refused.stderr).contains("pass --recreate"),
-        "a deleted app is not served again without --recreate: {}",
-        String::from_utf8_lossy(&refused.stderr)
+        !refused.success() && stderr.contains("pass --recreate"),
+        "a deleted app is not served again without --recreate: {stderr}"
     );
-    let mut again = serve_again(&["--recreate"]);
-    let mut line = String::new();
-    BufReader::new(again.stdout.take().expect("stdout"))
-        .read_line(&mut line)
-        .expect("listening line");
-    let base = line
-        .trim()
-        .strip_prefix("listening on ")
-        .and_then(|r| r.split(' ').next())
-        .unwrap_or_else(|| panic!("serve --recreate printed {line:?}"))
-        .to_owned();
+    let (mut again, base) = serve_again()
+        .arg("--recreate")
+        .spawn()
+        .unwrap_or_else(|e| panic!("serve --recreate: {e}"));
     // Where a user starts: the dashboard's URL, on stderr (issue 58).
     let mut err = BufReader::new(again.stderr.take().expect("stderr"));
     let dashboard = (0..200)
@@ -400,18 +379,12 @@ fn serve_stops_in_order_on_sigterm_and_says_stopped_last() {
 
 #[test]
 fn a_missing_manifest_is_said_once() {
-    let out = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--manifest",
-            "/nonexistent/wasmkeep.toml",
-        ])
-        .output()
-        .expect("run");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (status, stderr) = common::refused(common::serve(
+        std::path::Path::new("/nonexistent/wasmkeep.toml"),
+        &dir.path().join("data"),
+    ));
+    assert!(!status.success());
     assert_eq!(
         stderr.matches("No such file").count(),
         1,
@@ -440,15 +413,8 @@ fn serve_refuses_bad_manifests_with_clear_errors() {
     for (text, why) in cases {
         let m = dir.path().join("wasmkeep.toml");
         std::fs::write(&m, text).expect("write manifest");
-        let out = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--manifest"])
-            .arg(&m)
-            .arg("--data-dir")
-            .arg(dir.path().join("data"))
-            .output()
-            .expect("run");
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(!out.status.success(), "a bad manifest makes serve exit non-zero");
+        let (status, stderr) = common::refused(common::serve(&m, &dir.path().join("data")));
+        assert!(!status.success(), "a bad manifest makes serve exit non-zero");
         assert!(stderr.contains(why), "the error says {why:?}: {stderr}");
         if why != "must be `tenant/app`" {
             for build in [
@@ -464,15 +430,8 @@ fn serve_refuses_bad_manifests_with_clear_errors() {
             }
         }
     }
-    let out = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
-        .args(["serve", "--manifest"])
-        .arg(dir.path().join("absent.toml"))
-        .output()
-        .expect("run");
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("cannot read manifest"),
-        "a missing manifest is named"
-    );
+    let (_, stderr) = common::refused(common::serve(&dir.path().join("absent.toml"), &dir.path().join("data")));
+    assert!(stderr.contains("cannot read manifest"), "a missing manifest is named");
 }
 
 #[test]

@@ -221,33 +221,18 @@ fn a_node_whose_certificate_is_not_the_cluster_ca_s_does_not_start() {
     let ca = certs(&dir.path().join("ours"), "n1");
     certs(&dir.path().join("theirs"), "n1");
     let manifest = testee_manifest(dir.path());
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--mode",
-            "cluster",
-            "--node-id",
-            "n1",
-        ])
-        .arg("--bucket")
-        .arg(format!("file://{}", dir.path().join("bucket").display()))
-        .arg("--manifest")
-        .arg(&manifest)
-        .arg("--data-dir")
-        .arg(dir.path().join("n1"))
-        .arg("--tls-cert")
-        .arg(dir.path().join("theirs/n1.crt"))
-        .arg("--tls-key")
-        .arg(dir.path().join("theirs/n1.key"))
-        .arg("--tls-ca")
-        .arg(&ca)
-        .env("WASMKEEP_CACHE_DIR", common::cache_dir())
-        .output()
-        .expect("serve runs");
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "refused: {stderr}");
+    let bucket = format!("file://{}", dir.path().join("bucket").display());
+    let (status, stderr) = common::refused(
+        common::serve(&manifest, &dir.path().join("n1"))
+            .args(["--mode", "cluster", "--node-id", "n1", "--bucket", bucket.as_str()])
+            .arg("--tls-cert")
+            .arg(dir.path().join("theirs/n1.crt"))
+            .arg("--tls-key")
+            .arg(dir.path().join("theirs/n1.key"))
+            .arg("--tls-ca")
+            .arg(&ca),
+    );
+    assert!(!status.success(), "refused: {stderr}");
     assert!(
         stderr.contains("is not signed by the cluster CA") && stderr.contains("--tls-ca"),
         "says which file and what to do: {stderr}"

@@ -168,16 +168,9 @@ fn refused_with(text: &str) -> String {
     let d = dir.path();
     std::fs::copy(component("counter-rust"), d.join("actor.wasm")).expect("copy");
     std::fs::write(d.join("wasmkeep.toml"), text).expect("manifest");
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
-        .args(["serve", "--watch", "--listen", "127.0.0.1:0", "--manifest"])
-        .arg(d.join("wasmkeep.toml"))
-        .arg("--data-dir")
-        .arg(d.join("data"))
-        .env("WASMKEEP_CACHE_DIR", common::cache_dir())
-        .output()
-        .expect("run serve");
-    assert!(!out.status.success(), "serve --watch refuses {text:?}");
-    String::from_utf8_lossy(&out.stderr).into_owned()
+    let (status, stderr) = common::refused(common::serve(&d.join("wasmkeep.toml"), &d.join("data")).arg("--watch"));
+    assert!(!status.success(), "serve --watch refuses {text:?}");
+    stderr
 }
 
 #[test]

@@ -5,7 +5,10 @@
 //! on a free port of 127.0.0.1 and reads the base URL off its first line;
 //! [`NodeProcess`] is a node of a cluster that keeps its log and is killed,
 //! by its own id, when dropped. The conformance runner's node-process mode
-//! and the shim's process tests start theirs here.
+//! and every shim test that starts `serve` start theirs here: a host that
+//! serves, a process of several nodes ([`Serve::spawn_nodes`]), and one
+//! that must refuse to start ([`ServeError::NotStarted`] says how it ended
+//! and what it wrote).
 
 use std::ffi::OsString;
 use std::io::BufRead as _;
@@ -53,6 +56,8 @@ enum Log {
     Piped,
     /// A file, kept for a failure's message.
     File(PathBuf),
+    /// Nowhere: `/dev/null`.
+    Null,
 }
 
 /// How to start `wasmkeep-shim serve`: `serve --listen 127.0.0.1:0
@@ -134,13 +139,33 @@ impl Serve {
         self
     }
 
+    /// Its stderr to nowhere (a test that reads only answers).
+    #[must_use]
+    pub fn quiet(mut self) -> Self {
+        self.log = Log::Null;
+        self
+    }
+
     /// Starts it and waits for its first line: the process (its stderr a
-    /// pipe unless [`Serve::log_to`] said a file) and its base URL,
-    /// `http://127.0.0.1:PORT`. The caller ends the process, by its id.
+    /// pipe unless [`Serve::log_to`] or [`Serve::quiet`] said otherwise) and
+    /// its base URL, `http://127.0.0.1:PORT`. The caller ends the process,
+    /// by its id.
     ///
     /// # Errors
     /// [`ServeError`]: it could not be run, or did not say it listens.
     pub fn spawn(self) -> Result<(Child, String), ServeError> {
+        let (child, mut bases) = self.spawn_nodes(1)?;
+        Ok((child, bases.remove(0)))
+    }
+
+    /// [`Serve::spawn`] of a process that serves `nodes` nodes (`--mode
+    /// cluster --nodes <nodes>` among its arguments): it waits for their
+    /// `nodes` lines (at least one), and answers their base URLs in order.
+    ///
+    /// # Errors
+    /// As [`Serve::spawn`]; a line that is not `listening on` is the one
+    /// the error names.
+    pub fn spawn_nodes(self, nodes: usize) -> Result<(Child, Vec<String>), ServeError> {
         let start = |source| ServeError::Start {
             shim: self.shim.clone(),
             source,
@@ -148,6 +173,7 @@ impl Serve {
         let stderr = match &self.log {
             Log::Piped => Stdio::piped(),
             Log::File(path) => Stdio::from(std::fs::File::create(path).map_err(start)?),
+            Log::Null => Stdio::null(),
         };
         let mut child = Command::new(&self.shim)
             .args(["serve", "--listen", "127.0.0.1:0"])
@@ -161,27 +187,47 @@ impl Serve {
             .stderr(stderr)
             .spawn()
             .map_err(start)?;
+        let mut bases = Vec::new();
         let mut line = String::new();
+        let mut read = Ok(());
         if let Some(stdout) = child.stdout.take() {
-            std::io::BufReader::new(stdout).read_line(&mut line).map_err(start)?;
-        }
-        // "listening on http://127.0.0.1:PORT", with " (n1)" for a node process.
-        let base = line
-            .strip_prefix("listening on ")
-            .and_then(|l| l.split_whitespace().next())
-            .map(str::to_owned);
-        match base {
-            Some(base) => Ok((child, base)),
-            None => {
-                let _ = child.kill();
-                let out = child.wait_with_output().map_err(start)?;
-                Err(ServeError::NotStarted {
-                    status: out.status,
-                    line,
-                    stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-                })
+            let mut stdout = std::io::BufReader::new(stdout);
+            while bases.len() < nodes.max(1) {
+                line.clear();
+                if let Err(e) = stdout.read_line(&mut line) {
+                    read = Err(e);
+                    break;
+                }
+                // "listening on http://127.0.0.1:PORT", with " (n1)" for a node.
+                match line
+                    .strip_prefix("listening on ")
+                    .and_then(|l| l.split_whitespace().next())
+                {
+                    Some(base) => bases.push(base.to_owned()),
+                    None => break,
+                }
             }
         }
+        if read.is_ok() && bases.len() == nodes.max(1) {
+            return Ok((child, bases));
+        }
+        if line.is_empty() {
+            // Its output closed: it is exiting (a refusal); its own status,
+            // not the kill's, when it ends in time.
+            let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+            while matches!(child.try_wait(), Ok(None)) && std::time::Instant::now() < until {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        }
+        // Only the process started here, by its id.
+        let _ = child.kill();
+        let out = child.wait_with_output().map_err(start)?;
+        read.map_err(start)?;
+        Err(ServeError::NotStarted {
+            status: out.status,
+            line,
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        })
     }
 
     /// Starts it as the node `id` of a cluster (see [`Serve::cluster_node`]),
@@ -193,7 +239,7 @@ impl Serve {
     pub fn start_node(self, id: &str) -> Result<NodeProcess, ServeError> {
         let file = match &self.log {
             Log::File(path) => Some(path.clone()),
-            Log::Piped => None,
+            Log::Piped | Log::Null => None,
         };
         let (mut child, base) = self.spawn()?;
         let log = match (file, child.stderr.take()) {
@@ -298,6 +344,83 @@ mod tests {
         );
         assert!(stderr.is_empty(), "stderr went to the file");
         assert!(err.to_string().starts_with("serve did not start ("), "{err}");
+    }
+
+    /// A script in `dir` named `name` that runs `body` (the arguments
+    /// `serve --listen …` are its own, unread).
+    fn script(dir: &std::path::Path, name: &str, body: &str) -> std::path::PathBuf {
+        use std::os::unix::fs::PermissionsExt as _;
+        let path = dir.join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("script");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        path
+    }
+
+    /// `Serve::spawn` of `serve`, tried again while the script is still
+    /// being written by another thread's fork (ETXTBSY).
+    fn spawn_nodes(serve: impl Fn() -> Serve, nodes: usize) -> Result<(std::process::Child, Vec<String>), ServeError> {
+        for _ in 0..50 {
+            match serve().spawn_nodes(nodes) {
+                Err(ServeError::Start { source, .. }) if source.raw_os_error() == Some(26) => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                other => return other,
+            }
+        }
+        serve().spawn_nodes(nodes)
+    }
+
+    /// A process of two nodes says two lines: both base URLs, in order.
+    #[test]
+    fn a_process_of_two_nodes_answers_both_bases() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let shim = script(
+            dir.path(),
+            "two",
+            "echo 'listening on http://127.0.0.1:1 (n1)'\necho 'listening on http://127.0.0.1:2 (n2)'\nexec sleep 30",
+        );
+        let (mut child, bases) = spawn_nodes(|| Serve::new(&shim, "m.toml", "data").quiet(), 2).expect("started");
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(bases, ["http://127.0.0.1:1", "http://127.0.0.1:2"]);
+    }
+
+    /// A refusal: its own exit status and what it wrote to stderr; with
+    /// `quiet`, nothing of stderr.
+    #[test]
+    fn a_refusal_keeps_its_exit_status_and_stderr() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let shim = script(dir.path(), "refuses", "echo 'no such manifest' >&2\nexit 3");
+        for (quiet, said) in [(false, "no such manifest\n"), (true, "")] {
+            let err = spawn_nodes(
+                || {
+                    let serve = Serve::new(&shim, "m.toml", "data");
+                    if quiet { serve.quiet() } else { serve }
+                },
+                1,
+            )
+            .expect_err("refused");
+            let ServeError::NotStarted { status, line, stderr } = &err else {
+                panic!("not NotStarted: {err}");
+            };
+            assert_eq!((status.code(), line.as_str(), stderr.as_str()), (Some(3), "", said));
+        }
+    }
+
+    /// One node of two that does not say it listens: the line it wrote.
+    #[test]
+    fn a_second_node_that_does_not_listen_is_named() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let shim = script(
+            dir.path(),
+            "one",
+            "echo 'listening on http://127.0.0.1:1 (n1)'\necho 'n2 failed'\nexec sleep 30",
+        );
+        let err = spawn_nodes(|| Serve::new(&shim, "m.toml", "data"), 2).expect_err("one node only");
+        let ServeError::NotStarted { line, .. } = &err else {
+            panic!("not NotStarted: {err}");
+        };
+        assert_eq!(line, "n2 failed\n");
     }
 
     #[test]

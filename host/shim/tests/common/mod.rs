@@ -89,6 +89,21 @@ pub fn serve(manifest: &std::path::Path, data_dir: &std::path::Path) -> wasmkeep
         .env("WASMKEEP_CACHE_DIR", cache_dir())
 }
 
+/// Runs `serve` where it must refuse to start (a bad manifest, a deleted
+/// app, a certificate another CA signed): how it ended and what it wrote to
+/// stderr. Panics when it says it listens (it is killed first, by its id).
+pub fn refused(serve: wasmkeep_host_testing::served::Serve) -> (std::process::ExitStatus, String) {
+    match serve.spawn() {
+        Err(wasmkeep_host_testing::served::ServeError::NotStarted { status, stderr, .. }) => (status, stderr),
+        Err(e) => panic!("{e}"),
+        Ok((mut child, base)) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("serve started on {base} where it should have refused");
+        }
+    }
+}
+
 /// Reads a served node's log as it comes, into the test's own output. A
 /// long run must: a pipe nobody reads fills at 64 KiB, and then the node's
 /// next warning blocks the thread that writes it, whatever lock it holds.

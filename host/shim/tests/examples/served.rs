@@ -1,10 +1,10 @@
-//! The `serve` processes the example tests start, and the repository their
+//! The `serve` processes the example tests start (by the testing crate's
+//! spawner, `wasmkeep_host_testing::served`), and the repository their
 //! manifests are in.
 
 use crate::common;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 
 /// The repository root, which the example manifests' paths start from.
 pub fn repo() -> PathBuf {
@@ -33,37 +33,19 @@ pub fn serve(manifest: &Path) -> Served {
     serve_with(manifest, &[]).remove(0)
 }
 
-/// Starts `serve` with extra arguments; one `Served` per node (they share the process).
+/// Starts `serve` with extra arguments, its stderr to nowhere; one
+/// `Served` per node (they share the process).
 pub fn serve_with(manifest: &Path, extra: &[&str]) -> Vec<Served> {
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
-        .args(["serve", "--listen", "127.0.0.1:0"])
-        .args(extra)
-        .arg("--manifest")
-        .arg(manifest)
-        .arg("--data-dir")
-        .arg(dir.path())
-        .env("WASMKEEP_CACHE_DIR", common::cache_dir())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start wasmkeep-shim serve");
-    let stdout = child.stdout.take().expect("stdout");
-    let mut reader = BufReader::new(stdout);
     let nodes = extra
         .iter()
         .position(|a| *a == "--nodes")
         .map_or(1, |i| extra[i + 1].parse().expect("nodes"));
-    let mut bases = Vec::new();
-    for _ in 0..nodes {
-        let mut line = String::new();
-        reader.read_line(&mut line).expect("read the listening line");
-        let rest = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("serve printed {line:?}"));
-        bases.push(rest.split(' ').next().unwrap_or_default().to_owned());
-    }
+    let (child, bases) = common::serve(manifest, dir.path())
+        .args(extra)
+        .quiet()
+        .spawn_nodes(nodes)
+        .unwrap_or_else(|e| panic!("{e}"));
     let mut out = Vec::new();
     let mut child = Some(child);
     let mut dir = Some(dir);

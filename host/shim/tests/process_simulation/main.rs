@@ -39,6 +39,7 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use wasmkeep_host_testing::served::ServeError;
 
 const ACTORS: [&str; 4] = ["a", "b", "c", "d"];
 /// The app's retention window (the manifest's `retention`), and how far
@@ -445,25 +446,20 @@ fn app_delete_with_a_kill(run: &Run, nodes: &Mutex<Nodes>, book: &Mutex<Book>) {
             wrong.push(format!("{} still runs after its app was deleted", node.id));
         }
     }
-    let restarted = std::process::Command::new(env!("CARGO_BIN_EXE_wasmkeep-shim"))
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--mode",
-            "cluster",
-            "--node-id",
-            &killed_id,
-        ])
-        .args(["--bucket", &run.url, "--lease-ms", &LEASE_MS.to_string()])
-        .arg("--manifest")
-        .arg(&run.manifest)
-        .arg("--data-dir")
-        .arg(run.data.join(&killed_id))
-        .env("WASMKEEP_CACHE_DIR", common::cache_dir())
-        .output()
-        .expect("serve runs");
-    if restarted.status.success() {
+    let restarted = common::serve(&run.manifest, &run.data.join(&killed_id))
+        .cluster_node(&killed_id, &run.url, LEASE_MS)
+        .spawn();
+    let served = match restarted {
+        // It said it listens: only the process started here, by its id.
+        Ok((mut child, _)) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            true
+        }
+        Err(ServeError::NotStarted { status, .. }) => status.success(),
+        Err(e) => panic!("{e}"),
+    };
+    if served {
         wrong.push(format!("{killed_id} restarted on a deleted app and served it"));
     }
     let bucket = wasmkeep_shim::bucket_url::open_bucket(&run.url, Arc::new(wasmkeep_shim::clock::SystemClock))

@@ -6,7 +6,10 @@
 # language's own runner, serve, a first response. Prints each language's time
 # from the first install to the first response.
 #
-#   bash scripts/registry-trial.sh [--release DIR] [rust|ts|python|c]...
+#   bash scripts/registry-trial.sh [--release DIR] [--plan] [rust|ts|python|c]...
+#
+# --plan: say which languages the release has packages for (each one it has
+# none for is skipped, in one line) and stop before starting a registry.
 #
 # The registries (stopped by the PIDs recorded here, also when a step fails):
 #   npm    verdaccio 6.8.0 (scripts/registry-tools/), @wasmkeep/* published
@@ -32,8 +35,9 @@
 # of a mirror of crates.io would not need.
 #
 # DIR defaults to target/release-packages/<version> (`cargo xtask release
-# --profile debug`); a release of some pieces (`--only python`) publishes
-# only those. Needs `bash scripts/setup.sh` (verdaccio, pypiserver,
+# --profile debug`); a release of some pieces (`--only npm`) publishes only
+# those and tries only the languages it has packages for (Rust needs the
+# crates and the C archive, whose host binary it serves with). Needs `bash scripts/setup.sh` (verdaccio, pypiserver,
 # twine) and root for unshare -m (without it the checkout is not hidden, and
 # the trial says so).
 set -euo pipefail
@@ -41,23 +45,51 @@ cd "$(dirname "$0")/.."
 root=$PWD
 version=$(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)
 release=$root/target/release-packages/$version
-langs=()
+langs=() plan=false
 while (($#)); do
   case "$1" in
     --release) release=$(realpath "$2"); shift 2 ;;
+    --plan) plan=true; shift ;;
     rust|ts|python|c) langs+=("$1"); shift ;;
-    *) echo "registry-trial: unknown argument $1 (use --release DIR, rust, ts, python, c)" >&2; exit 2 ;;
+    *) echo "registry-trial: unknown argument $1 (use --release DIR, --plan, rust, ts, python, c)" >&2; exit 2 ;;
   esac
 done
 ((${#langs[@]})) || langs=(ts python c rust)
 say() { echo "registry-trial: $*"; }
 die() { echo "registry-trial: FAILED: $*" >&2; exit 1; }
+[ -f "$release/SHA256SUMS" ] || die "no release in $release: cargo xtask release --profile debug"
+(cd "$release" && sha256sum --quiet -c SHA256SUMS) || die "$release/SHA256SUMS does not match"
+
+# A release of some pieces only (`cargo xtask release --only npm`) publishes
+# what it has and is tried for the languages it has packages for; each other
+# language is skipped, said in one line.
+has() { compgen -G "$release/$1" >/dev/null; }
+count() { if has "$1"; then ls "$release"/$1 | wc -l; else echo 0; fi; }
+lacks() { # LANG: what the release lacks for LANG's trial (nothing when it has it all)
+  case $1 in
+    ts) has 'npm/*.tgz' || echo "no npm tarball" ;;
+    python) has 'python/*' || echo "no Python package" ;;
+    c) has 'c/*.tar.gz' || echo "no C archive" ;;
+    rust)
+      if ! has 'crates/*.crate'; then echo "no crate"
+      elif ! has 'c/*.tar.gz'; then echo "no C archive (a Rust project serves with its host binary)"
+      fi ;;
+  esac
+}
+tried=()
+for lang in "${langs[@]}"; do
+  why=$(lacks "$lang")
+  if [ -n "$why" ]; then say "$lang: skipped: the release has $why"; else tried+=("$lang"); fi
+done
+((${#tried[@]})) || die "the release in $release has the packages of none of: ${langs[*]}"
+langs=("${tried[@]}")
+tries() { [[ " ${langs[*]} " == *" $1 "* ]]; }
+if $plan; then say "would try: ${langs[*]}"; exit 0; fi
+
 py=$root/target/py-venv/bin/python
 verdaccio=$root/scripts/registry-tools/node_modules/.bin/verdaccio
 [ -x "$verdaccio" ] || die "verdaccio is missing: bash scripts/setup.sh (npm ci in scripts/registry-tools)"
 "$py" -c "import pypiserver, twine" 2>/dev/null || die "pypiserver or twine is missing in target/py-venv: bash scripts/setup.sh"
-[ -f "$release/SHA256SUMS" ] || die "no release in $release: cargo xtask release --profile debug"
-(cd "$release" && sha256sum --quiet -c SHA256SUMS) || die "$release/SHA256SUMS does not match"
 
 tmp=$(mktemp -d /tmp/wasmkeep-registry-trial.XXXXXX)
 pids=()
@@ -138,23 +170,22 @@ wait_http "$cargo_url/index/config.json" "$tmp/cargo-registry.log" cargo-registr
 # Each tarball's contents pass publint, and the ones with types pass
 # arethetypeswrong as an ESM-only package (require() from CommonJS and node10's
 # resolution, which ignores "exports", are not supported; ADR 032).
-# A release of some pieces only (`cargo xtask release --only python`) is
-# tried for the languages it has: what it lacks is not published.
-has() { compgen -G "$release/$1" >/dev/null; }
-count() { if has "$1"; then ls "$release"/$1 | wc -l; else echo 0; fi; }
+# What the release lacks is not published (above).
 tools=$root/scripts/registry-tools/node_modules/.bin
 [ -x "$tools/publint" ] && [ -x "$tools/attw" ] ||
   die "publint or attw is missing: bash scripts/setup.sh (npm ci in scripts/registry-tools)"
-has 'npm/*.tgz' && for tgz in "$release"/npm/*.tgz; do
-  rm -rf "$tmp/lint" && mkdir -p "$tmp/lint" && tar -xzf "$tgz" -C "$tmp/lint"
-  "$tools/publint" --pack false "$tmp/lint/package" >"$tmp/publint.log" 2>&1 ||
-    { cat "$tmp/publint.log" >&2; die "publint $(basename "$tgz")"; }
-  if grep -q '"types"' "$tmp/lint/package/package.json"; then
-    "$tools/attw" --profile esm-only "$tgz" >"$tmp/attw.log" 2>&1 ||
-      { cat "$tmp/attw.log" >&2; die "arethetypeswrong $(basename "$tgz")"; }
-  fi
-done
-has 'npm/*.tgz' && say "npm tarballs pass publint and arethetypeswrong (esm-only): $(ls "$release"/npm/*.tgz | xargs -n1 basename | tr '\n' ' ')"
+if has 'npm/*.tgz'; then
+  for tgz in "$release"/npm/*.tgz; do
+    rm -rf "$tmp/lint" && mkdir -p "$tmp/lint" && tar -xzf "$tgz" -C "$tmp/lint"
+    "$tools/publint" --pack false "$tmp/lint/package" >"$tmp/publint.log" 2>&1 ||
+      { cat "$tmp/publint.log" >&2; die "publint $(basename "$tgz")"; }
+    if grep -q '"types"' "$tmp/lint/package/package.json"; then
+      "$tools/attw" --profile esm-only "$tgz" >"$tmp/attw.log" 2>&1 ||
+        { cat "$tmp/attw.log" >&2; die "arethetypeswrong $(basename "$tgz")"; }
+    fi
+  done
+  say "npm tarballs pass publint and arethetypeswrong (esm-only): $(ls "$release"/npm/*.tgz | xargs -n1 basename | tr '\n' ' ')"
+fi
 
 # --- Publish every package --------------------------------------------------
 start=$(date +%s.%N)
@@ -163,18 +194,25 @@ token=$(curl -fs -X PUT -H 'Content-Type: application/json' \
   "$py" -c 'import json, sys; print(json.load(sys.stdin)["token"])') || die "adding verdaccio's publishing user"
 printf '//127.0.0.1:%s/:_authToken=%s\n' "$npm_port" "$token" >"$tmp/publish.npmrc"
 # The platform package first: the SDK's optionalDependencies name it.
-has 'npm/*.tgz' && for tgz in $(ls "$release"/npm/*.tgz | sort -r); do
-  npm publish --userconfig "$tmp/publish.npmrc" --registry "$npm_url" --ignore-scripts --loglevel=error "$tgz" \
-    >>"$tmp/publish.log" 2>&1 || { cat "$tmp/publish.log" >&2; die "npm publish $(basename "$tgz")"; }
-done
-has 'python/*' && "$py" -m twine upload --disable-progress-bar --non-interactive --repository-url "$pypi_url/" -u trial -p trial \
-  "$release"/python/* >>"$tmp/publish.log" 2>&1 || { cat "$tmp/publish.log" >&2; die "twine upload"; }
-# What the SDK's wheels need from PyPI, beside them (pip's cache makes this quick).
-# For each CPython the Python trial runs on (pytest's dependencies differ by version).
-for v in 3.11 3.12 3.13; do
-  "$py" -m pip download -q --disable-pip-version-check -d "$tmp/pypi" --only-binary=:all: --python-version "$v" \
-    "componentize-py==0.25.1" "pytest>=7" >>"$tmp/publish.log" 2>&1 || { cat "$tmp/publish.log" >&2; die "pip download of the SDK's dependencies for CPython $v"; }
-done
+if has 'npm/*.tgz'; then
+  for tgz in $(ls "$release"/npm/*.tgz | sort -r); do
+    npm publish --userconfig "$tmp/publish.npmrc" --registry "$npm_url" --ignore-scripts --loglevel=error "$tgz" \
+      >>"$tmp/publish.log" 2>&1 || { cat "$tmp/publish.log" >&2; die "npm publish $(basename "$tgz")"; }
+  done
+fi
+if has 'python/*'; then
+  "$py" -m twine upload --disable-progress-bar --non-interactive --repository-url "$pypi_url/" -u trial -p trial \
+    "$release"/python/* >>"$tmp/publish.log" 2>&1 || { cat "$tmp/publish.log" >&2; die "twine upload"; }
+fi
+# What the SDK's wheels need from PyPI, beside them (pip's cache makes this quick),
+# when the Python trial runs: for each CPython it runs on (pytest's
+# dependencies differ by version).
+if tries python; then
+  for v in 3.11 3.12 3.13; do
+    "$py" -m pip download -q --disable-pip-version-check -d "$tmp/pypi" --only-binary=:all: --python-version "$v" \
+      "componentize-py==0.25.1" "pytest>=7" >>"$tmp/publish.log" 2>&1 || { cat "$tmp/publish.log" >&2; die "pip download of the SDK's dependencies for CPython $v"; }
+  done
+fi
 if has 'crates/*.crate'; then
   python3 scripts/cargo-registry.py upload "$cargo_url" "$release"/crates/*.crate >>"$tmp/publish.log" 2>&1 ||
     { cat "$tmp/publish.log" "$tmp/cargo-registry.log" >&2; die "uploading the crates"; }

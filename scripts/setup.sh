@@ -1,11 +1,20 @@
 #!/usr/bin/env bash
 # Installs what building and testing need and is missing; skips what is present.
-# Only package registries are used (Debian's apt, the crate registry through cargo, npm).
+# Only package registries are used (Debian's apt, PyPI through pip, npm, the
+# crate registry through cargo install).
 #
 #   bash scripts/setup.sh           everything the test command needs
 #   bash scripts/setup.sh --serve   only what building and serving the examples
 #                                   needs (scripts/main.sh): no test harnesses,
 #                                   test-only tools or conformance testees
+#
+# It installs only what must exist before cargo and xtask can run (toolchains,
+# system packages, the Python venv and its tools, npm packages, cargo-hakari)
+# and never calls cargo xtask: what needs xtask or a cargo build (the C SDK's
+# WASI adapter, the QuickJS backend's parts, the TypeScript, C and Python
+# guests, the Python harness) is built by `cargo xtask setup`, and by
+# `cargo xtask test` and `serve`, which the bootstraps scripts/test.sh and
+# scripts/main.sh run after this script (ADR 082).
 set -euo pipefail
 
 say() { echo "setup: [$(date +%T)] $*"; }
@@ -40,10 +49,8 @@ else
 fi
 
 # TypeScript guests (sdk-ts/): node and npm, then each TS package's npm
-# dependencies from its lock file where node_modules is missing, then the TS
-# guests (examples and the conformance testee) built into target/components/
-# by the SDK's own build command (cached by content hash: unchanged ones take
-# well under a second).
+# dependencies from its lock file where node_modules is missing (xtask then
+# builds the QuickJS backend's parts and the TS guests).
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   say "typescript: installing nodejs and npm (Debian)"
   if [ "$(id -u)" = 0 ]; then sudo=(); else sudo=(sudo); fi
@@ -51,25 +58,17 @@ if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
 fi
 ts_dirs=(sdk-ts examples/counter-ts examples/chat-ts examples/bank-ts)
-ts_only=(--only counter-ts --only chat-ts)
-if ! $for_serve; then ts_dirs+=(conformance/testees/ts); ts_only=(); fi
+if ! $for_serve; then ts_dirs+=(conformance/testees/ts); fi
 for dir in "${ts_dirs[@]}"; do
   if [ -f "$dir/package-lock.json" ] && [ ! -d "$dir/node_modules" ]; then
     say "typescript: npm ci in $dir"
     (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
   fi
 done
-say "typescript: node $(node --version); building the TS guests"
-# The QuickJS backend's native parts first: the SDK's script only checks them.
-cargo run --quiet -p xtask -- ts-quickjs >/dev/null
-node sdk-ts/scripts/build-guests.js --quiet "${ts_only[@]}"
+say "typescript: node $(node --version), npm $(npm --version)"
 
-# The C SDK's preview-1 adapter, from the crate registry (pinned by Cargo.lock):
-# written here, so that the SDK's own script never calls back into xtask.
-cargo run --quiet -p xtask -- c-adapter sdk-c/lib/wasi_snapshot_preview1.reactor.wasm
-
-# The C and Python SDKs set up what they need themselves (sdk-*/scripts/setup.sh,
-# which read WASMKEEP_SETUP_FOR).
+# The C and Python SDKs install what they need themselves (sdk-*/scripts/setup.sh,
+# which read WASMKEEP_SETUP_FOR; their guests are built by xtask).
 for sdk in sdk-c sdk-python; do
   if [ -f "$sdk/scripts/setup.sh" ]; then bash "$sdk/scripts/setup.sh"; fi
 done

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The README's test command: sets up what is missing (scripts/setup.sh, which
 # on a fresh machine comes before cargo can be used), then runs every test
-# through `cargo xtask test`: formatting, lints, the WIT copies and generated
+# through `cargo xtask test`, whose first step builds what setup needs xtask
+# for (the C adapter, the QuickJS parts, the guests, the Python harness); then
+# formatting, lints, the WIT copies and generated
 # bindings, the host's and SDKs' tests, the examples, and the conformance
 # matrix (the steps are in xtask/src/test_steps.rs; ADR 082). Arguments go to
 # `cargo xtask test` (`--only <part of a step's name>`, `--from …`, `--list`).

@@ -31,6 +31,13 @@ while (($#)); do
 done
 ((${#only[@]})) || only=("${!GUESTS[@]}")
 
+# The adapter's bytes come from the crate registry (pinned by Cargo.lock),
+# written by xtask: this script, a leaf, only checks it.
+if [ ! -s sdk-c/lib/wasi_snapshot_preview1.reactor.wasm ]; then
+  echo "build-guests.sh: sdk-c/lib/wasi_snapshot_preview1.reactor.wasm is missing: run \`cargo xtask c-adapter sdk-c/lib/wasi_snapshot_preview1.reactor.wasm\` (cargo xtask setup does), then this again" >&2
+  exit 1
+fi
+
 out=target/components cache=target/wasmkeep-c-cache
 mkdir -p "$out" "$cache"
 say() { $quiet || echo "build-guests.sh: $*"; }

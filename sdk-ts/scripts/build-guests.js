@@ -8,7 +8,7 @@
 // Components are cached by content hash in target/wasmkeep-ts-cache/, so an
 // unchanged guest is not componentized again. The QuickJS backend (the
 // default) needs the storage adapter and its composer in sdk-ts/build/quickjs/parts/,
-// which `cargo xtask ts-quickjs` builds (scripts/setup.sh and `cargo xtask
+// which `cargo xtask ts-quickjs` builds (`cargo xtask setup` and `cargo xtask
 // guests --all` run it first): this script only checks that they are current.
 import { spawnSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";

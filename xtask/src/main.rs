@@ -7,6 +7,7 @@ mod harness_ffi;
 mod parity;
 mod release;
 mod serve;
+mod setup;
 mod step_runner;
 mod test_steps;
 mod ts_quickjs;
@@ -69,8 +70,10 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Install and build what is missing, idempotently, from the package
-    /// registries only (`bash scripts/setup.sh`; `--serve`: only what
-    /// serving the examples needs).
+    /// registries only: `bash scripts/setup.sh` installs what cargo and
+    /// xtask need first, then xtask builds the C SDK's adapter, the QuickJS
+    /// backend's parts, the TypeScript, C and Python guests and the Python
+    /// harness (`--serve`: only what serving the examples needs).
     Setup {
         /// Only what building and serving the examples needs.
         #[arg(long)]
@@ -126,14 +129,14 @@ enum Command {
         check: bool,
     },
     /// Write the WASI preview-1 reactor adapter the C SDK wraps guests with
-    /// (scripts/setup.sh runs this before sdk-c/scripts/setup.sh; no build of the host is needed).
+    /// (`cargo xtask setup` writes it to sdk-c/lib/ after scripts/setup.sh; no build of the host is needed).
     CAdapter {
         /// Where to write it (sdk-c/lib/wasi_snapshot_preview1.reactor.wasm).
         out: PathBuf,
     },
     /// Build what the TypeScript SDK's QuickJS backend needs into
     /// sdk-ts/build/quickjs/parts/: the storage adapter component and the composer
-    /// (scripts/setup.sh and `guests --all` run this; the SDK's scripts only
+    /// (`cargo xtask setup` and `guests --all` run this; the SDK's scripts only
     /// check the stamp it writes; ADR 017).
     TsQuickjs {
         /// Build the composer in release mode (for the npm tarball).
@@ -174,11 +177,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let root = repo_root();
     let result = match cli.command {
-        Command::Setup { serve } => {
-            let mut setup = step_runner::outer_command(&root, "bash");
-            setup.arg("scripts/setup.sh").args(serve.then_some("--serve"));
-            step_runner::run_command(&mut setup)
-        }
+        Command::Setup { serve } => setup::setup(&root, if serve { setup::For::Serve } else { setup::For::Test }),
         Command::Test(args) => test_steps::test(&root, args),
         Command::Serve(args) => serve::serve(&root, args),
         Command::Fuzz { args } => run(&root, &cargo(), &["run", "--quiet", "-p", "wasmkeep-fuzz", "--"], &args),
@@ -192,7 +191,9 @@ fn main() -> ExitCode {
         Command::Bench { args } => guests(&root).and_then(|()| bench(&root, &args)),
         Command::Parity { check } => parity::parity(&root, check),
         Command::CAdapter { out } => c_adapter::write(&out),
-        Command::TsQuickjs { release } => ts_quickjs::build(&root, release),
+        Command::TsQuickjs { release } => {
+            ts_quickjs::build(&root, release).map(|parts| println!("{}", parts.join("\n")))
+        }
         Command::Release(args) => release::release(&root, &args),
         Command::Versions { check, set } => versions::versions(&root, check, set.as_deref()),
     };
@@ -442,12 +443,14 @@ fn cargo() -> String {
 }
 
 /// The TypeScript, C and Python guests, by their SDKs' own scripts (which
-/// never call back into xtask): the QuickJS backend's parts first.
+/// never call back into xtask): the C SDK's adapter and the QuickJS
+/// backend's parts first.
 ///
 /// # Errors
 /// A build failed (its output says which).
 fn other_guests(root: &Path) -> anyhow::Result<()> {
-    ts_quickjs::build(root, false)?;
+    c_adapter::write(&root.join(setup::C_ADAPTER))?;
+    println!("{}", ts_quickjs::build(root, false)?.join("\n"));
     run(
         root,
         "node",

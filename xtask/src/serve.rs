@@ -9,12 +9,14 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
+use crate::setup;
 use crate::step_runner::{outer_command, run_command, shown};
 
 #[derive(clap::Args)]
 pub struct ServeArgs {
-    /// Setup has run already (`bash scripts/main.sh` runs `scripts/setup.sh
-    /// --serve` before cargo can be used): it is not run again.
+    /// `scripts/setup.sh --serve` has run already (`bash scripts/main.sh`
+    /// runs it before cargo can be used): it is not run again; what setup
+    /// builds in xtask still is.
     #[arg(long)]
     setup_done: bool,
     /// Arguments passed to `wasmkeep-shim serve` (e.g. `--listen
@@ -29,9 +31,13 @@ pub struct ServeArgs {
 /// # Errors
 /// Setup or a build failed, or the server could not start.
 pub fn serve(root: &Path, args: ServeArgs) -> Result<()> {
+    // The bootstrap ran only the script: what setup builds in xtask
+    // (the C adapter, the QuickJS parts, the examples of the other
+    // languages) is built here either way.
     if !args.setup_done {
-        run_command(outer_command(root, "bash").args(["scripts/setup.sh", "--serve"]))?;
+        setup::script(root, setup::For::Serve)?;
     }
+    setup::builds(root, setup::For::Serve)?;
     crate::guests(root)?;
     // The dev profile, not release: it is the build of wasmtime the test
     // command uses too (one per profile, ADR 014), and it takes about half

@@ -112,12 +112,30 @@ impl Runner {
         };
         if chosen {
             self.chosen += 1;
-            println!();
-            println!("==> [at {} min] {name}", self.began.elapsed().as_secs() / 60);
-            flush();
-            self.current = Some((name.to_owned(), Instant::now()));
+            self.begin(name);
         }
         chosen
+    }
+
+    /// Like [`Runner::step`], but begins `name` whatever the selection
+    /// chose (a part of setup that later steps need); it is listed by
+    /// `--list` and timed, and does not count as chosen.
+    pub fn required_step(&mut self, name: &str) -> bool {
+        self.end_step(false);
+        self.names.push(name.to_owned());
+        if self.selection.list {
+            println!("{name}");
+            return false;
+        }
+        self.begin(name);
+        true
+    }
+
+    fn begin(&mut self, name: &str) {
+        println!();
+        println!("==> [at {} min] {name}", self.began.elapsed().as_secs() / 60);
+        flush();
+        self.current = Some((name.to_owned(), Instant::now()));
     }
 
     fn end_step(&mut self, failed: bool) {
@@ -399,6 +417,24 @@ mod tests {
         assert!(!r.step("format"));
         assert!(r.step("lints (cargo clippy)"));
         assert!(r.step("tests"));
+    }
+
+    #[test]
+    fn a_required_step_runs_whatever_was_chosen_and_does_not_count() {
+        let mut r = runner(Selection {
+            only: vec!["format".into()],
+            ..Selection::default()
+        });
+        assert!(r.required_step("build what setup needs"));
+        assert!(r.step("format"));
+        assert!(!r.step("lints"));
+        assert_eq!(r.chosen, 1);
+        let mut listed = runner(Selection {
+            list: true,
+            ..Selection::default()
+        });
+        assert!(!listed.required_step("build what setup needs"));
+        assert_eq!(listed.names, ["build what setup needs"]);
     }
 
     #[test]

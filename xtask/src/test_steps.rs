@@ -8,6 +8,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::bucket_servers;
+use crate::setup::{self, For};
 use crate::step_runner::{Runner, Selection};
 
 #[derive(clap::Args)]
@@ -68,14 +69,28 @@ pub fn test(root: &Path, args: TestArgs) -> Result<()> {
 /// Every step, in the order of the test command.
 #[allow(clippy::too_many_lines)] // one list, read top to bottom
 fn steps(r: &mut Runner, setup_done: bool) -> Result<()> {
+    // The script installs; then xtask builds what needs it (the C adapter,
+    // the QuickJS parts, the other languages' guests, the Python harness).
+    // When the script ran in this run (the bootstrap's, or the step above),
+    // that second step runs whatever steps were chosen: later steps need it.
+    let mut script_ran = setup_done;
     if !setup_done && r.step(SETUP) {
-        r.run("bash", &["scripts/setup.sh"])?;
+        setup::script(r.root(), For::Test)?;
+        script_ran = true;
+    }
+    let builds = if script_ran {
+        r.required_step(setup::BUILDS_STEP)
+    } else {
+        r.step(setup::BUILDS_STEP)
+    };
+    if builds {
+        setup::builds(r.root(), For::Test)?;
     }
     if r.step("format (cargo fmt --check)") {
         r.run("cargo", &["fmt", "--all", "--check"])?;
     }
     if r.step("WIT copies and generated bindings of every SDK match wit/ (cargo xtask gen --check)") {
-        r.run("cargo", &["xtask", "gen", "--check"])?;
+        crate::gen_all(r.root(), true)?;
     }
     if r.step("one feature set of every shared dependency, so wasmtime compiles once per profile (cargo hakari generate --diff, manage-deps --dry-run)") {
         r.run("cargo", &["hakari", "generate", "--diff"])
@@ -84,13 +99,13 @@ fn steps(r: &mut Runner, setup_done: bool) -> Result<()> {
             .context("a crate lacks the workspace-hack dependency: run cargo hakari manage-deps")?;
     }
     if r.step("one version in every package, and a CHANGELOG section for it (cargo xtask versions --check)") {
-        r.run("cargo", &["xtask", "versions", "--check"])?;
+        crate::versions::versions(r.root(), true, None)?;
     }
     if r.step("every language's test harness has every verb, or says why not (cargo xtask parity --check)") {
-        r.run("cargo", &["xtask", "parity", "--check"])?;
+        crate::parity::parity(r.root(), true)?;
     }
     if r.step("build the guests: examples and testees (cargo xtask guests)") {
-        r.run("cargo", &["xtask", "guests"])?;
+        crate::guests(r.root())?;
     }
     if r.step("no import cycle among the host crates' modules, and every arrow docs/architecture.md draws exists in the code (scripts/module-cycles.sh: text checks, no build); no hand-written source file over 700 lines (scripts/file_lengths.py)") {
         r.run("bash", &["scripts/module-cycles.sh"])?;
@@ -156,6 +171,8 @@ fn steps(r: &mut Runner, setup_done: bool) -> Result<()> {
     }
     if r.step("the registry trial: every package of a debug-profile release published to verdaccio, pypiserver and scripts/cargo-registry.py on 127.0.0.1, then per language with the checkout hidden: install, new, build, test, serve, a first response (scripts/registry-trial.sh; ADR 032)") {
         r.summarised(unittest_lines, r.command("python3", &["-m", "unittest", "discover", "-s", "scripts/tests"]))?;
+        // A process of its own: its output, and that of every tool it runs,
+        // is dropped (the trial's is what this step shows).
         let mut release = r.command("cargo", &["xtask", "release", "--profile", "debug", "--allow-dirty"]);
         release.stdout(std::process::Stdio::null());
         r.run_command(release)?;

@@ -17,7 +17,9 @@ use std::path::Path;
 
 use anyhow::{Context, Result, ensure};
 
-pub(crate) fn build(root: &Path, release: bool) -> Result<()> {
+/// Builds both parts (each skipped by cargo when current) and returns them,
+/// as paths relative to `root`, for the caller to print.
+pub(crate) fn build(root: &Path, release: bool) -> Result<[String; 2]> {
     let parts = root.join("sdk-ts/build/quickjs/parts");
     fs::create_dir_all(&parts).with_context(|| format!("creating {}", parts.display()))?;
 
@@ -52,8 +54,7 @@ pub(crate) fn build(root: &Path, release: bool) -> Result<()> {
     // current build from a stale one, and which profile it was.
     let stamp = parts.join(STAMP);
     fs::write(&stamp, profile).with_context(|| format!("writing {}", stamp.display()))?;
-    println!("{}\n{}", shown(root, &adapter), shown(root, &dest));
-    Ok(())
+    Ok([shown(root, &adapter), shown(root, &dest)])
 }
 
 /// Written after every build, with the composer's profile: newer than every

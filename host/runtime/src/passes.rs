@@ -67,7 +67,7 @@ pub(crate) fn hibernate_where(host: &Arc<Host>, which: impl Fn(&ActorKey) -> boo
     let slots: Vec<Arc<Mailbox>> = host.mailboxes().all().into_iter().filter(|s| which(&s.key)).collect();
     let mut waits = Vec::new();
     for s in slots {
-        if s.lock().sender.is_some() {
+        if s.lock().has_worker() {
             let (tx, rx) = oneshot::channel();
             host.enqueue(&s.key, Job::new(WorkerJob::Hibernate { done: tx }, Vec::new()));
             waits.push(rx);

@@ -99,7 +99,7 @@ fn serve(run: Parked, ran_quick_read: bool) -> WorkerEnd {
                         id,
                         first: None,
                     };
-                    inner.parked = Some(parked.into_parked(runs_here));
+                    inner.park(parked.into_parked(runs_here));
                     drop(inner);
                     answer(held_barrier);
                     return WorkerEnd::Parked;
@@ -249,7 +249,7 @@ impl ParkedRun for Parked {
                     // Once requests stop overlapping, the next goes to the
                     // worker's thread, which then looks for the one after.
                     let here = run.host.config().reads_here.now(|| run.slot.overlap.recent());
-                    inner.parked = Some(run.into_parked(here));
+                    inner.park(run.into_parked(here));
                     return Resumed::Parked;
                 }
                 // Its thread's run sees the mailbox gone and ends.

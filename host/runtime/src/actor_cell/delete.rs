@@ -68,7 +68,7 @@ impl ActorCell {
     /// forgotten once its files are gone, and it is marked deleted.
     pub(super) fn mark_deleted(&self, files_removed: bool) {
         let key = &self.mailbox.key;
-        self.mailbox.lock().generation += 1;
+        self.mailbox.lock().next_generation();
         self.host.close_sockets_of_deleted(key);
         if files_removed {
             let _ = self.host.alarms().remove(key);

@@ -103,7 +103,7 @@ impl ActorCell {
                     let mailboxes = host.node_mailboxes(&node);
                     if mailboxes.is_none() {
                         // For the listings: the actor is that node's (issue 57).
-                        self.mailbox.lock().held_elsewhere = Some(node.clone());
+                        self.mailbox.lock().held_by(node.clone());
                     }
                     return mailboxes.map(Prepared::Elsewhere).ok_or_else(|| {
                         StorageError::HolderUnreachable {

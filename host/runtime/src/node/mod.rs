@@ -172,7 +172,7 @@ impl Host {
     /// mailbox waits for a resident place. Creates no mailbox.
     pub(crate) fn has_queue(&self, key: &ActorKey) -> bool {
         let slot = self.mailboxes.get(key);
-        slot.is_some_and(|s| s.lock().sender.is_some())
+        slot.is_some_and(|s| s.lock().has_worker())
     }
 
     /// Whether `key` is resident here now (its instance kept by its worker).
@@ -238,11 +238,11 @@ impl Host {
         }
         let here = job.kind.runs_where_received() && self.runs_requests_here();
         let mut inner = slot.lock();
-        job.generation = inner.generation;
-        let job = match &inner.sender {
+        job.generation = inner.generation();
+        let job = match inner.sender() {
             Some(tx) => match tx.send(job) {
                 Ok(()) => {
-                    match inner.parked.take() {
+                    match inner.take_parked() {
                         // An actor whose database the idle sweep closed
                         // reopens it on a thread of the node's, not the
                         // receiving one (ADR 059).
@@ -267,7 +267,7 @@ impl Host {
         };
         let (tx, rx) = mpsc::channel();
         let _ = tx.send(job);
-        inner.sender = Some(tx);
+        inner.worker_given(tx);
         match self.residency.admit(&slot, rx) {
             Admission::Start { id, rx } => {
                 if let Err(unstarted) = self.start_worker(id, slot.clone(), rx) {
@@ -441,7 +441,7 @@ impl Host {
         hibernate_after: Duration,
     ) -> bool {
         let mut inner = mailbox.lock();
-        let Some(parked) = inner.parked.as_mut() else {
+        let Some(parked) = inner.parked_mut() else {
             return false;
         };
         let parked_for = parked.since.elapsed();
@@ -465,10 +465,10 @@ impl Host {
     /// Queues a hibernation for the worker of `mailbox` (whose lock `inner`
     /// is), resuming it if it is parked; nothing when it has no worker.
     fn send_hibernate(self: &Arc<Self>, mailbox: &Mailbox, mut inner: std::sync::MutexGuard<'_, MailboxState>) {
-        let Some(tx) = &inner.sender else { return };
+        let Some(tx) = inner.sender() else { return };
         let (done, _) = tokio::sync::oneshot::channel();
         if tx.send(Job::new(WorkerJob::Hibernate { done }, Vec::new())).is_ok()
-            && let Some(parked) = inner.parked.take()
+            && let Some(parked) = inner.take_parked()
             && let Some(unstarted) = self.resume_worker(mailbox, &mut inner, parked)
         {
             drop(inner);

@@ -88,12 +88,12 @@ fn a_parked_worker_that_finds_no_thread_answers_503_and_its_actor_wakes_later_wi
     let host = rt.host();
     let slot = host.slot(&key);
     for _ in 0..1_000 {
-        if slot.lock().parked.is_some() {
+        if slot.lock().parked().is_some() {
             break;
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    assert!(slot.lock().parked.is_some(), "the idle worker parks within 10 s");
+    assert!(slot.lock().parked().is_some(), "the idle worker parks within 10 s");
 
     // Through the runtime's own waiter, as the dev server waits.
     host.worker_threads.refuse_new.store(true, Ordering::Relaxed);
@@ -150,7 +150,7 @@ fn a_rested_actor_s_next_request_runs_on_a_thread_of_the_node_s() {
     let host = rt.host();
     let slot = host.slot(&key);
     assert!(
-        slot.lock().parked.as_ref().is_some_and(|p| p.runs_here),
+        slot.lock().parked().is_some_and(|p| p.runs_here),
         "parked, its next request to run here"
     );
     assert!(

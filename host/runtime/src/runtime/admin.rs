@@ -73,16 +73,16 @@ impl<'a> Admin<'a> {
             // A worker that found the actor held by another process's node
             // keeps its mailbox here, but the actor is resident there.
             let elsewhere = inner
-                .held_elsewhere
-                .clone()
-                .filter(|_| inner.sender.is_some() && inner.status() != ActorStatus::Resident);
-            let status = if inner.sender.is_some() && inner.status() != ActorStatus::Deleted {
+                .held_elsewhere()
+                .map(str::to_owned)
+                .filter(|_| inner.has_worker() && inner.status() != ActorStatus::Resident);
+            let status = if inner.has_worker() && inner.status() != ActorStatus::Deleted {
                 ActorStatus::Resident
             } else {
                 inner.status()
             };
             if status != ActorStatus::Hibernated || seen.contains_key(k) {
-                seen.insert(k.clone(), (status, inner.last_event, elsewhere));
+                seen.insert(k.clone(), (status, inner.last_event(), elsewhere));
             }
         }
         let mut v: Vec<ActorInfo> = seen
@@ -103,7 +103,7 @@ impl<'a> Admin<'a> {
     /// if none ran here since the host started).
     pub fn last_event(&self, key: &ActorKey) -> Option<LastEvent> {
         let slot = self.host.mailboxes().get(key);
-        slot.and_then(|s| s.lock().last_event)
+        slot.and_then(|s| s.lock().last_event())
     }
 
     /// The actor's tables and rows (the host's own table left out), read in
@@ -227,5 +227,5 @@ pub(super) fn actor_exists(host: &Host, key: &ActorKey) -> bool {
 pub(super) fn resident_count(host: &Host) -> usize {
     // The node's lock is let go before any mailbox's (ADR 045).
     let slots = host.mailboxes().all();
-    slots.iter().filter(|s| s.lock().sender.is_some()).count()
+    slots.iter().filter(|s| s.lock().has_worker()).count()
 }

@@ -1,6 +1,8 @@
 //! One actor's mailbox: the queue its worker takes jobs from, and the
-//! state machine of where the actor stands (resident, hibernated, deleted),
-//! written only by the transitions of [`MailboxState`].
+//! state machine of where the actor stands (resident, hibernated, deleted)
+//! and where its worker is (none, on a thread or waiting for one, parked).
+//! Every field of [`MailboxState`] is private: it changes only by the
+//! transitions below, under the mailbox's lock.
 
 use super::parked::ParkedWorker;
 use super::queue_bound::QueueBound;
@@ -8,6 +10,7 @@ use super::request_overlap::RequestOverlap;
 use super::residency::UsedAt;
 use crate::address::ActorKey;
 use crate::job::Job;
+use crate::last_event::LastEvent;
 use serde::Serialize;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, mpsc};
@@ -24,22 +27,22 @@ pub enum ActorStatus {
     Deleted,
 }
 
-/// What one actor's mailbox holds under its lock. Its status is written
-/// here alone, by the transitions below.
+/// What one actor's mailbox holds under its lock, written only by the
+/// transitions below.
 pub(crate) struct MailboxState {
     /// Where its jobs go while it has a worker (running, parked, or
     /// waiting for a resident place); `None` once the worker left.
-    pub(crate) sender: Option<mpsc::Sender<Job>>,
+    sender: Option<mpsc::Sender<Job>>,
     status: ActorStatus,
     /// Moves on at each delete: socket events queued before it are dropped.
-    pub(crate) generation: u64,
+    generation: u64,
     /// Its last guest event here (set by its cell as each one ends).
-    pub(crate) last_event: Option<crate::last_event::LastEvent>,
+    last_event: Option<LastEvent>,
     /// Its worker, while the actor is resident and idle without a thread.
-    pub(crate) parked: Option<ParkedWorker>,
+    parked: Option<ParkedWorker>,
     /// The node of another process that held it when its last job here
     /// found it held there (its events go to that node).
-    pub(crate) held_elsewhere: Option<String>,
+    held_elsewhere: Option<String>,
 }
 
 /// One actor's mailbox and status.
@@ -93,6 +96,72 @@ impl MailboxState {
     /// Its last event deleted it: the next event creates a new, empty actor.
     pub(crate) fn deleted(&mut self) {
         self.status = ActorStatus::Deleted;
+    }
+
+    /// A delete began: socket events queued before it belong to the deleted
+    /// actor, and run no guest code.
+    pub(crate) fn next_generation(&mut self) {
+        self.generation += 1;
+    }
+
+    /// Which incarnation its queued socket events belong to.
+    pub(crate) fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Its last guest event here, and how it ended.
+    pub(crate) fn last_event(&self) -> Option<LastEvent> {
+        self.last_event
+    }
+
+    /// A guest event ended.
+    pub(crate) fn record_last(&mut self, event: LastEvent) {
+        self.last_event = Some(event);
+    }
+
+    /// The node of another process that holds it, as its last job here found.
+    pub(crate) fn held_elsewhere(&self) -> Option<&str> {
+        self.held_elsewhere.as_deref()
+    }
+
+    /// A job found it held by `node`, a node of another process.
+    pub(crate) fn held_by(&mut self, node: String) {
+        self.held_elsewhere = Some(node);
+    }
+
+    /// Whether it has a worker (on a thread, parked, or waiting for a resident place).
+    pub(crate) fn has_worker(&self) -> bool {
+        self.sender.is_some()
+    }
+
+    /// Where its jobs go, while it has a worker.
+    pub(crate) fn sender(&self) -> Option<&mpsc::Sender<Job>> {
+        self.sender.as_ref()
+    }
+
+    /// A worker was given its jobs (it starts now, or waits for a resident place).
+    pub(crate) fn worker_given(&mut self, tx: mpsc::Sender<Job>) {
+        self.sender = Some(tx);
+    }
+
+    /// Its worker gave back its thread and waits here for the next job (ADR 044).
+    pub(crate) fn park(&mut self, parked: ParkedWorker) {
+        self.parked = Some(parked);
+    }
+
+    /// Its parked worker, taken to go on with its run.
+    pub(crate) fn take_parked(&mut self) -> Option<ParkedWorker> {
+        self.parked.take()
+    }
+
+    /// Its parked worker, if it has one.
+    pub(crate) fn parked(&self) -> Option<&ParkedWorker> {
+        self.parked.as_ref()
+    }
+
+    /// Its parked worker, for the idle sweep to rest.
+    pub(crate) fn parked_mut(&mut self) -> Option<&mut ParkedWorker> {
+        self.parked.as_mut()
     }
 
     /// Its worker is gone (it hibernated the actor, or never started): the

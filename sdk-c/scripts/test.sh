@@ -109,16 +109,6 @@ vg=(valgrind -q --leak-check=full --errors-for-leak-kinds=definite --show-leak-k
 # 20 chaos seeds are enough for the leak check (1000 under valgrind would take long).
 WASMKEEP_CHAOS_SEEDS=20 "${vg[@]}" "$out/counter_test" "$counter"
 
-if ! grep -q '^\[c\]' conformance/languages.toml; then
-  step "conformance, C column (languages.toml has no [c] yet: a temporary layout)"
-  tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' EXIT
-  ln -s "$root/conformance/cases" "$tmp/cases"
-  ln -s "$root/conformance/expected-failures" "$tmp/expected-failures"
-  printf '[c]\ncomponent = "%s"\nbuild = ["true"]\n' "$testee" > "$tmp/languages.toml"
-  cargo run --quiet -p conformance-runner -- --dir "$tmp" --no-build | tail -1
-fi
-
 step "the new-user trial: install into a prefix, build, test and serve from it alone (sdk-c/scripts/new-user-trial.sh)"
 cargo build --quiet -p wasmkeep-shim   # the trial serves with target/debug/wasmkeep-shim
 bash sdk-c/scripts/new-user-trial.sh

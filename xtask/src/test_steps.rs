@@ -172,10 +172,11 @@ fn steps(r: &mut Runner, setup_done: bool) -> Result<()> {
     if r.step("the registry trial: every package of a debug-profile release published to verdaccio, pypiserver and scripts/cargo-registry.py on 127.0.0.1, then per language with the checkout hidden: install, new, build, test, serve, a first response (scripts/registry-trial.sh; ADR 032)") {
         r.summarised(unittest_lines, r.command("python3", &["-m", "unittest", "discover", "-s", "scripts/tests"]))?;
         // A process of its own: its output, and that of every tool it runs,
-        // is dropped (the trial's is what this step shows).
-        let mut release = r.command("cargo", &["xtask", "release", "--profile", "debug", "--allow-dirty"]);
-        release.stdout(std::process::Stdio::null());
-        r.run_command(release)?;
+        // is shown only when it fails (the trial's is what this step shows).
+        r.summarised(
+            |_| false,
+            r.command("cargo", &["xtask", "release", "--profile", "debug", "--allow-dirty"]),
+        )?;
         // The registries are stopped by the PIDs the script records, also when a step fails.
         r.run("bash", &["scripts/registry-trial.sh"])?;
     }

@@ -12,7 +12,8 @@
 //! (a served host, a node of a cluster): the conformance runner's
 //! node-process mode and the shim's process tests start theirs there
 //! (docs/adr/084-one-step-interpreter-and-one-spawner-of-served-hosts.md).
-//! The conformance runner's in-process nodes are `wasmkeep-host`'s own, and
+//! The fuzz targets build their runtime from [`TestHostOptions::node_config`],
+//! as the test host's nodes do. The conformance runner's in-process nodes are `wasmkeep-host`'s own, and
 //! `wasmkeep-host` itself does not depend on this crate
 //! (docs/adr/020-testing-crate.md).
 

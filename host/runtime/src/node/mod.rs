@@ -175,7 +175,6 @@ impl Host {
         slot.is_some_and(|s| s.lock().has_worker())
     }
 
-    /// Whether `key` is resident here now (its instance kept by its worker).
     /// Whether `key` exists, for an `existing` class: resident here says so
     /// without a listing; otherwise the storage is asked (in a cluster, a
     /// bucket listing). A socket's opening asks here; a request's worker asks
@@ -190,6 +189,7 @@ impl Host {
         self.storage.exists(key)
     }
 
+    /// Whether `key` is resident here now (its instance kept by its worker).
     pub(crate) fn is_resident(&self, key: &ActorKey) -> bool {
         // The node's lock is let go before the mailbox's: a mailbox may be
         // held for a while (its database closing, ADR 045).

@@ -53,10 +53,10 @@ fn sweep(host: &Arc<Host>) -> usize {
     // than its time parked.
     let idle = host.config().idle_timeout.saturating_sub(crate::worker::RELEASE_AFTER);
     let rest = REST_AFTER.saturating_sub(crate::worker::RELEASE_AFTER);
-    let mailboxes: Vec<Arc<Mailbox>> = host.mailboxes().all();
+    let mailboxes: Vec<Arc<Mailbox>> = host.scheduler().mailboxes().all();
     mailboxes
         .iter()
-        .filter(|mailbox| host.sweep_parked(mailbox, rest, idle))
+        .filter(|mailbox| host.scheduler().sweep_parked(mailbox, rest, idle))
         .count()
 }
 

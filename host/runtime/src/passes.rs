@@ -64,7 +64,13 @@ pub(crate) fn stop_app(host: &Arc<Host>, app: &str) {
 /// Hibernates every resident actor `which` picks, after its queued jobs,
 /// and waits for all of them (a worker that panicked counts as done).
 pub(crate) fn hibernate_where(host: &Arc<Host>, which: impl Fn(&ActorKey) -> bool) {
-    let slots: Vec<Arc<Mailbox>> = host.mailboxes().all().into_iter().filter(|s| which(&s.key)).collect();
+    let slots: Vec<Arc<Mailbox>> = host
+        .scheduler()
+        .mailboxes()
+        .all()
+        .into_iter()
+        .filter(|s| which(&s.key))
+        .collect();
     let mut waits = Vec::new();
     for s in slots {
         if s.lock().has_worker() {
@@ -84,7 +90,13 @@ pub(crate) fn hibernate_where(host: &Arc<Host>, which: impl Fn(&ActorKey) -> boo
 /// in the same order every time (ADR 080). [`hibernate_where`] hibernates
 /// them all at once, in whatever order their workers get to it.
 pub(crate) fn hibernate_in_turn(host: &Arc<Host>, which: impl Fn(&ActorKey) -> bool) {
-    let mut keys: Vec<ActorKey> = host.mailboxes().keys().into_iter().filter(|k| which(k)).collect();
+    let mut keys: Vec<ActorKey> = host
+        .scheduler()
+        .mailboxes()
+        .keys()
+        .into_iter()
+        .filter(|k| which(k))
+        .collect();
     keys.sort();
     for key in keys {
         hibernate_where(host, |k| *k == key);
@@ -264,7 +276,7 @@ pub(crate) fn expiry_pass(host: &Arc<Host>) -> ExpiryPass {
                 continue;
             }
             // Resident here or with a socket: active (the job never takes a hold it has).
-            let resident = host.is_resident(&key);
+            let resident = host.scheduler().is_resident(&key);
             if resident || !host.sockets_of(&key).is_empty() {
                 continue;
             }
@@ -365,7 +377,7 @@ fn held_by_another_process(host: &Arc<Host>, key: &ActorKey) -> bool {
 /// same id holds it by the record and has no mailbox for it yet; the leader
 /// leaves it to this node, since the record names a live node (ADR 031).
 fn held_here(host: &Arc<Host>, key: &ActorKey) -> bool {
-    if host.mailboxes().contains(key) {
+    if host.scheduler().mailboxes().contains(key) {
         return true;
     }
     host.cluster().is_some_and(|c| {

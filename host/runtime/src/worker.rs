@@ -57,7 +57,7 @@ fn serve(run: Parked, ran_quick_read: bool) -> WorkerEnd {
     let mut held_barrier: Option<oneshot::Sender<()>> = None;
     loop {
         // While actors wait for a resident slot, an idle worker leaves at once.
-        let idle = if host.residency().anyone_waiting() {
+        let idle = if host.scheduler().residency().anyone_waiting() {
             Duration::ZERO
         } else {
             host.config().idle_timeout

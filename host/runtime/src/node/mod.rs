@@ -11,7 +11,6 @@ mod socket_ops;
 mod stops;
 #[cfg(test)]
 mod tests;
-mod worker_run;
 
 use crate::address::ActorKey;
 use crate::alarm_index::AlarmIndex;
@@ -19,17 +18,14 @@ use crate::clock::Clock;
 use crate::component_cache::ComponentCache;
 use crate::config::RuntimeConfig;
 use crate::error::RuntimeError;
-use crate::event_error::EventError;
 use crate::failure_kind::FailureKind;
 use crate::faults::Faults;
 use crate::http_types::SocketMessage;
 use crate::imports::{HostState, NodeHandles, NodeServices};
-use crate::job::{self, CallFailure, GuestEvent, Job, JobKind, WorkerJob};
+use crate::job::{self, CallFailure, GuestEvent, Job, JobKind};
 use crate::metrics::Metrics;
 use crate::remote_calls::{CallRoute, RemoteCall};
-use crate::scheduler::residency::{Admission, Residency};
-use crate::scheduler::worker_threads::{self, WorkerThreads};
-use crate::scheduler::{ActorStatus, Mailbox, MailboxState, Mailboxes, ParkedWorker, Resumed, WorkerEnd};
+use crate::scheduler::{ActorStatus, Mailbox, Refused, Scheduler, WorkerEnd};
 use crate::sockets::{NOT_READING, SocketTable};
 use crate::storage::ActorStorage;
 pub(crate) use app_table::{AppTable, Class};
@@ -42,11 +38,10 @@ use std::time::Duration;
 use stops::Stops;
 use wasmtime::Engine;
 use wasmtime::component::Linker;
-use worker_run::{NodeWorkerRun, Unstarted};
 
-/// How a node starts an actor's worker `id`: the runtime passes the worker
-/// loop in, so that this module does not depend on the worker that depends
-/// on it.
+/// The worker loop of an actor's worker `id`, which the node hands its
+/// scheduler: `node_builder` passes `worker::run` in (the worker runs the
+/// actor's cell, which uses this node).
 pub(crate) type SpawnWorker = fn(&Arc<Host>, &Arc<Mailbox>, mpsc::Receiver<Job>, u64) -> WorkerEnd;
 
 /// An actor and its state, for listings.
@@ -71,8 +66,6 @@ pub struct ActorInfo {
 pub struct Host {
     /// This node itself, for the cluster directory's mailbox deliveries.
     me: std::sync::Weak<Host>,
-    /// The worker loop (see [`SpawnWorker`]).
-    spawn_worker: SpawnWorker,
     engine: Engine,
     linker: Linker<HostState>,
     config: RuntimeConfig,
@@ -86,11 +79,10 @@ pub struct Host {
     /// How many classes `Runtime::reload_class` has replaced: each event
     /// compares it with one atomic load, and looks its class up only when it moved.
     class_reloads: std::sync::atomic::AtomicU64,
-    mailboxes: Mailboxes,
+    /// Its actors' mailboxes and their workers.
+    scheduler: Arc<Scheduler>,
     sockets: Arc<SocketTable>,
     cache: ComponentCache,
-    /// The resident-actor cap and the mailboxes waiting for a worker.
-    residency: Residency<Mailbox>,
     logs: LogBook,
     /// Set in cluster mode: the cluster and this node's place in it.
     cluster: Option<crate::cluster::ClusterNode>,
@@ -101,8 +93,6 @@ pub struct Host {
     stops: Stops,
     /// What the passes keep between runs.
     pass_book: crate::pass_book::PassBook,
-    /// Threads kept from workers that ended, for the next to start.
-    worker_threads: Arc<WorkerThreads<NodeWorkerRun>>,
     /// How a call reaches an actor held by a node of another process:
     /// installed once at start-up by a node process's dev server (ADR 034).
     remote_calls: std::sync::OnceLock<Arc<dyn crate::remote_calls::RemoteCalls>>,
@@ -164,17 +154,6 @@ impl Host {
         self.apps.class(key)
     }
 
-    pub(crate) fn slot(&self, key: &ActorKey) -> Arc<Mailbox> {
-        self.mailboxes.of(key)
-    }
-
-    /// Whether events may be queued here for `key`: its worker runs, or its
-    /// mailbox waits for a resident place. Creates no mailbox.
-    pub(crate) fn has_queue(&self, key: &ActorKey) -> bool {
-        let slot = self.mailboxes.get(key);
-        slot.is_some_and(|s| s.lock().has_worker())
-    }
-
     /// Whether `key` exists, for an `existing` class: resident here says so
     /// without a listing; otherwise the storage is asked (in a cluster, a
     /// bucket listing). A socket's opening asks here; a request's worker asks
@@ -183,29 +162,15 @@ impl Host {
     /// # Errors
     /// The storage could not tell: never read as absent.
     pub(crate) fn exists(&self, key: &ActorKey) -> Result<bool, crate::storage::StorageError> {
-        if self.is_resident(key) {
+        if self.scheduler.is_resident(key) {
             return Ok(true);
         }
         self.storage.exists(key)
     }
 
-    /// Whether `key` is resident here now (its instance kept by its worker).
-    pub(crate) fn is_resident(&self, key: &ActorKey) -> bool {
-        // The node's lock is let go before the mailbox's: a mailbox may be
-        // held for a while (its database closing, ADR 045).
-        let slot = self.mailboxes.get(key);
-        slot.is_some_and(|s| s.lock().status() == ActorStatus::Resident)
-    }
-
     /// Whether an ordered shutdown began.
     pub(crate) fn is_stopping(&self) -> bool {
         self.stops.host_stopped()
-    }
-
-    /// After the shutdown released every actor: the worker threads waiting
-    /// for another run end now, instead of after their linger (ADR 060).
-    pub(crate) fn end_waiting_worker_threads(&self) {
-        self.worker_threads.close();
     }
 
     /// Whether no guest code of `app` runs here any more (the host stopping,
@@ -214,86 +179,12 @@ impl Host {
         self.is_stopping() || self.stops.app_stopped(app)
     }
 
-    /// Puts a job in the actor's mailbox, waking a worker if it has none.
-    /// At the resident-actor cap the mailbox waits for a worker while the
-    /// least recently used residents hibernate; when too many wait, the job
-    /// is refused (503 with `Retry-After`).
+    /// Puts a job in the actor's mailbox (the scheduler wakes a worker if
+    /// it has none); a job its full mailbox has no room for is refused by
+    /// its kind (ADR 012).
     pub(crate) fn enqueue(self: &Arc<Self>, key: &ActorKey, job: Job) {
-        let slot = self.slot(key);
-        self.residency.touch(&slot);
-        let mut job = job;
-        if let Some(bytes) = job.kind.outside_bytes() {
-            match slot.bound.admit(bytes) {
-                Some(share) => {
-                    if job.kind.is_request() {
-                        slot.overlap.admitted(share.behind());
-                    }
-                    job.queued_share = Some(share);
-                }
-                None => {
-                    self.refuse_queue_full(key, job);
-                    return;
-                }
-            }
-        }
-        let here = job.kind.runs_where_received() && self.runs_requests_here();
-        let mut inner = slot.lock();
-        job.generation = inner.generation();
-        let job = match inner.sender() {
-            Some(tx) => match tx.send(job) {
-                Ok(()) => {
-                    match inner.take_parked() {
-                        // An actor whose database the idle sweep closed
-                        // reopens it on a thread of the node's, not the
-                        // receiving one (ADR 059).
-                        Some(parked) if here && parked.runs_here && !parked.rested => {
-                            drop(inner);
-                            self.run_here(&slot, parked);
-                        }
-                        Some(parked) => {
-                            if let Some(unstarted) = self.resume_worker(&slot, &mut inner, parked) {
-                                drop(inner);
-                                self.worker_unstarted(unstarted);
-                            }
-                        }
-                        None => {}
-                    }
-                    return;
-                }
-                // The worker is gone (it panicked): start a new one with this job.
-                Err(mpsc::SendError(job)) => job,
-            },
-            None => job,
-        };
-        let (tx, rx) = mpsc::channel();
-        let _ = tx.send(job);
-        inner.worker_given(tx);
-        match self.residency.admit(&slot, rx) {
-            Admission::Start { id, rx } => {
-                if let Err(unstarted) = self.start_worker(id, slot.clone(), rx) {
-                    inner.worker_left();
-                    drop(inner);
-                    self.worker_unstarted(unstarted);
-                }
-            }
-            Admission::Wait { evict } => {
-                drop(inner);
-                self.metrics.inc(crate::metrics::RESIDENT_WAITS_TOTAL, "");
-                for victim in evict {
-                    self.ask_to_hibernate(&victim);
-                }
-            }
-            Admission::Full { rx } => {
-                inner.worker_left();
-                drop(inner);
-                self.metrics.inc(crate::metrics::RESIDENT_REFUSALS_TOTAL, "");
-                let why = crate::event_error::EventError::Overloaded {
-                    limit: self.residency.limit(),
-                };
-                while let Ok(job) = rx.try_recv() {
-                    crate::event_error::fail_job(job.kind, &why);
-                }
-            }
+        if let Err(Refused(job)) = self.scheduler.enqueue(key, job, self.runs_requests_here()) {
+            self.refuse_queue_full(key, *job);
         }
     }
 
@@ -324,156 +215,12 @@ impl Host {
         crate::event_error::fail_job(job.kind, &why);
     }
 
-    /// Starts worker `id` for `slot` on a thread of its own (one that
-    /// waits from an earlier worker, or a new one); when it ends, the next
-    /// mailbox waiting for a worker gets one.
-    ///
-    /// # Errors
-    /// The system would start no thread: the worker never ran, and its
-    /// jobs come back. The caller takes the mailbox's sender away, and then
-    /// hands them to [`Host::worker_unstarted`].
-    fn start_worker(self: &Arc<Self>, id: u64, slot: Arc<Mailbox>, rx: mpsc::Receiver<Job>) -> Result<(), Unstarted> {
-        let run = NodeWorkerRun::Start {
-            host: self.clone(),
-            slot: slot.clone(),
-            jobs: rx,
-            id,
-        };
-        self.worker_threads
-            .run(run)
-            .map_err(|no| Self::unstarted(id, &slot, no))
-    }
-
-    /// What is left of `slot`'s worker `id`, whose run no thread took.
-    fn unstarted(id: u64, slot: &Mailbox, no: worker_threads::NoThread<NodeWorkerRun>) -> Unstarted {
-        let actor = slot.key.clone();
-        tracing::error!(%actor, "cannot start a thread for the actor's worker: {}", no.error);
-        Unstarted::new(
-            id,
-            no.run,
-            EventError::NoThread {
-                actor,
-                source: no.error,
-            },
-        )
-    }
-
-    /// A worker found no thread: its jobs are answered (503, try again),
-    /// and its place among the residents goes to the next that waits.
-    /// Called once its mailbox's sender is gone and its lock let go.
-    fn worker_unstarted(self: &Arc<Self>, unstarted: Unstarted) {
-        let id = unstarted.answer();
-        self.worker_left(id);
-    }
-
-    /// Worker `id` ended: start the next waiting mailbox's worker, if any.
-    fn worker_left(self: &Arc<Self>, id: u64) {
-        let mut id = id;
-        while let Some((next_id, mailbox, rx)) = self.residency.left(id) {
-            let Err(unstarted) = self.start_worker(next_id, mailbox.clone(), rx) else {
-                return;
-            };
-            // No thread: its jobs are answered, and the next one may fare better.
-            mailbox.lock().worker_left();
-            id = unstarted.answer();
-        }
-    }
-
-    /// A request came for a parked worker that runs requests where they are
-    /// received: it runs on this thread, as the receiving one (ADR 048),
-    /// and what it does not run here goes on on a thread of the node's.
-    fn run_here(self: &Arc<Self>, slot: &Mailbox, parked: ParkedWorker) {
-        if let Resumed::ToThread(parked) = parked.run.resume_here() {
-            let mut inner = slot.lock();
-            if let Some(unstarted) = self.resume_worker(slot, &mut inner, parked) {
-                drop(inner);
-                self.worker_unstarted(unstarted);
-            }
-        }
-    }
-
     /// Whether a resident actor's requests run on the thread that received
     /// them (ADR 048): on a single node. A cluster's storage and calls to
     /// another node process wait on the network inside an event, which
     /// would hold an HTTP server's thread.
     pub(crate) fn runs_requests_here(&self) -> bool {
         self.cluster.is_none() && self.remote_calls.get().is_none()
-    }
-
-    /// A job came for a parked worker: it goes on with its run on a thread
-    /// (one that waits from an earlier worker, or a new one). Called under
-    /// the mailbox's lock (`inner`), as a worker is started, so that when no
-    /// thread starts, no job finds the mailbox between the run dropped (its
-    /// cell and receiver with it) and the mailbox marked as having no worker.
-    /// Returns what is left of the worker when no thread started: the
-    /// caller hands it to [`Host::worker_unstarted`] once it has let go of
-    /// the lock.
-    #[must_use]
-    fn resume_worker(
-        self: &Arc<Self>,
-        slot: &Mailbox,
-        inner: &mut MailboxState,
-        parked: ParkedWorker,
-    ) -> Option<Unstarted> {
-        let id = parked.worker;
-        let run = NodeWorkerRun::Resume {
-            host: self.clone(),
-            id,
-            run: parked.run,
-        };
-        let no = self.worker_threads.run(run).err()?;
-        // The run goes with its cell: the actor's files are closed (a
-        // cluster hold lapses with its lease), and the jobs it had queued
-        // are answered. The next job starts a new worker.
-        inner.worker_left();
-        Some(Self::unstarted(id, slot, no))
-    }
-
-    /// The idle sweep's look at one mailbox, under one lock so that an
-    /// actor that got a job meanwhile is left alone: if its worker has been
-    /// parked for `hibernate_after`, asks it to hibernate; otherwise, if for
-    /// `rest_after` and its database is still open, closes it on this thread
-    /// (ADR 045). Returns whether it closed a database.
-    pub(crate) fn sweep_parked(
-        self: &Arc<Self>,
-        mailbox: &Arc<Mailbox>,
-        rest_after: Duration,
-        hibernate_after: Duration,
-    ) -> bool {
-        let mut inner = mailbox.lock();
-        let Some(parked) = inner.parked_mut() else {
-            return false;
-        };
-        let parked_for = parked.since.elapsed();
-        if parked_for >= hibernate_after {
-            self.send_hibernate(mailbox, inner);
-            return false;
-        }
-        if parked_for >= rest_after && !parked.rested {
-            parked.rested = true;
-            return parked.run.rest();
-        }
-        false
-    }
-
-    /// Asks a resident's worker to hibernate after what it has queued; never
-    /// starts a worker for it (a parked one goes on to hibernate).
-    fn ask_to_hibernate(self: &Arc<Self>, victim: &Arc<Mailbox>) {
-        self.send_hibernate(victim, victim.lock());
-    }
-
-    /// Queues a hibernation for the worker of `mailbox` (whose lock `inner`
-    /// is), resuming it if it is parked; nothing when it has no worker.
-    fn send_hibernate(self: &Arc<Self>, mailbox: &Mailbox, mut inner: std::sync::MutexGuard<'_, MailboxState>) {
-        let Some(tx) = inner.sender() else { return };
-        let (done, _) = tokio::sync::oneshot::channel();
-        if tx.send(Job::new(WorkerJob::Hibernate { done }, Vec::new())).is_ok()
-            && let Some(parked) = inner.take_parked()
-            && let Some(unstarted) = self.resume_worker(mailbox, &mut inner, parked)
-        {
-            drop(inner);
-            self.worker_unstarted(unstarted);
-        }
     }
 
     /// An operator delete request is no longer queued here.

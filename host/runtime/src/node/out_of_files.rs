@@ -26,7 +26,7 @@ impl Host {
     /// Returns how many it closed: none when no parked actor holds one.
     pub(crate) fn rest_parked_for_files(&self) -> usize {
         let _one_at_a_time = lock(&RELIEVING);
-        let mailboxes: Vec<Arc<Mailbox>> = self.mailboxes().all();
+        let mailboxes: Vec<Arc<Mailbox>> = self.scheduler().mailboxes().all();
         let mut parked: Vec<(Instant, Arc<Mailbox>)> = mailboxes
             .into_iter()
             .filter_map(|mailbox| {

@@ -1,7 +1,7 @@
 //! How a node's host is made from its parts, and the methods through which
 //! the rest of the crate reads them (the fields stay private to `node/`).
 
-use super::{AppTable, Host, LogBook, Mailbox, SpawnWorker};
+use super::{AppTable, Host, LogBook, SpawnWorker};
 use crate::alarm_index::AlarmIndex;
 use crate::clock::Clock;
 use crate::component_cache::ComponentCache;
@@ -9,8 +9,7 @@ use crate::config::RuntimeConfig;
 use crate::faults::Faults;
 use crate::imports::HostState;
 use crate::metrics::Metrics;
-use crate::scheduler::Mailboxes;
-use crate::scheduler::residency::Residency;
+use crate::scheduler::{Scheduler, StartWorker, WorkerEnd};
 use crate::sockets::SocketTable;
 use crate::storage::ActorStorage;
 use std::sync::Arc;
@@ -35,42 +34,41 @@ pub(crate) struct HostParts {
     pub(crate) instance_pool: Option<crate::instance_pool::InstancePool>,
 }
 
-/// How many threads of ended workers a node keeps for the next wakes.
-const IDLE_WORKER_THREADS: usize = 16;
-/// How long such a thread waits for a worker before it ends.
-const IDLE_WORKER_THREAD_LINGER: std::time::Duration = std::time::Duration::from_secs(10);
-
 impl Host {
     /// A node's host from its parts, with nothing loaded, queued or stopped.
     pub(crate) fn new(parts: HostParts) -> Arc<Self> {
-        let residency = Residency::new(parts.config.max_resident);
-        Arc::new_cyclic(|me| Self {
-            me: me.clone(),
-            spawn_worker: parts.spawn_worker,
-            engine: parts.engine,
-            linker: parts.linker,
-            config: parts.config,
-            clock: parts.clock,
-            faults: parts.faults,
-            metrics: parts.metrics,
-            storage: parts.storage,
-            alarms: parts.alarms,
-            apps: AppTable::default(),
-            class_reloads: std::sync::atomic::AtomicU64::new(0),
-            mailboxes: Mailboxes::default(),
-            sockets: parts.sockets,
-            cache: parts.cache,
-            residency,
-            logs: LogBook::default(),
-            cluster: parts.cluster,
-            instance_pool: parts.instance_pool,
-            stops: super::Stops::default(),
-            pass_book: crate::pass_book::PassBook::default(),
-            worker_threads: crate::scheduler::worker_threads::WorkerThreads::new(
-                IDLE_WORKER_THREADS,
-                IDLE_WORKER_THREAD_LINGER,
-            ),
-            remote_calls: std::sync::OnceLock::new(),
+        let max_resident = parts.config.max_resident;
+        Arc::new_cyclic(|me: &std::sync::Weak<Self>| {
+            let host = me.clone();
+            let spawn = parts.spawn_worker;
+            // The scheduler runs the node's worker loop; a node already
+            // dropped has no worker to run.
+            let start: StartWorker = Box::new(move |mailbox, jobs, id| match host.upgrade() {
+                Some(host) => spawn(&host, mailbox, jobs, id),
+                None => WorkerEnd::Left,
+            });
+            Self {
+                me: me.clone(),
+                scheduler: Arc::new(Scheduler::new(max_resident, start, parts.metrics.clone())),
+                engine: parts.engine,
+                linker: parts.linker,
+                config: parts.config,
+                clock: parts.clock,
+                faults: parts.faults,
+                metrics: parts.metrics,
+                storage: parts.storage,
+                alarms: parts.alarms,
+                apps: AppTable::default(),
+                class_reloads: std::sync::atomic::AtomicU64::new(0),
+                sockets: parts.sockets,
+                cache: parts.cache,
+                logs: LogBook::default(),
+                cluster: parts.cluster,
+                instance_pool: parts.instance_pool,
+                stops: super::Stops::default(),
+                pass_book: crate::pass_book::PassBook::default(),
+                remote_calls: std::sync::OnceLock::new(),
+            }
         })
     }
 
@@ -135,8 +133,8 @@ impl Host {
     }
 
     /// Every actor's mailbox on this node.
-    pub(crate) fn mailboxes(&self) -> &Mailboxes {
-        &self.mailboxes
+    pub(crate) fn scheduler(&self) -> &Arc<Scheduler> {
+        &self.scheduler
     }
 
     /// The sockets open to this node's actors.
@@ -147,11 +145,6 @@ impl Host {
     /// Compiled components by content hash.
     pub(crate) fn cache(&self) -> &ComponentCache {
         &self.cache
-    }
-
-    /// The resident-actor cap and who waits.
-    pub(crate) fn residency(&self) -> &Residency<Mailbox> {
-        &self.residency
     }
 
     /// The last lines actors logged.

@@ -56,15 +56,15 @@ fn answer(mut rx: oneshot::Receiver<HttpResponse>) -> Option<HttpResponse> {
 #[test]
 fn a_worker_that_finds_no_thread_answers_503_and_gives_its_place_back() {
     let (_dir, host) = node(1);
-    host.worker_threads.refuse_new.store(true, Ordering::Relaxed);
+    host.scheduler().threads().refuse_new.store(true, Ordering::Relaxed);
     let refused = answer(request(&host, &key("a"))).expect("an answer, not a dropped job");
     assert_eq!(refused.status, 503);
     assert_eq!(refused.failure, Some(FailureKind::Overloaded));
-    assert!(!host.has_queue(&key("a")), "the mailbox has no worker");
+    assert!(!host.scheduler().has_queue(&key("a")), "the mailbox has no worker");
 
     // The one resident place is free again: another actor's worker starts
     // at once (its app is not loaded here, which is its answer).
-    host.worker_threads.refuse_new.store(false, Ordering::Relaxed);
+    host.scheduler().threads().refuse_new.store(false, Ordering::Relaxed);
     let next = answer(request(&host, &key("b"))).expect("an answer");
     assert_eq!(next.failure, Some(FailureKind::NotLoaded));
     // And the actor refused before starts too, now that threads start.
@@ -86,7 +86,7 @@ fn a_parked_worker_that_finds_no_thread_answers_503_and_its_actor_wakes_later_wi
     assert_eq!(status, 200, "{body}");
 
     let host = rt.host();
-    let slot = host.slot(&key);
+    let slot = host.scheduler().mailbox(&key);
     for _ in 0..1_000 {
         if slot.lock().parked().is_some() {
             break;
@@ -96,17 +96,17 @@ fn a_parked_worker_that_finds_no_thread_answers_503_and_its_actor_wakes_later_wi
     assert!(slot.lock().parked().is_some(), "the idle worker parks within 10 s");
 
     // Through the runtime's own waiter, as the dev server waits.
-    host.worker_threads.refuse_new.store(true, Ordering::Relaxed);
+    host.scheduler().threads().refuse_new.store(true, Ordering::Relaxed);
     let refused = rt
         .request_blocking(&key, HttpRequest::new("POST", "/", r#"{"ops": []}"#))
         .expect("request");
     assert_eq!(refused.status, 503);
     assert_eq!(refused.failure, Some(FailureKind::Overloaded));
-    assert!(!host.is_resident(&key), "its cell went with the run");
+    assert!(!host.scheduler().is_resident(&key), "its cell went with the run");
 
     // Threads start again: the actor wakes from its files, with the row of
     // its first request and none from the refused one.
-    host.worker_threads.refuse_new.store(false, Ordering::Relaxed);
+    host.scheduler().threads().refuse_new.store(false, Ordering::Relaxed);
     let (status, body) = test_common::count_request(&rt, &key);
     assert_eq!(status, 200, "{body}");
     assert!(
@@ -148,13 +148,14 @@ fn a_rested_actor_s_next_request_runs_on_a_thread_of_the_node_s() {
     assert_eq!(run_here() - before, 1, "a read after a quick read runs here");
 
     let host = rt.host();
-    let slot = host.slot(&key);
+    let slot = host.scheduler().mailbox(&key);
     assert!(
         slot.lock().parked().is_some_and(|p| p.runs_here),
         "parked, its next request to run here"
     );
     assert!(
-        host.sweep_parked(&slot, Duration::ZERO, Duration::from_secs(3_600)),
+        host.scheduler()
+            .sweep_parked(&slot, Duration::ZERO, Duration::from_secs(3_600)),
         "the sweep closes its database"
     );
     let before = run_here();

@@ -63,6 +63,7 @@ impl<'a> Admin<'a> {
         // The node's lock is let go before any mailbox's (ADR 045).
         let slots: Vec<(ActorKey, Arc<crate::scheduler::Mailbox>)> = self
             .host
+            .scheduler()
             .mailboxes()
             .all()
             .into_iter()
@@ -102,7 +103,7 @@ impl<'a> Admin<'a> {
     /// The actor's last guest event on this node and how it ended (`None`
     /// if none ran here since the host started).
     pub fn last_event(&self, key: &ActorKey) -> Option<LastEvent> {
-        let slot = self.host.mailboxes().get(key);
+        let slot = self.host.scheduler().mailboxes().get(key);
         slot.and_then(|s| s.lock().last_event())
     }
 
@@ -226,6 +227,6 @@ pub(super) fn actor_exists(host: &Host, key: &ActorKey) -> bool {
 /// How many actors are resident on `host` now.
 pub(super) fn resident_count(host: &Host) -> usize {
     // The node's lock is let go before any mailbox's (ADR 045).
-    let slots = host.mailboxes().all();
+    let slots = host.scheduler().mailboxes().all();
     slots.iter().filter(|s| s.lock().has_worker()).count()
 }

@@ -185,7 +185,7 @@ impl Runtime {
     /// ends of events a test did not send itself, such as those of the
     /// actors its actor called, are over before its next step (ADR 080).
     pub fn settle_all(&self) {
-        let mut keys: Vec<ActorKey> = self.host.mailboxes().keys();
+        let mut keys: Vec<ActorKey> = self.host.scheduler().mailboxes().keys();
         keys.sort();
         for key in keys {
             self.settle(&key);
@@ -198,7 +198,7 @@ impl Runtime {
         // a mailbox, take a resident place (maybe evicting another actor) and
         // start a worker only to wait on it. A test host settles every node
         // after every event, most of which never held the actor.
-        if !self.host.has_queue(key) {
+        if !self.host.scheduler().has_queue(key) {
             return;
         }
         let (tx, rx) = oneshot::channel();

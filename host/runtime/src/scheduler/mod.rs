@@ -1,10 +1,14 @@
-//! The scheduler's mechanisms, one per file: an actor's mailbox and the
-//! state machine of where it stands, the node's mailboxes by key, the parked worker it keeps, the cap on
-//! resident actors and who waits for a place, the bound on what waits in one
-//! mailbox, whether an actor's requests overlap and which run where they are
+//! The scheduler (`driver`): it puts jobs in actors' mailboxes and starts,
+//! resumes, parks and ends their workers. Its mechanisms are a file each: an
+//! actor's mailbox and the state machine of where it stands, the node's
+//! mailboxes by key, the parked worker a mailbox keeps, the cap on resident
+//! actors and who waits for a place, the bound on what waits in one mailbox,
+//! whether an actor's requests overlap and which run where they are
 //! received, and the threads workers run on. It knows jobs, not what runs
-//! them: the node starts workers, and the worker runs jobs in the actor's cell.
+//! them: the node hands it its worker loop, and the worker runs jobs in the
+//! actor's cell.
 
+pub(crate) mod driver;
 pub(crate) mod mailbox;
 pub(crate) mod mailboxes;
 pub(crate) mod parked;
@@ -14,7 +18,7 @@ pub(crate) mod request_overlap;
 pub(crate) mod residency;
 pub(crate) mod worker_threads;
 
+pub(crate) use driver::{Refused, Scheduler, StartWorker};
 pub use mailbox::ActorStatus;
-pub(crate) use mailbox::{Mailbox, MailboxState};
-pub(crate) use mailboxes::Mailboxes;
+pub(crate) use mailbox::Mailbox;
 pub(crate) use parked::{ParkedRun, ParkedWorker, Resumed, WorkerEnd};

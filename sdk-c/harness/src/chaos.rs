@@ -3,7 +3,7 @@
 //! library's `TestHost::start_chaos`); the first failure comes back with its
 //! seed, the schedule and the report every harness prints.
 
-use crate::error::guard;
+use crate::error::{Failure, guard};
 use crate::ffi_str::{arg, free_owned, owned};
 use crate::host::WkhHost;
 use std::ffi::{CStr, c_char, c_void};
@@ -159,6 +159,8 @@ pub unsafe extern "C" fn wkh_run_chaos(
                     report: owned(failure.report()),
                 }
             }
+            // A variable standing for an argument: kind `bad-argument`, as a bad seed is elsewhere.
+            Err(ChaosRunError::BadSeedVariable(why)) => return Err(Failure::bad_argument(why)),
             Err(other) => return Err(other.to_string().into()),
         };
         Ok(Box::into_raw(Box::new(result)))

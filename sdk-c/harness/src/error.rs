@@ -19,6 +19,15 @@ pub(crate) struct Failure {
 }
 
 impl Failure {
+    /// An argument (or a variable standing for one) the harness refuses:
+    /// kind `bad-argument`.
+    pub(crate) fn bad_argument(message: String) -> Self {
+        Self {
+            message,
+            kind: Some(TestHostErrorKind::Host(wasmkeep_host::FailureKind::BadArgument)),
+        }
+    }
+
     /// The same failure (and kind) in other words: `reword` gets its message.
     pub(crate) fn reworded(e: TestHostError, reword: impl FnOnce(&TestHostError) -> String) -> Self {
         Self {

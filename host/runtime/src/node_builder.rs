@@ -108,21 +108,31 @@ pub(crate) fn build_host(
     };
     let sockets = cluster.as_ref().map_or_else(Default::default, |c| c.cluster.sockets());
     let cache = ComponentCache::new(config.cache_dir.clone()).with_functions(functions);
-    let host = Host::new(HostParts {
-        spawn_worker: worker::run,
-        engine,
-        linker,
-        config,
-        clock,
-        faults: faults.clone(),
-        metrics,
-        storage,
-        alarms,
-        sockets,
-        cache,
-        cluster,
-        instance_pool,
-    });
+    let host = Host::new(
+        HostParts {
+            engine,
+            linker,
+            config,
+            clock,
+            faults: faults.clone(),
+            metrics,
+            storage,
+            alarms,
+            sockets,
+            cache,
+            cluster,
+            instance_pool,
+        },
+        // The scheduler starts an actor's worker with the worker's loop,
+        // which runs the actor's cell on this node; a node already dropped
+        // has no worker to run.
+        |host| {
+            Box::new(move |mailbox, jobs, id| match host.upgrade() {
+                Some(host) => worker::run(&host, mailbox, jobs, id),
+                None => crate::scheduler::WorkerEnd::Left,
+            })
+        },
+    );
     if let Some(c) = host.cluster() {
         let me: std::sync::Weak<dyn crate::cluster::NodeMailboxes> = Arc::downgrade(&host) as _;
         c.cluster

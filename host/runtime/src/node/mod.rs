@@ -25,7 +25,7 @@ use crate::imports::{HostState, NodeHandles, NodeServices};
 use crate::job::{self, CallFailure, GuestEvent, Job, JobKind};
 use crate::metrics::Metrics;
 use crate::remote_calls::{CallRoute, RemoteCall};
-use crate::scheduler::{ActorStatus, Mailbox, Refused, Scheduler, WorkerEnd};
+use crate::scheduler::{ActorStatus, Mailbox, Refused, Scheduler};
 use crate::sockets::{NOT_READING, SocketTable};
 use crate::storage::ActorStorage;
 pub(crate) use app_table::{AppTable, Class};
@@ -38,11 +38,6 @@ use std::time::Duration;
 use stops::Stops;
 use wasmtime::Engine;
 use wasmtime::component::Linker;
-
-/// The worker loop of an actor's worker `id`, which the node hands its
-/// scheduler: `node_builder` passes `worker::run` in (the worker runs the
-/// actor's cell, which uses this node).
-pub(crate) type SpawnWorker = fn(&Arc<Host>, &Arc<Mailbox>, mpsc::Receiver<Job>, u64) -> WorkerEnd;
 
 /// An actor and its state, for listings.
 #[derive(Debug, Clone, Serialize)]

@@ -30,7 +30,7 @@ impl Host {
         let mut parked: Vec<(Instant, Arc<Mailbox>)> = mailboxes
             .into_iter()
             .filter_map(|mailbox| {
-                let since = mailbox.lock().parked().filter(|p| !p.rested).map(|p| p.since);
+                let since = mailbox.lock().parked_unrested_since();
                 since.map(|since| (since, mailbox))
             })
             .collect();
@@ -38,14 +38,7 @@ impl Host {
         let rested = parked
             .iter()
             .take(REST_PER_SHORTAGE)
-            .filter(|(_, mailbox)| match mailbox.lock().parked_mut() {
-                // As the idle sweep does: marked first, so it does not ask again.
-                Some(p) if !p.rested => {
-                    p.rested = true;
-                    p.run.rest()
-                }
-                _ => false,
-            })
+            .filter(|(_, mailbox)| mailbox.lock().rest_parked())
             .count();
         let limit = crate::open_files::limit();
         if rested > 0 {

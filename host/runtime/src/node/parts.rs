@@ -1,7 +1,7 @@
 //! How a node's host is made from its parts, and the methods through which
 //! the rest of the crate reads them (the fields stay private to `node/`).
 
-use super::{AppTable, Host, LogBook, SpawnWorker};
+use super::{AppTable, Host, LogBook};
 use crate::alarm_index::AlarmIndex;
 use crate::clock::Clock;
 use crate::component_cache::ComponentCache;
@@ -9,16 +9,15 @@ use crate::config::RuntimeConfig;
 use crate::faults::Faults;
 use crate::imports::HostState;
 use crate::metrics::Metrics;
-use crate::scheduler::{Scheduler, StartWorker, WorkerEnd};
+use crate::scheduler::{Scheduler, StartWorker};
 use crate::sockets::SocketTable;
 use crate::storage::ActorStorage;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use wasmtime::Engine;
 use wasmtime::component::Linker;
 
 /// What a node is built from (`node_builder` chooses each once).
 pub(crate) struct HostParts {
-    pub(crate) spawn_worker: SpawnWorker,
     pub(crate) engine: Engine,
     pub(crate) linker: Linker<HostState>,
     pub(crate) config: RuntimeConfig,
@@ -36,17 +35,13 @@ pub(crate) struct HostParts {
 
 impl Host {
     /// A node's host from its parts, with nothing loaded, queued or stopped.
-    pub(crate) fn new(parts: HostParts) -> Arc<Self> {
+    /// `worker_loop` makes, for the node, what its scheduler runs to start an
+    /// actor's worker (`node_builder` passes the worker's loop, which runs
+    /// the actor's cell on this node).
+    pub(crate) fn new(parts: HostParts, worker_loop: impl FnOnce(Weak<Self>) -> StartWorker) -> Arc<Self> {
         let max_resident = parts.config.max_resident;
-        Arc::new_cyclic(|me: &std::sync::Weak<Self>| {
-            let host = me.clone();
-            let spawn = parts.spawn_worker;
-            // The scheduler runs the node's worker loop; a node already
-            // dropped has no worker to run.
-            let start: StartWorker = Box::new(move |mailbox, jobs, id| match host.upgrade() {
-                Some(host) => spawn(&host, mailbox, jobs, id),
-                None => WorkerEnd::Left,
-            });
+        Arc::new_cyclic(|me: &Weak<Self>| {
+            let start = worker_loop(me.clone());
             Self {
                 me: me.clone(),
                 scheduler: Arc::new(Scheduler::new(max_resident, start, parts.metrics.clone())),
@@ -132,7 +127,7 @@ impl Host {
         self.class_reloads.load(std::sync::atomic::Ordering::Acquire)
     }
 
-    /// Every actor's mailbox on this node.
+    /// Its scheduler: every actor's mailbox, and the workers that run them.
     pub(crate) fn scheduler(&self) -> &Arc<Scheduler> {
         &self.scheduler
     }

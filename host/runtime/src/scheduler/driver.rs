@@ -300,19 +300,14 @@ impl Scheduler {
         hibernate_after: Duration,
     ) -> bool {
         let mut inner = mailbox.lock();
-        let Some(parked) = inner.parked_mut() else {
+        let Some(parked_for) = inner.parked().map(|p| p.since.elapsed()) else {
             return false;
         };
-        let parked_for = parked.since.elapsed();
         if parked_for >= hibernate_after {
             self.send_hibernate(mailbox, inner);
             return false;
         }
-        if parked_for >= rest_after && !parked.rested {
-            parked.rested = true;
-            return parked.run.rest();
-        }
-        false
+        parked_for >= rest_after && inner.rest_parked()
     }
 
     /// Asks a resident's worker to hibernate after what it has queued; never

@@ -159,9 +159,23 @@ impl MailboxState {
         self.parked.as_ref()
     }
 
-    /// Its parked worker, for the idle sweep to rest.
-    pub(crate) fn parked_mut(&mut self) -> Option<&mut ParkedWorker> {
-        self.parked.as_mut()
+    /// Since when its worker has been parked with its database open: one
+    /// that can still rest.
+    pub(crate) fn parked_unrested_since(&self) -> Option<std::time::Instant> {
+        self.parked.as_ref().filter(|p| !p.rested).map(|p| p.since)
+    }
+
+    /// Closes its parked worker's database (ADR 045), once: marked first,
+    /// so that neither the idle sweep nor a shortage of files asks again.
+    /// Returns whether it closed one.
+    pub(crate) fn rest_parked(&mut self) -> bool {
+        match self.parked.as_mut() {
+            Some(p) if !p.rested => {
+                p.rested = true;
+                p.run.rest()
+            }
+            _ => false,
+        }
     }
 
     /// Its worker is gone (it hibernated the actor, or never started): the

@@ -16,6 +16,8 @@ pub(crate) mod queue_bound;
 pub(crate) mod reads_here;
 pub(crate) mod request_overlap;
 pub(crate) mod residency;
+#[cfg(test)]
+mod tests;
 pub(crate) mod worker_threads;
 
 pub(crate) use driver::{Refused, Scheduler, StartWorker};

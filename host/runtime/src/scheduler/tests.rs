@@ -1,0 +1,163 @@
+//! The scheduler on its own, with a worker loop that runs no actor: it
+//! notes each job it gets, and leaves when its mailbox stays empty or when
+//! it is asked to hibernate (as the worker does, `worker_left` under the
+//! mailbox's lock). What these hold is the scheduler's part of ADR 012 and
+//! ADR 044: a job starts a worker, a full mailbox gives an event back, the
+//! resident cap makes a mailbox wait for the place an evicted worker frees,
+//! and past the cap's queue a job is answered `overloaded`.
+
+use super::{Scheduler, StartWorker, WorkerEnd};
+use crate::address::ActorKey;
+use crate::http_types::HttpRequest;
+use crate::job::{GuestEvent, Job, JobKind, WorkerJob};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+
+fn key(name: &str) -> ActorKey {
+    ActorKey::new("t/app", "c", name)
+}
+
+/// An alarm job, and what its waiter hears: `Ok(false)` when the scheduler
+/// answered it without running it (the fake worker keeps what it takes
+/// unanswered).
+fn alarm() -> (Job, oneshot::Receiver<bool>) {
+    let (ran, heard) = oneshot::channel();
+    (Job::new(GuestEvent::Alarm { ran }, Vec::new()), heard)
+}
+
+/// A worker loop that notes `<name> <job>` for each job it takes. It leaves
+/// when it is asked to hibernate, unless `stubborn` is set, or after
+/// `idle` with nothing to do.
+fn noting_worker(seen: mpsc::Sender<String>, idle: Duration, stubborn: Arc<AtomicBool>) -> StartWorker {
+    let seen = Mutex::new(seen);
+    Box::new(move |mailbox, jobs, _id| {
+        // What it took, kept as a running event keeps its place in the
+        // mailbox's bound, until the worker leaves.
+        let mut kept = Vec::new();
+        loop {
+            let Ok(job) = jobs.recv_timeout(idle) else {
+                let mut inner = mailbox.lock();
+                if let Ok(job) = jobs.try_recv() {
+                    drop(inner);
+                    kept.push(job);
+                    continue;
+                }
+                inner.worker_left();
+                return WorkerEnd::Left;
+            };
+            if matches!(job.kind, JobKind::Worker(WorkerJob::Hibernate { .. })) && !stubborn.load(Ordering::SeqCst) {
+                mailbox.lock().worker_left();
+                if let JobKind::Worker(hibernate) = job.kind {
+                    hibernate.answer();
+                }
+                return WorkerEnd::Left;
+            }
+            let label = match &job.kind {
+                JobKind::Guest(event) => event.label(),
+                _ => "other",
+            };
+            kept.push(job);
+            let _ = seen
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .send(format!("{} {label}", mailbox.key.name));
+        }
+    })
+}
+
+fn scheduler(
+    max_resident: usize,
+    idle: Duration,
+    stubborn: &Arc<AtomicBool>,
+) -> (Arc<Scheduler>, mpsc::Receiver<String>) {
+    let (tx, seen) = mpsc::channel();
+    let start = noting_worker(tx, idle, Arc::clone(stubborn));
+    (Arc::new(Scheduler::new(max_resident, start, Arc::default())), seen)
+}
+
+fn until(what: &str, f: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !f() {
+        assert!(Instant::now() < deadline, "{what} within 10 s");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+const SOON: Duration = Duration::from_secs(10);
+
+#[test]
+fn a_job_starts_a_worker_and_one_after_it_left_starts_another() {
+    let (s, seen) = scheduler(4, Duration::from_millis(20), &Arc::default());
+    let (job, _) = alarm();
+    assert!(s.enqueue(&key("a"), job, false).is_ok());
+    assert_eq!(seen.recv_timeout(SOON).as_deref(), Ok("a alarm"));
+    until("the idle worker leaves", || !s.has_queue(&key("a")));
+    let (job, _) = alarm();
+    assert!(s.enqueue(&key("a"), job, false).is_ok());
+    assert_eq!(
+        seen.recv_timeout(SOON).as_deref(),
+        Ok("a alarm"),
+        "a new worker runs it"
+    );
+}
+
+#[test]
+fn a_full_mailbox_gives_an_outside_event_back_unanswered() {
+    let (s, seen) = scheduler(4, Duration::from_secs(60), &Arc::default());
+    let request = |bytes: usize| {
+        let (respond, _) = oneshot::channel();
+        let req = HttpRequest {
+            method: "POST".into(),
+            path: "/".into(),
+            headers: Vec::new(),
+            body: vec![0; bytes],
+        };
+        Job::new(
+            GuestEvent::Request {
+                req,
+                respond,
+                require_existing: false,
+            },
+            Vec::new(),
+        )
+    };
+    // One runs (its worker keeps it), so the next is held to the bound.
+    assert!(s.enqueue(&key("a"), request(1), false).is_ok());
+    assert_eq!(seen.recv_timeout(SOON).as_deref(), Ok("a request"));
+    let job = request(super::queue_bound::MAILBOX_BYTES);
+    let refused = s.enqueue(&key("a"), job, false).expect_err("refused");
+    assert!(refused.0.kind.is_request(), "the request itself comes back");
+}
+
+#[test]
+fn at_the_resident_cap_a_mailbox_waits_for_the_place_its_evicted_worker_frees() {
+    let (s, seen) = scheduler(1, Duration::from_secs(60), &Arc::default());
+    let (job, _) = alarm();
+    assert!(s.enqueue(&key("a"), job, false).is_ok());
+    assert_eq!(seen.recv_timeout(SOON).as_deref(), Ok("a alarm"));
+    // a's worker stays (its idle time is long): b waits, and a is asked to hibernate.
+    let (job, _) = alarm();
+    assert!(s.enqueue(&key("b"), job, false).is_ok());
+    assert_eq!(seen.recv_timeout(SOON).as_deref(), Ok("b alarm"), "b runs once a left");
+    assert!(!s.has_queue(&key("a")), "a's worker left");
+}
+
+#[test]
+fn past_the_cap_s_queue_a_job_is_answered_without_running() {
+    let stubborn = Arc::new(AtomicBool::new(true));
+    let (s, seen) = scheduler(1, Duration::from_secs(60), &stubborn);
+    let (job, _) = alarm();
+    assert!(s.enqueue(&key("a"), job, false).is_ok());
+    assert_eq!(seen.recv_timeout(SOON).as_deref(), Ok("a alarm"));
+    // a keeps its place (it ignores the hibernation), b waits, and the
+    // queue of waiting mailboxes is as long as the cap: c is refused.
+    let (job, _) = alarm();
+    assert!(s.enqueue(&key("b"), job, false).is_ok());
+    let (job, heard) = alarm();
+    assert!(s.enqueue(&key("c"), job, false).is_ok());
+    assert_eq!(heard.blocking_recv(), Ok(false), "c's alarm is answered as not run");
+    assert!(!s.has_queue(&key("c")), "c has no worker");
+    stubborn.store(false, Ordering::SeqCst);
+}

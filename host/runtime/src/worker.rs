@@ -105,18 +105,10 @@ fn serve(run: Parked, ran_quick_read: bool) -> WorkerEnd {
                     return WorkerEnd::Parked;
                 }
             }
-            Err(Waited::Timeout) => {
-                let mut inner = slot.lock();
-                if let Ok(job) = rx.try_recv() {
-                    drop(inner);
-                    job
-                } else {
-                    // Hibernate under the slot's lock so no new worker opens the files meanwhile.
-                    cell.hibernate();
-                    inner.worker_left();
-                    return WorkerEnd::Left;
-                }
-            }
+            Err(Waited::Timeout) => match slot.leave_unless_queued(&rx, || cell.hibernate()) {
+                Some(job) => job,
+                None => return WorkerEnd::Left,
+            },
             Err(Waited::Disconnected) => {
                 cell.hibernate();
                 return WorkerEnd::Left;
@@ -125,18 +117,19 @@ fn serve(run: Parked, ran_quick_read: bool) -> WorkerEnd {
         answer(held_barrier.take());
         let job = match job.kind {
             JobKind::Worker(WorkerJob::Hibernate { done }) => {
-                let mut inner = slot.lock();
+                // Hibernated whatever comes next: a job that came meanwhile
+                // opens the actor again.
                 cell.hibernate();
-                if let Ok(next) = rx.try_recv() {
-                    drop(inner);
-                    let _ = done.send(());
-                    ran_quick_read = false;
-                    cell.run_job(next);
-                    continue;
-                }
-                inner.worker_left();
+                let next = slot.leave_unless_queued(&rx, || {});
                 let _ = done.send(());
-                return WorkerEnd::Left;
+                match next {
+                    Some(next) => {
+                        ran_quick_read = false;
+                        cell.run_job(next);
+                        continue;
+                    }
+                    None => return WorkerEnd::Left,
+                }
             }
             JobKind::Worker(WorkerJob::Barrier { done }) => {
                 // Only a wait for what was queued: it changes nothing of the
@@ -170,15 +163,14 @@ fn serve(run: Parked, ran_quick_read: bool) -> WorkerEnd {
         if lent_read && !cell.is_resident() {
             // A read of a hibernated actor left it hibernated: its worker
             // does not stay on to be listed as resident until the idle timeout.
-            let mut inner = slot.lock();
-            if let Ok(next) = rx.try_recv() {
-                drop(inner);
-                ran_quick_read = false;
-                cell.run_job(next);
-                continue;
+            match slot.leave_unless_queued(&rx, || {}) {
+                Some(next) => {
+                    ran_quick_read = false;
+                    cell.run_job(next);
+                    continue;
+                }
+                None => return WorkerEnd::Left,
             }
-            inner.worker_left();
-            return WorkerEnd::Left;
         }
     }
 }

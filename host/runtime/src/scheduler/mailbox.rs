@@ -201,6 +201,22 @@ impl Mailbox {
         }
     }
 
+    /// Its worker leaves, unless a job came meanwhile: under the mailbox's
+    /// lock, so that a job enqueued from now on starts a new worker, `jobs`
+    /// is looked at once more; when it is empty, `on_leaving` runs, still
+    /// under the lock (a worker hibernates there, so that no new worker opens
+    /// the actor's files meanwhile), and the worker is gone. Returns the job
+    /// that came, for the worker to go on with.
+    pub(crate) fn leave_unless_queued(&self, jobs: &mpsc::Receiver<Job>, on_leaving: impl FnOnce()) -> Option<Job> {
+        let mut inner = self.lock();
+        if let Ok(job) = jobs.try_recv() {
+            return Some(job);
+        }
+        on_leaving();
+        inner.worker_left();
+        None
+    }
+
     pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, MailboxState> {
         self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }

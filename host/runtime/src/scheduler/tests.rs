@@ -38,14 +38,13 @@ fn noting_worker(seen: mpsc::Sender<String>, idle: Duration, stubborn: Arc<Atomi
         let mut kept = Vec::new();
         loop {
             let Ok(job) = jobs.recv_timeout(idle) else {
-                let mut inner = mailbox.lock();
-                if let Ok(job) = jobs.try_recv() {
-                    drop(inner);
-                    kept.push(job);
-                    continue;
+                match mailbox.leave_unless_queued(&jobs, || {}) {
+                    Some(job) => {
+                        kept.push(job);
+                        continue;
+                    }
+                    None => return WorkerEnd::Left,
                 }
-                inner.worker_left();
-                return WorkerEnd::Left;
             };
             if matches!(job.kind, JobKind::Worker(WorkerJob::Hibernate { .. })) && !stubborn.load(Ordering::SeqCst) {
                 mailbox.lock().worker_left();

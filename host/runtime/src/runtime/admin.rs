@@ -71,17 +71,7 @@ impl<'a> Admin<'a> {
             .collect();
         for (k, slot) in &slots {
             let inner = slot.lock();
-            // A worker that found the actor held by another process's node
-            // keeps its mailbox here, but the actor is resident there.
-            let elsewhere = inner
-                .held_elsewhere()
-                .map(str::to_owned)
-                .filter(|_| inner.has_worker() && inner.status() != ActorStatus::Resident);
-            let status = if inner.has_worker() && inner.status() != ActorStatus::Deleted {
-                ActorStatus::Resident
-            } else {
-                inner.status()
-            };
+            let (status, elsewhere) = inner.as_listed();
             if status != ActorStatus::Hibernated || seen.contains_key(k) {
                 seen.insert(k.clone(), (status, inner.last_event(), elsewhere));
             }

@@ -119,14 +119,28 @@ impl MailboxState {
         self.last_event = Some(event);
     }
 
-    /// The node of another process that holds it, as its last job here found.
-    pub(crate) fn held_elsewhere(&self) -> Option<&str> {
-        self.held_elsewhere.as_deref()
-    }
-
     /// A job found it held by `node`, a node of another process.
     pub(crate) fn held_by(&mut self, node: String) {
         self.held_elsewhere = Some(node);
+    }
+
+    /// Where the actor stands as a listing shows it, and the node of another
+    /// process that holds it: a mailbox with a worker counts as resident
+    /// (its actor opens as the worker's next job runs), unless its last
+    /// event deleted it; a worker that found the actor held by another
+    /// process's node keeps its mailbox here while the actor is resident
+    /// there.
+    pub(crate) fn as_listed(&self) -> (ActorStatus, Option<String>) {
+        let elsewhere = self
+            .held_elsewhere
+            .clone()
+            .filter(|_| self.has_worker() && self.status != ActorStatus::Resident);
+        let status = if self.has_worker() && self.status != ActorStatus::Deleted {
+            ActorStatus::Resident
+        } else {
+            self.status
+        };
+        (status, elsewhere)
     }
 
     /// Whether it has a worker (on a thread, parked, or waiting for a resident place).

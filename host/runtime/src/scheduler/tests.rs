@@ -1,7 +1,7 @@
 //! The scheduler on its own, with a worker loop that runs no actor: it
-//! notes each job it gets, and leaves when its mailbox stays empty or when
-//! it is asked to hibernate (as the worker does, `worker_left` under the
-//! mailbox's lock). What these hold is the scheduler's part of ADR 012 and
+//! notes each job it gets, and leaves when its mailbox stays empty (through
+//! `leave_unless_queued`, as the worker does) or, unlike the worker, at once
+//! when it is asked to hibernate, dropping what waits behind. What these hold is the scheduler's part of ADR 012 and
 //! ADR 044: a job starts a worker, a full mailbox gives an event back, the
 //! resident cap makes a mailbox wait for the place an evicted worker frees,
 //! and past the cap's queue a job is answered `overloaded`.

@@ -21,7 +21,7 @@
 //! (`lib/libwasmkeep_c_harness.so` beside the archive's `bin/wasmkeep-shim`,
 //! found through `PATH` or `WASMKEEP_HARNESS_LIB`), so a project compiles no
 //! host. With the `in-process` feature the host is compiled into the tests
-//! instead, and [`ActorTest::host`] reaches all of it ([`Driver`]; ADR 035).
+//! instead, and `ActorTest::host` reaches all of it ([`Driver`]; ADR 035).
 
 mod build;
 mod chaos;

@@ -4,7 +4,9 @@
 //! when it is asked to hibernate, dropping what waits behind. What these hold is the scheduler's part of ADR 012 and
 //! ADR 044: a job starts a worker, a full mailbox gives an event back, the
 //! resident cap makes a mailbox wait for the place an evicted worker frees,
-//! and past the cap's queue a job is answered `overloaded`.
+//! and past the cap's queue a job is answered `overloaded`. A second fake
+//! worker parks after each job (ADR 044): the next job resumes its run on a
+//! thread, and the idle sweep rests it once (ADR 045) and then hibernates it.
 
 use super::{Scheduler, StartWorker, WorkerEnd};
 use crate::address::ActorKey;
@@ -159,4 +161,115 @@ fn past_the_cap_s_queue_a_job_is_answered_without_running() {
     assert_eq!(heard.blocking_recv(), Ok(false), "c's alarm is answered as not run");
     assert!(!s.has_queue(&key("c")), "c has no worker");
     stubborn.store(false, Ordering::SeqCst);
+}
+
+/// A worker that parks after each job it notes (ADR 044), as a resident
+/// actor's worker does after its second of waiting; a hibernation ends it.
+struct ParkingRun {
+    mailbox: Arc<super::Mailbox>,
+    jobs: mpsc::Receiver<Job>,
+    id: u64,
+    seen: mpsc::Sender<String>,
+    rests: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl ParkingRun {
+    fn serve(self) -> WorkerEnd {
+        let Ok(job) = self.jobs.recv_timeout(SOON) else {
+            let _ = self.mailbox.leave_unless_queued(&self.jobs, || {});
+            return WorkerEnd::Left;
+        };
+        if let JobKind::Worker(WorkerJob::Hibernate { done }) = job.kind {
+            self.mailbox.lock().worker_left();
+            let _ = done.send(());
+            return WorkerEnd::Left;
+        }
+        let _ = self.seen.send(format!("{} parks", self.mailbox.key.name));
+        let mailbox = Arc::clone(&self.mailbox);
+        mailbox.lock().park(super::ParkedWorker {
+            worker: self.id,
+            since: Instant::now(),
+            rested: false,
+            runs_here: false,
+            run: Box::new(self),
+        });
+        WorkerEnd::Parked
+    }
+}
+
+impl super::ParkedRun for ParkingRun {
+    fn resume(self: Box<Self>) -> WorkerEnd {
+        self.serve()
+    }
+
+    fn resume_here(self: Box<Self>) -> super::Resumed {
+        unreachable!("the tests never let a request run where it is received")
+    }
+
+    fn rest(&mut self) -> bool {
+        self.rests.fetch_add(1, Ordering::SeqCst);
+        true
+    }
+
+    fn into_jobs(self: Box<Self>) -> (Option<Job>, mpsc::Receiver<Job>) {
+        (None, self.jobs)
+    }
+}
+
+fn parking_scheduler() -> (
+    Arc<Scheduler>,
+    mpsc::Receiver<String>,
+    Arc<std::sync::atomic::AtomicUsize>,
+) {
+    let (tx, seen) = mpsc::channel();
+    let rests = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let (tx, counted) = (Mutex::new(tx), Arc::clone(&rests));
+    let start: StartWorker = Box::new(move |mailbox, jobs, id| {
+        let seen = tx.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        ParkingRun {
+            mailbox: Arc::clone(mailbox),
+            jobs,
+            id,
+            seen,
+            rests: Arc::clone(&counted),
+        }
+        .serve()
+    });
+    (Arc::new(Scheduler::new(4, start, Arc::default())), seen, rests)
+}
+
+#[test]
+fn a_parked_worker_is_resumed_on_a_thread_by_its_next_job() {
+    let (s, seen, _) = parking_scheduler();
+    let (job, _) = alarm();
+    assert!(s.enqueue(&key("a"), job, false).is_ok());
+    assert_eq!(seen.recv_timeout(SOON).as_deref(), Ok("a parks"));
+    until("the worker parks", || s.mailbox(&key("a")).lock().parked().is_some());
+    assert!(s.has_queue(&key("a")), "a parked worker keeps its mailbox's queue");
+    let (job, _) = alarm();
+    assert!(s.enqueue(&key("a"), job, false).is_ok());
+    assert_eq!(
+        seen.recv_timeout(SOON).as_deref(),
+        Ok("a parks"),
+        "the same run goes on with it"
+    );
+}
+
+#[test]
+fn the_idle_sweep_rests_a_parked_worker_once_then_hibernates_it() {
+    let (s, seen, rests) = parking_scheduler();
+    let (job, _) = alarm();
+    assert!(s.enqueue(&key("a"), job, false).is_ok());
+    assert_eq!(seen.recv_timeout(SOON).as_deref(), Ok("a parks"));
+    let mailbox = s.mailbox(&key("a"));
+    until("the worker parks", || mailbox.lock().parked().is_some());
+    let hour = Duration::from_secs(3_600);
+    assert!(s.sweep_parked(&mailbox, Duration::ZERO, hour), "rested");
+    assert!(!s.sweep_parked(&mailbox, Duration::ZERO, hour), "not twice");
+    assert_eq!(rests.load(Ordering::SeqCst), 1);
+    assert!(
+        !s.sweep_parked(&mailbox, Duration::ZERO, Duration::ZERO),
+        "a hibernation closes nothing here"
+    );
+    until("the resumed worker hibernates and leaves", || !s.has_queue(&key("a")));
 }

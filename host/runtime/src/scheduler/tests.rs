@@ -7,6 +7,7 @@
 //! and past the cap's queue a job is answered `overloaded`. A second fake
 //! worker parks after each job (ADR 044): the next job resumes its run on a
 //! thread, and the idle sweep rests it once (ADR 045) and then hibernates it.
+//! A worker no thread takes has its jobs answered (ADR 052).
 
 use super::{Scheduler, StartWorker, WorkerEnd};
 use crate::address::ActorKey;
@@ -272,4 +273,22 @@ fn the_idle_sweep_rests_a_parked_worker_once_then_hibernates_it() {
         "a hibernation closes nothing here"
     );
     until("the resumed worker hibernates and leaves", || !s.has_queue(&key("a")));
+}
+
+#[test]
+fn a_worker_no_thread_takes_has_its_jobs_answered_and_leaves_no_queue() {
+    let (s, seen) = scheduler(4, Duration::from_secs(60), &Arc::default());
+    s.threads().refuse_new.store(true, Ordering::SeqCst);
+    let (job, heard) = alarm();
+    assert!(s.enqueue(&key("a"), job, false).is_ok());
+    assert_eq!(heard.blocking_recv(), Ok(false), "the alarm is answered as not run");
+    assert!(!s.has_queue(&key("a")), "no worker holds the mailbox");
+    s.threads().refuse_new.store(false, Ordering::SeqCst);
+    let (job, _) = alarm();
+    assert!(s.enqueue(&key("a"), job, false).is_ok());
+    assert_eq!(
+        seen.recv_timeout(SOON).as_deref(),
+        Ok("a alarm"),
+        "the next job starts a worker"
+    );
 }

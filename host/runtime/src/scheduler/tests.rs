@@ -8,6 +8,8 @@
 //! worker parks after each job (ADR 044): the next job resumes its run on a
 //! thread, and the idle sweep rests it once (ADR 045) and then hibernates it.
 //! A worker no thread takes has its jobs answered (ADR 052).
+//! A mailbox's state moves only by its transitions, and a worker leaves only
+//! when nothing came for it.
 
 use super::{Scheduler, StartWorker, WorkerEnd};
 use crate::address::ActorKey;
@@ -291,4 +293,63 @@ fn a_worker_no_thread_takes_has_its_jobs_answered_and_leaves_no_queue() {
         Ok("a alarm"),
         "the next job starts a worker"
     );
+}
+
+#[test]
+fn a_mailbox_s_status_moves_only_by_its_transitions() {
+    use super::ActorStatus::{Deleted, Hibernated, Resident};
+    let mailbox = super::Mailbox::new(key("a"));
+    let mut state = mailbox.lock();
+    assert_eq!(
+        state.as_listed(),
+        (Hibernated, None),
+        "a new mailbox: only files, if any"
+    );
+    let (tx, _rx) = mpsc::channel();
+    state.worker_given(tx.clone());
+    assert_eq!(
+        state.as_listed(),
+        (Resident, None),
+        "a mailbox with a worker lists as resident"
+    );
+    state.held_by("n2".into());
+    assert_eq!(
+        state.as_listed(),
+        (Resident, Some("n2".into())),
+        "its worker found it on n2"
+    );
+    state.opened();
+    assert_eq!(state.as_listed(), (Resident, None), "opened here, held nowhere else");
+    state.worker_left();
+    assert_eq!(
+        (state.status(), state.has_worker()),
+        (Hibernated, false),
+        "a resident one hibernates"
+    );
+    state.worker_given(tx);
+    state.opened();
+    state.deleted();
+    state.worker_left();
+    assert_eq!(
+        state.status(),
+        Deleted,
+        "a deleted one stays deleted when its worker leaves"
+    );
+}
+
+#[test]
+fn a_worker_leaves_only_when_nothing_came_for_it() {
+    let mailbox = super::Mailbox::new(key("a"));
+    let (tx, rx) = mpsc::channel();
+    mailbox.lock().worker_given(tx.clone());
+    let (job, _) = alarm();
+    assert!(tx.send(job).is_ok());
+    let mut left = false;
+    assert!(
+        mailbox.leave_unless_queued(&rx, || left = true).is_some(),
+        "the job that came"
+    );
+    assert!(!left && mailbox.lock().has_worker(), "the worker stays for it");
+    assert!(mailbox.leave_unless_queued(&rx, || left = true).is_none());
+    assert!(left && !mailbox.lock().has_worker(), "then it leaves");
 }

@@ -6,11 +6,8 @@
 // `node scripts/build-guests.js`.
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { ChaosFailure, createTestHost, runChaos } from "@wasmkeep/actor/testing";
-
-const testee = fileURLToPath(new URL("../../target/components/conformance-testee-ts.wasm", import.meta.url));
-const ops = (...list) => ({ json: { ops: list } });
+import { ops, testee } from "./fixtures/testee.js";
 
 let host;
 before(() => {

@@ -8,10 +8,9 @@ import { copyFileSync, mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { createTestHost } from "@wasmkeep/actor/testing";
+import { testee } from "./fixtures/testee.js";
 
-const testee = fileURLToPath(new URL("../../target/components/conformance-testee-ts.wasm", import.meta.url));
 let dir;
 before(() => {
   dir = mkdtempSync(join(tmpdir(), "wasmkeep-stale-"));

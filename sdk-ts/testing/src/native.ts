@@ -6,7 +6,7 @@ import { existsSync, statSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { platformFile } from "../../build/platform.js";
-import type { ChaosRecord, HistoryPosition, LogLine, OperatorDeleted, Restored } from "./types.js";
+import type { ChaosRecord, HistoryPosition, LogLine, OperatorDeleted, Restored, TestHostOptions } from "./types.js";
 
 /**
  * The package's folder: this file is compiled to dist/testing/, two levels
@@ -89,14 +89,10 @@ export interface NativeHost {
 
 /** What the addon exports. */
 export interface NativeAddon {
-  NativeHost: new (options: {
-    dataDir?: string;
-    cacheDir?: string;
-    eventTimeoutMs?: number;
-    idleTimeoutMs?: number;
-    nodes?: number;
-    history?: boolean;
-  }) => NativeHost;
+  /** The host, made from the options the addon reads (the rest are the harness's own). */
+  NativeHost: new (
+    options: Pick<TestHostOptions, "dataDir" | "cacheDir" | "eventTimeoutMs" | "idleTimeoutMs" | "nodes" | "history">,
+  ) => NativeHost;
   chaosSeedFromEnvironment(): number | null;
   hostVersion(): string;
 }

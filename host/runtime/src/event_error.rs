@@ -107,7 +107,7 @@ pub(crate) fn fail_job(kind: JobKind, why: &EventError) {
 
 /// Answers a guest event that could not run (a socket's events have no one
 /// waiting: the socket's own close tells its client).
-pub(crate) fn fail_guest_event(event: GuestEvent, why: &EventError) {
+fn fail_guest_event(event: GuestEvent, why: &EventError) {
     match event {
         GuestEvent::Request { respond, .. } => {
             let _ = respond.send(why.answer());

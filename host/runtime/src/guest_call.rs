@@ -4,7 +4,7 @@
 
 use crate::address::ActorKey;
 use crate::bindings::{http as wit_http, types as wit};
-use crate::event_error::{EventError, fail_guest_event};
+use crate::event_error::{EventError, fail_job};
 use crate::failure_kind::FailureKind;
 use crate::faults::FaultKind;
 use crate::http_types::{HttpResponse, SocketMessage};
@@ -266,8 +266,7 @@ pub(crate) fn fail_slot(slot: &ResponseSlot, why: &str) -> Outcome {
 
 pub(crate) fn fail_kind(kind: GuestEvent, why: EventError) -> Outcome {
     let failure = Some(why.kind());
-    fail_guest_event(kind, &why);
-    tracing::warn!("event failed: {why}");
+    fail_job(kind.into(), &why);
     Outcome {
         trapped: Some(why.to_string()),
         failure,

@@ -94,9 +94,10 @@ pub enum AdminDeleted {
 pub(crate) type LentRead =
     Box<dyn FnOnce(Result<&rusqlite::Connection, crate::actor_db::LentReadError>) + Send + 'static>;
 
-/// What a job in an actor's mailbox is. Each kind is matched in one place:
+/// What a job in an actor's mailbox is. Each kind is run in one place:
 /// guest events by the guest call ([`crate::guest_call`]), host jobs by the
-/// actor's cell (`actor_cell::host_jobs`), worker jobs by the worker.
+/// actor's cell (`actor_cell::host_jobs`), worker jobs by the worker; a job
+/// that cannot run is answered by `event_error::fail_job`.
 pub(crate) enum JobKind {
     /// An event that runs the actor's guest code.
     Guest(GuestEvent),

@@ -84,14 +84,29 @@ impl PassBook {
         lock(&self.expiry_skipped).retain(|v| listed.contains(v));
     }
 
-    /// The lease epoch this node process last marked `app` served at.
-    pub(crate) fn serving_marked(&self, app: &str) -> Option<u64> {
-        lock(&self.serving_marked).get(app).copied()
-    }
-
-    /// This node process marked `app` served at `epoch`.
-    pub(crate) fn mark_served(&self, app: &str, epoch: u64) {
-        lock(&self.serving_marked).insert(app.to_owned(), epoch);
+    /// Writes `app`'s serving mark with `write` unless it was written at
+    /// this lease `epoch` already (a node process writes it once per epoch;
+    /// nodes of one process, with no epoch, every pass). Under the book's
+    /// lock, so that two passes at once write it once and a stopping app's
+    /// `forget_served` is not undone by a write that began before it.
+    ///
+    /// # Errors
+    /// `write`'s: the mark is written again at the next pass.
+    pub(crate) fn mark_serving_once<E>(
+        &self,
+        app: &str,
+        epoch: Option<u64>,
+        write: impl FnOnce() -> Result<(), E>,
+    ) -> Result<(), E> {
+        let mut marked = lock(&self.serving_marked);
+        if epoch.is_some() && marked.get(app).copied() == epoch {
+            return Ok(());
+        }
+        write()?;
+        if let Some(epoch) = epoch {
+            marked.insert(app.to_owned(), epoch);
+        }
+        Ok(())
     }
 
     /// `app` is gone here: its mark is written again if it comes back.

@@ -127,15 +127,11 @@ pub(crate) fn control_pass(host: &Arc<Host>) {
 /// nodes of one process, whose mark is a heartbeat.
 fn mark_serving(host: &Host, c: &crate::cluster::ClusterNode, app: &str) {
     let epoch = c.cluster.epoch(&c.node);
-    if epoch.is_some() && host.pass_book().serving_marked(app) == epoch {
-        return;
-    }
-    match crate::app_delete::write_serving_mark(c.records_bucket().as_ref(), app, &c.node, epoch) {
-        Ok(()) => {
-            if let Some(epoch) = epoch {
-                host.pass_book().mark_served(app, epoch);
-            }
-        }
+    let written = host.pass_book().mark_serving_once(app, epoch, || {
+        crate::app_delete::write_serving_mark(c.records_bucket().as_ref(), app, &c.node, epoch)
+    });
+    match written {
+        Ok(()) => {}
         // Written again at the next pass.
         Err(e) => tracing::warn!(app = %app, "writing this node's mark that it serves the app: {e}"),
     }

@@ -118,14 +118,14 @@ fn serve(run: Parked, ran_quick_read: bool) -> WorkerEnd {
         let job = match job.kind {
             JobKind::Worker(WorkerJob::Hibernate { done }) => {
                 // Hibernated whatever comes next: a job that came meanwhile
-                // opens the actor again.
-                cell.hibernate();
-                let next = slot.leave_unless_queued(&rx, || {});
+                // opens the actor again, and goes through this loop (a
+                // worker job among them is the worker's, not the cell's).
+                let next = slot.close_then_leave_unless_queued(&rx, || cell.hibernate());
                 let _ = done.send(());
                 match next {
                     Some(next) => {
                         ran_quick_read = false;
-                        cell.run_job(next);
+                        first = Some(next);
                         continue;
                     }
                     None => return WorkerEnd::Left,
@@ -166,7 +166,7 @@ fn serve(run: Parked, ran_quick_read: bool) -> WorkerEnd {
             match slot.leave_unless_queued(&rx, || {}) {
                 Some(next) => {
                     ran_quick_read = false;
-                    cell.run_job(next);
+                    first = Some(next);
                     continue;
                 }
                 None => return WorkerEnd::Left,

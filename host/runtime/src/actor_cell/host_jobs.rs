@@ -1,8 +1,8 @@
 //! The host's own jobs in an actor's mailbox, which run no guest code: the
 //! read of its tables, a read from outside (ADR 040), an operator delete
 //! request (ADR 0028 §3), the admin API's delete, a restore (ADR 064), and
-//! idle expiry (§4). [`ActorCell::run_host_job`] is the one place a host
-//! job's kind is told apart.
+//! idle expiry (§4). [`ActorCell::run_host_job`] is where a host job's kind
+//! decides what runs (`event_error` answers one that cannot run).
 
 use super::{ActorCell, Prepared};
 use crate::actor_db::open_for_reading;

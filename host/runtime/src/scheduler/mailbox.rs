@@ -231,6 +231,25 @@ impl Mailbox {
         None
     }
 
+    /// A hibernation: under the mailbox's lock, `close` closes the actor's
+    /// files (so that no listing sees it resident with its files closed),
+    /// then the worker leaves as [`Mailbox::leave_unless_queued`] does,
+    /// unless a job came meanwhile, which it goes on with (opening the actor
+    /// again).
+    pub(crate) fn close_then_leave_unless_queued(
+        &self,
+        jobs: &mpsc::Receiver<Job>,
+        close: impl FnOnce(),
+    ) -> Option<Job> {
+        let mut inner = self.lock();
+        close();
+        if let Ok(job) = jobs.try_recv() {
+            return Some(job);
+        }
+        inner.worker_left();
+        None
+    }
+
     pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, MailboxState> {
         self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }

@@ -8,17 +8,17 @@
 //! them: the node hands it its worker loop, and the worker runs jobs in the
 //! actor's cell.
 
-pub(crate) mod driver;
-pub(crate) mod mailbox;
-pub(crate) mod mailboxes;
-pub(crate) mod parked;
+mod driver;
+mod mailbox;
+mod mailboxes;
+mod parked;
 pub(crate) mod queue_bound;
 pub(crate) mod reads_here;
-pub(crate) mod request_overlap;
+mod request_overlap;
 pub(crate) mod residency;
 #[cfg(test)]
 mod tests;
-pub(crate) mod worker_threads;
+mod worker_threads;
 
 pub(crate) use driver::{Refused, Scheduler, StartWorker};
 pub use mailbox::ActorStatus;

@@ -9,7 +9,7 @@
 //! [`TestHost::end_chaos`] and [`TestHost::fail_chaos`].
 
 use crate::chaos::{ChaosRecord, chaos_report, chaos_seed_from_env};
-use crate::{TestHost, TestHostError};
+use crate::{TestHost, TestHostError, TestHostErrorKind};
 use std::fmt;
 
 /// A seed under which a chaos body failed.
@@ -64,6 +64,20 @@ pub enum ChaosRunError {
     /// The body failed under a seed.
     #[error(transparent)]
     Failed(Box<ChaosFailure>),
+}
+
+impl ChaosRunError {
+    /// Its kind, as every harness names a failure: a bad
+    /// `WASMKEEP_CHAOS_SEED` is `bad-argument` (the variable stands for the
+    /// seeds argument), a failed reset has the reset's kind, and a body's
+    /// failure has none (it is the test's own).
+    pub fn kind(&self) -> Option<TestHostErrorKind> {
+        match self {
+            ChaosRunError::BadSeedVariable(_) => Some(TestHostErrorKind::Host(wasmkeep_host::FailureKind::BadArgument)),
+            ChaosRunError::Reset { source, .. } => Some(source.kind()),
+            ChaosRunError::Failed(_) => None,
+        }
+    }
 }
 
 /// The seeds a chaos loop runs: only `WASMKEEP_CHAOS_SEED` when it is set

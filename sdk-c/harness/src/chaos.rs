@@ -159,9 +159,8 @@ pub unsafe extern "C" fn wkh_run_chaos(
                     report: owned(failure.report()),
                 }
             }
-            // A variable standing for an argument: kind `bad-argument`, as a bad seed is elsewhere.
-            Err(ChaosRunError::BadSeedVariable(why)) => return Err(Failure::bad_argument(why)),
-            Err(other) => return Err(other.to_string().into()),
+            // By the loop's own kind (a bad WASMKEEP_CHAOS_SEED: `bad-argument`).
+            Err(other) => return Err(Failure::with_kind(other.to_string(), other.kind())),
         };
         Ok(Box::into_raw(Box::new(result)))
     })

@@ -19,13 +19,9 @@ pub(crate) struct Failure {
 }
 
 impl Failure {
-    /// An argument (or a variable standing for one) the harness refuses:
-    /// kind `bad-argument`.
-    pub(crate) fn bad_argument(message: String) -> Self {
-        Self {
-            message,
-            kind: Some(TestHostErrorKind::Host(wasmkeep_host::FailureKind::BadArgument)),
-        }
+    /// A failure in its own words, with the kind the testing crate gave it.
+    pub(crate) fn with_kind(message: String, kind: Option<TestHostErrorKind>) -> Self {
+        Self { message, kind }
     }
 
     /// The same failure (and kind) in other words: `reword` gets its message.

@@ -71,3 +71,12 @@ def test_a_closed_host_cannot_run_chaos_and_says_so_by_kind(wasmkeep_host_factor
         run_chaos(host, [1], lambda h: ran.append(1))
     assert caught.value.kind == "closed"  # type: ignore[attr-defined]
     assert ran == []
+
+
+def test_a_seed_that_is_not_one_is_refused_before_any_seed_runs(wasmkeep_host):
+    ran = []
+    with pytest.raises(ValueError):
+        run_chaos(wasmkeep_host, [1, -1], lambda h: ran.append(1))
+    with pytest.raises(ValueError):
+        run_chaos(wasmkeep_host, [2**64], lambda h: ran.append(1))
+    assert ran == []

@@ -89,8 +89,12 @@ def run_chaos(host: TestHost, seeds: Iterable[int], body: Callable[[TestHost], o
     # none), or any other exception's type and message; KeyboardInterrupt
     # and SystemExit go through as they are.
     native = _native()
+    chosen = [int(s) for s in seeds]
+    for s in chosen:
+        if not 0 <= s < 2**64:
+            raise ValueError(f"run_chaos: seeds: {s} is not a seed: give whole numbers from 0 to 2**64 - 1")
     try:
-        return int(host._native.run_chaos([int(s) for s in seeds], lambda _seed: body(host)))
+        return int(host._native.run_chaos(chosen, lambda _seed: body(host)))
     except native.ChaosFailed as failed:
         # What explained the seed's 5xx answers (kept while it ran: under
         # chaos they are expected) is shown for the seed that fails.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The README's serve command: sets up what serving needs (scripts/setup.sh
-# --serve, which on a fresh machine comes before cargo can be used), then
+# --serve: what xtask's builds need; Rust itself comes from rustup), then
 # `cargo xtask serve` builds what setup needs xtask for (the C adapter, the
 # QuickJS parts), the example actors and the host, and serves them
 # on http://127.0.0.1:8787 (Ctrl-C stops it; ADR 082). Extra arguments go to

@@ -108,6 +108,10 @@ if ! $for_serve; then
   fi
 fi
 
+for tool in cargo rustfmt cargo-clippy; do
+  command -v "$tool" >/dev/null 2>&1 || { echo "setup: $tool is missing: install Rust with rustup (https://rustup.rs) and the rustfmt and clippy components" >&2; exit 1; }
+done
+
 # The test command checks that host/workspace-hack is current (one feature set
 # of wasmtime across the workspace: ADR 014); serving needs no cargo-hakari.
 if ! $for_serve && [ "$(cargo hakari --version 2>/dev/null | awk '{print $2}')" != "0.9.39" ]; then
@@ -115,7 +119,4 @@ if ! $for_serve && [ "$(cargo hakari --version 2>/dev/null | awk '{print $2}')" 
   cargo install --quiet --locked cargo-hakari --version 0.9.39
 fi
 
-for tool in cargo rustfmt cargo-clippy; do
-  command -v "$tool" >/dev/null 2>&1 || { echo "setup: $tool is missing: install Rust with rustup (https://rustup.rs) and the rustfmt and clippy components" >&2; exit 1; }
-done
 say "ready"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The README's test command: sets up what is missing (scripts/setup.sh, which
-# on a fresh machine comes before cargo can be used), then runs every test
+# The README's test command: sets up what is missing (scripts/setup.sh: what
+# xtask's builds need; Rust itself comes from rustup), then runs every test
 # through `cargo xtask test`, whose first step builds what setup needs xtask
 # for (the C adapter, the QuickJS parts, the guests, the Python harness); then
 # formatting, lints, the WIT copies and generated
@@ -16,6 +16,10 @@ export CARGO_TERM_COLOR=never
 # A CI run builds once: incremental caches only cost disk (several GB) and time there.
 if [ -n "${CI:-}" ]; then export CARGO_INCREMENTAL=0; fi
 echo; echo "==> [at 0 min] set up what is missing (scripts/setup.sh)"
+# Listing the steps needs no setup.
+for arg in "$@"; do
+  if [ "$arg" = --list ]; then exec cargo xtask test --list; fi
+done
 bash scripts/setup.sh
 # xtask counts its clock and setup's row of the table from $began.
 exec cargo xtask test --setup-done --clock-from "$began" "$@"

@@ -46,7 +46,7 @@ pub fn serve(root: &Path, args: ServeArgs) -> Result<()> {
     // compile at release speed. Measurements use `cargo xtask bench`, which
     // builds release (ADR 036). On a terminal cargo shows its progress bar
     // (the first build takes minutes); elsewhere it stays quiet.
-    eprintln!("main: building wasmkeep-shim (dev profile)");
+    eprintln!("serve: building wasmkeep-shim (dev profile)");
     let mut build = outer_command(root, "cargo");
     build.arg("build");
     if !std::io::stderr().is_terminal() {

@@ -353,9 +353,13 @@ impl OuterEnv {
         }
         // Cargo puts the target folder and the toolchain's libraries first.
         let target = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+        // Only a rustup toolchain's own folder: with a system cargo
+        // (`/usr/bin/cargo`) that would be `/usr`, whose libraries the user
+        // may have put there on purpose.
         let toolchain = std::env::var_os("CARGO")
             .map(PathBuf::from)
-            .and_then(|cargo| cargo.parent().and_then(Path::parent).map(Path::to_path_buf));
+            .and_then(|cargo| cargo.parent().and_then(Path::parent).map(Path::to_path_buf))
+            .filter(|t| t.parent().is_some_and(|p| p.ends_with("toolchains")));
         for var in ["LD_LIBRARY_PATH", "DYLD_FALLBACK_LIBRARY_PATH", "DYLD_LIBRARY_PATH"] {
             let Some(value) = std::env::var_os(var) else { continue };
             let kept: Vec<PathBuf> = std::env::split_paths(&value)

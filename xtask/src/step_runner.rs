@@ -29,6 +29,33 @@ struct Timing {
     failed: bool,
 }
 
+/// A command of [`Runner::summarised_at_once`]: the line printed before
+/// its output (if any), the lines of its output kept when it passes, and
+/// the command.
+pub struct Job {
+    pub title: Option<String>,
+    pub lines: fn(&str) -> bool,
+    pub cmd: Command,
+}
+
+impl Job {
+    pub fn new(lines: fn(&str) -> bool, cmd: Command) -> Self {
+        Self {
+            title: None,
+            lines,
+            cmd,
+        }
+    }
+}
+
+/// A job that has started.
+struct Running {
+    job: Job,
+    child: std::process::Child,
+    log: PathBuf,
+    began: Instant,
+}
+
 pub struct Runner {
     root: PathBuf,
     began: Instant,
@@ -172,7 +199,10 @@ impl Runner {
     /// # Errors
     /// It could not start or it failed.
     pub fn run_command(&self, mut cmd: Command) -> Result<()> {
-        run_command(&mut cmd)
+        let began = Instant::now();
+        let outcome = run_command(&mut cmd);
+        self.took(began, &cmd);
+        outcome
     }
 
     /// Runs `cmd`, whose output is long, with its stdout and stderr into one
@@ -181,23 +211,99 @@ impl Runner {
     ///
     /// # Errors
     /// It could not start or it failed (after printing all of its output).
-    pub fn summarised(&self, lines: fn(&str) -> bool, mut cmd: Command) -> Result<()> {
-        let shown = shown(&cmd);
+    pub fn summarised(&self, lines: fn(&str) -> bool, cmd: Command) -> Result<()> {
+        self.summarised_at_once(1, vec![Job::new(lines, cmd)])
+    }
+
+    /// Runs `jobs` in their order, `at_once` of them at a time (the next
+    /// starts when one ends), each one's stdout and stderr into a file of
+    /// its own. As each ends, prints its title, what it took and, as
+    /// [`Runner::summarised`] does, its kept lines, or all of its output
+    /// when it failed. After a failure no job starts; those running are
+    /// waited for and shown. For commands that mostly wait (on servers,
+    /// leases, sleeps), not for compiles: 2 cores run two such at once.
+    ///
+    /// # Errors
+    /// A job could not start or failed (after printing all of its output);
+    /// the error names the first that failed.
+    pub fn summarised_at_once(&self, at_once: usize, jobs: Vec<Job>) -> Result<()> {
+        let mut waiting = jobs.into_iter();
+        let mut running: Vec<Running> = Vec::new();
+        let mut first_error: Option<anyhow::Error> = None;
+        loop {
+            while first_error.is_none() && running.len() < at_once.max(1) {
+                let Some(job) = waiting.next() else { break };
+                match self.spawn(job) {
+                    Ok(run) => running.push(run),
+                    Err(e) => first_error = Some(e),
+                }
+            }
+            if running.is_empty() {
+                break;
+            }
+            let mut ended = None;
+            for (i, run) in running.iter_mut().enumerate() {
+                match run.child.try_wait() {
+                    Ok(Some(status)) => {
+                        ended = Some((i, Ok(status)));
+                        break;
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        ended = Some((i, Err(e)));
+                        break;
+                    }
+                }
+            }
+            let Some((i, status)) = ended else {
+                std::thread::sleep(Duration::from_millis(50));
+                continue;
+            };
+            let run = running.remove(i);
+            let outcome = self.report(run, status);
+            if let Err(e) = outcome {
+                first_error.get_or_insert(e);
+            }
+        }
+        first_error.map_or(Ok(()), Err)
+    }
+
+    fn spawn(&self, mut job: Job) -> Result<Running> {
+        let shown = shown(&job.cmd);
         let log = Self::log_file();
-        let status = (|| {
-            let out = fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
-            cmd.stdout(out.try_clone()?)
-                .stderr(out)
-                .status()
-                .with_context(|| format!("cannot run `{shown}`"))
-        })();
+        let began = Instant::now();
+        let out = fs::File::create(&log).with_context(|| format!("creating {}", log.display()))?;
+        let child = job
+            .cmd
+            .stdout(out.try_clone()?)
+            .stderr(out)
+            .spawn()
+            .with_context(|| format!("cannot run `{shown}`"));
+        match child {
+            Ok(child) => Ok(Running { job, child, log, began }),
+            Err(e) => {
+                let _ = fs::remove_file(&log);
+                Err(e)
+            }
+        }
+    }
+
+    /// Prints what an ended job said: its title, what it took, its kept
+    /// lines, or all of its output when it failed.
+    fn report(&self, run: Running, status: std::io::Result<std::process::ExitStatus>) -> Result<()> {
+        let Running { job, log, began, .. } = run;
+        let shown = shown(&job.cmd);
         let output = fs::read(&log).unwrap_or_default();
         let _ = fs::remove_file(&log);
-        let status = status?;
+        if let Some(title) = &job.title {
+            println!("{title}");
+        }
+        self.took(began, &job.cmd);
+        let status = status.with_context(|| format!("waiting for `{shown}`"))?;
         let text = String::from_utf8_lossy(&output);
         let mut stdout = std::io::stdout().lock();
         if status.success() {
-            for line in text.lines().filter(|l| lines(l)) {
+            for line in text.lines().filter(|l| (job.lines)(l)) {
                 let _ = writeln!(stdout, "{line}");
             }
             let _ = stdout.flush();
@@ -213,12 +319,25 @@ impl Runner {
         bail!("`{shown}` failed ({status}; all of its output is above)")
     }
 
+    /// "  [12.3 s] program args": what one command of a step took, printed
+    /// after it ends (passed or failed), so that a slow step shows where its
+    /// time went; a program in the root is named relative to it.
+    fn took(&self, began: Instant, cmd: &Command) {
+        let shown = shown(cmd);
+        let root = format!("{}/", self.root.display());
+        let shown = shown.strip_prefix(&root).unwrap_or(&shown);
+        println!("  [{:.1} s] {}", began.elapsed().as_secs_f64(), short(shown));
+        flush();
+    }
+
     fn log_file() -> PathBuf {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let stamp = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .unwrap_or_default()
             .as_nanos();
-        std::env::temp_dir().join(format!("xtask-step-{}-{stamp}.log", std::process::id()))
+        std::env::temp_dir().join(format!("xtask-step-{}-{stamp}-{n}.log", std::process::id()))
     }
 
     /// Ends the last step and prints what each took; with a failure, names
@@ -470,6 +589,36 @@ mod tests {
         let bad = r.command("sh", &["-c", "echo drop >&2; exit 3"]);
         let e = r.summarised(|l| l.contains("keep"), bad).expect_err("fails");
         assert!(format!("{e}").contains("exit status: 3"), "{e}");
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn jobs_at_once_run_together_and_a_failure_stops_the_ones_not_started() {
+        let root = std::env::temp_dir().join(format!("xtask-runner-jobs-{}", std::process::id()));
+        fs::create_dir_all(&root).expect("temp dir");
+        let r = Runner::new(&root, Selection::default(), None);
+        // Two jobs of 0.5 s each: at once, well under their sum.
+        let began = Instant::now();
+        let jobs = (0..2)
+            .map(|_| Job::new(|_| false, r.command("sh", &["-c", "sleep 0.5"])))
+            .collect();
+        r.summarised_at_once(2, jobs).expect("both pass");
+        assert!(began.elapsed() < Duration::from_millis(950), "{:?}", began.elapsed());
+        // The first fails while the second runs: the second ends and is
+        // shown, the third never starts.
+        let marker = root.join("third-ran");
+        let third = format!("touch {}", marker.display());
+        let jobs = vec![
+            Job::new(|_| false, r.command("sh", &["-c", "exit 4"])),
+            Job {
+                title: Some("second".into()),
+                ..Job::new(|_| false, r.command("sh", &["-c", "sleep 0.3"]))
+            },
+            Job::new(|_| false, r.command("sh", &["-c", &third])),
+        ];
+        let e = r.summarised_at_once(2, jobs).expect_err("the first fails");
+        assert!(format!("{e}").contains("exit 4"), "{e}");
+        assert!(!marker.exists(), "a job started after a failure");
         let _ = fs::remove_dir_all(&root);
     }
 }

@@ -8,11 +8,22 @@ use std::process::{Child, Stdio};
 
 use anyhow::{Context, Result, bail};
 
-use crate::step_runner::{Runner, shown};
+use crate::step_runner::{Job, Runner, shown};
 
 /// The servers' scripts, each with `start` (prints `export NAME=VALUE`
 /// lines) and `stop` (stops the server it started, by its PID).
 const SCRIPTS: [&str; 2] = ["scripts/s3-server.sh", "scripts/azurite-server.sh"];
+
+/// The shim's tests of node processes over the servers (their tests named
+/// `_over_moto_` and `_over_azurite_`), built before they run.
+const NODE_PROCESS_TESTS: [&str; 6] = [
+    "operator_delete_outcomes",
+    "process_simulation",
+    "lost_answers",
+    "node_processes",
+    "node_process_purge",
+    "verify",
+];
 
 /// Lines of the `cargo test`s: `test result|panicked|skipped`.
 fn test_lines(line: &str) -> bool {
@@ -91,59 +102,69 @@ fn tests(r: &Runner, env: &BTreeMap<String, String>) -> Result<()> {
             &["test", "--quiet", "-p", "wasmkeep-shim", "--test", "bucket_check"],
         ),
     )?;
-    r.summarised(
-        node_process_lines,
-        command(
-            "cargo",
-            &[
-                "test",
-                "--quiet",
-                "-p",
-                "wasmkeep-shim",
-                "--test",
-                "node_processes",
-                "--test",
-                "process_simulation",
-                "--test",
-                "node_process_purge",
-                "--test",
-                "lost_answers",
-                "--test",
-                "operator_delete_outcomes",
-                "--test",
-                "verify",
-                "--",
-                "_over_moto_",
-                "_over_azurite_",
-                "--nocapture",
-                "--test-threads",
-                "2",
-            ],
-        ),
-    )?;
+    // What the jobs below run, built first: then no two cargo commands
+    // compile at once, and each job's cargo test only runs its binary.
+    let shim_tests = NODE_PROCESS_TESTS.iter().flat_map(|t| ["--test", t]);
+    let mut build = command("cargo", &["test", "--quiet", "--no-run", "-p", "wasmkeep-shim"]);
+    build.args(shim_tests);
+    r.run_command(build)?;
     r.run_command(command(
         "cargo",
         &["build", "--quiet", "-p", "wasmkeep-shim", "-p", "conformance-runner"],
     ))?;
+    // The node processes' tests, one cargo test a binary, and the cluster
+    // cases over node processes: each mostly waits (on leases, kills,
+    // sleeps and the servers), so two run at once (ADR 087). The order
+    // keeps the heaviest users of the servers apart: the operator deletes
+    // (76 s, mostly sleeping, on moto) beside the light ones, the process
+    // simulation (28 s, a core and more of it moto's and Azurite's) after it.
+    let shim_test = |test: &str| {
+        let mut cmd = command("cargo", &["test", "--quiet", "-p", "wasmkeep-shim", "--test", test]);
+        cmd.args([
+            "--",
+            "_over_moto_",
+            "_over_azurite_",
+            "--nocapture",
+            "--test-threads",
+            "2",
+        ]);
+        Job::new(node_process_lines, cmd)
+    };
     let runner = "target/debug/conformance-runner";
-    for nodes in ["2", "3"] {
-        for bucket in ["", s3.as_str(), azure.as_str()] {
-            println!(
-                "cluster cases on {nodes} node processes over {}",
-                if bucket.is_empty() { "file://" } else { bucket }
-            );
-            let mut args = vec!["--no-build", "--lang", "rust", "--node-processes", nodes];
-            if !bucket.is_empty() {
-                args.extend(["--bucket", bucket]);
-            }
-            r.summarised(conformance_lines, command(runner, &args))?;
+    let cluster = |nodes: &str, bucket: &str| {
+        let title = format!(
+            "cluster cases on {nodes} node processes over {}",
+            if bucket.is_empty() { "file://" } else { bucket }
+        );
+        let mut args = vec!["--no-build", "--lang", "rust", "--node-processes", nodes];
+        if !bucket.is_empty() {
+            args.extend(["--bucket", bucket]);
         }
-    }
-    for nodes in ["2", "3"] {
-        println!("cluster cases on {nodes} node processes over file://, over mutual TLS between them (ADR 074)");
+        Job::titled(title, conformance_lines, command(runner, &args))
+    };
+    let tls = |nodes: &str| {
+        let title =
+            format!("cluster cases on {nodes} node processes over file://, over mutual TLS between them (ADR 074)");
         let args = ["--no-build", "--lang", "rust", "--node-processes", nodes, "--tls"];
-        r.summarised(conformance_lines, command(runner, &args))?;
-    }
+        Job::titled(title, conformance_lines, command(runner, &args))
+    };
+    let jobs = vec![
+        shim_test("operator_delete_outcomes"),
+        shim_test("lost_answers"),
+        shim_test("node_processes"),
+        shim_test("node_process_purge"),
+        shim_test("verify"),
+        cluster("3", &s3),
+        cluster("2", &s3),
+        cluster("3", &azure),
+        shim_test("process_simulation"),
+        cluster("2", &azure),
+        tls("3"),
+        tls("2"),
+        cluster("3", ""),
+        cluster("2", ""),
+    ];
+    r.summarised_at_once(2, jobs)?;
     r.run_command(command("target/debug/wasmkeep-shim", &["bucket", "check", &s3]))?;
     r.run_command(command("target/debug/wasmkeep-shim", &["bucket", "check", &azure]))
 }

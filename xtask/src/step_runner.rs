@@ -46,6 +46,15 @@ impl Job {
             cmd,
         }
     }
+
+    /// The same, with `title` printed before what it shows.
+    pub fn titled(title: impl Into<String>, lines: fn(&str) -> bool, cmd: Command) -> Self {
+        Self {
+            title: Some(title.into()),
+            lines,
+            cmd,
+        }
+    }
 }
 
 /// A job that has started.
@@ -610,10 +619,7 @@ mod tests {
         let third = format!("touch {}", marker.display());
         let jobs = vec![
             Job::new(|_| false, r.command("sh", &["-c", "exit 4"])),
-            Job {
-                title: Some("second".into()),
-                ..Job::new(|_| false, r.command("sh", &["-c", "sleep 0.3"]))
-            },
+            Job::titled("second", |_| false, r.command("sh", &["-c", "sleep 0.3"])),
             Job::new(|_| false, r.command("sh", &["-c", &third])),
         ];
         let e = r.summarised_at_once(2, jobs).expect_err("the first fails");

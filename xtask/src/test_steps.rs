@@ -132,7 +132,7 @@ fn steps(r: &mut Runner, setup_done: bool) -> Result<()> {
         r.run("cargo", &["build", "--quiet", "-p", "wasmkeep-c-harness"])?;
         r.run("cargo", &["test", "--workspace", "--quiet"])?;
     }
-    if r.step("the bucket on real servers: moto (S3) and Azurite on 127.0.0.1 (scripts/s3-server.sh, scripts/azurite-server.sh), the bucket contract, bucket check's probes and 16 racing creates over each, then wasmkeep-shim bucket check, two then three node processes over each (kill -9 of the holder), the purge, the process simulation (kill -9, SIGSTOP, durable, operator and app deletes), and the cluster conformance cases on two and three node processes over file://, moto and Azurite, and over TLS") {
+    if r.step("the bucket on real servers: moto (S3) and Azurite on 127.0.0.1 (scripts/s3-server.sh, scripts/azurite-server.sh), the bucket contract, bucket check's probes and 16 racing creates over each, then wasmkeep-shim bucket check, two then three node processes over each (kill -9 of the holder), the purge, the process simulation (kill -9, SIGSTOP, durable, operator and app deletes), and the cluster conformance cases on two and three node processes over file://, moto and Azurite, and over TLS; the node processes' tests and the cluster cases two at a time (ADR 087)") {
         bucket_servers::on_real_servers(r)?;
     }
     // From here on every command sees the TypeScript examples' components,

@@ -13,7 +13,6 @@ use std::path::Path;
 use std::process::Stdio;
 
 use anyhow::{Context, Result, bail};
-use sha2::{Digest, Sha256};
 
 use crate::step_runner::{outer_command, run_command, shown};
 
@@ -110,7 +109,8 @@ pub fn builds(root: &Path, purpose: For) -> Result<()> {
 
 /// The Python test harness's wheel (`sdk-python/scripts/harness-wheel.sh`:
 /// cargo rebuilds only what changed, a few seconds when nothing did),
-/// installed into the venv only when its bytes changed. A debug build unless
+/// installed into the venv only when its contents changed (see
+/// [`wheel_contents_sum`]). A debug build unless
 /// `WASMKEEP_PY_HARNESS_PROFILE=release` (it reuses the workspace's debug
 /// artifacts; ADR 065 for the wheel's tags).
 fn python_harness(root: &Path) -> Result<()> {
@@ -134,10 +134,9 @@ fn python_harness(root: &Path) -> Result<()> {
         bail!("`{}` printed no wheel", shown(&wheel_cmd));
     };
     let wheel = root.join(wheel.trim());
-    let bytes = fs::read(&wheel).with_context(|| format!("reading {}", wheel.display()))?;
-    let sum = format!("{:x}", Sha256::digest(&bytes));
     let venv = root.join("target/py-venv");
     let python = venv.join("bin/python");
+    let sum = wheel_contents_sum(root, &python, &wheel)?;
     let stamp = venv.join(".harness-wheel.sha256");
     let installed = fs::read_to_string(&stamp).is_ok_and(|s| s.trim() == sum)
         && outer_command(root, &python)
@@ -165,4 +164,31 @@ fn python_harness(root: &Path) -> Result<()> {
             .arg(&wheel),
     )?;
     fs::write(&stamp, format!("{sum}\n")).with_context(|| format!("writing {}", stamp.display()))
+}
+
+/// What a wheel installs, as one SHA-256: every file's name and bytes but
+/// its SBOM and RECORD. maturin writes a new CycloneDX SBOM into each wheel
+/// it builds (a timestamp and a random serial number), so the wheel's own
+/// bytes differ at every build of the same harness, and RECORD holds the
+/// SBOM's hash; the files that are installed and run do not differ.
+fn wheel_contents_sum(root: &Path, python: &Path, wheel: &Path) -> Result<String> {
+    const SUM: &str = r#"
+import hashlib, sys, zipfile
+total = hashlib.sha256()
+with zipfile.ZipFile(sys.argv[1]) as z:
+    for name in sorted(z.namelist()):
+        info = name.split("/")
+        if info[0].endswith(".dist-info") and (info[1:2] == ["sboms"] or info[1:] == ["RECORD"]):
+            continue
+        total.update(b"%d:%s:" % (len(name), name.encode()))
+        total.update(hashlib.sha256(z.read(name)).digest())
+print(total.hexdigest())
+"#;
+    let mut cmd = outer_command(root, python);
+    cmd.args(["-c", SUM]).arg(wheel).stderr(Stdio::inherit());
+    let out = cmd.output().with_context(|| format!("cannot run `{}`", shown(&cmd)))?;
+    if !out.status.success() {
+        bail!("reading the contents of {} failed ({})", wheel.display(), out.status);
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }

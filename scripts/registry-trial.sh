@@ -4,7 +4,8 @@
 # checkout hidden (unshare -m, a tmpfs over it), what a guest author does:
 # install from the registry, `wasmkeep-shim new`, build, test in the
 # language's own runner, serve, a first response. Prints each language's time
-# from the first install to the first response.
+# from the first install to the first response. The Rust trial, which
+# compiles, runs beside the others, which mostly install and wait (ADR 089).
 #
 #   bash scripts/registry-trial.sh [--release DIR] [--plan] [rust|ts|python|c]...
 #
@@ -100,7 +101,13 @@ pids=()
 cargo_home=${CARGO_HOME:-$HOME/.cargo}
 forget_trial_crates() { rm -rf "$cargo_home"/registry/{index,cache,src}/127.0.0.1-*; }
 forget_trial_crates
+rust_beside=
 cleanup() {
+  # The Rust trial run beside the others (below), by its process group.
+  if [ -n "$rust_beside" ]; then
+    kill -- "-$rust_beside" 2>/dev/null || true
+    wait "$rust_beside" 2>/dev/null || true
+  fi
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
   forget_trial_crates
@@ -377,8 +384,13 @@ for lang in "${langs[@]}"; do
   [ "$lang" != ts ] || [ -n "$ts_new" ] || die "ts: the package's README.md has no line 'npx ... wasmkeep-shim new hello ...' to start a project with"
 done
 if unshare -m --propagation private true 2>/dev/null; then hide=yes; else hide=; say "unshare -m is not allowed here: the checkout is NOT hidden"; fi
-for run in "${runs[@]}"; do
-  # python-X.Y=<interpreter> for Python, else the language.
+# The release folder is the checkout's: the C archive is copied out first.
+mkdir -p "$tmp/release/c"
+if has 'c/*.tar.gz'; then cp "$release"/c/*.tar.gz "$tmp/release/c/"; fi
+# One run: the user's steps for LANG (python-X.Y=<interpreter> for Python),
+# then its lines of the summary.
+try_run() {
+  local run=$1 lang python work log path envs start dir
   lang=${run%%=*}
   python=
   case $run in *=*) python=${run#*=} ;; esac
@@ -404,12 +416,11 @@ for run in "${runs[@]}"; do
   # npx keeps what it installed for a package spec and uses it again while the
   # version matches: a previous run's @wasmkeep/actor of the same version
   # would be used instead of this release's.
-  for dir in "$HOME"/.npm/_npx/*/; do
-    if grep -qs '"@wasmkeep/actor"' "$dir/package.json"; then rm -rf "$dir"; fi
-  done
-  # The release folder is the checkout's: the C archive is copied out first.
-  mkdir -p "$tmp/release/c"
-  if has 'c/*.tar.gz'; then cp "$release"/c/*.tar.gz "$tmp/release/c/"; fi
+  if [ "$lang" = ts ]; then
+    for dir in "$HOME"/.npm/_npx/*/; do
+      if grep -qs '"@wasmkeep/actor"' "$dir/package.json"; then rm -rf "$dir"; fi
+    done
+  fi
   start=$(date +%s.%N)
   if [ -n "$hide" ]; then
     "${envs[@]}" unshare -m --propagation private bash -c \
@@ -425,4 +436,26 @@ for run in "${runs[@]}"; do
   [ -z "$python" ] || say "  $(grep -m1 '^CPython ' "$log" | sed "s|$work/||")"
   # What a TypeScript project installed.
   [ "$lang" != ts ] || say "  $(grep -m1 '^node_modules: ' "$log")"
+}
+# The Rust trial compiles its project (about 100 s); the others mostly
+# install from the registries and wait on their servers: with other
+# languages to try, it runs beside them, in a process group of its own
+# (stopped with the registries when the script ends), and its lines come
+# last, all of its output when it failed (ADR 089).
+if tries rust && ((${#runs[@]} > 1)); then
+  set -m
+  try_run rust >"$tmp/rust.out" 2>&1 &
+  rust_beside=$!
+  set +m
+fi
+for run in "${runs[@]}"; do
+  [ "$run" = rust ] && [ -n "$rust_beside" ] && continue
+  try_run "$run"
 done
+if [ -n "$rust_beside" ]; then
+  status=0
+  wait "$rust_beside" || status=$?
+  rust_beside=
+  cat "$tmp/rust.out"
+  [ "$status" = 0 ] || exit 1
+fi

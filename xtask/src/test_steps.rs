@@ -169,7 +169,7 @@ fn steps(r: &mut Runner, setup_done: bool) -> Result<()> {
     if r.step("wasmkeep-shim new: a project per language, from new through its build and its test to a first response (scripts/new-project-trial.sh)") {
         r.run("bash", &["scripts/new-project-trial.sh"])?;
     }
-    if r.step("the registry trial: every package of a debug-profile release published to verdaccio, pypiserver and scripts/cargo-registry.py on 127.0.0.1, then per language with the checkout hidden: install, new, build, test, serve, a first response (scripts/registry-trial.sh; ADR 032)") {
+    if r.step("the registry trial: every package of a debug-profile release published to verdaccio, pypiserver and scripts/cargo-registry.py on 127.0.0.1, then per language with the checkout hidden: install, new, build, test, serve, a first response, Rust's beside the others (scripts/registry-trial.sh; ADR 032, ADR 089)") {
         r.summarised(unittest_lines, r.command("python3", &["-m", "unittest", "discover", "-s", "scripts/tests"]))?;
         // A process of its own: its output, and that of every tool it runs,
         // is shown only when it fails (the trial's is what this step shows).

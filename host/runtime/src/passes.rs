@@ -5,7 +5,6 @@
 use crate::address::ActorKey;
 use crate::job::{GuestEvent, HostJob, Job, WorkerJob};
 use crate::node::Host;
-use crate::scheduler::Mailbox;
 use std::collections::HashMap;
 use std::sync::{Arc, mpsc};
 use std::time::Duration;
@@ -64,18 +63,12 @@ pub(crate) fn stop_app(host: &Arc<Host>, app: &str) {
 /// Hibernates every resident actor `which` picks, after its queued jobs,
 /// and waits for all of them (a worker that panicked counts as done).
 pub(crate) fn hibernate_where(host: &Arc<Host>, which: impl Fn(&ActorKey) -> bool) {
-    let slots: Vec<Arc<Mailbox>> = host
-        .scheduler()
-        .mailboxes()
-        .all()
-        .into_iter()
-        .filter(|s| which(&s.key))
-        .collect();
+    let keys: Vec<ActorKey> = host.scheduler().keys().into_iter().filter(|k| which(k)).collect();
     let mut waits = Vec::new();
-    for s in slots {
-        if s.lock().has_worker() {
+    for key in keys {
+        if host.scheduler().has_queue(&key) {
             let (tx, rx) = oneshot::channel();
-            host.enqueue(&s.key, Job::new(WorkerJob::Hibernate { done: tx }, Vec::new()));
+            host.enqueue(&key, Job::new(WorkerJob::Hibernate { done: tx }, Vec::new()));
             waits.push(rx);
         }
     }
@@ -90,13 +83,7 @@ pub(crate) fn hibernate_where(host: &Arc<Host>, which: impl Fn(&ActorKey) -> boo
 /// in the same order every time (ADR 080). [`hibernate_where`] hibernates
 /// them all at once, in whatever order their workers get to it.
 pub(crate) fn hibernate_in_turn(host: &Arc<Host>, which: impl Fn(&ActorKey) -> bool) {
-    let mut keys: Vec<ActorKey> = host
-        .scheduler()
-        .mailboxes()
-        .keys()
-        .into_iter()
-        .filter(|k| which(k))
-        .collect();
+    let mut keys: Vec<ActorKey> = host.scheduler().keys().into_iter().filter(|k| which(k)).collect();
     keys.sort();
     for key in keys {
         hibernate_where(host, |k| *k == key);
@@ -373,7 +360,7 @@ fn held_by_another_process(host: &Arc<Host>, key: &ActorKey) -> bool {
 /// same id holds it by the record and has no mailbox for it yet; the leader
 /// leaves it to this node, since the record names a live node (ADR 031).
 fn held_here(host: &Arc<Host>, key: &ActorKey) -> bool {
-    if host.scheduler().mailboxes().contains(key) {
+    if host.scheduler().has_mailbox(key) {
         return true;
     }
     host.cluster().is_some_and(|c| {

@@ -25,7 +25,7 @@ use crate::imports::{HostState, NodeHandles, NodeServices};
 use crate::job::{self, CallFailure, GuestEvent, Job, JobKind};
 use crate::metrics::Metrics;
 use crate::remote_calls::{CallRoute, RemoteCall};
-use crate::scheduler::{ActorStatus, Mailbox, Refused, Scheduler};
+use crate::scheduler::{ActorStatus, Refused, Scheduler};
 use crate::sockets::{NOT_READING, SocketTable};
 use crate::storage::ActorStorage;
 pub(crate) use app_table::{AppTable, Class};

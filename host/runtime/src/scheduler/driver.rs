@@ -61,7 +61,7 @@ impl Scheduler {
     }
 
     /// Every mailbox of the node.
-    pub(crate) fn mailboxes(&self) -> &Mailboxes {
+    pub(super) fn mailboxes(&self) -> &Mailboxes {
         &self.mailboxes
     }
 
@@ -70,9 +70,10 @@ impl Scheduler {
         self.mailboxes.of(key)
     }
 
-    /// The resident-actor cap and who waits for a place.
-    pub(crate) fn residency(&self) -> &Residency<Mailbox> {
-        &self.residency
+    /// Whether an actor waits for a resident place (an idle worker then
+    /// leaves at once, to free one).
+    pub(crate) fn anyone_waiting(&self) -> bool {
+        self.residency.anyone_waiting()
     }
 
     /// Whether events may be queued here for `key`: its worker runs, or its
@@ -90,10 +91,13 @@ impl Scheduler {
             .is_some_and(|s| s.lock().status() == ActorStatus::Resident)
     }
 
-    /// The worker threads, for the node's tests.
+    /// For the node's tests: whether the system refuses to start new
+    /// worker threads, as it does when out of threads.
     #[cfg(test)]
-    pub(crate) fn threads(&self) -> &WorkerThreads<WorkerRun> {
-        &self.threads
+    pub(crate) fn refuse_new_threads(&self, refuse: bool) {
+        self.threads
+            .refuse_new
+            .store(refuse, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// After the shutdown released every actor: the worker threads waiting
@@ -288,28 +292,6 @@ impl Scheduler {
         Some(Self::unstarted(id, slot, no))
     }
 
-    /// The idle sweep's look at one mailbox, under one lock so that an
-    /// actor that got a job meanwhile is left alone: if its worker has been
-    /// parked for `hibernate_after`, asks it to hibernate; otherwise, if for
-    /// `rest_after` and its database is still open, closes it on this thread
-    /// (ADR 045). Returns whether it closed a database.
-    pub(crate) fn sweep_parked(
-        self: &Arc<Self>,
-        mailbox: &Arc<Mailbox>,
-        rest_after: Duration,
-        hibernate_after: Duration,
-    ) -> bool {
-        let mut inner = mailbox.lock();
-        let Some(parked_for) = inner.parked().map(|p| p.since.elapsed()) else {
-            return false;
-        };
-        if parked_for >= hibernate_after {
-            self.send_hibernate(mailbox, inner);
-            return false;
-        }
-        parked_for >= rest_after && inner.rest_parked()
-    }
-
     /// Asks a resident's worker to hibernate after what it has queued; never
     /// starts a worker for it (a parked one goes on to hibernate).
     fn ask_to_hibernate(self: &Arc<Self>, victim: &Arc<Mailbox>) {
@@ -318,7 +300,7 @@ impl Scheduler {
 
     /// Queues a hibernation for the worker of `mailbox` (whose lock `inner`
     /// is), resuming it if it is parked; nothing when it has no worker.
-    fn send_hibernate(self: &Arc<Self>, mailbox: &Mailbox, mut inner: MutexGuard<'_, MailboxState>) {
+    pub(super) fn send_hibernate(self: &Arc<Self>, mailbox: &Mailbox, mut inner: MutexGuard<'_, MailboxState>) {
         let Some(tx) = inner.sender() else { return };
         let (done, _) = tokio::sync::oneshot::channel();
         if tx.send(Job::new(WorkerJob::Hibernate { done }, Vec::new())).is_ok()

@@ -158,8 +158,10 @@ impl MailboxState {
         self.sender = Some(tx);
     }
 
-    /// Its worker gave back its thread and waits here for the next job (ADR 044).
-    pub(crate) fn park(&mut self, parked: ParkedWorker) {
+    /// Its worker gave back its thread and waits here for the next job (ADR
+    /// 044); only through [`Mailbox::park_unless_queued`], which looks for a
+    /// job that came first.
+    fn park(&mut self, parked: ParkedWorker) {
         self.parked = Some(parked);
     }
 
@@ -229,6 +231,29 @@ impl Mailbox {
         on_leaving();
         inner.worker_left();
         None
+    }
+
+    /// Its worker parks: it gives back its thread and waits here for the
+    /// next job (ADR 044), unless a job came meanwhile. Under the mailbox's
+    /// lock, so that a job enqueued from now on finds the worker parked and
+    /// resumes it, `queued` looks at the worker's jobs once more; when it
+    /// finds none, `park` makes what the mailbox keeps of the run.
+    ///
+    /// # Errors
+    /// A job came: the run comes back with it, for the worker to go on with
+    /// (boxed: a race, rarely taken, and the run is large).
+    pub(crate) fn park_unless_queued<R>(
+        &self,
+        mut run: R,
+        queued: impl FnOnce(&mut R) -> Option<Job>,
+        park: impl FnOnce(R) -> ParkedWorker,
+    ) -> Result<(), Box<(R, Job)>> {
+        let mut inner = self.lock();
+        if let Some(job) = queued(&mut run) {
+            return Err(Box::new((run, job)));
+        }
+        inner.park(park(run));
+        Ok(())
     }
 
     /// A hibernation: under the mailbox's lock, `close` closes the actor's

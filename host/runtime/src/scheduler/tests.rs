@@ -189,14 +189,24 @@ impl ParkingRun {
         }
         let _ = self.seen.send(format!("{} parks", self.mailbox.key.name));
         let mailbox = Arc::clone(&self.mailbox);
-        mailbox.lock().park(super::ParkedWorker {
+        match mailbox.park_unless_queued(self, |run| run.jobs.try_recv().ok(), ParkingRun::into_parked) {
+            Ok(()) => WorkerEnd::Parked,
+            Err(came) => {
+                let (run, _job) = *came;
+                let _ = run.seen.send(format!("{} found a job instead", run.mailbox.key.name));
+                WorkerEnd::Left
+            }
+        }
+    }
+
+    fn into_parked(self) -> super::ParkedWorker {
+        super::ParkedWorker {
             worker: self.id,
             since: Instant::now(),
             rested: false,
             runs_here: false,
             run: Box::new(self),
-        });
-        WorkerEnd::Parked
+        }
     }
 }
 
@@ -267,11 +277,12 @@ fn the_idle_sweep_rests_a_parked_worker_once_then_hibernates_it() {
     let mailbox = s.mailbox(&key("a"));
     until("the worker parks", || mailbox.lock().parked().is_some());
     let hour = Duration::from_secs(3_600);
-    assert!(s.sweep_parked(&mailbox, Duration::ZERO, hour), "rested");
-    assert!(!s.sweep_parked(&mailbox, Duration::ZERO, hour), "not twice");
+    assert_eq!(s.sweep_idle(Duration::ZERO, hour), 1, "rested");
+    assert_eq!(s.sweep_idle(Duration::ZERO, hour), 0, "not twice");
     assert_eq!(rests.load(Ordering::SeqCst), 1);
-    assert!(
-        !s.sweep_parked(&mailbox, Duration::ZERO, Duration::ZERO),
+    assert_eq!(
+        s.sweep_idle(Duration::ZERO, Duration::ZERO),
+        0,
         "a hibernation closes nothing here"
     );
     until("the resumed worker hibernates and leaves", || !s.has_queue(&key("a")));
@@ -280,12 +291,12 @@ fn the_idle_sweep_rests_a_parked_worker_once_then_hibernates_it() {
 #[test]
 fn a_worker_no_thread_takes_has_its_jobs_answered_and_leaves_no_queue() {
     let (s, seen) = scheduler(4, Duration::from_secs(60), &Arc::default());
-    s.threads().refuse_new.store(true, Ordering::SeqCst);
+    s.refuse_new_threads(true);
     let (job, heard) = alarm();
     assert!(s.enqueue(&key("a"), job, false).is_ok());
     assert_eq!(heard.blocking_recv(), Ok(false), "the alarm is answered as not run");
     assert!(!s.has_queue(&key("a")), "no worker holds the mailbox");
-    s.threads().refuse_new.store(false, Ordering::SeqCst);
+    s.refuse_new_threads(false);
     let (job, _) = alarm();
     assert!(s.enqueue(&key("a"), job, false).is_ok());
     assert_eq!(
@@ -352,4 +363,32 @@ fn a_worker_leaves_only_when_nothing_came_for_it() {
     assert!(!left && mailbox.lock().has_worker(), "the worker stays for it");
     assert!(mailbox.leave_unless_queued(&rx, || left = true).is_none());
     assert!(left && !mailbox.lock().has_worker(), "then it leaves");
+}
+
+#[test]
+fn a_worker_parks_only_when_nothing_came_for_it() {
+    let mailbox = Arc::new(super::Mailbox::new(key("a")));
+    let (tx, rx) = mpsc::channel();
+    mailbox.lock().worker_given(tx.clone());
+    let (seen, _) = mpsc::channel();
+    let run = ParkingRun {
+        mailbox: Arc::clone(&mailbox),
+        jobs: rx,
+        id: 1,
+        seen,
+        rests: Arc::default(),
+    };
+    let (job, _) = alarm();
+    assert!(tx.send(job).is_ok());
+    let Err(came) = mailbox.park_unless_queued(run, |run| run.jobs.try_recv().ok(), ParkingRun::into_parked) else {
+        panic!("a worker with a job waiting does not park");
+    };
+    let (run, _job) = *came;
+    assert!(mailbox.lock().parked().is_none(), "nothing parked while a job came");
+    assert!(
+        mailbox
+            .park_unless_queued(run, |run| run.jobs.try_recv().ok(), ParkingRun::into_parked)
+            .is_ok()
+    );
+    assert!(mailbox.lock().parked().is_some(), "then it parks");
 }

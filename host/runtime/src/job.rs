@@ -153,7 +153,7 @@ pub(crate) enum HostJob {
     /// The admin API's delete of one node's actor (works when its database
     /// cannot be opened).
     AdminDelete {
-        done: oneshot::Sender<Result<AdminDeleted, String>>,
+        done: oneshot::Sender<Result<AdminDeleted, crate::error::RuntimeError>>,
     },
     /// Put the state at an earlier position on the actor's head (ADR 064);
     /// the instance is dropped after it.

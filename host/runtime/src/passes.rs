@@ -237,7 +237,7 @@ pub(crate) fn expiry_pass(host: &Arc<Host>) -> ExpiryPass {
     let mut candidates = Vec::new();
     // Versions listed this pass: a skipped version no longer listed is dropped,
     // so the skip list never outgrows the records.
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = HashMap::new();
     for ((app, class), limit) in limits {
         let prefix = crate::keys::owners_of_class(&app, &class);
         let listed = match c.bucket.list(&prefix) {
@@ -248,7 +248,7 @@ pub(crate) fn expiry_pass(host: &Arc<Host>) -> ExpiryPass {
             }
         };
         for m in listed {
-            seen.insert((m.key.clone(), m.etag.clone()));
+            seen.insert(m.key.clone(), m.etag.clone());
             let Some(key) = crate::keys::actor_of_owner(&app, &class, &m.key) else {
                 continue;
             };

@@ -17,6 +17,15 @@ pub(crate) enum DeleteError {
     NotRecorded(#[from] StorageError),
 }
 
+impl From<DeleteError> for crate::error::RuntimeError {
+    fn from(e: DeleteError) -> Self {
+        match e {
+            DeleteError::NotResident => crate::error::RuntimeError::host(e.to_string()),
+            DeleteError::NotRecorded(e) => crate::error::RuntimeError::Storage(Box::new(e)),
+        }
+    }
+}
+
 impl ActorCell {
     /// The reset (unless the event already recorded it), then the history
     /// collected, the hold released and the local files removed, then

@@ -94,13 +94,13 @@ impl<'a> Admin<'a> {
     /// [`RuntimeError::TablesTooLarge`], [`RuntimeError::TablesTooSlow`].
     pub fn tables(&self, key: &ActorKey) -> Result<Vec<(String, QueryResult)>, RuntimeError> {
         if !actor_exists(self.host, key) {
-            return Err(RuntimeError::Event(format!("no such actor: {key} has no database")));
+            return Err(RuntimeError::NoSuchActor(key.clone()));
         }
         let (tx, rx) = oneshot::channel();
         self.host
             .enqueue(key, Job::new(HostJob::Inspect { reply: tx }, Vec::new()));
         rx.blocking_recv()
-            .map_err(|_| RuntimeError::Host("the actor's worker stopped".into()))?
+            .map_err(|_| RuntimeError::host("the actor's worker stopped before it answered"))?
     }
 
     /// Runs `read` on a read-only connection to the actor's database on this
@@ -147,8 +147,7 @@ impl<'a> Admin<'a> {
         self.host
             .enqueue(key, Job::new(HostJob::AdminDelete { done: tx }, Vec::new()));
         rx.blocking_recv()
-            .map_err(|_| RuntimeError::Host("the actor's worker stopped".into()))?
-            .map_err(RuntimeError::Event)
+            .map_err(|_| RuntimeError::host("the actor's worker stopped before it answered"))?
     }
 
     /// Restores an actor of this cluster node to `to` (ADR 064): in its
@@ -168,7 +167,7 @@ impl<'a> Admin<'a> {
         self.host
             .enqueue(key, Job::new(HostJob::Restore { to, done: tx }, Vec::new()));
         rx.blocking_recv()
-            .map_err(|_| RuntimeError::Host("the actor's worker stopped".into()))?
+            .map_err(|_| RuntimeError::host("the actor's worker stopped before it answered"))?
     }
 
     /// How many actors are resident now.

@@ -534,10 +534,14 @@ impl Holding for Replicated {
             .restore_to(to, &|n| cluster.is_live(n))
             .map_err(|e| super::restore_error(&self.key, e))?;
         super::write_restored(&self.db_path, &image).map_err(|e| {
-            crate::error::RuntimeError::Host(format!(
-                "{} was restored in the bucket, but its local copy could not be written ({e}); its next event restores it from the bucket",
-                self.key
-            ))
+            crate::error::RuntimeError::host_from(
+                format!(
+                    "{} was restored in the bucket, but its local copy could not be written ({e}); its next event \
+                     restores it from the bucket",
+                    self.key
+                ),
+                e,
+            )
         })?;
         note_head(&self.db_path, Some(at));
         // The restored state's own alarm (its database says), for the index.

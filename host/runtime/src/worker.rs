@@ -182,13 +182,7 @@ impl Run {
     }
 
     fn into_parked(self, runs_here: bool) -> ParkedWorker {
-        ParkedWorker {
-            worker: self.id,
-            since: Instant::now(),
-            rested: false,
-            runs_here,
-            run: Box::new(self),
-        }
+        ParkedWorker::new(self.id, runs_here, Box::new(self))
     }
 }
 

@@ -77,11 +77,11 @@ impl ActorCell {
     /// forgotten once its files are gone, and it is marked deleted.
     pub(super) fn mark_deleted(&self, files_removed: bool) {
         let key = &self.mailbox.key;
-        self.mailbox.lock().next_generation();
+        self.mailbox.next_generation();
         self.host.close_sockets_of_deleted(key);
         if files_removed {
             let _ = self.host.alarms().remove(key);
         }
-        self.mailbox.lock().deleted();
+        self.mailbox.deleted();
     }
 }

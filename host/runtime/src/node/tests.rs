@@ -87,12 +87,12 @@ fn a_parked_worker_that_finds_no_thread_answers_503_and_its_actor_wakes_later_wi
     let host = rt.host();
     let slot = host.scheduler().mailbox(&key);
     for _ in 0..1_000 {
-        if slot.lock().parked().is_some() {
+        if slot.parked_runs_here().is_some() {
             break;
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    assert!(slot.lock().parked().is_some(), "the idle worker parks within 10 s");
+    assert!(slot.parked_runs_here().is_some(), "the idle worker parks within 10 s");
 
     // Through the runtime's own waiter, as the dev server waits.
     host.scheduler().refuse_new_threads(true);
@@ -149,7 +149,7 @@ fn a_rested_actor_s_next_request_runs_on_a_thread_of_the_node_s() {
     let host = rt.host();
     let slot = host.scheduler().mailbox(&key);
     assert!(
-        slot.lock().parked().is_some_and(|p| p.runs_here),
+        slot.parked_runs_here() == Some(true),
         "parked, its next request to run here"
     );
     assert_eq!(

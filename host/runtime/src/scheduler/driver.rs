@@ -145,7 +145,7 @@ impl Scheduler {
                         // An actor whose database the idle sweep closed
                         // reopens it on a thread of the node's, not the
                         // receiving one (ADR 059).
-                        Some(parked) if here && parked.runs_here && !parked.rested => {
+                        Some(parked) if here && parked.runs_here() && !parked.rested() => {
                             drop(inner);
                             self.run_here(&slot, parked);
                         }
@@ -254,7 +254,7 @@ impl Scheduler {
     /// received: it runs on this thread, as the receiving one (ADR 048),
     /// and what it does not run here goes on on a thread of the node's.
     fn run_here(self: &Arc<Self>, slot: &Mailbox, parked: ParkedWorker) {
-        if let Resumed::ToThread(parked) = parked.run.resume_here() {
+        if let Resumed::ToThread(parked) = parked.into_run().resume_here() {
             let mut inner = slot.lock();
             if let Some(unstarted) = self.resume_worker(slot, &mut inner, parked) {
                 drop(inner);
@@ -278,11 +278,11 @@ impl Scheduler {
         inner: &mut MailboxState,
         parked: ParkedWorker,
     ) -> Option<Unstarted> {
-        let id = parked.worker;
+        let id = parked.worker();
         let run = WorkerRun::Resume {
             scheduler: self.clone(),
             id,
-            run: parked.run,
+            run: parked.into_run(),
         };
         let no = self.threads.run(run).err()?;
         // The run goes with its cell: the actor's files are closed (a

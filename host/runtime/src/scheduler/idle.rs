@@ -29,7 +29,7 @@ impl Scheduler {
     /// (ADR 045). Returns whether it closed a database.
     fn sweep_parked(self: &Arc<Self>, mailbox: &Arc<Mailbox>, rest_after: Duration, hibernate_after: Duration) -> bool {
         let mut inner = mailbox.lock();
-        let Some(parked_for) = inner.parked().map(|p| p.since.elapsed()) else {
+        let Some(parked_for) = inner.parked().map(|p| p.since().elapsed()) else {
             return false;
         };
         if parked_for >= hibernate_after {

@@ -200,13 +200,7 @@ impl ParkingRun {
     }
 
     fn into_parked(self) -> super::ParkedWorker {
-        super::ParkedWorker {
-            worker: self.id,
-            since: Instant::now(),
-            rested: false,
-            runs_here: false,
-            run: Box::new(self),
-        }
+        super::ParkedWorker::new(self.id, false, Box::new(self))
     }
 }
 

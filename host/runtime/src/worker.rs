@@ -47,22 +47,20 @@ fn serve(mut run: Run) -> WorkerEnd {
         } else {
             run.host.config().idle_timeout
         };
-        // Only a resident actor has something to keep while parked, and only
-        // with a long idle timeout does the idle sweep hibernate it (ADR 044).
+        let when_idle = run.when_idle(idle);
         let park_now = ran_quick_read
-            && reads_here.now(|| run.slot.overlap.recent())
             && run.host.runs_requests_here()
-            && run.cell.is_resident()
-            && idle >= PARK_FROM_IDLE_TIMEOUT;
+            && run.requests_run_here_now()
+            && when_idle == WhenIdle::Park;
         let waited = match run.first.take() {
             Some(job) => Ok(job),
-            None => spin_then_wait(&run.rx, idle, &run.cell, park_now),
+            None => spin_then_wait(&run.rx, idle, when_idle, park_now),
         };
         let job = match waited {
             Ok(job) => job,
             Err(Waited::Idle) => {
                 // A request after a quick read runs on the receiving thread.
-                let runs_here = ran_quick_read && reads_here.now(|| run.slot.overlap.recent());
+                let runs_here = ran_quick_read && run.requests_run_here_now();
                 match run.park(runs_here) {
                     Ok(()) => return WorkerEnd::Parked,
                     Err(came) => {
@@ -108,7 +106,7 @@ fn serve(mut run: Run) -> WorkerEnd {
                 // client's would after any pause, and a test sees where
                 // requests run without racing the park (ADR 048).
                 if park_now {
-                    let runs_here = reads_here.now(|| run.slot.overlap.recent());
+                    let runs_here = run.requests_run_here_now();
                     match run.park(runs_here) {
                         Ok(()) => {
                             let _ = done.send(());
@@ -132,9 +130,7 @@ fn serve(mut run: Run) -> WorkerEnd {
         // (ADR 059).
         let measured = reads_here
             .quick()
-            .filter(|_| {
-                job.kind.is_request() && run.host.runs_requests_here() && reads_here.now(|| run.slot.overlap.recent())
-            })
+            .filter(|_| job.kind.is_request() && run.host.runs_requests_here() && run.requests_run_here_now())
             .map(|quick| (Instant::now(), run.cell.db_version(), quick));
         run.cell.run_job(job);
         ran_quick_read = measured.is_some_and(|(started, version, quick)| {
@@ -170,6 +166,31 @@ struct Run {
 }
 
 impl Run {
+    /// Whether a request may run on the thread that receives it now, by the
+    /// node's rule (`RuntimeConfig::reads_here`): by default while this
+    /// actor's requests overlap (ADR 048, ADR 059).
+    fn requests_run_here_now(&self) -> bool {
+        self.host.config().reads_here.now(|| self.slot.overlap.recent())
+    }
+
+    /// What the worker does once it has waited [`RELEASE_AFTER`] with an
+    /// idle timeout of `idle` (ADR 044).
+    fn when_idle(&self, idle: Duration) -> WhenIdle {
+        if !self.cell.is_resident() {
+            // A worker whose actor is not open here (absent, held
+            // elsewhere, given up, failed to open) has nothing to keep: it
+            // ends now rather than hold a thread and a resident place for
+            // the idle timeout, and the next job starts another.
+            WhenIdle::Leave
+        } else if idle >= PARK_FROM_IDLE_TIMEOUT {
+            // Only with a long idle timeout does the idle sweep hibernate
+            // a parked actor in time.
+            WhenIdle::Park
+        } else {
+            WhenIdle::WaitOn
+        }
+    }
+
     /// Parks the run in its mailbox unless a job came
     /// ([`Mailbox::park_unless_queued`]); `runs_here`: the next request
     /// may run on the thread that receives it.
@@ -209,7 +230,7 @@ impl ParkedRun for Run {
                     }
                     // Once requests stop overlapping, the next goes to the
                     // worker's thread, which then looks for the one after.
-                    let here = run.host.config().reads_here.now(|| run.slot.overlap.recent());
+                    let here = run.requests_run_here_now();
                     match run.park(here) {
                         Ok(()) => return Resumed::Parked,
                         Err(came) => {
@@ -264,6 +285,18 @@ impl ParkedRun for Run {
     }
 }
 
+/// What a worker does once it has waited [`RELEASE_AFTER`] for a job.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum WhenIdle {
+    /// Its actor is not open here: it leaves.
+    Leave,
+    /// Its actor is resident and the idle timeout is long: it parks.
+    Park,
+    /// Its actor is resident and the idle timeout short: it keeps its
+    /// thread and waits on, then hibernates the actor itself.
+    WaitOn,
+}
+
 /// Why [`spin_then_wait`] came back without a job.
 enum Waited {
     /// The idle timeout passed: the actor hibernates.
@@ -287,13 +320,18 @@ impl From<mpsc::RecvTimeoutError> for Waited {
 /// Waits for the next job. A busy actor's next event often comes within
 /// microseconds (one client, request after request); parking the thread and
 /// waking it again costs more than that, so look briefly before parking.
-/// After [`RELEASE_AFTER`] of waiting, a resident actor's worker parks
-/// (ADR 044); another waits on until `idle`.
+/// After [`RELEASE_AFTER`] of waiting, the worker does what `when_idle`
+/// says (ADR 044).
 /// With `park_now` (a quick read just ran, on a single node, and the actor
 /// is resident with a long idle timeout), the worker parks as soon as
 /// nothing waits: the next request runs on the thread that received it
 /// (ADR 048).
-fn spin_then_wait(rx: &mpsc::Receiver<Job>, idle: Duration, cell: &ActorCell, park_now: bool) -> Result<Job, Waited> {
+fn spin_then_wait(
+    rx: &mpsc::Receiver<Job>,
+    idle: Duration,
+    when_idle: WhenIdle,
+    park_now: bool,
+) -> Result<Job, Waited> {
     if park_now {
         return match rx.try_recv() {
             Ok(job) => Ok(job),
@@ -313,20 +351,11 @@ fn spin_then_wait(rx: &mpsc::Receiver<Job>, idle: Duration, cell: &ActorCell, pa
         return rx.recv_timeout(idle).map_err(Waited::from);
     }
     match rx.recv_timeout(RELEASE_AFTER) {
-        Err(mpsc::RecvTimeoutError::Timeout) => {
-            // Only a resident actor has something to keep while its worker
-            // parks. A worker whose actor is not open here (absent, held
-            // elsewhere, given up, failed to open) has nothing to keep: it
-            // ends now rather than hold a thread and a resident place for
-            // the idle timeout, and the next job starts another.
-            if !cell.is_resident() {
-                return Err(Waited::Timeout);
-            }
-            if idle >= PARK_FROM_IDLE_TIMEOUT {
-                return Err(Waited::Idle);
-            }
-            rx.recv_timeout(idle - RELEASE_AFTER).map_err(Waited::from)
-        }
+        Err(mpsc::RecvTimeoutError::Timeout) => match when_idle {
+            WhenIdle::Leave => Err(Waited::Timeout),
+            WhenIdle::Park => Err(Waited::Idle),
+            WhenIdle::WaitOn => rx.recv_timeout(idle - RELEASE_AFTER).map_err(Waited::from),
+        },
         got => got.map_err(Waited::from),
     }
 }

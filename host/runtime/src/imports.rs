@@ -38,13 +38,19 @@ pub(crate) trait NodeServices: Send + Sync {
     /// Sends to one of the actor's sockets.
     ///
     /// # Errors
-    /// The socket is not the actor's, or not open.
-    fn socket_send(&self, key: &ActorKey, id: u64, msg: SocketMessage) -> Result<(), ()>;
+    /// The socket is not the actor's or not open, or its client stopped reading.
+    fn socket_send(&self, key: &ActorKey, id: u64, msg: SocketMessage) -> Result<(), crate::sockets::SocketGone>;
     /// Closes one of the actor's sockets; its close event comes after this event.
     ///
     /// # Errors
     /// The socket is not the actor's, or not open.
-    fn socket_close(&self, key: &ActorKey, id: u64, code: u16, reason: String) -> Result<(), ()>;
+    fn socket_close(
+        &self,
+        key: &ActorKey,
+        id: u64,
+        code: u16,
+        reason: String,
+    ) -> Result<(), crate::sockets::SocketGone>;
     /// The actor's open sockets.
     fn sockets_of(&self, key: &ActorKey) -> Vec<u64>;
     /// Calls another actor of the app and waits up to `limit`.
@@ -579,14 +585,16 @@ impl sockets::Host for HostState {
         Ok(self
             .node
             .socket_send(&self.key, socket, msg)
-            .map_err(|()| sockets::SocketError::NotOpen))
+            // Either way the guest's socket is no longer open.
+            .map_err(|_gone| sockets::SocketError::NotOpen))
     }
 
     fn close(&mut self, socket: u64, code: u16, reason: String) -> R<Result<(), sockets::SocketError>> {
         Ok(self
             .node
             .socket_close(&self.key, socket, code, reason)
-            .map_err(|()| sockets::SocketError::NotOpen))
+            // Either way the guest's socket is no longer open.
+            .map_err(|_gone| sockets::SocketError::NotOpen))
     }
 
     fn open_sockets(&mut self) -> R<Vec<u64>> {
@@ -618,7 +626,7 @@ impl http::Host for HostState {}
 impl http::HostResponseOutparam for HostState {
     fn set(&mut self, out: Resource<Outparam>, response: http::Response) -> R<()> {
         let op = self.table.delete(out)?;
-        let tx = op.tx.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+        let tx = crate::unpoisoned::lock(&op.tx).take();
         if let Some(tx) = tx {
             let _ = tx.send(HttpResponse {
                 status: response.status,

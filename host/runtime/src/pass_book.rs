@@ -3,8 +3,9 @@
 //! owns its lock, and none is held while a pass waits on the bucket.
 
 use crate::bucket::ETag;
+use crate::unpoisoned::lock;
 use std::collections::{HashMap, HashSet};
-use std::sync::{Mutex, MutexGuard, PoisonError, mpsc};
+use std::sync::{Mutex, mpsc};
 
 /// An app and a class, as `expire-after-idle` is set for them.
 pub(crate) type AppClass = (String, String);
@@ -25,10 +26,6 @@ pub(crate) struct PassBook {
     /// Apps whose serving mark this node process wrote, by the lease epoch
     /// it named (ADR 077): written once per epoch.
     serving_marked: Mutex<HashMap<String, u64>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl PassBook {

@@ -349,6 +349,6 @@ impl Mailbox {
     /// Its state, under its lock: for the scheduler, whose transitions
     /// take several steps under one lock.
     pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, MailboxState> {
-        self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        crate::unpoisoned::lock(&self.inner)
     }
 }

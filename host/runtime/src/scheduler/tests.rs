@@ -63,10 +63,7 @@ fn noting_worker(seen: mpsc::Sender<String>, idle: Duration, stubborn: Arc<Atomi
                 _ => "other",
             };
             kept.push(job);
-            let _ = seen
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .send(format!("{} {label}", mailbox.key.name));
+            let _ = crate::unpoisoned::lock(&seen).send(format!("{} {label}", mailbox.key.name));
         }
     })
 }
@@ -232,7 +229,7 @@ fn parking_scheduler() -> (
     let rests = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let (tx, counted) = (Mutex::new(tx), Arc::clone(&rests));
     let start: StartWorker = Box::new(move |mailbox, jobs, id| {
-        let seen = tx.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        let seen = crate::unpoisoned::lock(&tx).clone();
         ParkingRun {
             mailbox: Arc::clone(mailbox),
             jobs,

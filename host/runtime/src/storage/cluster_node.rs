@@ -159,7 +159,7 @@ impl ClusterStorage {
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some(copy) = found.get(i) else { break };
                         let done = self.clean_copy(copy);
-                        let mut t = total.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                        let mut t = crate::unpoisoned::lock(&total);
                         t.set_aside += done.set_aside;
                         t.not_the_head += done.not_the_head;
                         t.removals += done.removals;

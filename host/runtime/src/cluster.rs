@@ -7,6 +7,7 @@ use crate::address::ActorKey;
 use crate::bucket::ObjectStore;
 use crate::job::Job;
 use crate::liveness::{InProcessLiveness, Liveness, LivenessError};
+use crate::unpoisoned::lock;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 
@@ -22,10 +23,6 @@ pub struct Cluster {
     /// A rule broken on purpose, for the process simulation (never set
     /// outside tests; ADR 031).
     broken: Mutex<Option<crate::replica::Broken>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Cluster {

@@ -22,8 +22,11 @@ pub enum RuntimeError {
         /// The classes it has.
         known: String,
     },
-    /// The class is `existing` and the actor does not exist.
-    #[error("no such actor: {0} (its class is `existing`: only calls from the app create actors)")]
+    /// The actor does not exist (and the operation does not create it: an
+    /// `existing` class's request, or an admin read).
+    #[error(
+        "no such actor: {0} has no state here (an `existing` class's actors are created only by calls from the app)"
+    )]
     NoSuchActor(ActorKey),
     /// The class is `internal`.
     #[error("class {0} is internal: it takes calls from the app's actors only")]
@@ -53,9 +56,15 @@ pub enum RuntimeError {
     /// Reading the actor's tables took longer than the admin API's dump may.
     #[error("{0}")]
     TablesTooSlow(String),
-    /// The event did not complete.
-    #[error("{0}")]
-    Event(String),
+    /// The event or the host's job on the actor did not complete: `kind`
+    /// says why, as the event's own answer would have named it.
+    #[error("{message}")]
+    Event {
+        /// Why, as answers name it (`storage` failures keep theirs).
+        kind: FailureKind,
+        /// What happened and what to do.
+        message: String,
+    },
     /// An argument the API refuses; the message says what to give instead.
     #[error("{0}")]
     BadArgument(String),
@@ -63,8 +72,14 @@ pub enum RuntimeError {
     #[error("{0} needs a cluster node (Runtime::new_node); this is a single node")]
     NeedsCluster(&'static str),
     /// The host failed.
-    #[error("host failure: {0}")]
-    Host(String),
+    #[error("host failure: {message}")]
+    Host {
+        /// What failed.
+        message: String,
+        /// The failure beneath it (wasmtime's, the system's), when there is one.
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
     /// Another node process holds the actor, so this node cannot run the
     /// operation itself; the caller may carry it to `address`, where the
     /// holder answers HTTP (ADR 028), or retry once the hold lapses.
@@ -88,6 +103,33 @@ pub struct HeldElsewhere {
 }
 
 impl RuntimeError {
+    /// A host failure with nothing beneath it.
+    pub(crate) fn host(message: impl Into<String>) -> Self {
+        RuntimeError::Host {
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// A host failure caused by `source`.
+    pub(crate) fn host_from(
+        message: impl Into<String>,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync>>,
+    ) -> Self {
+        RuntimeError::Host {
+            message: message.into(),
+            source: Some(source.into()),
+        }
+    }
+
+    /// The event's (or job's) failure, of `kind`.
+    pub(crate) fn event(kind: FailureKind, message: impl Into<String>) -> Self {
+        RuntimeError::Event {
+            kind,
+            message: message.into(),
+        }
+    }
+
     /// Its kind, as answers and tests name it (the shim's JSON errors carry
     /// it as `kind`).
     pub fn kind(&self) -> FailureKind {
@@ -102,10 +144,10 @@ impl RuntimeError {
             RuntimeError::NoSuchSocket(_) => FailureKind::NoSuchSocket,
             RuntimeError::TablesTooLarge(_) => FailureKind::TablesTooLarge,
             RuntimeError::TablesTooSlow(_) => FailureKind::TablesTooSlow,
-            RuntimeError::Event(_) => FailureKind::Event,
+            RuntimeError::Event { kind, .. } => *kind,
             RuntimeError::BadArgument(_) => FailureKind::BadArgument,
             RuntimeError::NeedsCluster(_) => FailureKind::NeedsCluster,
-            RuntimeError::Host(_) => FailureKind::Host,
+            RuntimeError::Host { .. } => FailureKind::Host,
             RuntimeError::HolderUnreachable(_) => FailureKind::HolderUnreachable,
             RuntimeError::Storage(e) => e.kind(),
         }

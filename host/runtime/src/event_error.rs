@@ -126,7 +126,7 @@ fn fail_guest_event(event: GuestEvent, why: &EventError) {
 fn fail_host_job(job: HostJob, why: &EventError) {
     match job {
         HostJob::Inspect { reply } => {
-            let _ = reply.send(Err(crate::error::RuntimeError::Event(why.to_string())));
+            let _ = reply.send(Err(why.to_runtime_error()));
         }
         HostJob::LentRead { read } => read(Err(crate::actor_db::LentReadError::NotRun {
             kind: why.kind(),
@@ -135,10 +135,10 @@ fn fail_host_job(job: HostJob, why: &EventError) {
         // The request stays in the bucket for a later pass.
         HostJob::OperatorDelete { .. } => {}
         HostJob::AdminDelete { done } => {
-            let _ = done.send(Err(why.to_string()));
+            let _ = done.send(Err(why.to_runtime_error()));
         }
         HostJob::Restore { done, .. } => {
-            let _ = done.send(Err(crate::error::RuntimeError::Event(why.to_string())));
+            let _ = done.send(Err(why.to_runtime_error()));
         }
         HostJob::Expire { done, .. } => {
             let _ = done.send(false);
@@ -157,7 +157,26 @@ impl From<EventError> for crate::error::RuntimeError {
                 RuntimeError::HolderUnreachable(Box::new(HeldElsewhere { key, node, address }))
             }
             EventError::Storage(e) => RuntimeError::Storage(Box::new(e)),
-            e => RuntimeError::Event(e.to_string()),
+            e => RuntimeError::event(e.kind(), e.to_string()),
+        }
+    }
+}
+
+impl EventError {
+    /// The API's error for a job this failure kept from running, its kind
+    /// kept (a job's answer has only a borrow of the failure: it is shared
+    /// by every job the failure answers).
+    fn to_runtime_error(&self) -> crate::error::RuntimeError {
+        use crate::error::{HeldElsewhere, RuntimeError};
+        match self {
+            EventError::Storage(StorageError::HolderUnreachable { key, node, address }) => {
+                RuntimeError::HolderUnreachable(Box::new(HeldElsewhere {
+                    key: key.clone(),
+                    node: node.clone(),
+                    address: address.clone(),
+                }))
+            }
+            e => RuntimeError::event(e.kind(), e.to_string()),
         }
     }
 }

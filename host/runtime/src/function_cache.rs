@@ -8,6 +8,7 @@
 //! `serve` and every harness (SQLite's locking makes that safe). A broken or
 //! missing file only costs compile time: every failure is a cache miss.
 
+use crate::unpoisoned::lock;
 use rusqlite::{Connection, OptionalExtension};
 use sha2::{Digest, Sha256};
 use std::borrow::Cow;
@@ -43,10 +44,6 @@ impl std::fmt::Debug for FunctionCache {
             .field("dir", &self.dir)
             .finish_non_exhaustive()
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Opens (or creates) the cache's file in `dir`.

@@ -176,7 +176,7 @@ pub(crate) fn run_event(host: &Arc<Host>, res: &mut Resident, kind: GuestEvent, 
                 body: req.body,
             };
             let r = events.call_on_request(&mut res.store, &wreq, out);
-            let unanswered = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
+            let unanswered = crate::unpoisoned::lock(&slot).take();
             match r {
                 Ok(()) => {
                     if let Some(tx) = unanswered {
@@ -255,7 +255,7 @@ pub(crate) fn run_event(host: &Arc<Host>, res: &mut Resident, kind: GuestEvent, 
 }
 
 pub(crate) fn fail_slot(slot: &ResponseSlot, why: &str) -> Outcome {
-    if let Some(tx) = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take() {
+    if let Some(tx) = crate::unpoisoned::lock(slot).take() {
         let _ = tx.send(HttpResponse::host_failure(FailureKind::Guest, why));
     }
     Outcome {

@@ -6,7 +6,6 @@
 //! thread to do it, so this looks once a second.
 
 use crate::node::Host;
-use crate::scheduler::Mailbox;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -53,11 +52,7 @@ fn sweep(host: &Arc<Host>) -> usize {
     // than its time parked.
     let idle = host.config().idle_timeout.saturating_sub(crate::worker::RELEASE_AFTER);
     let rest = REST_AFTER.saturating_sub(crate::worker::RELEASE_AFTER);
-    let mailboxes: Vec<Arc<Mailbox>> = host.scheduler().mailboxes().all();
-    mailboxes
-        .iter()
-        .filter(|mailbox| host.scheduler().sweep_parked(mailbox, rest, idle))
-        .count()
+    host.scheduler().sweep_idle(rest, idle)
 }
 
 /// How many databases the sweep closes before it gives what they freed back

@@ -4,25 +4,40 @@
 use crate::actor_db::{ActorDb, META_ALARM};
 use crate::address::ActorKey;
 use crate::alarm_index::AlarmIndex;
-use crate::bindings::{alarms, calls, context, http, sockets, storage, types};
+use crate::bindings::types;
 use crate::clock::Clock;
-use crate::deletion::{DeleteHow, parse_deletion_record};
-use crate::http_types::{HttpResponse, SocketMessage};
+use crate::deletion::DeleteHow;
+use crate::http_types::SocketMessage;
 use crate::job::CallFailure;
 use crate::metrics::Metrics;
 use crate::metrics::{DELETE_FAILURES_TOTAL, DELETES_TOTAL};
-use crate::outparam::Outparam;
-use crate::sql_types::{QueryResult, SqlError, SqlValue, refusals};
+use crate::sql_types::{SqlError, refusals};
 use crate::storage::OpenActor;
 use crate::storage::StorageError;
 use crate::storage::open_actor::Durability;
 use std::sync::Arc;
 use wasmtime::StoreLimits;
-use wasmtime::component::{Resource, ResourceTable};
+use wasmtime::component::ResourceTable;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
+mod alarms;
+mod calls;
+mod context;
 mod history;
+mod http;
+mod sockets;
+mod storage;
+mod values;
+
+use values::to_wit_error;
+
+/// What the imports answer the guest: a trap, or the call's result.
+type R<T> = wasmtime::Result<T>;
+
+/// Why the guest stopped when the fault `crash-after-answer` stopped it.
+pub(crate) const CRASHED_AFTER_ANSWER: &str =
+    "the host crashed right after the answer went out (injected fault crash-after-answer)";
 
 /// How much guest stdout/stderr one instance keeps (for error reports).
 const OUTPUT_BUFFER: usize = 64 << 10;
@@ -38,13 +53,19 @@ pub(crate) trait NodeServices: Send + Sync {
     /// Sends to one of the actor's sockets.
     ///
     /// # Errors
-    /// The socket is not the actor's, or not open.
-    fn socket_send(&self, key: &ActorKey, id: u64, msg: SocketMessage) -> Result<(), ()>;
+    /// The socket is not the actor's or not open, or its client stopped reading.
+    fn socket_send(&self, key: &ActorKey, id: u64, msg: SocketMessage) -> Result<(), crate::sockets::SocketGone>;
     /// Closes one of the actor's sockets; its close event comes after this event.
     ///
     /// # Errors
     /// The socket is not the actor's, or not open.
-    fn socket_close(&self, key: &ActorKey, id: u64, code: u16, reason: String) -> Result<(), ()>;
+    fn socket_close(
+        &self,
+        key: &ActorKey,
+        id: u64,
+        code: u16,
+        reason: String,
+    ) -> Result<(), crate::sockets::SocketGone>;
     /// The actor's open sockets.
     fn sockets_of(&self, key: &ActorKey) -> Vec<u64>;
     /// Calls another actor of the app and waits up to `limit`.
@@ -352,316 +373,5 @@ impl HostState {
         history::not_after(to, &undo)?;
         self.ev.restore_after = Some(to);
         Ok(undo)
-    }
-}
-
-fn to_wit_error(e: SqlError) -> types::SqlError {
-    match e {
-        SqlError::NotAllowed(m) => types::SqlError::NotAllowed(m),
-        SqlError::Internal(m) => types::SqlError::Internal(m),
-        SqlError::Sqlite { code, message } => types::SqlError::Sqlite(types::SqliteFailure { code, message }),
-    }
-}
-
-fn from_wit_value(v: types::SqlValue) -> SqlValue {
-    match v {
-        types::SqlValue::Null => SqlValue::Null,
-        types::SqlValue::Integer(i) => SqlValue::Integer(i),
-        types::SqlValue::Real(f) => SqlValue::Real(f),
-        types::SqlValue::Text(s) => SqlValue::Text(s),
-        types::SqlValue::Blob(b) => SqlValue::Blob(b),
-    }
-}
-
-fn to_wit_value(v: SqlValue) -> types::SqlValue {
-    match v {
-        SqlValue::Null => types::SqlValue::Null,
-        SqlValue::Integer(i) => types::SqlValue::Integer(i),
-        SqlValue::Real(f) => types::SqlValue::Real(f),
-        SqlValue::Text(s) => types::SqlValue::Text(s),
-        SqlValue::Blob(b) => types::SqlValue::Blob(b),
-    }
-}
-
-fn to_wit_rows(r: QueryResult) -> types::QueryResult {
-    types::QueryResult {
-        columns: r.columns,
-        rows: r
-            .rows
-            .into_iter()
-            .map(|row| row.into_iter().map(to_wit_value).collect())
-            .collect(),
-    }
-}
-
-type R<T> = wasmtime::Result<T>;
-
-impl types::Host for HostState {}
-
-impl storage::Host for HostState {
-    fn exec(&mut self, sql: String, params: Vec<types::SqlValue>) -> R<Result<u64, types::SqlError>> {
-        let params: Vec<SqlValue> = params.into_iter().map(from_wit_value).collect();
-        self.storage_call(|db| db.exec(&sql, &params))
-    }
-
-    fn query(&mut self, sql: String, params: Vec<types::SqlValue>) -> R<Result<types::QueryResult, types::SqlError>> {
-        let params: Vec<SqlValue> = params.into_iter().map(from_wit_value).collect();
-        Ok(self.storage_call(|db| db.query(&sql, &params))?.map(to_wit_rows))
-    }
-
-    fn exec_durable(&mut self, sql: String, params: Vec<types::SqlValue>) -> R<Result<u64, types::SqlError>> {
-        let params: Vec<SqlValue> = params.into_iter().map(from_wit_value).collect();
-        if self.actor.durability() == Durability::WritesLost {
-            return Ok(Err(types::SqlError::Internal(
-                "replication stopped for this actor earlier in this event: nothing more is durable until the \
-                 next event"
-                    .into(),
-            )));
-        }
-        let r = self.storage_call(|db| db.exec_durable(&sql, &params))?;
-        if r.is_ok()
-            && let Err(e) = self.unbilled(|s| s.actor.durable_write())
-        {
-            return Ok(Err(types::SqlError::Internal(format!(
-                "the write is not known to be durable ({e}). Replication stopped for this actor: the event's \
-                 writes are not kept, and the next event restores what the bucket holds"
-            ))));
-        }
-        Ok(r)
-    }
-
-    fn flush(&mut self) -> R<Result<(), types::SqlError>> {
-        Ok(self.flush_writes().map_err(to_wit_error))
-    }
-
-    fn begin(&mut self) -> R<Result<(), types::SqlError>> {
-        self.storage_call(ActorDb::begin)
-    }
-
-    fn commit(&mut self) -> R<Result<(), types::SqlError>> {
-        self.storage_call(ActorDb::commit)
-    }
-
-    fn rollback(&mut self) -> R<Result<(), types::SqlError>> {
-        self.storage_call(ActorDb::rollback)
-    }
-
-    fn delete_self(&mut self) -> R<()> {
-        if self.ev.requested_delete.is_none() {
-            self.ev.requested_delete = Some(DeleteHow::SelfDelete);
-        }
-        Ok(())
-    }
-
-    fn delete_self_durable(&mut self) -> R<Result<(), types::SqlError>> {
-        Ok(self.delete_durably().map_err(to_wit_error))
-    }
-
-    fn current_bookmark(&mut self) -> R<Result<Option<String>, types::SqlError>> {
-        Ok(self.bookmark_now().map_err(to_wit_error))
-    }
-
-    fn bookmark_for_time(&mut self, at: u64) -> R<Result<Option<String>, types::SqlError>> {
-        Ok(self
-            .actor
-            .bookmark_for_time(at)
-            .map_err(|e| types::SqlError::Internal(format!("the actor's history could not be read: {e}"))))
-    }
-
-    fn restore_on_next_session(&mut self, bookmark: String) -> R<Result<String, types::SqlError>> {
-        Ok(self.ask_restore(&bookmark).map_err(to_wit_error))
-    }
-}
-
-impl alarms::Host for HostState {
-    fn get_alarm(&mut self) -> R<Option<u64>> {
-        Ok(self.actor.open_db().and(self.alarm))
-    }
-
-    fn set_alarm(&mut self, at: u64) -> R<()> {
-        if let Some(db) = self.actor.open_db() {
-            match db.meta_set(META_ALARM, Some(&at.to_string())) {
-                Ok(()) => {
-                    self.alarm = Some(at);
-                    if let Err(e) = self.alarms.set(&self.key, at) {
-                        tracing::error!(actor = %self.key, "alarm index: {e}");
-                    }
-                    self.node.alarm_set();
-                }
-                Err(e) => tracing::error!(actor = %self.key, "set-alarm: {e}"),
-            }
-        }
-        Ok(())
-    }
-
-    fn clear_alarm(&mut self) -> R<()> {
-        if let Some(db) = self.actor.open_db() {
-            match db.meta_set(META_ALARM, None) {
-                // The index entry stays until it fires: it wakes nothing once the alarm is gone.
-                Ok(()) => self.alarm = None,
-                Err(e) => tracing::error!(actor = %self.key, "clear-alarm: {e}"),
-            }
-        }
-        Ok(())
-    }
-}
-
-impl context::Host for HostState {
-    fn self_address(&mut self) -> R<types::Address> {
-        Ok(types::Address {
-            class: self.key.class.clone(),
-            name: self.key.name.clone(),
-        })
-    }
-
-    fn app(&mut self) -> R<String> {
-        Ok(self.key.app.clone())
-    }
-
-    fn now(&mut self) -> R<u64> {
-        Ok(self.clock.now_ms())
-    }
-
-    fn previous_deletion(&mut self) -> R<Option<context::Deletion>> {
-        use context::DeletionCause as C;
-        let Some((at, how)) = self.actor.previous_deletion().and_then(parse_deletion_record) else {
-            return Ok(None);
-        };
-        let cause = match how {
-            DeleteHow::SelfDelete => C::DeleteSelf,
-            DeleteHow::SelfDurable => C::DeleteSelfDurable,
-            DeleteHow::Operator => C::Operator,
-            DeleteHow::Expired => C::Expired,
-        };
-        Ok(Some(context::Deletion { at, cause }))
-    }
-
-    fn report_failure(&mut self, report: context::FailureReport) -> R<()> {
-        let mut text = report.message;
-        if !report.detail.trim().is_empty() {
-            text.push('\n');
-            text.push_str(&report.detail);
-        }
-        cut_at(&mut text, MAX_REPORT);
-        self.ev.failure_report = Some(text);
-        Ok(())
-    }
-
-    fn log(&mut self, level: context::LogLevel, mut message: String) -> R<()> {
-        cut_at(&mut message, MAX_LOG_LINE);
-        let actor = &self.key;
-        match level {
-            context::LogLevel::Debug => tracing::debug!(target: "actor", %actor, "{message}"),
-            context::LogLevel::Info => tracing::info!(target: "actor", %actor, "{message}"),
-            context::LogLevel::Warn => tracing::warn!(target: "actor", %actor, "{message}"),
-            context::LogLevel::Error => tracing::error!(target: "actor", %actor, "{message}"),
-        }
-        self.node.log(&self.key, level_name(level), &message);
-        Ok(())
-    }
-}
-
-fn level_name(l: context::LogLevel) -> &'static str {
-    match l {
-        context::LogLevel::Debug => "debug",
-        context::LogLevel::Info => "info",
-        context::LogLevel::Warn => "warn",
-        context::LogLevel::Error => "error",
-    }
-}
-
-impl sockets::Host for HostState {
-    fn send(&mut self, socket: u64, message: types::Message) -> R<Result<(), sockets::SocketError>> {
-        let msg = match message {
-            types::Message::Text(t) => SocketMessage::Text(t),
-            types::Message::Binary(b) => SocketMessage::Binary(b),
-        };
-        Ok(self
-            .node
-            .socket_send(&self.key, socket, msg)
-            .map_err(|()| sockets::SocketError::NotOpen))
-    }
-
-    fn close(&mut self, socket: u64, code: u16, reason: String) -> R<Result<(), sockets::SocketError>> {
-        Ok(self
-            .node
-            .socket_close(&self.key, socket, code, reason)
-            .map_err(|()| sockets::SocketError::NotOpen))
-    }
-
-    fn open_sockets(&mut self) -> R<Vec<u64>> {
-        Ok(self.node.sockets_of(&self.key))
-    }
-}
-
-impl calls::Host for HostState {
-    fn call(&mut self, target: types::Address, payload: Vec<u8>) -> R<Result<Vec<u8>, calls::CallError>> {
-        let mut chain = self.ev.chain.clone();
-        chain.push(self.key.clone());
-        let target = ActorKey::new(self.key.app.clone(), target.class, target.name);
-        let wait = self.ev.deadline.map_or(self.event_timeout, |d| {
-            d.saturating_duration_since(std::time::Instant::now())
-        });
-        Ok(self
-            .node
-            .call(&target, Some(self.key.clone()), payload, chain, wait)
-            .map_err(|e| match e {
-                CallFailure::Refused { message, .. } => calls::CallError::Refused(message),
-                CallFailure::Rejected(m) => calls::CallError::Rejected(m),
-                CallFailure::Failed { message, .. } => calls::CallError::Failed(message),
-            }))
-    }
-}
-
-impl http::Host for HostState {}
-
-impl http::HostResponseOutparam for HostState {
-    fn set(&mut self, out: Resource<Outparam>, response: http::Response) -> R<()> {
-        let op = self.table.delete(out)?;
-        let tx = op.tx.lock().unwrap_or_else(std::sync::PoisonError::into_inner).take();
-        if let Some(tx) = tx {
-            let _ = tx.send(HttpResponse {
-                status: response.status,
-                headers: response.headers,
-                body: response.body,
-                failure: None,
-                held_elsewhere: None,
-            });
-            if self.ev.crash_after_answer {
-                // The answer is out; the host "crashes" here: the guest is
-                // trapped before anything it does after its answer.
-                self.ev.crashed_after_answer = true;
-                return Err(wasmtime::Error::msg(CRASHED_AFTER_ANSWER));
-            }
-        }
-        Ok(())
-    }
-
-    fn drop(&mut self, rep: Resource<Outparam>) -> R<()> {
-        // Dropped without an answer: the sender goes, and the event's end answers 500.
-        self.table.delete(rep)?;
-        Ok(())
-    }
-}
-
-/// Why the guest stopped when the fault `crash-after-answer` stopped it.
-pub(crate) const CRASHED_AFTER_ANSWER: &str =
-    "the host crashed right after the answer went out (injected fault crash-after-answer)";
-
-/// The longest log line kept whole.
-const MAX_LOG_LINE: usize = 8 << 10;
-/// The longest failure report kept whole (a deep stack fits; the answer
-/// keeps its head and tail lines anyway).
-const MAX_REPORT: usize = 64 << 10;
-
-/// Cuts `text` to at most `max` bytes (on a character boundary), saying so.
-fn cut_at(text: &mut String, max: usize) {
-    if text.len() > max {
-        let mut cut = max;
-        while !text.is_char_boundary(cut) {
-            cut -= 1;
-        }
-        text.truncate(cut);
-        text.push_str(&format!(" … (cut at {} KiB)", max >> 10));
     }
 }

@@ -153,7 +153,7 @@ pub(crate) enum HostJob {
     /// The admin API's delete of one node's actor (works when its database
     /// cannot be opened).
     AdminDelete {
-        done: oneshot::Sender<Result<AdminDeleted, String>>,
+        done: oneshot::Sender<Result<AdminDeleted, crate::error::RuntimeError>>,
     },
     /// Put the state at an earlier position on the actor's head (ADR 064);
     /// the instance is dropped after it.
@@ -339,6 +339,25 @@ impl Job {
             ticket: Arc::default(),
             inbound_share: None,
             queued_share: None,
+        }
+    }
+
+    /// The worker's own job, taken out of it (a worker job carries no
+    /// shares: none came from outside).
+    ///
+    /// # Errors
+    /// It is not a worker's job: it comes back whole, for the actor's cell.
+    #[allow(
+        clippy::result_large_err,
+        reason = "the error is the job itself, moved on to the cell as every job is moved"
+    )]
+    pub(crate) fn into_worker_job(self) -> Result<WorkerJob, Self> {
+        if !matches!(self.kind, JobKind::Worker(_)) {
+            return Err(self);
+        }
+        match self.kind {
+            JobKind::Worker(job) => Ok(job),
+            kind => Err(Self { kind, ..self }),
         }
     }
 }

@@ -67,6 +67,7 @@ mod scheduler;
 mod sockets;
 mod sql_types;
 mod storage;
+mod unpoisoned;
 mod worker;
 
 // The integration tests' helpers (the built guests, the testee app), for

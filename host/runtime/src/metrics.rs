@@ -103,7 +103,7 @@ impl Metrics {
 
     /// Adds `n` to `name{label}`.
     pub fn add(&self, name: &'static str, label: &str, n: u64) {
-        let mut c = self.counters.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut c = crate::unpoisoned::lock(&self.counters);
         let series = c.entry(name).or_default();
         match series.get_mut(label) {
             Some(v) => *v += n,
@@ -115,7 +115,7 @@ impl Metrics {
 
     /// The value of `name{label}`.
     pub fn get(&self, name: &str, label: &str) -> u64 {
-        let c = self.counters.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let c = crate::unpoisoned::lock(&self.counters);
         c.get(name).and_then(|s| s.get(label)).copied().unwrap_or(0)
     }
 
@@ -128,7 +128,7 @@ impl Metrics {
     /// Prometheus text exposition of every counter. The delete metrics are
     /// always present (at 0) for both `how` values so that dashboards see them.
     pub fn render(&self) -> String {
-        let c = self.counters.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let c = crate::unpoisoned::lock(&self.counters);
         let mut out = String::new();
         for (name, help) in HELP {
             let label_name = if name.starts_with("wasmkeep_actor_delete") {

@@ -36,9 +36,9 @@ pub(crate) fn build_host(
     config: RuntimeConfig,
     cluster: Option<(Arc<crate::cluster::Cluster>, String)>,
 ) -> Result<Arc<Host>, RuntimeError> {
-    let host_err = |e: &dyn std::fmt::Display| RuntimeError::Host(e.to_string());
-    std::fs::create_dir_all(&config.data_dir)
-        .map_err(|e| host_err(&format!("creating {}: {e}", config.data_dir.display())))?;
+    std::fs::create_dir_all(&config.data_dir).map_err(|e| {
+        RuntimeError::host_from(format!("creating the data directory {}", config.data_dir.display()), e)
+    })?;
     let mut wcfg = Config::new();
     wcfg.wasm_component_model(true).epoch_interruption(true);
     // For `perf record` of a host (how ADR 018's profile was taken): wasmtime
@@ -51,13 +51,14 @@ pub(crate) fn build_host(
     // or Python guest): those come from the function cache, not cranelift.
     let functions = Arc::new(FunctionCache::new(&config.cache_dir));
     wcfg.enable_incremental_compilation(functions.clone())
-        .map_err(|e| host_err(&e))?;
+        .map_err(|e| RuntimeError::host_from("configuring wasmtime's function cache", e))?;
     let instance_pool = choose_instance_slots(&mut wcfg, &config);
-    let engine = Engine::new(&wcfg).map_err(|e| host_err(&e))?;
+    let engine = Engine::new(&wcfg).map_err(|e| RuntimeError::host_from("creating the wasmtime engine", e))?;
     let mut linker = Linker::new(&engine);
-    wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(|e| host_err(&e))?;
+    wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
+        .map_err(|e| RuntimeError::host_from("linking WASI's imports", e))?;
     crate::bindings::Actor::add_to_linker::<HostState, wasmtime::component::HasSelf<HostState>>(&mut linker, |s| s)
-        .map_err(|e| host_err(&e))?;
+        .map_err(|e| RuntimeError::host_from("linking the actor's imports", e))?;
     let faults = Arc::new(Faults::default());
     let clock: Arc<dyn Clock> = if let Some((c, _)) = &cluster {
         c.clock().clone()
@@ -72,8 +73,11 @@ pub(crate) fn build_host(
         Arc::new(MemoryAlarmIndex::default())
     } else {
         let dir = config.data_dir.join("host");
-        std::fs::create_dir_all(&dir).map_err(|e| host_err(&e))?;
-        Arc::new(SqliteAlarmIndex::open(&dir.join("alarms.db")).map_err(|e| host_err(&e))?)
+        std::fs::create_dir_all(&dir).map_err(|e| RuntimeError::host_from(format!("creating {}", dir.display()), e))?;
+        Arc::new(
+            SqliteAlarmIndex::open(&dir.join("alarms.db"))
+                .map_err(|e| RuntimeError::host_from("opening the alarm index", e))?,
+        )
     };
     let metrics = Arc::new(Metrics::default());
     let files: Arc<dyn StateStore> = Arc::new(LocalStateStore::new(&config.data_dir, faults.clone()));
@@ -137,16 +141,19 @@ pub(crate) fn build_host(
         let me: std::sync::Weak<dyn crate::cluster::NodeMailboxes> = Arc::downgrade(&host) as _;
         c.cluster
             .join(&c.node, me)
-            .map_err(|e| RuntimeError::Host(e.to_string()))?;
+            .map_err(|e| RuntimeError::host_from(format!("joining the cluster as {}", c.node), e))?;
     }
     // Each of these threads keeps a promise (deadlines trap, parked actors
     // hibernate, alarms fire, operator deletes run): a node without one does
     // not start.
     let no_thread = |which: &str, e: std::io::Error| {
-        host_err(&format!(
-            "the system would not start the {which}'s thread ({e}): raise this process's limits on threads \
-             or memory (ulimit -u, systemd's TasksMax) and start it again"
-        ))
+        RuntimeError::host_from(
+            format!(
+                "the system would not start the {which}'s thread ({e}): raise this process's limits on threads \
+                 or memory (ulimit -u, systemd's TasksMax) and start it again"
+            ),
+            e,
+        )
     };
     start_epoch_ticker(host.engine()).map_err(|e| no_thread("epoch ticker", e))?;
     crate::idle_sweep::start(&host).map_err(|e| no_thread("idle sweep", e))?;

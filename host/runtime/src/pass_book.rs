@@ -3,8 +3,9 @@
 //! owns its lock, and none is held while a pass waits on the bucket.
 
 use crate::bucket::ETag;
+use crate::unpoisoned::lock;
 use std::collections::{HashMap, HashSet};
-use std::sync::{Mutex, MutexGuard, PoisonError, mpsc};
+use std::sync::{Mutex, mpsc};
 
 /// An app and a class, as `expire-after-idle` is set for them.
 pub(crate) type AppClass = (String, String);
@@ -19,15 +20,12 @@ pub(crate) struct PassBook {
     /// `expire-after-idle` by (app, class), in ms.
     idle_limits: Mutex<HashMap<AppClass, u64>>,
     /// Idle expiry: ownership record versions found changed or held, not tried
-    /// again at that version (long-resident actors would take every pass's budget).
-    expiry_skipped: Mutex<HashSet<(String, ETag)>>,
+    /// again at that version (long-resident actors would take every pass's
+    /// budget), by record: one version of each is skipped, the last found.
+    expiry_skipped: Mutex<HashMap<String, ETag>>,
     /// Apps whose serving mark this node process wrote, by the lease epoch
     /// it named (ADR 077): written once per epoch.
     serving_marked: Mutex<HashMap<String, u64>>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl PassBook {
@@ -71,17 +69,18 @@ impl PassBook {
 
     /// Whether idle expiry skips this version of an ownership record.
     pub(crate) fn expiry_skips(&self, record: &str, etag: &ETag) -> bool {
-        lock(&self.expiry_skipped).contains(&(record.to_owned(), etag.clone()))
+        lock(&self.expiry_skipped).get(record) == Some(etag)
     }
 
     /// Idle expiry skips this version of an ownership record from now on.
     pub(crate) fn skip_expiry(&self, record: String, etag: ETag) {
-        lock(&self.expiry_skipped).insert((record, etag));
+        lock(&self.expiry_skipped).insert(record, etag);
     }
 
-    /// Forgets skipped versions the last listing no longer had.
-    pub(crate) fn keep_expiry_skips(&self, listed: &HashSet<(String, ETag)>) {
-        lock(&self.expiry_skipped).retain(|v| listed.contains(v));
+    /// Forgets skipped versions the last listing no longer had (`listed`:
+    /// each record's version as listed).
+    pub(crate) fn keep_expiry_skips(&self, listed: &HashMap<String, ETag>) {
+        lock(&self.expiry_skipped).retain(|record, etag| listed.get(record) == Some(etag));
     }
 
     /// Writes `app`'s serving mark with `write` unless it was written at

@@ -29,6 +29,19 @@ pub struct SocketTable {
     next: AtomicU64,
 }
 
+/// Why an actor's send or close did not reach its socket (the guest is
+/// told `not-open` either way).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum SocketGone {
+    /// No open socket of this actor has this id (or the node is going).
+    #[error("the actor has no open socket with this id")]
+    NotOpen,
+    /// Its client let too much wait unread: it was closed with 1008 just
+    /// now, and the actor's close event comes after this event.
+    #[error("the socket's client stopped reading: it was closed with 1008")]
+    NotReading,
+}
+
 /// Why an actor's message did not reach its socket's queue.
 pub(crate) enum SendFailed {
     /// No open socket of this actor has this id.
@@ -40,7 +53,7 @@ pub(crate) enum SendFailed {
 
 impl SocketTable {
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, SocketEntry>> {
-        self.map.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        crate::unpoisoned::lock(&self.map)
     }
 
     /// Opens a socket of `key`: its id, never reused by this table, and the

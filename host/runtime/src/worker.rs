@@ -10,28 +10,24 @@
 //! a hand-off (ADR 048, ADR 059).
 
 use crate::actor_cell::ActorCell;
-use crate::job::{Job, JobKind, WorkerJob};
+use crate::job::{Job, WorkerJob};
 use crate::node::Host;
 use crate::scheduler::{Mailbox, ParkedRun, ParkedWorker, Resumed, WorkerEnd};
 use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
-use tokio::sync::oneshot;
 
 /// Worker `id`'s loop: runs until the mailbox stays empty for the idle
 /// timeout, or parks once it has waited [`RELEASE_AFTER`] (ADR 044).
 pub(crate) fn run(host: &Arc<Host>, slot: &Arc<Mailbox>, rx: mpsc::Receiver<Job>, id: u64) -> WorkerEnd {
     let cell = ActorCell::new(Arc::clone(host), Arc::clone(slot));
-    serve(
-        Parked {
-            host: Arc::clone(host),
-            slot: Arc::clone(slot),
-            rx,
-            cell,
-            id,
-            first: None,
-        },
-        false,
-    )
+    serve(Run {
+        host: Arc::clone(host),
+        slot: Arc::clone(slot),
+        rx,
+        cell,
+        id,
+        first: None,
+    })
 }
 
 /// The worker's loop on a thread of its own. `ran_quick_read` says whether
@@ -41,111 +37,91 @@ pub(crate) fn run(host: &Arc<Host>, slot: &Arc<Mailbox>, rx: mpsc::Receiver<Job>
 /// actor's worker parks at once when nothing waits, so that the next
 /// request runs on the thread that received it (ADR 048, ADR 059). After
 /// a write or a slower read it looks for the next job first, as before.
-fn serve(run: Parked, ran_quick_read: bool) -> WorkerEnd {
-    let Parked {
-        host,
-        slot,
-        rx,
-        mut cell,
-        id,
-        mut first,
-    } = run;
-    let mut ran_quick_read = ran_quick_read;
-    let reads_here = host.config().reads_here;
-    // A test host's barrier that came when the worker was about to park:
-    // answered once it has parked, or before the next job runs.
-    let mut held_barrier: Option<oneshot::Sender<()>> = None;
+fn serve(mut run: Run) -> WorkerEnd {
+    let reads_here = run.host.config().reads_here;
+    let mut ran_quick_read = false;
     loop {
         // While actors wait for a resident slot, an idle worker leaves at once.
-        let idle = if host.scheduler().residency().anyone_waiting() {
+        let idle = if run.host.scheduler().anyone_waiting() {
             Duration::ZERO
         } else {
-            host.config().idle_timeout
+            run.host.config().idle_timeout
         };
-        // Only a resident actor has something to keep while parked, and only
-        // with a long idle timeout does the idle sweep hibernate it (ADR 044).
+        let when_idle = run.when_idle(idle);
         let park_now = ran_quick_read
-            && reads_here.now(|| slot.overlap.recent())
-            && host.runs_requests_here()
-            && cell.is_resident()
-            && idle >= PARK_FROM_IDLE_TIMEOUT;
-        if !park_now {
-            // A barrier held for a park that no longer comes (requests
-            // stopped overlapping meanwhile) is answered now, as it would
-            // have been had it come now.
-            answer(held_barrier.take());
-        }
-        let waited = match first.take() {
+            && run.host.runs_requests_here()
+            && run.requests_run_here_now()
+            && when_idle == WhenIdle::Park;
+        let waited = match run.first.take() {
             Some(job) => Ok(job),
-            None => spin_then_wait(&rx, idle, &cell, park_now),
+            None => spin_then_wait(&run.rx, idle, when_idle, park_now),
         };
         let job = match waited {
             Ok(job) => job,
             Err(Waited::Idle) => {
-                let mut inner = slot.lock();
-                if let Ok(job) = rx.try_recv() {
-                    drop(inner);
-                    job
-                } else {
-                    // Under the mailbox's lock: a job enqueued from now on
-                    // finds the worker parked and resumes it on a thread (a
-                    // request after a quick read: on the receiving one).
-                    let runs_here = ran_quick_read && reads_here.now(|| slot.overlap.recent());
-                    let parked = Parked {
-                        host: Arc::clone(&host),
-                        slot: Arc::clone(&slot),
-                        rx,
-                        cell,
-                        id,
-                        first: None,
-                    };
-                    inner.park(parked.into_parked(runs_here));
-                    drop(inner);
-                    answer(held_barrier);
-                    return WorkerEnd::Parked;
+                // A request after a quick read runs on the receiving thread.
+                let runs_here = ran_quick_read && run.requests_run_here_now();
+                match run.park(runs_here) {
+                    Ok(()) => return WorkerEnd::Parked,
+                    Err(came) => {
+                        let (back, job) = *came;
+                        run = back;
+                        job
+                    }
                 }
             }
-            Err(Waited::Timeout) => match slot.leave_unless_queued(&rx, || cell.hibernate()) {
+            Err(Waited::Timeout) => match run.slot.leave_unless_queued(&run.rx, || run.cell.hibernate()) {
                 Some(job) => job,
                 None => return WorkerEnd::Left,
             },
             Err(Waited::Disconnected) => {
-                cell.hibernate();
+                run.cell.hibernate();
                 return WorkerEnd::Left;
             }
         };
-        answer(held_barrier.take());
-        let job = match job.kind {
-            JobKind::Worker(WorkerJob::Hibernate { done }) => {
+        let job = match job.into_worker_job() {
+            Err(job) => job,
+            Ok(WorkerJob::Hibernate { done }) => {
                 // Hibernated whatever comes next: a job that came meanwhile
                 // opens the actor again, and goes through this loop (a
                 // worker job among them is the worker's, not the cell's).
-                let next = slot.close_then_leave_unless_queued(&rx, || cell.hibernate());
+                let next = run
+                    .slot
+                    .close_then_leave_unless_queued(&run.rx, || run.cell.hibernate());
                 let _ = done.send(());
                 match next {
                     Some(next) => {
                         ran_quick_read = false;
-                        first = Some(next);
+                        run.first = Some(next);
                         continue;
                     }
                     None => return WorkerEnd::Left,
                 }
             }
-            JobKind::Worker(WorkerJob::Barrier { done }) => {
+            Ok(WorkerJob::Barrier { done }) => {
                 // Only a wait for what was queued: it changes nothing of the
                 // above. A test host waits on one after each event and then
-                // sends the next: where the worker would park now, it answers
-                // once parked, so that the next request finds it parked, as a
+                // sends the next: where the worker would park now, it parks
+                // first, so that the next request finds it parked, as a
                 // client's would after any pause, and a test sees where
                 // requests run without racing the park (ADR 048).
                 if park_now {
-                    held_barrier = Some(done);
-                } else {
-                    let _ = done.send(());
+                    let runs_here = run.requests_run_here_now();
+                    match run.park(runs_here) {
+                        Ok(()) => {
+                            let _ = done.send(());
+                            return WorkerEnd::Parked;
+                        }
+                        Err(came) => {
+                            let (back, job) = *came;
+                            run = back;
+                            run.first = Some(job);
+                        }
+                    }
                 }
+                let _ = done.send(());
                 continue;
             }
-            kind => Job { kind, ..job },
         };
         let lent_read = job.kind.is_lent_read();
         // Whether a request read only, and how long it took, matters only
@@ -154,19 +130,19 @@ fn serve(run: Parked, ran_quick_read: bool) -> WorkerEnd {
         // (ADR 059).
         let measured = reads_here
             .quick()
-            .filter(|_| job.kind.is_request() && host.runs_requests_here() && reads_here.now(|| slot.overlap.recent()))
-            .map(|quick| (Instant::now(), cell.db_version(), quick));
-        cell.run_job(job);
+            .filter(|_| job.kind.is_request() && run.host.runs_requests_here() && run.requests_run_here_now())
+            .map(|quick| (Instant::now(), run.cell.db_version(), quick));
+        run.cell.run_job(job);
         ran_quick_read = measured.is_some_and(|(started, version, quick)| {
-            version.is_some() && cell.db_version() == version && started.elapsed() <= quick
+            version.is_some() && run.cell.db_version() == version && started.elapsed() <= quick
         });
-        if lent_read && !cell.is_resident() {
+        if lent_read && !run.cell.is_resident() {
             // A read of a hibernated actor left it hibernated: its worker
             // does not stay on to be listed as resident until the idle timeout.
-            match slot.leave_unless_queued(&rx, || {}) {
+            match run.slot.leave_unless_queued(&run.rx, || {}) {
                 Some(next) => {
                     ran_quick_read = false;
-                    first = Some(next);
+                    run.first = Some(next);
                     continue;
                 }
                 None => return WorkerEnd::Left,
@@ -175,15 +151,9 @@ fn serve(run: Parked, ran_quick_read: bool) -> WorkerEnd {
     }
 }
 
-/// Answers a test host's barrier, if one is held.
-fn answer(barrier: Option<oneshot::Sender<()>>) {
-    if let Some(done) = barrier {
-        let _ = done.send(());
-    }
-}
-
-/// A parked worker's run, as its mailbox keeps it (ADR 044).
-struct Parked {
+/// A worker's run: what it goes on with on a thread, and what its mailbox
+/// keeps of it while it is parked (ADR 044).
+struct Run {
     host: Arc<Host>,
     slot: Arc<Mailbox>,
     rx: mpsc::Receiver<Job>,
@@ -195,21 +165,51 @@ struct Parked {
     first: Option<Job>,
 }
 
-impl Parked {
-    fn into_parked(self, runs_here: bool) -> ParkedWorker {
-        ParkedWorker {
-            worker: self.id,
-            since: Instant::now(),
-            rested: false,
-            runs_here,
-            run: Box::new(self),
+impl Run {
+    /// Whether a request may run on the thread that receives it now, by the
+    /// node's rule (`RuntimeConfig::reads_here`): by default while this
+    /// actor's requests overlap (ADR 048, ADR 059).
+    fn requests_run_here_now(&self) -> bool {
+        self.host.config().reads_here.now(|| self.slot.overlap.recent())
+    }
+
+    /// What the worker does once it has waited [`RELEASE_AFTER`] with an
+    /// idle timeout of `idle` (ADR 044).
+    fn when_idle(&self, idle: Duration) -> WhenIdle {
+        if !self.cell.is_resident() {
+            // A worker whose actor is not open here (absent, held
+            // elsewhere, given up, failed to open) has nothing to keep: it
+            // ends now rather than hold a thread and a resident place for
+            // the idle timeout, and the next job starts another.
+            WhenIdle::Leave
+        } else if idle >= PARK_FROM_IDLE_TIMEOUT {
+            // Only with a long idle timeout does the idle sweep hibernate
+            // a parked actor in time.
+            WhenIdle::Park
+        } else {
+            WhenIdle::WaitOn
         }
+    }
+
+    /// Parks the run in its mailbox unless a job came
+    /// ([`Mailbox::park_unless_queued`]); `runs_here`: the next request
+    /// may run on the thread that receives it.
+    ///
+    /// # Errors
+    /// A job came: the run comes back with it.
+    fn park(self, runs_here: bool) -> Result<(), Box<(Self, Job)>> {
+        let slot = Arc::clone(&self.slot);
+        slot.park_unless_queued(self, |run| run.rx.try_recv().ok(), |run| run.into_parked(runs_here))
+    }
+
+    fn into_parked(self, runs_here: bool) -> ParkedWorker {
+        ParkedWorker::new(self.id, runs_here, Box::new(self))
     }
 }
 
-impl ParkedRun for Parked {
+impl ParkedRun for Run {
     fn resume(self: Box<Self>) -> WorkerEnd {
-        serve(*self, false)
+        serve(*self)
     }
 
     fn resume_here(self: Box<Self>) -> Resumed {
@@ -223,35 +223,36 @@ impl ParkedRun for Parked {
             let job = match next {
                 Ok(job) => job,
                 Err(mpsc::TryRecvError::Empty) => {
-                    // Under the mailbox's lock, as a worker on a thread parks:
-                    // a job enqueued from now on finds it parked.
-                    let slot = Arc::clone(&run.slot);
-                    let mut inner = slot.lock();
-                    if let Ok(job) = run.rx.try_recv() {
-                        drop(inner);
-                        run.first = Some(job);
-                        continue;
-                    }
                     if !run.cell.is_resident() {
                         // Nothing to keep (the request found no actor, or its
                         // files did not open): its thread decides when it ends.
-                        drop(inner);
                         return Resumed::ToThread(run.into_parked(false));
                     }
                     // Once requests stop overlapping, the next goes to the
                     // worker's thread, which then looks for the one after.
-                    let here = run.host.config().reads_here.now(|| run.slot.overlap.recent());
-                    inner.park(run.into_parked(here));
-                    return Resumed::Parked;
+                    let here = run.requests_run_here_now();
+                    match run.park(here) {
+                        Ok(()) => return Resumed::Parked,
+                        Err(came) => {
+                            let (back, job) = *came;
+                            run = back;
+                            job
+                        }
+                    }
                 }
                 // Its thread's run sees the mailbox gone and ends.
                 Err(mpsc::TryRecvError::Disconnected) => return Resumed::ToThread(run.into_parked(false)),
             };
-            if let JobKind::Worker(WorkerJob::Barrier { .. }) = job.kind {
-                // A wait for what was queued: all of it has run.
-                run.cell.run_job(job);
-                continue;
-            }
+            let job = match job.into_worker_job() {
+                Err(job) => job,
+                Ok(WorkerJob::Barrier { done }) => {
+                    // A wait for what was queued: all of it has run.
+                    let _ = done.send(());
+                    continue;
+                }
+                // A hibernation runs on the worker's own thread.
+                Ok(hibernate) => Job::new(hibernate, Vec::new()),
+            };
             // Only requests run here, and only for a while: the caller's
             // thread serves other connections too.
             if !job.kind.is_request() || began.elapsed() >= HERE_FOR {
@@ -278,10 +279,22 @@ impl ParkedRun for Parked {
     }
 
     fn into_jobs(self: Box<Self>) -> (Option<Job>, mpsc::Receiver<Job>) {
-        let Parked { rx, first, cell, .. } = *self;
+        let Run { rx, first, cell, .. } = *self;
         drop(cell);
         (first, rx)
     }
+}
+
+/// What a worker does once it has waited [`RELEASE_AFTER`] for a job.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum WhenIdle {
+    /// Its actor is not open here: it leaves.
+    Leave,
+    /// Its actor is resident and the idle timeout is long: it parks.
+    Park,
+    /// Its actor is resident and the idle timeout short: it keeps its
+    /// thread and waits on, then hibernates the actor itself.
+    WaitOn,
 }
 
 /// Why [`spin_then_wait`] came back without a job.
@@ -307,13 +320,18 @@ impl From<mpsc::RecvTimeoutError> for Waited {
 /// Waits for the next job. A busy actor's next event often comes within
 /// microseconds (one client, request after request); parking the thread and
 /// waking it again costs more than that, so look briefly before parking.
-/// After [`RELEASE_AFTER`] of waiting, a resident actor's worker parks
-/// (ADR 044); another waits on until `idle`.
+/// After [`RELEASE_AFTER`] of waiting, the worker does what `when_idle`
+/// says (ADR 044).
 /// With `park_now` (a quick read just ran, on a single node, and the actor
 /// is resident with a long idle timeout), the worker parks as soon as
 /// nothing waits: the next request runs on the thread that received it
 /// (ADR 048).
-fn spin_then_wait(rx: &mpsc::Receiver<Job>, idle: Duration, cell: &ActorCell, park_now: bool) -> Result<Job, Waited> {
+fn spin_then_wait(
+    rx: &mpsc::Receiver<Job>,
+    idle: Duration,
+    when_idle: WhenIdle,
+    park_now: bool,
+) -> Result<Job, Waited> {
     if park_now {
         return match rx.try_recv() {
             Ok(job) => Ok(job),
@@ -333,20 +351,11 @@ fn spin_then_wait(rx: &mpsc::Receiver<Job>, idle: Duration, cell: &ActorCell, pa
         return rx.recv_timeout(idle).map_err(Waited::from);
     }
     match rx.recv_timeout(RELEASE_AFTER) {
-        Err(mpsc::RecvTimeoutError::Timeout) => {
-            // Only a resident actor has something to keep while its worker
-            // parks. A worker whose actor is not open here (absent, held
-            // elsewhere, given up, failed to open) has nothing to keep: it
-            // ends now rather than hold a thread and a resident place for
-            // the idle timeout, and the next job starts another.
-            if !cell.is_resident() {
-                return Err(Waited::Timeout);
-            }
-            if idle >= PARK_FROM_IDLE_TIMEOUT {
-                return Err(Waited::Idle);
-            }
-            rx.recv_timeout(idle - RELEASE_AFTER).map_err(Waited::from)
-        }
+        Err(mpsc::RecvTimeoutError::Timeout) => match when_idle {
+            WhenIdle::Leave => Err(Waited::Timeout),
+            WhenIdle::Park => Err(Waited::Idle),
+            WhenIdle::WaitOn => rx.recv_timeout(idle - RELEASE_AFTER).map_err(Waited::from),
+        },
         got => got.map_err(Waited::from),
     }
 }

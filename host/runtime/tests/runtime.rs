@@ -188,3 +188,48 @@ fn a_corrupted_compiled_component_is_detected_and_rebuilt_never_run() {
         .expect("request");
     assert_eq!(r.status, 200, "{}", r.text());
 }
+
+#[test]
+fn admin_reads_of_an_absent_actor_fail_as_no_such_actor() {
+    let (_d, rt) = runtime(Duration::from_secs(60));
+    let k = ActorKey::new("t/app", "counter", "never-made");
+    let tables = rt.admin().tables(&k).expect_err("an absent actor has no tables");
+    assert_eq!(tables.kind(), wasmkeep_host::FailureKind::NoSuchActor);
+    assert!(!rt.admin().exists(&k), "and reading made none");
+}
+
+#[test]
+fn a_bad_app_or_class_name_is_a_bad_argument_not_a_host_failure() {
+    let (_d, rt) = runtime(Duration::from_secs(60));
+    let spec = |name: &str| ClassSpec {
+        name: name.into(),
+        component: common::component("counter-rust"),
+        access: Access::Open,
+    };
+    let bad_app = rt
+        .add_app("no spaces allowed", &[spec("counter")])
+        .expect_err("a bad app name");
+    assert_eq!(bad_app.kind(), wasmkeep_host::FailureKind::BadArgument);
+    let bad_class = rt
+        .add_app("t/other", &[spec("no/slash")])
+        .expect_err("a bad class name");
+    assert_eq!(bad_class.kind(), wasmkeep_host::FailureKind::BadArgument);
+}
+
+#[test]
+fn a_host_that_cannot_start_keeps_the_cause() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, b"not a directory").expect("write");
+    let mut config = RuntimeConfig::for_tests(file.join("data"));
+    config.cache_dir = common::cache_dir();
+    let Err(e) = Runtime::new(config) else {
+        panic!("a data directory under a file cannot be made");
+    };
+    assert_eq!(e.kind(), wasmkeep_host::FailureKind::Host);
+    let cause = std::error::Error::source(&e).expect("the cause is kept");
+    assert!(
+        cause.downcast_ref::<std::io::Error>().is_some(),
+        "the system's error: {cause:?}"
+    );
+}

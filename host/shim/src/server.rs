@@ -94,8 +94,13 @@ fn json_error(status: StatusCode, message: impl Into<String>) -> Response {
 /// An API error as JSON, `{"error": <what happened>, "kind": <its kind>}`,
 /// with the status its kind answers with.
 fn shim_error(e: &RuntimeError) -> Response {
+    let status = StatusCode::from_u16(e.kind().status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    shim_error_with_status(status, e)
+}
+
+/// A runtime error as JSON with its kind, answered with `status`.
+fn shim_error_with_status(status: StatusCode, e: &RuntimeError) -> Response {
     let kind = e.kind();
-    let status = StatusCode::from_u16(kind.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut r = (
         status,
         axum::Json(json!({ "error": e.to_string(), "kind": kind.as_str() })),
@@ -190,8 +195,13 @@ async fn delete_actor(
         }))
         .into_response(),
         Ok(Ok(AdminDeleted::Absent)) => json_error(StatusCode::NOT_FOUND, format!("no such actor: {key}")),
-        Ok(Err(e @ (RuntimeError::NoSuchApp(_) | RuntimeError::NoSuchClass { .. }))) => shim_error(&e),
-        Ok(Err(e)) => json_error(StatusCode::CONFLICT, e.to_string()),
+        // An actor another node holds is deleted with `wasmkeep-shim actor
+        // delete`, which goes through the bucket: 409, asking for that.
+        Ok(Err(e)) if e.kind() == crate::FailureKind::HolderUnreachable => {
+            shim_error_with_status(StatusCode::CONFLICT, &e)
+        }
+        // Anything else by its kind: a storage failure is a 5xx.
+        Ok(Err(e)) => shim_error(&e),
         Err(e) => json_error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     }
 }

@@ -17,6 +17,15 @@ pub(crate) enum DeleteError {
     NotRecorded(#[from] StorageError),
 }
 
+impl From<DeleteError> for crate::error::RuntimeError {
+    fn from(e: DeleteError) -> Self {
+        match e {
+            DeleteError::NotResident => crate::error::RuntimeError::host(e.to_string()),
+            DeleteError::NotRecorded(e) => crate::error::RuntimeError::Storage(Box::new(e)),
+        }
+    }
+}
+
 impl ActorCell {
     /// The reset (unless the event already recorded it), then the history
     /// collected, the hold released and the local files removed, then
@@ -68,11 +77,11 @@ impl ActorCell {
     /// forgotten once its files are gone, and it is marked deleted.
     pub(super) fn mark_deleted(&self, files_removed: bool) {
         let key = &self.mailbox.key;
-        self.mailbox.lock().next_generation();
+        self.mailbox.next_generation();
         self.host.close_sockets_of_deleted(key);
         if files_removed {
             let _ = self.host.alarms().remove(key);
         }
-        self.mailbox.lock().deleted();
+        self.mailbox.deleted();
     }
 }

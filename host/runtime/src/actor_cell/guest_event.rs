@@ -82,7 +82,7 @@ impl ActorCell {
     fn record_last(&self, kind: Option<EventKindName>, outcome: EventOutcome) {
         if let Some(kind) = kind {
             let at = self.host.clock().now_ms();
-            self.mailbox.lock().record_last(LastEvent::new(at, kind, outcome));
+            self.mailbox.record_last(LastEvent::new(at, kind, outcome));
         }
     }
 

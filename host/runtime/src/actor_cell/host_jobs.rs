@@ -10,6 +10,7 @@ use crate::actor_db::sqlite_code::{INTERRUPT, TOOBIG};
 use crate::address::ActorKey;
 use crate::deletion::DeleteHow;
 use crate::error::RuntimeError;
+use crate::failure_kind::FailureKind;
 use crate::job::{AdminDeleted, HostJob, Job, LentRead};
 use crate::node::Host;
 use crate::operator::{DeleteRequest, InBucket, Outcome, Settled};
@@ -47,11 +48,13 @@ impl ActorCell {
                         code: INTERRUPT,
                         message,
                     } => RuntimeError::TablesTooSlow(message),
-                    other => RuntimeError::Event(other.to_string()),
+                    other => RuntimeError::event(FailureKind::Sql, format!("reading {key}'s tables: {other}")),
                 }),
-                None => Err(RuntimeError::Event("the database is closed".into())),
+                None => Err(RuntimeError::host(format!(
+                    "{key}'s database was closed as its tables were read: try again"
+                ))),
             },
-            Ok(Prepared::Absent) => Err(RuntimeError::Event(format!("no such actor: {key} has no database"))),
+            Ok(Prepared::Absent) => Err(RuntimeError::NoSuchActor(key.clone())),
             Ok(Prepared::Elsewhere(node)) => {
                 node.deliver(&key, Job::new(HostJob::Inspect { reply }, chain));
                 return;
@@ -161,9 +164,10 @@ impl ActorCell {
     /// otherwise no event could ever run for it and nothing could free it.
     ///
     /// # Errors
-    /// The actor is held by another node, cannot be opened in a cluster, or
-    /// the delete was not recorded (the message says which).
-    pub(crate) fn admin_delete(&mut self) -> Result<AdminDeleted, String> {
+    /// The actor is held by another node (`HolderUnreachable`: ask there),
+    /// cannot be opened in a cluster (its storage's kind), or the delete was
+    /// not recorded (its storage's kind).
+    pub(crate) fn admin_delete(&mut self) -> Result<AdminDeleted, RuntimeError> {
         let key = self.mailbox.key.clone();
         match self.prepare(OpenMode::Existing) {
             Ok(Prepared::Ready(ready)) => {
@@ -172,11 +176,12 @@ impl ActorCell {
                 }
                 self.delete(DeleteHow::Operator)
                     .map(|()| AdminDeleted::Deleted)
-                    .map_err(|e| e.to_string())
+                    .map_err(RuntimeError::from)
             }
             Ok(Prepared::Absent) => Ok(AdminDeleted::Absent),
-            Ok(Prepared::Elsewhere(_)) => Err(format!(
-                "{key} is held by another node: in a cluster, ask with `wasmkeep-shim actor delete`"
+            Ok(Prepared::Elsewhere(_)) => Err(RuntimeError::event(
+                FailureKind::HolderUnreachable,
+                format!("{key} is held by another node: in a cluster, ask with `wasmkeep-shim actor delete`"),
             )),
             Err(why) => {
                 tracing::warn!(actor = %key, "deleting an actor whose database cannot be opened ({why}): removing its files");
@@ -189,11 +194,14 @@ impl ActorCell {
                         self.mark_deleted(true);
                         Ok(AdminDeleted::RemovedUnopenable)
                     }
-                    Ok(false) => Err(format!(
-                        "{key} cannot be opened ({why}); in a cluster its state is the bucket's: ask with \
-                         `wasmkeep-shim actor delete`"
+                    Ok(false) => Err(RuntimeError::event(
+                        why.kind(),
+                        format!(
+                            "{key} cannot be opened ({why}); in a cluster its state is the bucket's: ask with \
+                             `wasmkeep-shim actor delete`"
+                        ),
                     )),
-                    Err(e) => Err(e.to_string()),
+                    Err(e) => Err(RuntimeError::Storage(Box::new(e))),
                 }
             }
         }

@@ -81,7 +81,7 @@ impl ActorCell {
             // says what stands in the way if it still cannot.
             tracing::warn!(actor = %self.mailbox.key, "reopening an idle actor's database: {e}");
             self.hibernate();
-            self.mailbox.lock().closed();
+            self.mailbox.closed();
         }
         let host = &self.host;
         let key = &self.mailbox.key;
@@ -103,7 +103,7 @@ impl ActorCell {
                     let mailboxes = host.node_mailboxes(&node);
                     if mailboxes.is_none() {
                         // For the listings: the actor is that node's (issue 57).
-                        self.mailbox.lock().held_by(node.clone());
+                        self.mailbox.held_by(node.clone());
                     }
                     return mailboxes.map(Prepared::Elsewhere).ok_or_else(|| {
                         StorageError::HolderUnreachable {
@@ -147,9 +147,7 @@ impl ActorCell {
         let Some(resident) = self.resident.as_mut() else {
             return Err(EventError::Host("no resident".into()));
         };
-        {
-            self.mailbox.lock().opened();
-        }
+        self.mailbox.opened();
         Ok(Prepared::Ready(Ready { host, resident }))
     }
 

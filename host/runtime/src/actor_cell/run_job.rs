@@ -73,12 +73,11 @@ impl ActorCell {
             // Socket events of an actor deleted since they were queued, or for a socket
             // that is gone, run no guest code: they would create a new actor.
             GuestEvent::SocketOpen { id, .. } | GuestEvent::SocketMessage { id, .. }
-                if generation != self.mailbox.lock().generation()
-                    || !self.host.socket_belongs_to(&self.mailbox.key, id) =>
+                if generation != self.mailbox.generation() || !self.host.socket_belongs_to(&self.mailbox.key, id) =>
             {
                 return;
             }
-            GuestEvent::SocketClose { .. } if generation != self.mailbox.lock().generation() => return,
+            GuestEvent::SocketClose { .. } if generation != self.mailbox.generation() => return,
             GuestEvent::Request {
                 req,
                 respond,

@@ -46,11 +46,12 @@ use rows::Param;
 use rusqlite::hooks::AuthContext;
 use rusqlite::{Connection, params_from_iter};
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 use transaction::TxMode;
 
+use crate::unpoisoned::lock;
 pub use guest_settings::GuestSettings;
 pub use lent_read::{LENT_READ_TIME, LentReadError, open_for_reading};
 pub use open_error::OpenError;
@@ -85,10 +86,6 @@ pub const MAX_RESULT_BYTES: usize = 64 << 20;
 pub const MAX_DUMP_BYTES: usize = 16 << 20;
 /// How long the admin API's table dump may read.
 pub const DUMP_TIME: std::time::Duration = std::time::Duration::from_secs(2);
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
 
 /// An open actor database.
 #[derive(Debug)]

@@ -30,7 +30,7 @@ pub(crate) struct LogBook {
 impl LogBook {
     /// Keeps `line`, dropping the oldest past [`KEPT`].
     pub(crate) fn record(&self, line: LogLine) {
-        let mut lines = self.lines.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut lines = crate::unpoisoned::lock(&self.lines);
         if lines.len() >= KEPT {
             lines.pop_front();
         }
@@ -39,11 +39,6 @@ impl LogBook {
 
     /// The lines kept, oldest first.
     pub(crate) fn lines(&self) -> Vec<LogLine> {
-        self.lines
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .iter()
-            .cloned()
-            .collect()
+        crate::unpoisoned::lock(&self.lines).iter().cloned().collect()
     }
 }

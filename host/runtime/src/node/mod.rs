@@ -25,15 +25,16 @@ use crate::imports::{HostState, NodeHandles, NodeServices};
 use crate::job::{self, CallFailure, GuestEvent, Job, JobKind};
 use crate::metrics::Metrics;
 use crate::remote_calls::{CallRoute, RemoteCall};
-use crate::scheduler::{ActorStatus, Mailbox, Refused, Scheduler};
+use crate::scheduler::{ActorStatus, Refused, Scheduler};
 use crate::sockets::{NOT_READING, SocketTable};
 use crate::storage::ActorStorage;
+pub(crate) use crate::unpoisoned::lock;
 pub(crate) use app_table::{AppTable, Class};
 pub(crate) use log_book::LogBook;
 pub use log_book::LogLine;
 pub(crate) use parts::HostParts;
 use serde::Serialize;
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, mpsc};
 use std::time::Duration;
 use stops::Stops;
 use wasmtime::Engine;
@@ -93,10 +94,6 @@ pub struct Host {
     remote_calls: std::sync::OnceLock<Arc<dyn crate::remote_calls::RemoteCalls>>,
 }
 
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
 impl crate::cluster::NodeMailboxes for Host {
     fn deliver(&self, key: &ActorKey, job: Job) {
         if let Some(me) = self.me.upgrade() {
@@ -121,7 +118,15 @@ impl Host {
     /// (its ownership record names it, unreleased): its id and its address.
     pub(crate) fn remote_holder(&self, key: &ActorKey) -> Option<(String, Option<String>)> {
         let c = self.cluster.as_ref()?;
-        let rec = crate::replica::recorded_holder(c.bucket.as_ref(), key).ok()??;
+        let rec = match crate::replica::recorded_holder(c.bucket.as_ref(), key) {
+            Ok(rec) => rec?,
+            Err(e) => {
+                // Not known now: the job runs here, where opening the actor
+                // asks the bucket again and answers what it says.
+                tracing::warn!(actor = %key, "reading the actor's ownership record: {e}");
+                return None;
+            }
+        };
         let remote = !rec.released
             && rec.node != c.node
             && self.node_mailboxes(&rec.node).is_none()
@@ -233,12 +238,18 @@ impl NodeServices for Host {
         self.record_log(key, level, message);
     }
 
-    fn socket_send(&self, key: &ActorKey, id: u64, msg: SocketMessage) -> Result<(), ()> {
+    fn socket_send(&self, key: &ActorKey, id: u64, msg: SocketMessage) -> Result<(), crate::sockets::SocketGone> {
         Host::socket_send(self, key, id, msg)
     }
 
-    fn socket_close(&self, key: &ActorKey, id: u64, code: u16, reason: String) -> Result<(), ()> {
-        let me = self.me.upgrade().ok_or(())?;
+    fn socket_close(
+        &self,
+        key: &ActorKey,
+        id: u64,
+        code: u16,
+        reason: String,
+    ) -> Result<(), crate::sockets::SocketGone> {
+        let me = self.me.upgrade().ok_or(crate::sockets::SocketGone::NotOpen)?;
         me.socket_close_by_actor(key, id, code, reason)
     }
 

@@ -5,9 +5,8 @@
 //! that must open its database then closes the databases of the actors
 //! parked longest, as the sweep would later, and tries once more.
 
-use super::{Host, Mailbox, lock};
-use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use super::{Host, lock};
+use std::sync::Mutex;
 
 /// How many idle actors' databases one shortage closes at most: 64 free
 /// 128 descriptors, room for as many wakes again (each close folds the WAL
@@ -26,20 +25,7 @@ impl Host {
     /// Returns how many it closed: none when no parked actor holds one.
     pub(crate) fn rest_parked_for_files(&self) -> usize {
         let _one_at_a_time = lock(&RELIEVING);
-        let mailboxes: Vec<Arc<Mailbox>> = self.scheduler().mailboxes().all();
-        let mut parked: Vec<(Instant, Arc<Mailbox>)> = mailboxes
-            .into_iter()
-            .filter_map(|mailbox| {
-                let since = mailbox.lock().parked_unrested_since();
-                since.map(|since| (since, mailbox))
-            })
-            .collect();
-        parked.sort_unstable_by_key(|(since, _)| *since);
-        let rested = parked
-            .iter()
-            .take(REST_PER_SHORTAGE)
-            .filter(|(_, mailbox)| mailbox.lock().rest_parked())
-            .count();
+        let rested = self.scheduler().rest_parked_longest(REST_PER_SHORTAGE);
         let limit = crate::open_files::limit();
         if rested > 0 {
             tracing::warn!(

@@ -6,16 +6,20 @@ use super::{Host, NOT_READING};
 use crate::address::ActorKey;
 use crate::http_types::SocketMessage;
 use crate::job::{GuestEvent, Job};
+use crate::sockets::SocketGone;
 use std::sync::Arc;
 
 impl Host {
     /// Queues an actor's message for its socket's client. A client that lets
     /// over 8 MiB wait unread is closed with 1008, and the actor gets its
     /// close event after this one.
-    pub(crate) fn socket_send(&self, key: &ActorKey, id: u64, msg: SocketMessage) -> Result<(), ()> {
+    ///
+    /// # Errors
+    /// The socket is not the actor's or not open, or its client stopped reading.
+    pub(crate) fn socket_send(&self, key: &ActorKey, id: u64, msg: SocketMessage) -> Result<(), SocketGone> {
         let entry = match self.sockets.send(key, id, msg) {
             Ok(()) => return Ok(()),
-            Err(crate::sockets::SendFailed::NotOpen) => return Err(()),
+            Err(crate::sockets::SendFailed::NotOpen) => return Err(SocketGone::NotOpen),
             Err(crate::sockets::SendFailed::NotReading(entry)) => entry,
         };
         {
@@ -23,7 +27,9 @@ impl Host {
             tracing::warn!(actor = %key, socket = id, "{reason}: closed with {code}");
             entry.close(code, reason.into());
             // The node itself only on this rare path: a send is per message.
-            let Some(me) = self.me.upgrade() else { return Err(()) };
+            let Some(me) = self.me.upgrade() else {
+                return Err(SocketGone::NotReading);
+            };
             me.enqueue(
                 key,
                 Job::new(
@@ -36,17 +42,23 @@ impl Host {
                 ),
             );
         }
-        Err(())
+        Err(SocketGone::NotReading)
     }
 
+    /// Closes one of the actor's sockets with `code` and `reason` (as a
+    /// close frame can carry them); the actor's close event comes after
+    /// the current event.
+    ///
+    /// # Errors
+    /// The socket is not the actor's, or not open.
     pub(crate) fn socket_close_by_actor(
         self: &Arc<Self>,
         key: &ActorKey,
         id: u64,
         code: u16,
         reason: String,
-    ) -> Result<(), ()> {
-        let entry = self.sockets.remove_of(key, id).ok_or(())?;
+    ) -> Result<(), SocketGone> {
+        let entry = self.sockets.remove_of(key, id).ok_or(SocketGone::NotOpen)?;
         // The client gets (and the actor's close event tells) what can be sent.
         let (code, reason) = crate::sockets::close_frame(code, &reason);
         entry.close(code, reason.clone());

@@ -8,7 +8,6 @@
 use super::*;
 use crate::http_types::{HttpRequest, HttpResponse};
 use crate::test_common;
-use std::sync::atomic::Ordering;
 use tokio::sync::oneshot;
 
 /// A node with room for `max_resident` actors and no app.
@@ -56,7 +55,7 @@ fn answer(mut rx: oneshot::Receiver<HttpResponse>) -> Option<HttpResponse> {
 #[test]
 fn a_worker_that_finds_no_thread_answers_503_and_gives_its_place_back() {
     let (_dir, host) = node(1);
-    host.scheduler().threads().refuse_new.store(true, Ordering::Relaxed);
+    host.scheduler().refuse_new_threads(true);
     let refused = answer(request(&host, &key("a"))).expect("an answer, not a dropped job");
     assert_eq!(refused.status, 503);
     assert_eq!(refused.failure, Some(FailureKind::Overloaded));
@@ -64,7 +63,7 @@ fn a_worker_that_finds_no_thread_answers_503_and_gives_its_place_back() {
 
     // The one resident place is free again: another actor's worker starts
     // at once (its app is not loaded here, which is its answer).
-    host.scheduler().threads().refuse_new.store(false, Ordering::Relaxed);
+    host.scheduler().refuse_new_threads(false);
     let next = answer(request(&host, &key("b"))).expect("an answer");
     assert_eq!(next.failure, Some(FailureKind::NotLoaded));
     // And the actor refused before starts too, now that threads start.
@@ -88,15 +87,15 @@ fn a_parked_worker_that_finds_no_thread_answers_503_and_its_actor_wakes_later_wi
     let host = rt.host();
     let slot = host.scheduler().mailbox(&key);
     for _ in 0..1_000 {
-        if slot.lock().parked().is_some() {
+        if slot.parked_runs_here().is_some() {
             break;
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    assert!(slot.lock().parked().is_some(), "the idle worker parks within 10 s");
+    assert!(slot.parked_runs_here().is_some(), "the idle worker parks within 10 s");
 
     // Through the runtime's own waiter, as the dev server waits.
-    host.scheduler().threads().refuse_new.store(true, Ordering::Relaxed);
+    host.scheduler().refuse_new_threads(true);
     let refused = rt
         .request_blocking(&key, HttpRequest::new("POST", "/", r#"{"ops": []}"#))
         .expect("request");
@@ -106,7 +105,7 @@ fn a_parked_worker_that_finds_no_thread_answers_503_and_its_actor_wakes_later_wi
 
     // Threads start again: the actor wakes from its files, with the row of
     // its first request and none from the refused one.
-    host.scheduler().threads().refuse_new.store(false, Ordering::Relaxed);
+    host.scheduler().refuse_new_threads(false);
     let (status, body) = test_common::count_request(&rt, &key);
     assert_eq!(status, 200, "{body}");
     assert!(
@@ -150,12 +149,12 @@ fn a_rested_actor_s_next_request_runs_on_a_thread_of_the_node_s() {
     let host = rt.host();
     let slot = host.scheduler().mailbox(&key);
     assert!(
-        slot.lock().parked().is_some_and(|p| p.runs_here),
+        slot.parked_runs_here() == Some(true),
         "parked, its next request to run here"
     );
-    assert!(
-        host.scheduler()
-            .sweep_parked(&slot, Duration::ZERO, Duration::from_secs(3_600)),
+    assert_eq!(
+        host.scheduler().sweep_idle(Duration::ZERO, Duration::from_secs(3_600)),
+        1,
         "the sweep closes its database"
     );
     let before = run_here();

@@ -60,20 +60,9 @@ impl<'a> Admin<'a> {
         for k in self.host.storage().local_actors() {
             seen.insert(k, (ActorStatus::Hibernated, None, None));
         }
-        // The node's lock is let go before any mailbox's (ADR 045).
-        let slots: Vec<(ActorKey, Arc<crate::scheduler::Mailbox>)> = self
-            .host
-            .scheduler()
-            .mailboxes()
-            .all()
-            .into_iter()
-            .map(|s| (s.key.clone(), s))
-            .collect();
-        for (k, slot) in &slots {
-            let inner = slot.lock();
-            let (status, elsewhere) = inner.as_listed();
-            if status != ActorStatus::Hibernated || seen.contains_key(k) {
-                seen.insert(k.clone(), (status, inner.last_event(), elsewhere));
+        for listed in self.host.scheduler().listed() {
+            if listed.status != ActorStatus::Hibernated || seen.contains_key(&listed.key) {
+                seen.insert(listed.key, (listed.status, listed.last_event, listed.held_elsewhere));
             }
         }
         let mut v: Vec<ActorInfo> = seen
@@ -93,8 +82,7 @@ impl<'a> Admin<'a> {
     /// The actor's last guest event on this node and how it ended (`None`
     /// if none ran here since the host started).
     pub fn last_event(&self, key: &ActorKey) -> Option<LastEvent> {
-        let slot = self.host.scheduler().mailboxes().get(key);
-        slot.and_then(|s| s.lock().last_event())
+        self.host.scheduler().last_event(key)
     }
 
     /// The actor's tables and rows (the host's own table left out), read in
@@ -106,13 +94,13 @@ impl<'a> Admin<'a> {
     /// [`RuntimeError::TablesTooLarge`], [`RuntimeError::TablesTooSlow`].
     pub fn tables(&self, key: &ActorKey) -> Result<Vec<(String, QueryResult)>, RuntimeError> {
         if !actor_exists(self.host, key) {
-            return Err(RuntimeError::Event(format!("no such actor: {key} has no database")));
+            return Err(RuntimeError::NoSuchActor(key.clone()));
         }
         let (tx, rx) = oneshot::channel();
         self.host
             .enqueue(key, Job::new(HostJob::Inspect { reply: tx }, Vec::new()));
         rx.blocking_recv()
-            .map_err(|_| RuntimeError::Host("the actor's worker stopped".into()))?
+            .map_err(|_| RuntimeError::host("the actor's worker stopped before it answered"))?
     }
 
     /// Runs `read` on a read-only connection to the actor's database on this
@@ -159,8 +147,7 @@ impl<'a> Admin<'a> {
         self.host
             .enqueue(key, Job::new(HostJob::AdminDelete { done: tx }, Vec::new()));
         rx.blocking_recv()
-            .map_err(|_| RuntimeError::Host("the actor's worker stopped".into()))?
-            .map_err(RuntimeError::Event)
+            .map_err(|_| RuntimeError::host("the actor's worker stopped before it answered"))?
     }
 
     /// Restores an actor of this cluster node to `to` (ADR 064): in its
@@ -180,7 +167,7 @@ impl<'a> Admin<'a> {
         self.host
             .enqueue(key, Job::new(HostJob::Restore { to, done: tx }, Vec::new()));
         rx.blocking_recv()
-            .map_err(|_| RuntimeError::Host("the actor's worker stopped".into()))?
+            .map_err(|_| RuntimeError::host("the actor's worker stopped before it answered"))?
     }
 
     /// How many actors are resident now.
@@ -216,7 +203,5 @@ pub(super) fn actor_exists(host: &Host, key: &ActorKey) -> bool {
 
 /// How many actors are resident on `host` now.
 pub(super) fn resident_count(host: &Host) -> usize {
-    // The node's lock is let go before any mailbox's (ADR 045).
-    let slots = host.scheduler().mailboxes().all();
-    slots.iter().filter(|s| s.lock().has_worker()).count()
+    host.scheduler().with_worker_count()
 }

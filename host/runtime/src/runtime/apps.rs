@@ -28,10 +28,10 @@ impl Runtime {
     /// # Errors
     /// A name is invalid, or a component cannot be read, compiled or linked.
     pub fn add_app(&self, app: &str, classes: &[ClassSpec]) -> Result<(), RuntimeError> {
-        crate::address::validate_app_name(app).map_err(RuntimeError::Host)?;
+        crate::address::validate_app_name(app).map_err(RuntimeError::BadArgument)?;
         let mut loaded = HashMap::new();
         for c in classes {
-            crate::address::validate_class_name(&c.name).map_err(RuntimeError::Host)?;
+            crate::address::validate_class_name(&c.name).map_err(RuntimeError::BadArgument)?;
             let (pre, _) = self.link_component(&c.component)?;
             loaded.insert(c.name.clone(), Arc::new(Class { pre, access: c.access }));
         }

@@ -185,7 +185,7 @@ impl Runtime {
     /// ends of events a test did not send itself, such as those of the
     /// actors its actor called, are over before its next step (ADR 080).
     pub fn settle_all(&self) {
-        let mut keys: Vec<ActorKey> = self.host.scheduler().mailboxes().keys();
+        let mut keys: Vec<ActorKey> = self.host.scheduler().keys();
         keys.sort();
         for key in keys {
             self.settle(&key);

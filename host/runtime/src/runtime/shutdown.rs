@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 pub(super) fn shut_down(host: &Arc<Host>) -> Shutdown {
     host.stops().stop_host();
     let mut report = Shutdown::default();
-    let mine: std::collections::HashSet<ActorKey> = host.scheduler().mailboxes().keys().into_iter().collect();
+    let mine: std::collections::HashSet<ActorKey> = host.scheduler().keys().into_iter().collect();
     report.sockets_closed = host.close_sockets_where(|k| mine.contains(k), 1001, "going away");
     report.actors_released = super::admin::resident_count(host);
     // Each worker finishes its running event, answers what is queued behind

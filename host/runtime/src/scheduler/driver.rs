@@ -61,7 +61,7 @@ impl Scheduler {
     }
 
     /// Every mailbox of the node.
-    pub(crate) fn mailboxes(&self) -> &Mailboxes {
+    pub(super) fn mailboxes(&self) -> &Mailboxes {
         &self.mailboxes
     }
 
@@ -70,9 +70,10 @@ impl Scheduler {
         self.mailboxes.of(key)
     }
 
-    /// The resident-actor cap and who waits for a place.
-    pub(crate) fn residency(&self) -> &Residency<Mailbox> {
-        &self.residency
+    /// Whether an actor waits for a resident place (an idle worker then
+    /// leaves at once, to free one).
+    pub(crate) fn anyone_waiting(&self) -> bool {
+        self.residency.anyone_waiting()
     }
 
     /// Whether events may be queued here for `key`: its worker runs, or its
@@ -90,10 +91,13 @@ impl Scheduler {
             .is_some_and(|s| s.lock().status() == ActorStatus::Resident)
     }
 
-    /// The worker threads, for the node's tests.
+    /// For the node's tests: whether the system refuses to start new
+    /// worker threads, as it does when out of threads.
     #[cfg(test)]
-    pub(crate) fn threads(&self) -> &WorkerThreads<WorkerRun> {
-        &self.threads
+    pub(crate) fn refuse_new_threads(&self, refuse: bool) {
+        self.threads
+            .refuse_new
+            .store(refuse, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// After the shutdown released every actor: the worker threads waiting
@@ -141,7 +145,7 @@ impl Scheduler {
                         // An actor whose database the idle sweep closed
                         // reopens it on a thread of the node's, not the
                         // receiving one (ADR 059).
-                        Some(parked) if here && parked.runs_here && !parked.rested => {
+                        Some(parked) if here && parked.runs_here() && !parked.rested() => {
                             drop(inner);
                             self.run_here(&slot, parked);
                         }
@@ -250,7 +254,7 @@ impl Scheduler {
     /// received: it runs on this thread, as the receiving one (ADR 048),
     /// and what it does not run here goes on on a thread of the node's.
     fn run_here(self: &Arc<Self>, slot: &Mailbox, parked: ParkedWorker) {
-        if let Resumed::ToThread(parked) = parked.run.resume_here() {
+        if let Resumed::ToThread(parked) = parked.into_run().resume_here() {
             let mut inner = slot.lock();
             if let Some(unstarted) = self.resume_worker(slot, &mut inner, parked) {
                 drop(inner);
@@ -274,11 +278,11 @@ impl Scheduler {
         inner: &mut MailboxState,
         parked: ParkedWorker,
     ) -> Option<Unstarted> {
-        let id = parked.worker;
+        let id = parked.worker();
         let run = WorkerRun::Resume {
             scheduler: self.clone(),
             id,
-            run: parked.run,
+            run: parked.into_run(),
         };
         let no = self.threads.run(run).err()?;
         // The run goes with its cell: the actor's files are closed (a
@@ -286,28 +290,6 @@ impl Scheduler {
         // are answered. The next job starts a new worker.
         inner.worker_left();
         Some(Self::unstarted(id, slot, no))
-    }
-
-    /// The idle sweep's look at one mailbox, under one lock so that an
-    /// actor that got a job meanwhile is left alone: if its worker has been
-    /// parked for `hibernate_after`, asks it to hibernate; otherwise, if for
-    /// `rest_after` and its database is still open, closes it on this thread
-    /// (ADR 045). Returns whether it closed a database.
-    pub(crate) fn sweep_parked(
-        self: &Arc<Self>,
-        mailbox: &Arc<Mailbox>,
-        rest_after: Duration,
-        hibernate_after: Duration,
-    ) -> bool {
-        let mut inner = mailbox.lock();
-        let Some(parked_for) = inner.parked().map(|p| p.since.elapsed()) else {
-            return false;
-        };
-        if parked_for >= hibernate_after {
-            self.send_hibernate(mailbox, inner);
-            return false;
-        }
-        parked_for >= rest_after && inner.rest_parked()
     }
 
     /// Asks a resident's worker to hibernate after what it has queued; never
@@ -318,7 +300,7 @@ impl Scheduler {
 
     /// Queues a hibernation for the worker of `mailbox` (whose lock `inner`
     /// is), resuming it if it is parked; nothing when it has no worker.
-    fn send_hibernate(self: &Arc<Self>, mailbox: &Mailbox, mut inner: MutexGuard<'_, MailboxState>) {
+    pub(super) fn send_hibernate(self: &Arc<Self>, mailbox: &Mailbox, mut inner: MutexGuard<'_, MailboxState>) {
         let Some(tx) = inner.sender() else { return };
         let (done, _) = tokio::sync::oneshot::channel();
         if tx.send(Job::new(WorkerJob::Hibernate { done }, Vec::new())).is_ok()

@@ -27,19 +27,27 @@ pub enum ActorStatus {
     Deleted,
 }
 
+/// Where a mailbox's worker is.
+enum WorkerAt {
+    /// It has none: the next job starts one.
+    Gone,
+    /// On a thread, or waiting for a resident place: its jobs go to the sender.
+    Given(mpsc::Sender<Job>),
+    /// The actor is resident and idle, and its worker gave back its thread
+    /// (ADR 044): the next job resumes its run.
+    Parked(mpsc::Sender<Job>, ParkedWorker),
+}
+
 /// What one actor's mailbox holds under its lock, written only by the
 /// transitions below.
-pub(crate) struct MailboxState {
-    /// Where its jobs go while it has a worker (running, parked, or
-    /// waiting for a resident place); `None` once the worker left.
-    sender: Option<mpsc::Sender<Job>>,
+pub(super) struct MailboxState {
+    /// Its worker, and where its jobs go while it has one.
+    worker: WorkerAt,
     status: ActorStatus,
     /// Moves on at each delete: socket events queued before it are dropped.
     generation: u64,
     /// Its last guest event here (set by its cell as each one ends).
     last_event: Option<LastEvent>,
-    /// Its worker, while the actor is resident and idle without a thread.
-    parked: Option<ParkedWorker>,
     /// The node of another process that held it when its last job here
     /// found it held there (its events go to that node).
     held_elsewhere: Option<String>,
@@ -68,59 +76,58 @@ impl MailboxState {
     /// A mailbox of an actor not resident here, with no worker.
     fn new() -> Self {
         Self {
-            sender: None,
+            worker: WorkerAt::Gone,
             status: ActorStatus::Hibernated,
             generation: 0,
             last_event: None,
-            parked: None,
             held_elsewhere: None,
         }
     }
 
     /// Where the actor stands.
-    pub(crate) fn status(&self) -> ActorStatus {
+    pub(super) fn status(&self) -> ActorStatus {
         self.status
     }
 
     /// Its files opened here: it is resident, and held by no other node.
-    pub(crate) fn opened(&mut self) {
+    pub(super) fn opened(&mut self) {
         self.status = ActorStatus::Resident;
         self.held_elsewhere = None;
     }
 
     /// Its files closed while its worker stays (to be opened again from the start).
-    pub(crate) fn closed(&mut self) {
+    pub(super) fn closed(&mut self) {
         self.status = ActorStatus::Hibernated;
     }
 
     /// Its last event deleted it: the next event creates a new, empty actor.
-    pub(crate) fn deleted(&mut self) {
+    pub(super) fn deleted(&mut self) {
         self.status = ActorStatus::Deleted;
     }
 
     /// A delete began: socket events queued before it belong to the deleted
     /// actor, and run no guest code.
-    pub(crate) fn next_generation(&mut self) {
+    pub(super) fn next_generation(&mut self) {
         self.generation += 1;
     }
 
     /// Which incarnation its queued socket events belong to.
-    pub(crate) fn generation(&self) -> u64 {
+    pub(super) fn generation(&self) -> u64 {
         self.generation
     }
 
     /// Its last guest event here, and how it ended.
-    pub(crate) fn last_event(&self) -> Option<LastEvent> {
+    pub(super) fn last_event(&self) -> Option<LastEvent> {
         self.last_event
     }
 
     /// A guest event ended.
-    pub(crate) fn record_last(&mut self, event: LastEvent) {
+    pub(super) fn record_last(&mut self, event: LastEvent) {
         self.last_event = Some(event);
     }
 
     /// A job found it held by `node`, a node of another process.
-    pub(crate) fn held_by(&mut self, node: String) {
+    pub(super) fn held_by(&mut self, node: String) {
         self.held_elsewhere = Some(node);
     }
 
@@ -130,7 +137,7 @@ impl MailboxState {
     /// event deleted it; a worker that found the actor held by another
     /// process's node keeps its mailbox here while the actor is resident
     /// there.
-    pub(crate) fn as_listed(&self) -> (ActorStatus, Option<String>) {
+    pub(super) fn as_listed(&self) -> (ActorStatus, Option<String>) {
         let elsewhere = self
             .held_elsewhere
             .clone()
@@ -144,50 +151,72 @@ impl MailboxState {
     }
 
     /// Whether it has a worker (on a thread, parked, or waiting for a resident place).
-    pub(crate) fn has_worker(&self) -> bool {
-        self.sender.is_some()
+    pub(super) fn has_worker(&self) -> bool {
+        !matches!(self.worker, WorkerAt::Gone)
     }
 
     /// Where its jobs go, while it has a worker.
-    pub(crate) fn sender(&self) -> Option<&mpsc::Sender<Job>> {
-        self.sender.as_ref()
+    pub(super) fn sender(&self) -> Option<&mpsc::Sender<Job>> {
+        match &self.worker {
+            WorkerAt::Gone => None,
+            WorkerAt::Given(tx) | WorkerAt::Parked(tx, _) => Some(tx),
+        }
     }
 
     /// A worker was given its jobs (it starts now, or waits for a resident place).
-    pub(crate) fn worker_given(&mut self, tx: mpsc::Sender<Job>) {
-        self.sender = Some(tx);
+    pub(super) fn worker_given(&mut self, tx: mpsc::Sender<Job>) {
+        self.worker = WorkerAt::Given(tx);
     }
 
-    /// Its worker gave back its thread and waits here for the next job (ADR 044).
-    pub(crate) fn park(&mut self, parked: ParkedWorker) {
-        self.parked = Some(parked);
+    /// Its worker gave back its thread and waits here for the next job (ADR
+    /// 044); only through [`Mailbox::park_unless_queued`], which looks for a
+    /// job that came first. Only a worker that was given the mailbox's jobs
+    /// parks: one that left has no run to keep (it is dropped, closing the
+    /// actor's files).
+    fn park(&mut self, parked: ParkedWorker) {
+        self.worker = match std::mem::replace(&mut self.worker, WorkerAt::Gone) {
+            WorkerAt::Given(tx) | WorkerAt::Parked(tx, _) => WorkerAt::Parked(tx, parked),
+            WorkerAt::Gone => {
+                debug_assert!(false, "a worker parked in a mailbox it had left");
+                WorkerAt::Gone
+            }
+        };
     }
 
-    /// Its parked worker, taken to go on with its run.
-    pub(crate) fn take_parked(&mut self) -> Option<ParkedWorker> {
-        self.parked.take()
+    /// Its parked worker, taken to go on with its run (its jobs still go to it).
+    pub(super) fn take_parked(&mut self) -> Option<ParkedWorker> {
+        match std::mem::replace(&mut self.worker, WorkerAt::Gone) {
+            WorkerAt::Parked(tx, parked) => {
+                self.worker = WorkerAt::Given(tx);
+                Some(parked)
+            }
+            other => {
+                self.worker = other;
+                None
+            }
+        }
     }
 
     /// Its parked worker, if it has one.
-    pub(crate) fn parked(&self) -> Option<&ParkedWorker> {
-        self.parked.as_ref()
+    pub(super) fn parked(&self) -> Option<&ParkedWorker> {
+        match &self.worker {
+            WorkerAt::Parked(_, parked) => Some(parked),
+            _ => None,
+        }
     }
 
     /// Since when its worker has been parked with its database open: one
     /// that can still rest.
-    pub(crate) fn parked_unrested_since(&self) -> Option<std::time::Instant> {
-        self.parked.as_ref().filter(|p| !p.rested).map(|p| p.since)
+    pub(super) fn parked_unrested_since(&self) -> Option<std::time::Instant> {
+        self.parked().filter(|p| !p.rested()).map(ParkedWorker::since)
     }
 
     /// Closes its parked worker's database (ADR 045), once: marked first,
     /// so that neither the idle sweep nor a shortage of files asks again.
     /// Returns whether it closed one.
-    pub(crate) fn rest_parked(&mut self) -> bool {
-        match self.parked.as_mut() {
-            Some(p) if !p.rested => {
-                p.rested = true;
-                p.run.rest()
-            }
+    pub(super) fn rest_parked(&mut self) -> bool {
+        match &mut self.worker {
+            WorkerAt::Parked(_, parked) => parked.rest_once(),
             _ => false,
         }
     }
@@ -195,8 +224,8 @@ impl MailboxState {
     /// Its worker is gone (it hibernated the actor, or never started): the
     /// next job starts another. A resident actor is now hibernated; a
     /// deleted one stays deleted.
-    pub(crate) fn worker_left(&mut self) {
-        self.sender = None;
+    pub(super) fn worker_left(&mut self) {
+        self.worker = WorkerAt::Gone;
         if self.status == ActorStatus::Resident {
             self.status = ActorStatus::Hibernated;
         }
@@ -231,6 +260,29 @@ impl Mailbox {
         None
     }
 
+    /// Its worker parks: it gives back its thread and waits here for the
+    /// next job (ADR 044), unless a job came meanwhile. Under the mailbox's
+    /// lock, so that a job enqueued from now on finds the worker parked and
+    /// resumes it, `queued` looks at the worker's jobs once more; when it
+    /// finds none, `park` makes what the mailbox keeps of the run.
+    ///
+    /// # Errors
+    /// A job came: the run comes back with it, for the worker to go on with
+    /// (boxed: a race, rarely taken, and the run is large).
+    pub(crate) fn park_unless_queued<R>(
+        &self,
+        mut run: R,
+        queued: impl FnOnce(&mut R) -> Option<Job>,
+        park: impl FnOnce(R) -> ParkedWorker,
+    ) -> Result<(), Box<(R, Job)>> {
+        let mut inner = self.lock();
+        if let Some(job) = queued(&mut run) {
+            return Err(Box::new((run, job)));
+        }
+        inner.park(park(run));
+        Ok(())
+    }
+
     /// A hibernation: under the mailbox's lock, `close` closes the actor's
     /// files (so that no listing sees it resident with its files closed),
     /// then the worker leaves as [`Mailbox::leave_unless_queued`] does,
@@ -250,7 +302,53 @@ impl Mailbox {
         None
     }
 
-    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, MailboxState> {
-        self.inner.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    /// Its files opened here ([`MailboxState::opened`]).
+    pub(crate) fn opened(&self) {
+        self.lock().opened();
+    }
+
+    /// Its files closed while its worker stays ([`MailboxState::closed`]).
+    pub(crate) fn closed(&self) {
+        self.lock().closed();
+    }
+
+    /// Its last event deleted it ([`MailboxState::deleted`]).
+    pub(crate) fn deleted(&self) {
+        self.lock().deleted();
+    }
+
+    /// A delete began: socket events queued before it are dropped
+    /// ([`MailboxState::next_generation`]).
+    pub(crate) fn next_generation(&self) {
+        self.lock().next_generation();
+    }
+
+    /// Which incarnation its queued socket events belong to.
+    pub(crate) fn generation(&self) -> u64 {
+        self.lock().generation()
+    }
+
+    /// A guest event ended ([`MailboxState::record_last`]).
+    pub(crate) fn record_last(&self, event: LastEvent) {
+        self.lock().record_last(event);
+    }
+
+    /// A job found it held by `node`, a node of another process
+    /// ([`MailboxState::held_by`]).
+    pub(crate) fn held_by(&self, node: String) {
+        self.lock().held_by(node);
+    }
+
+    /// Whether its worker is parked now, and if so whether its next request
+    /// may run on the thread that receives it (for the node's tests).
+    #[cfg(test)]
+    pub(crate) fn parked_runs_here(&self) -> Option<bool> {
+        self.lock().parked().map(ParkedWorker::runs_here)
+    }
+
+    /// Its state, under its lock: for the scheduler, whose transitions
+    /// take several steps under one lock.
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, MailboxState> {
+        crate::unpoisoned::lock(&self.inner)
     }
 }

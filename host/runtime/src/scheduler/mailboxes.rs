@@ -6,7 +6,7 @@
 use super::mailbox::Mailbox;
 use crate::address::ActorKey;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 /// The node's mailboxes.
 #[derive(Default)]
@@ -16,7 +16,7 @@ pub(crate) struct Mailboxes {
 
 impl Mailboxes {
     fn map(&self) -> MutexGuard<'_, HashMap<ActorKey, Arc<Mailbox>>> {
-        self.map.lock().unwrap_or_else(PoisonError::into_inner)
+        crate::unpoisoned::lock(&self.map)
     }
 
     /// `key`'s mailbox, made (for an actor not resident here) if it has none.

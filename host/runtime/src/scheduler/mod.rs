@@ -4,11 +4,14 @@
 //! mailboxes by key, the parked worker a mailbox keeps, the cap on resident
 //! actors and who waits for a place, the bound on what waits in one mailbox,
 //! whether an actor's requests overlap and which run where they are
-//! received, and the threads workers run on. It knows jobs, not what runs
+//! received, the threads workers run on, what it does with idle actors, and
+//! what it tells of its mailboxes. It knows jobs, not what runs
 //! them: the node hands it its worker loop, and the worker runs jobs in the
 //! actor's cell.
 
 mod driver;
+mod idle;
+mod listing;
 mod mailbox;
 mod mailboxes;
 mod parked;

@@ -45,16 +45,66 @@ pub(crate) enum Resumed {
 /// waits for an event: the next job resumes its run on a thread of the node's.
 pub(crate) struct ParkedWorker {
     /// The worker's id in the residency.
-    pub(crate) worker: u64,
+    worker: u64,
     /// When it parked: the idle sweep rests it after a while and hibernates
     /// it at the idle timeout.
-    pub(crate) since: std::time::Instant,
+    since: std::time::Instant,
     /// Whether the sweep has closed its database (ADR 045).
-    pub(crate) rested: bool,
+    rested: bool,
     /// Whether the next request may run on the thread that receives it: the
     /// last one it ran was a quick read, and (by default) the actor's
     /// requests overlap (ADR 048, ADR 059).
-    pub(crate) runs_here: bool,
+    runs_here: bool,
     /// Its cell and its mailbox's receiver, resumed by the next job.
-    pub(crate) run: Box<dyn ParkedRun>,
+    run: Box<dyn ParkedRun>,
+}
+
+impl ParkedWorker {
+    /// Worker `worker`'s `run`, parked now with its database open;
+    /// `runs_here`: its next request may run on the thread that receives it.
+    pub(crate) fn new(worker: u64, runs_here: bool, run: Box<dyn ParkedRun>) -> Self {
+        Self {
+            worker,
+            since: std::time::Instant::now(),
+            rested: false,
+            runs_here,
+            run,
+        }
+    }
+
+    /// The worker's id in the residency.
+    pub(super) fn worker(&self) -> u64 {
+        self.worker
+    }
+
+    /// When it parked.
+    pub(super) fn since(&self) -> std::time::Instant {
+        self.since
+    }
+
+    /// Whether its database was closed while it waits.
+    pub(super) fn rested(&self) -> bool {
+        self.rested
+    }
+
+    /// Whether its next request may run on the thread that receives it.
+    pub(crate) fn runs_here(&self) -> bool {
+        self.runs_here
+    }
+
+    /// Closes its database (ADR 045), once: marked first, so that neither
+    /// the idle sweep nor a shortage of files asks again. Returns whether
+    /// it closed it.
+    pub(super) fn rest_once(&mut self) -> bool {
+        if self.rested {
+            return false;
+        }
+        self.rested = true;
+        self.run.rest()
+    }
+
+    /// Its run, to go on with.
+    pub(super) fn into_run(self) -> Box<dyn ParkedRun> {
+        self.run
+    }
 }

@@ -113,7 +113,7 @@ impl<Mailbox: UsedAt> Residency<Mailbox> {
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State<Mailbox>> {
-        self.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        crate::unpoisoned::lock(&self.state)
     }
 
     /// Marks `mailbox` as used now (each enqueued event).

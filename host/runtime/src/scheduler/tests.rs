@@ -63,10 +63,7 @@ fn noting_worker(seen: mpsc::Sender<String>, idle: Duration, stubborn: Arc<Atomi
                 _ => "other",
             };
             kept.push(job);
-            let _ = seen
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .send(format!("{} {label}", mailbox.key.name));
+            let _ = crate::unpoisoned::lock(&seen).send(format!("{} {label}", mailbox.key.name));
         }
     })
 }
@@ -189,14 +186,18 @@ impl ParkingRun {
         }
         let _ = self.seen.send(format!("{} parks", self.mailbox.key.name));
         let mailbox = Arc::clone(&self.mailbox);
-        mailbox.lock().park(super::ParkedWorker {
-            worker: self.id,
-            since: Instant::now(),
-            rested: false,
-            runs_here: false,
-            run: Box::new(self),
-        });
-        WorkerEnd::Parked
+        match mailbox.park_unless_queued(self, |run| run.jobs.try_recv().ok(), ParkingRun::into_parked) {
+            Ok(()) => WorkerEnd::Parked,
+            Err(came) => {
+                let (run, _job) = *came;
+                let _ = run.seen.send(format!("{} found a job instead", run.mailbox.key.name));
+                WorkerEnd::Left
+            }
+        }
+    }
+
+    fn into_parked(self) -> super::ParkedWorker {
+        super::ParkedWorker::new(self.id, false, Box::new(self))
     }
 }
 
@@ -228,7 +229,7 @@ fn parking_scheduler() -> (
     let rests = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let (tx, counted) = (Mutex::new(tx), Arc::clone(&rests));
     let start: StartWorker = Box::new(move |mailbox, jobs, id| {
-        let seen = tx.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone();
+        let seen = crate::unpoisoned::lock(&tx).clone();
         ParkingRun {
             mailbox: Arc::clone(mailbox),
             jobs,
@@ -267,11 +268,12 @@ fn the_idle_sweep_rests_a_parked_worker_once_then_hibernates_it() {
     let mailbox = s.mailbox(&key("a"));
     until("the worker parks", || mailbox.lock().parked().is_some());
     let hour = Duration::from_secs(3_600);
-    assert!(s.sweep_parked(&mailbox, Duration::ZERO, hour), "rested");
-    assert!(!s.sweep_parked(&mailbox, Duration::ZERO, hour), "not twice");
+    assert_eq!(s.sweep_idle(Duration::ZERO, hour), 1, "rested");
+    assert_eq!(s.sweep_idle(Duration::ZERO, hour), 0, "not twice");
     assert_eq!(rests.load(Ordering::SeqCst), 1);
-    assert!(
-        !s.sweep_parked(&mailbox, Duration::ZERO, Duration::ZERO),
+    assert_eq!(
+        s.sweep_idle(Duration::ZERO, Duration::ZERO),
+        0,
         "a hibernation closes nothing here"
     );
     until("the resumed worker hibernates and leaves", || !s.has_queue(&key("a")));
@@ -280,12 +282,12 @@ fn the_idle_sweep_rests_a_parked_worker_once_then_hibernates_it() {
 #[test]
 fn a_worker_no_thread_takes_has_its_jobs_answered_and_leaves_no_queue() {
     let (s, seen) = scheduler(4, Duration::from_secs(60), &Arc::default());
-    s.threads().refuse_new.store(true, Ordering::SeqCst);
+    s.refuse_new_threads(true);
     let (job, heard) = alarm();
     assert!(s.enqueue(&key("a"), job, false).is_ok());
     assert_eq!(heard.blocking_recv(), Ok(false), "the alarm is answered as not run");
     assert!(!s.has_queue(&key("a")), "no worker holds the mailbox");
-    s.threads().refuse_new.store(false, Ordering::SeqCst);
+    s.refuse_new_threads(false);
     let (job, _) = alarm();
     assert!(s.enqueue(&key("a"), job, false).is_ok());
     assert_eq!(
@@ -352,4 +354,32 @@ fn a_worker_leaves_only_when_nothing_came_for_it() {
     assert!(!left && mailbox.lock().has_worker(), "the worker stays for it");
     assert!(mailbox.leave_unless_queued(&rx, || left = true).is_none());
     assert!(left && !mailbox.lock().has_worker(), "then it leaves");
+}
+
+#[test]
+fn a_worker_parks_only_when_nothing_came_for_it() {
+    let mailbox = Arc::new(super::Mailbox::new(key("a")));
+    let (tx, rx) = mpsc::channel();
+    mailbox.lock().worker_given(tx.clone());
+    let (seen, _) = mpsc::channel();
+    let run = ParkingRun {
+        mailbox: Arc::clone(&mailbox),
+        jobs: rx,
+        id: 1,
+        seen,
+        rests: Arc::default(),
+    };
+    let (job, _) = alarm();
+    assert!(tx.send(job).is_ok());
+    let Err(came) = mailbox.park_unless_queued(run, |run| run.jobs.try_recv().ok(), ParkingRun::into_parked) else {
+        panic!("a worker with a job waiting does not park");
+    };
+    let (run, _job) = *came;
+    assert!(mailbox.lock().parked().is_none(), "nothing parked while a job came");
+    assert!(
+        mailbox
+            .park_unless_queued(run, |run| run.jobs.try_recv().ok(), ParkingRun::into_parked)
+            .is_ok()
+    );
+    assert!(mailbox.lock().parked().is_some(), "then it parks");
 }

@@ -4,6 +4,7 @@
 //! actor's wake). A worker still has a thread to itself while it runs; only
 //! an idle thread is shared, by the next worker to start.
 
+use crate::unpoisoned::lock;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
@@ -41,10 +42,6 @@ pub(crate) struct WorkerThreads<R> {
     /// test can bring about.
     #[cfg(test)]
     pub(crate) refuse_new: std::sync::atomic::AtomicBool,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl<R: WorkerRun> WorkerThreads<R> {

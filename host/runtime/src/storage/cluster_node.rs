@@ -159,7 +159,7 @@ impl ClusterStorage {
                         let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                         let Some(copy) = found.get(i) else { break };
                         let done = self.clean_copy(copy);
-                        let mut t = total.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                        let mut t = crate::unpoisoned::lock(&total);
                         t.set_aside += done.set_aside;
                         t.not_the_head += done.not_the_head;
                         t.removals += done.removals;
@@ -534,10 +534,14 @@ impl Holding for Replicated {
             .restore_to(to, &|n| cluster.is_live(n))
             .map_err(|e| super::restore_error(&self.key, e))?;
         super::write_restored(&self.db_path, &image).map_err(|e| {
-            crate::error::RuntimeError::Host(format!(
-                "{} was restored in the bucket, but its local copy could not be written ({e}); its next event restores it from the bucket",
-                self.key
-            ))
+            crate::error::RuntimeError::host_from(
+                format!(
+                    "{} was restored in the bucket, but its local copy could not be written ({e}); its next event \
+                     restores it from the bucket",
+                    self.key
+                ),
+                e,
+            )
         })?;
         note_head(&self.db_path, Some(at));
         // The restored state's own alarm (its database says), for the index.

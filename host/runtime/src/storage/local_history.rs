@@ -24,6 +24,7 @@ use crate::config::HistoryConfig;
 use crate::faults::Faults;
 use crate::page_set::PageSet;
 use crate::replica::{Replica, ReplicaError, Target};
+use crate::unpoisoned::lock;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -34,10 +35,6 @@ use std::time::Duration;
 const LOCAL_NODE: &str = "local";
 /// How many writes to one actor's history go between two collections.
 const COLLECT_EVERY: u64 = 256;
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
 
 /// The time of the commit being written: what the history records, not
 /// when the writer got to it.

@@ -5,6 +5,7 @@
 use crate::actor_db::{ActorDb, META_ALARM};
 use crate::address::ActorKey;
 use crate::error::RuntimeError;
+use crate::failure_kind::FailureKind;
 use crate::history_chain::ChainError;
 use crate::replica::ReplicaError;
 use std::path::{Path, PathBuf};
@@ -43,7 +44,8 @@ pub(crate) fn restored_alarm(db: &Path) -> Option<u64> {
 }
 
 /// A restore's failure as the API names it: a target refused is
-/// `bad-argument`; anything else failed on the way (`event`).
+/// `bad-argument`, the bucket's failure `bucket`; anything else failed on
+/// the way (`event`).
 pub(crate) fn restore_error(key: &ActorKey, e: ReplicaError) -> RuntimeError {
     match e {
         ReplicaError::BeforeDelete { .. }
@@ -51,8 +53,17 @@ pub(crate) fn restore_error(key: &ActorKey, e: ReplicaError) -> RuntimeError {
         | ReplicaError::Chain(ChainError::NoStateAtTime(_) | ChainError::NoSuchPosition(_)) => {
             RuntimeError::BadArgument(e.to_string())
         }
-        other => RuntimeError::Event(format!(
-            "restoring {key}: {other}; the head may or may not have moved: read the history, then try again"
-        )),
+        other => {
+            let kind = match other {
+                ReplicaError::Bucket(_) => FailureKind::Bucket,
+                _ => FailureKind::Event,
+            };
+            RuntimeError::event(
+                kind,
+                format!(
+                    "restoring {key}: {other}; the head may or may not have moved: read the history, then try again"
+                ),
+            )
+        }
     }
 }

@@ -245,10 +245,13 @@ impl Holding for LocalFiles {
             .restore(&self.key, &self.gathering, to, h.clock.now_ms(), deleted_at, &db)
             .map_err(|e| super::restore_error(&self.key, e))?;
         super::write_restored(&db, &restored.image).map_err(|e| {
-            RuntimeError::Host(format!(
-                "{} was restored in its history, but its database could not be written ({e})",
-                self.key
-            ))
+            RuntimeError::host_from(
+                format!(
+                    "{} was restored in its history, but its database could not be written ({e})",
+                    self.key
+                ),
+                e,
+            )
         })?;
         Ok((
             crate::job::Restored {

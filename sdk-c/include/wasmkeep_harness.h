@@ -303,25 +303,10 @@ struct wkh_chaos_result *wkh_run_chaos(struct wkh_host *host,
                                        wkh_chaos_body body,
                                        void *ctx);
 
-// Ends the chaos `wkh_chaos_start` started as a failure of its body: for a
-// harness that runs its own loop over `wkh_reset`, `wkh_chaos_start` and
-// `wkh_chaos_end` (added after 0.2.0 for the Rust harness, which now runs
-// `wkh_run_chaos`). Prints to
-// stderr what explained the seed's answers of 500 or more, as
-// `wkh_run_chaos` does, and returns the result with `failed` true, `ran` 1,
-// the seed, `message`, the schedule and the report (free it with
-// `wkh_chaos_result_free`); NULL on failure (no chaos was running, a NULL
-// host or message).
+// Frees what `wkh_run_chaos` returned. NULL does nothing.
 //
 // # Safety
-// `host` is a live host; `message` NUL-terminated.
-struct wkh_chaos_result *wkh_chaos_fail(const struct wkh_host *host,
-                                        const char *message);
-
-// Frees what `wkh_run_chaos` or `wkh_chaos_fail` returned. NULL does nothing.
-//
-// # Safety
-// `result` is NULL or from `wkh_run_chaos` or `wkh_chaos_fail`, not freed before.
+// `result` is NULL or from `wkh_run_chaos`, not freed before.
 void wkh_chaos_result_free(struct wkh_chaos_result *result);
 
 // Cuts node `node` (numbered from 1) off from the cluster: it holds nothing

@@ -4,7 +4,7 @@
 //! seed, the schedule and the report every harness prints.
 
 use crate::error::{Failure, guard};
-use crate::ffi_str::{arg, free_owned, owned};
+use crate::ffi_str::{free_owned, owned};
 use crate::host::WkhHost;
 use std::ffi::{CStr, c_char, c_void};
 use std::io::Write as _;
@@ -166,52 +166,16 @@ pub unsafe extern "C" fn wkh_run_chaos(
     })
 }
 
-/// Ends the chaos `wkh_chaos_start` started as a failure of its body: for a
-/// harness that runs its own loop over `wkh_reset`, `wkh_chaos_start` and
-/// `wkh_chaos_end` (added after 0.2.0 for the Rust harness, which now runs
-/// `wkh_run_chaos`). Prints to
-/// stderr what explained the seed's answers of 500 or more, as
-/// `wkh_run_chaos` does, and returns the result with `failed` true, `ran` 1,
-/// the seed, `message`, the schedule and the report (free it with
-/// `wkh_chaos_result_free`); NULL on failure (no chaos was running, a NULL
-/// host or message).
-///
-/// # Safety
-/// `host` is a live host; `message` NUL-terminated.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn wkh_chaos_fail(host: *const WkhHost, message: *const c_char) -> *mut WkhChaosResult {
-    guard(std::ptr::null_mut(), || {
-        // SAFETY: per the contract.
-        let (host, message) = unsafe { (WkhHost::from_ptr(host)?, arg(message, "message")?) };
-        if host.host.chaos_seed().is_none() {
-            return Err("no chaos is running: start it with wkh_chaos_start".into());
-        }
-        let failure = host.host.fail_chaos(message);
-        let mut err = std::io::stderr().lock();
-        for why in &failure.explanations {
-            let _ = err.write_all(why.as_bytes());
-        }
-        Ok(Box::into_raw(Box::new(WkhChaosResult {
-            ran: 1,
-            failed: true,
-            seed: failure.seed,
-            message: owned(failure.message.clone()),
-            schedule: owned(lines(&failure.schedule)),
-            report: owned(failure.report()),
-        })))
-    })
-}
-
 impl HasTestHost for WkhHost {
     fn test_host(&mut self) -> &mut TestHost {
         &mut self.host
     }
 }
 
-/// Frees what `wkh_run_chaos` or `wkh_chaos_fail` returned. NULL does nothing.
+/// Frees what `wkh_run_chaos` returned. NULL does nothing.
 ///
 /// # Safety
-/// `result` is NULL or from `wkh_run_chaos` or `wkh_chaos_fail`, not freed before.
+/// `result` is NULL or from `wkh_run_chaos`, not freed before.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn wkh_chaos_result_free(result: *mut WkhChaosResult) {
     if !result.is_null() {

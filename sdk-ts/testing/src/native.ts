@@ -82,7 +82,7 @@ export interface NativeHost {
   restartHost(): void;
   close(): void;
   startChaos(seed: number): void;
-  endChaos(failure?: string): { records: ChaosRecord[]; report: string | null; explanations: string[] };
+  endChaos(): { records: ChaosRecord[] };
   /** The testing library's chaos loop, calling `body` once per seed on this thread. */
   runChaos(seeds: number[], body: (seed: number) => void): NativeChaosRun;
 }

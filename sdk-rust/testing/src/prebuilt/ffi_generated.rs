@@ -315,25 +315,10 @@ pub(crate) type WkhRunChaosFn = unsafe extern "C" fn(
     ctx: *mut c_void,
 ) -> *mut WkhChaosResult;
 
-/// Ends the chaos `wkh_chaos_start` started as a failure of its body: for a
-/// harness that runs its own loop over `wkh_reset`, `wkh_chaos_start` and
-/// `wkh_chaos_end` (added after 0.2.0 for the Rust harness, which now runs
-/// `wkh_run_chaos`). Prints to
-/// stderr what explained the seed's answers of 500 or more, as
-/// `wkh_run_chaos` does, and returns the result with `failed` true, `ran` 1,
-/// the seed, `message`, the schedule and the report (free it with
-/// `wkh_chaos_result_free`); NULL on failure (no chaos was running, a NULL
-/// host or message).
+/// Frees what `wkh_run_chaos` returned. NULL does nothing.
 ///
 /// # Safety
-/// `host` is a live host; `message` NUL-terminated.
-pub(crate) type WkhChaosFailFn =
-    unsafe extern "C" fn(host: *const WkhHost, message: *const c_char) -> *mut WkhChaosResult;
-
-/// Frees what `wkh_run_chaos` or `wkh_chaos_fail` returned. NULL does nothing.
-///
-/// # Safety
-/// `result` is NULL or from `wkh_run_chaos` or `wkh_chaos_fail`, not freed before.
+/// `result` is NULL or from `wkh_run_chaos`, not freed before.
 pub(crate) type WkhChaosResultFreeFn = unsafe extern "C" fn(result: *mut WkhChaosResult);
 
 /// Cuts node `node` (numbered from 1) off from the cluster: it holds nothing
@@ -880,7 +865,6 @@ pub(crate) struct Api {
     pub wkh_chaos_start: WkhChaosStartFn,
     pub wkh_chaos_end: WkhChaosEndFn,
     pub wkh_run_chaos: WkhRunChaosFn,
-    pub wkh_chaos_fail: WkhChaosFailFn,
     pub wkh_chaos_result_free: WkhChaosResultFreeFn,
     pub wkh_cut_off: WkhCutOffFn,
     pub wkh_request_operator_delete: WkhRequestOperatorDeleteFn,
@@ -950,7 +934,6 @@ impl Api {
                 wkh_chaos_start: symbol(lib, b"wkh_chaos_start\0")?,
                 wkh_chaos_end: symbol(lib, b"wkh_chaos_end\0")?,
                 wkh_run_chaos: symbol(lib, b"wkh_run_chaos\0")?,
-                wkh_chaos_fail: symbol(lib, b"wkh_chaos_fail\0")?,
                 wkh_chaos_result_free: symbol(lib, b"wkh_chaos_result_free\0")?,
                 wkh_cut_off: symbol(lib, b"wkh_cut_off\0")?,
                 wkh_request_operator_delete: symbol(lib, b"wkh_request_operator_delete\0")?,

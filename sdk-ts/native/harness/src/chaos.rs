@@ -39,27 +39,13 @@ impl NativeHost {
         Ok(())
     }
 
-    /// Ends seeded chaos: `{records, report, explanations}`, what the
-    /// schedule did (each record with its `text` as the report prints it)
-    /// and, when `failure` is given (the seed failed with that message), the
-    /// library's report of the failure and what explained each 5xx answer of
-    /// the seed (to print before it; empty when it passed).
+    /// Ends seeded chaos: `{records}`, what the schedule did, each record
+    /// with its `text` as the report prints it. (A failing seed's report and
+    /// explanations come from `run_chaos`, the only loop.)
     #[napi]
-    pub fn end_chaos(&self, failure: Option<String>) -> napi::Result<Json, ErrorCode> {
-        let host = self.host()?;
-        let (records, report, explanations) = match failure {
-            Some(message) => {
-                let f = host.fail_chaos(&message);
-                let report = f.report();
-                (f.schedule, Some(report), f.explanations)
-            }
-            None => (host.end_chaos(), None, Vec::new()),
-        };
-        Ok(json!({
-            "records": records.iter().map(record_json).collect::<Vec<_>>(),
-            "report": report,
-            "explanations": explanations,
-        }))
+    pub fn end_chaos(&self) -> napi::Result<Json, ErrorCode> {
+        let records = self.host()?.end_chaos();
+        Ok(json!({ "records": records.iter().map(record_json).collect::<Vec<_>>() }))
     }
 
     /// The chaos loop of the testing crate (`run_chaos`): `body(seed)` once

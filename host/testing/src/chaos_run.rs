@@ -115,9 +115,25 @@ impl HasTestHost for TestHost {
 pub fn run_chaos<T: HasTestHost>(
     target: &mut T,
     seeds: impl IntoIterator<Item = u64>,
-    mut body: impl FnMut(&mut T, u64) -> Result<(), String>,
+    body: impl FnMut(&mut T, u64) -> Result<(), String>,
 ) -> Result<usize, ChaosRunError> {
     let seeds = chaos_seeds(seeds).map_err(ChaosRunError::BadSeedVariable)?;
+    run_chosen_seeds(target, seeds, body)
+}
+
+/// [`run_chaos`] over exactly `seeds`, for a harness that chose them with
+/// [`chaos_seeds`] itself, reading `WASMKEEP_CHAOS_SEED` once (the Node
+/// harness checks that a replayed seed fits a JavaScript number before any
+/// seed runs); this reads no variable.
+///
+/// # Errors
+/// [`ChaosRunError::Failed`] with the first seed whose body answered
+/// `Err(message)`; a reset that failed.
+pub fn run_chosen_seeds<T: HasTestHost>(
+    target: &mut T,
+    seeds: impl IntoIterator<Item = u64>,
+    mut body: impl FnMut(&mut T, u64) -> Result<(), String>,
+) -> Result<usize, ChaosRunError> {
     let mut ran = 0;
     for seed in seeds {
         let host = target.test_host();

@@ -28,7 +28,7 @@ mod test_host;
 pub mod verbs;
 
 pub use chaos::{CHAOS_SEED_VAR, ChaosRecord, ChaosStep, ChaosStepError, chaos_report, chaos_seed_from_env};
-pub use chaos_run::{ChaosFailure, ChaosRunError, HasTestHost, chaos_seeds, run_chaos};
+pub use chaos_run::{ChaosFailure, ChaosRunError, HasTestHost, chaos_seeds, run_chaos, run_chosen_seeds};
 pub use test_host::{
     Advanced, HistoryPosition, LOST_ANSWER_HEADER, MOST_NODES, QUIET_VAR, RestoreTo, TestAnswer, TestHost,
     TestHostError, TestHostErrorKind, TestHostOptions, UnknownTestHostErrorKind, parse_access, sql_value_json,

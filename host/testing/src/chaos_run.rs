@@ -1,10 +1,12 @@
 //! The chaos loop, for every harness: which seeds run, each after a reset
 //! under its own schedule, and what a failure reports. Every harness runs
-//! [`run_chaos`] itself: the C one directly (`wkh_run_chaos`), the Rust one
-//! through `wkh_run_chaos` with its prebuilt driver and directly in process,
-//! Python's with its body a callable the pyo3 module calls with the GIL
-//! held, TypeScript's with its body a JavaScript function the napi addon
-//! calls on Node's thread (a throw is the body's `Err`). The pieces it runs on stay public
+//! [`run_chaos`] itself: the C one directly (`wkh_run_chaos`,
+//! `wkh_run_chaos_seeds`), the Rust one through `wkh_run_chaos_seeds` with
+//! its prebuilt driver and directly in process, Python's with its body a
+//! callable the pyo3 module calls with the GIL held, TypeScript's with its
+//! body a JavaScript function the napi addon calls on Node's thread (a throw
+//! is the body's `Err`; the addon reads `WASMKEEP_CHAOS_SEED` once itself
+//! and runs [`run_chosen_seeds`]). The pieces it runs on stay public
 //! for a harness's own tests: [`chaos_seeds`], [`TestHost::start_chaos`],
 //! [`TestHost::end_chaos`] and [`TestHost::fail_chaos`].
 

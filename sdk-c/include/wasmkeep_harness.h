@@ -88,11 +88,17 @@ typedef enum wkh_deletion_kind {
   WKH_DELETION_KIND_UNKNOWN = 2,
 } wkh_deletion_kind;
 
+// Where a body of `wkh_run_chaos_seeds` says why its seed failed, with
+// `wkh_chaos_message_set`: a message of any length. Valid only during the
+// body's call.
+typedef struct wkh_chaos_message wkh_chaos_message;
+
 // A host with its own data directory and a virtual clock (opaque). Made by
 // `wkh_host_new`, freed by `wkh_host_free`.
 typedef struct wkh_host wkh_host;
 
-// What `wkh_run_chaos` found. Free it with `wkh_chaos_result_free`.
+// What `wkh_run_chaos` and `wkh_run_chaos_seeds` found. Free it with
+// `wkh_chaos_result_free`.
 typedef struct wkh_chaos_result {
   // How many seeds ran (the failing one included).
   uint64_t ran;
@@ -119,6 +125,15 @@ typedef int32_t (*wkh_chaos_body)(struct wkh_host *host,
                                   void *ctx,
                                   char *message,
                                   size_t message_cap);
+
+// A test body for `wkh_run_chaos_seeds`: as `wkh_chaos_body`, but it says
+// why it failed with `wkh_chaos_message_set(message, ...)`, whatever the
+// length, instead of into a buffer. Returns 0 when the test passed, nonzero
+// when it failed. It must not reset or free the host. (Added after 0.2.0.)
+typedef int32_t (*wkh_chaos_seed_body)(struct wkh_host *host,
+                                       uint64_t seed,
+                                       void *ctx,
+                                       struct wkh_chaos_message *message);
 
 // One header: a name and a value (NUL-terminated).
 typedef struct wkh_header {
@@ -288,6 +303,8 @@ char *wkh_chaos_end(const struct wkh_host *host);
 // `WASMKEEP_CHAOS_SEED` set in the environment, only that seed runs (to
 // replay a failure). The host is never left in chaos: when this returns it
 // holds what the last seed's run left (the failing one's, to look at).
+// `wkh_run_chaos_seeds` runs a list of seeds instead, and takes a message
+// of any length.
 //
 // Returns the result (free it with `wkh_chaos_result_free`): `failed` false
 // when every seed passed, else the seed, the body's message, the schedule
@@ -303,25 +320,44 @@ struct wkh_chaos_result *wkh_run_chaos(struct wkh_host *host,
                                        wkh_chaos_body body,
                                        void *ctx);
 
-// Ends the chaos `wkh_chaos_start` started as a failure of its body: for a
-// harness that runs its own loop over `wkh_reset`, `wkh_chaos_start` and
-// `wkh_chaos_end` (added after 0.2.0 for the Rust harness, which now runs
-// `wkh_run_chaos`). Prints to
-// stderr what explained the seed's answers of 500 or more, as
-// `wkh_run_chaos` does, and returns the result with `failed` true, `ran` 1,
-// the seed, `message`, the schedule and the report (free it with
-// `wkh_chaos_result_free`); NULL on failure (no chaos was running, a NULL
-// host or message).
+// Runs `body` once per seed of `seeds[0]` to `seeds[count - 1]`, in that
+// order (repeats and all), as `wkh_run_chaos` runs a range: each after
+// `wkh_reset` and under that seed's schedule, stopping at the first seed
+// whose body returns nonzero; with `WASMKEEP_CHAOS_SEED` set, only that
+// seed runs, once. The failing body's message is what it gave
+// `wkh_chaos_message_set`, whole. (Added after 0.2.0.)
+//
+// Returns the result as `wkh_run_chaos` does (`ran` counts the failing
+// seed); NULL when it could not run (a NULL host or body, NULL seeds with
+// `count` above 0, `WASMKEEP_CHAOS_SEED` not a number, a reset failed; see
+// `wkh_last_error`).
 //
 // # Safety
-// `host` is a live host; `message` NUL-terminated.
-struct wkh_chaos_result *wkh_chaos_fail(const struct wkh_host *host,
-                                        const char *message);
+// `host` is a live host that nothing else uses meanwhile; `seeds` points to
+// `count` seeds (or `count` is 0); `body` a function as
+// `wkh_chaos_seed_body` describes; `ctx` is passed to it as it is.
+struct wkh_chaos_result *wkh_run_chaos_seeds(struct wkh_host *host,
+                                             const uint64_t *seeds,
+                                             size_t count,
+                                             wkh_chaos_seed_body body,
+                                             void *ctx);
 
-// Frees what `wkh_run_chaos` or `wkh_chaos_fail` returned. NULL does nothing.
+// Sets the message of a failing body of `wkh_run_chaos_seeds`: the `len`
+// bytes at `text` (UTF-8; what is not is replaced), copied, whatever their
+// length. A second call replaces the first. Returns 0, or -1 for a NULL
+// `message` (or NULL `text` with `len` above 0). (Added after 0.2.0.)
 //
 // # Safety
-// `result` is NULL or from `wkh_run_chaos` or `wkh_chaos_fail`, not freed before.
+// `message` is the one the body was given, during its call; `text` points
+// to `len` readable bytes (or `len` is 0).
+int32_t wkh_chaos_message_set(struct wkh_chaos_message *message,
+                              const char *text,
+                              size_t len);
+
+// Frees what `wkh_run_chaos` or `wkh_run_chaos_seeds` returned. NULL does nothing.
+//
+// # Safety
+// `result` is NULL or from `wkh_run_chaos` or `wkh_run_chaos_seeds`, not freed before.
 void wkh_chaos_result_free(struct wkh_chaos_result *result);
 
 // Cuts node `node` (numbered from 1) off from the cluster: it holds nothing

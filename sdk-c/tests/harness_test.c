@@ -262,6 +262,9 @@ static void null_arguments_are_refused(void) {
     CHECK(wkh_chaos_end(NULL) == NULL, "chaos end");
     wkh_clear_last_error();
     CHECK(wkh_run_chaos(NULL, 0, 1, NULL, NULL) == NULL && refused_by_the_c_layer(), "run chaos: %s", last_kind());
+    wkh_clear_last_error();
+    CHECK(wkh_run_chaos_seeds(NULL, NULL, 0, NULL, NULL) == NULL && refused_by_the_c_layer(), "run chaos seeds: %s",
+          last_kind());
     wkh_deletion_free(NULL);
     wkh_chaos_result_free(NULL);
 }
@@ -385,6 +388,74 @@ static int32_t chaos_body(wkh_host *h, uint64_t seed, void *ctx, char *message, 
 static int32_t silent_failure(wkh_host *h, uint64_t seed, void *ctx, char *message, size_t cap) {
     (void)h, (void)seed, (void)ctx, (void)message, (void)cap;
     return 3;
+}
+
+/* A body for wkh_run_chaos_seeds: notes each seed it runs; fails under
+ * `fail_at`, with `message` (any length) when there is one. */
+struct listed {
+    uint64_t seen[16];
+    size_t n;
+    uint64_t fail_at;
+    const char *message;
+};
+
+static int32_t listed_body(wkh_host *h, uint64_t seed, void *ctx, wkh_chaos_message *message) {
+    (void)h;
+    struct listed *l = ctx;
+    if (l->n < 16) l->seen[l->n] = seed;
+    l->n++;
+    if (seed != l->fail_at) return 0;
+    if (l->message && wkh_chaos_message_set(message, l->message, strlen(l->message)) != 0) return 9;
+    return 2;
+}
+
+/* wkh_run_chaos_seeds: the seeds as listed, in their order; the failing
+ * body's message whole, however long; WASMKEEP_CHAOS_SEED runs its seed once. */
+static void listed_chaos(wkh_host *h) {
+    const uint64_t seeds[] = {7, 3, 4, 9, 4};
+    struct listed l = {.fail_at = UINT64_MAX};
+    wkh_chaos_result *r = wkh_run_chaos_seeds(h, seeds, 5, listed_body, &l);
+    CHECK(r && !r->failed && r->ran == 5, "%s", r ? "5 seeds pass" : wkh_last_error());
+    CHECK(l.n == 5 && l.seen[0] == 7 && l.seen[1] == 3 && l.seen[2] == 4 && l.seen[3] == 9 && l.seen[4] == 4,
+          "the seeds run as listed (%zu ran)", l.n);
+    wkh_chaos_result_free(r);
+
+    static char long_message[3001];
+    memset(long_message, 'x', 3000);
+    long_message[2999] = 'y';
+    l = (struct listed){.fail_at = 9, .message = long_message};
+    r = wkh_run_chaos_seeds(h, seeds, 5, listed_body, &l);
+    CHECK(r && r->failed && r->seed == 9 && r->ran == 4, "%s", r ? "seed 9 fails" : wkh_last_error());
+    if (r && r->failed) {
+        CHECK(strcmp(r->message, long_message) == 0, "the message comes back whole (%zu bytes)", strlen(r->message));
+        CHECK(strstr(r->report, long_message) && strstr(r->report, "WASMKEEP_CHAOS_SEED=9"), "the report has it whole");
+    }
+    wkh_chaos_result_free(r);
+
+    l = (struct listed){.fail_at = 4};
+    r = wkh_run_chaos_seeds(h, seeds, 5, listed_body, &l);
+    CHECK(r && r->failed && r->seed == 4 && strstr(r->message, "returned 2"), "%s",
+          r ? r->message : wkh_last_error());
+    wkh_chaos_result_free(r);
+
+    setenv("WASMKEEP_CHAOS_SEED", "4", 1);
+    l = (struct listed){.fail_at = UINT64_MAX};
+    r = wkh_run_chaos_seeds(h, seeds, 5, listed_body, &l);
+    CHECK(r && !r->failed && r->ran == 1 && l.n == 1 && l.seen[0] == 4, "the replayed seed runs once (%zu ran)", l.n);
+    wkh_chaos_result_free(r);
+    unsetenv("WASMKEEP_CHAOS_SEED");
+
+    r = wkh_run_chaos_seeds(h, NULL, 0, listed_body, &l);
+    CHECK(r && !r->failed && r->ran == 0, "no seeds: none run");
+    wkh_chaos_result_free(r);
+    wkh_clear_last_error();
+    CHECK(wkh_run_chaos_seeds(h, NULL, 2, listed_body, &l) == NULL && refused_by_the_c_layer(), "NULL seeds: %s",
+          last_kind());
+    wkh_clear_last_error();
+    CHECK(wkh_run_chaos_seeds(h, seeds, 1, NULL, NULL) == NULL && refused_by_the_c_layer(), "a NULL body: %s",
+          last_kind());
+    wkh_clear_last_error();
+    CHECK(wkh_chaos_message_set(NULL, "x", 1) == -1 && refused_by_the_c_layer(), "a NULL message: %s", last_kind());
 }
 
 static void seeded_chaos(wkh_host *h) {
@@ -535,6 +606,7 @@ int main(int argc, char **argv) {
     no_history_without_the_option(h);
     null_arguments_are_refused();
     seeded_chaos(h);
+    listed_chaos(h);
     reset_starts_over(h);
     wkh_host_free(h);
     cluster(argv[1]);

@@ -5,6 +5,9 @@ restart it), the body's exception is kept as the failure's cause, what is not
 an `Exception` goes through as it is, and a host that cannot be reset says
 so by kind. Each case ends with the host out of chaos."""
 
+import threading
+import time
+
 import pytest
 
 from wasmkeep_actor.testing import ChaosFailure, HostError, run_chaos
@@ -70,7 +73,56 @@ def test_a_closed_host_cannot_run_chaos_and_says_so_by_kind(wasmkeep_host_factor
     with pytest.raises(HostError) as caught:
         run_chaos(host, [1], lambda h: ran.append(1))
     assert caught.value.kind == "closed"  # type: ignore[attr-defined]
+    assert caught.value.seed == 1, "the seed it was to run"  # type: ignore[attr-defined]
     assert ran == []
+
+
+def test_a_body_that_leaves_a_thread_using_the_host_gets_a_host_error_of_kind_busy(wasmkeep_host):
+    # The thread calls the host for a second after the body returned: when
+    # the loop needs the host (to end the seed's chaos) the thread is inside
+    # one of its methods. Before, pyo3's PanicException ("Already borrowed").
+    stop = threading.Event()
+    calls = threading.Event()
+
+    def keep_calling(host):
+        actor = host.actor("probe", "t")
+        while not stop.is_set():
+            actor.get("/bump")
+            calls.set()
+
+    threads = []
+
+    def body(host):
+        threads.append(threading.Thread(target=keep_calling, args=(host,)))
+        threads[-1].start()
+        calls.wait(30)
+        time.sleep(0.05)
+
+    try:
+        caught = None
+        # The thread is inside a call nearly all the time; a few tries make
+        # the test independent of where the switch falls.
+        for _ in range(20):
+            try:
+                run_chaos(wasmkeep_host, [4], body)
+            except HostError as e:
+                caught = e
+                break
+            finally:
+                stop.set()
+                for t in threads:
+                    t.join()
+                stop.clear()
+                calls.clear()
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert caught is not None, "the loop found the host in use"
+    assert caught.kind == "busy"  # type: ignore[attr-defined]
+    assert caught.seed == 4  # type: ignore[attr-defined]
+    assert wasmkeep_host.chaos_seed is None, "the chaos ended"
+    assert run_chaos(wasmkeep_host, [5], lambda h: None) == 1, "the host still works"
 
 
 def test_a_seed_that_is_not_one_is_refused_before_any_seed_runs(wasmkeep_host):

@@ -81,6 +81,12 @@ def run_chaos(host: TestHost, seeds: Iterable[int], body: Callable[[TestHost], o
     host is left as the failure left it (its logs, its actors), out of chaos.
     With `WASMKEEP_CHAOS_SEED` set, only that seed runs. The host is never
     left in chaos mode, whether this returns or raises.
+
+    A reset that fails raises `HostError` with the host's `kind` and the
+    `seed` it was to run. A body that returns while a thread it started is
+    still inside one of the host's methods raises `HostError` of kind
+    `"busy"` (its `seed` the body's): the loop cannot reset the host or end
+    its chaos then; join such threads before the body returns.
     """
     # The loop is the host library's (the testing crate's `run_chaos`, the
     # one the C harness runs too): it resets the host, starts and ends the

@@ -87,7 +87,8 @@ except ImportError:  # the harness is missing: TestHost() says how to install it
 #: (`existing`), a closed host. A `RuntimeError`. Its `kind` names what
 #: happened, for a test to match on: the host's failure kinds
 #: (`"no-such-app"`, `"no-such-class"`, `"needs-cluster"`, `"no-such-socket"`,
-#: ...) or the harness's own (`"closed"`, `"no-such-node"`). A bad argument
+#: ...) or the harness's own (`"closed"`, `"no-such-node"`, `"busy"`: `run_chaos`
+#: found the host in use by a thread its body left running). A bad argument
 #: (an unknown fault, an idle limit below an hour, `nodes=0`) is a
 #: `ValueError` with the same `kind` attribute (`"unknown-fault"`,
 #: `"bad-argument"`, `"bad-nodes"`).

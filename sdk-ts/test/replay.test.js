@@ -51,7 +51,7 @@ function runSeeds() {
     try {
       life(host, record);
     } finally {
-      const { records: schedule } = host.native.endChaos(undefined);
+      const { records: schedule } = host.native.endChaos();
       record.push("the schedule:", ...schedule.map((r) => r.text));
     }
     records.push(record);

@@ -149,7 +149,13 @@ impl Nodes {
                 serve = serve.tls(&certs, &id);
             }
             nodes.push(serve.start_node(&id).map_err(|e| match e {
-                ServeError::NotStarted { status, line, .. } => anyhow!("node {id} did not start ({status}): {line:?}"),
+                ServeError::NotStarted { status, line, log, .. } => match log {
+                    Some(log) => anyhow!(
+                        "node {id} did not start ({status}): {line:?}; its log: {}",
+                        log.display()
+                    ),
+                    None => anyhow!("node {id} did not start ({status}): {line:?}"),
+                },
                 other => anyhow::Error::from(other),
             })?);
         }

@@ -1,10 +1,12 @@
 //! The chaos loop, for every harness: which seeds run, each after a reset
 //! under its own schedule, and what a failure reports. Every harness runs
-//! [`run_chaos`] itself: the C one directly (`wkh_run_chaos`), the Rust one
-//! through `wkh_run_chaos` with its prebuilt driver and directly in process,
-//! Python's with its body a callable the pyo3 module calls with the GIL
-//! held, TypeScript's with its body a JavaScript function the napi addon
-//! calls on Node's thread (a throw is the body's `Err`). The pieces it runs on stay public
+//! [`run_chaos`] itself: the C one directly (`wkh_run_chaos`,
+//! `wkh_run_chaos_seeds`), the Rust one through `wkh_run_chaos_seeds` with
+//! its prebuilt driver and directly in process, Python's with its body a
+//! callable the pyo3 module calls with the GIL held, TypeScript's with its
+//! body a JavaScript function the napi addon calls on Node's thread (a throw
+//! is the body's `Err`; the addon reads `WASMKEEP_CHAOS_SEED` once itself
+//! and runs [`run_chosen_seeds`]). The pieces it runs on stay public
 //! for a harness's own tests: [`chaos_seeds`], [`TestHost::start_chaos`],
 //! [`TestHost::end_chaos`] and [`TestHost::fail_chaos`].
 
@@ -115,9 +117,25 @@ impl HasTestHost for TestHost {
 pub fn run_chaos<T: HasTestHost>(
     target: &mut T,
     seeds: impl IntoIterator<Item = u64>,
-    mut body: impl FnMut(&mut T, u64) -> Result<(), String>,
+    body: impl FnMut(&mut T, u64) -> Result<(), String>,
 ) -> Result<usize, ChaosRunError> {
     let seeds = chaos_seeds(seeds).map_err(ChaosRunError::BadSeedVariable)?;
+    run_chosen_seeds(target, seeds, body)
+}
+
+/// [`run_chaos`] over exactly `seeds`, for a harness that chose them with
+/// [`chaos_seeds`] itself, reading `WASMKEEP_CHAOS_SEED` once (the Node
+/// harness checks that a replayed seed fits a JavaScript number before any
+/// seed runs); this reads no variable.
+///
+/// # Errors
+/// [`ChaosRunError::Failed`] with the first seed whose body answered
+/// `Err(message)`; a reset that failed.
+pub fn run_chosen_seeds<T: HasTestHost>(
+    target: &mut T,
+    seeds: impl IntoIterator<Item = u64>,
+    mut body: impl FnMut(&mut T, u64) -> Result<(), String>,
+) -> Result<usize, ChaosRunError> {
     let mut ran = 0;
     for seed in seeds {
         let host = target.test_host();

@@ -6,8 +6,9 @@
 //! Python (pyo3, `sdk-python/harness`) and C (`sdk-c/harness`) ones, and the
 //! Rust one (`sdk-rust/testing`) only with its `in-process` feature (by
 //! default it drives the C harness's prebuilt library). Every one runs
-//! [`run_chaos`], calling its body back: C through `wkh_run_chaos`, and the
-//! Rust one through it too with its prebuilt driver (directly in process).
+//! [`run_chaos`], calling its body back: C through `wkh_run_chaos` (or
+//! `wkh_run_chaos_seeds`), and the Rust one through `wkh_run_chaos_seeds`
+//! with its prebuilt driver (directly in process).
 //! [`served`] starts `wasmkeep-shim serve` as a process
 //! (a served host, a node of a cluster): the conformance runner's
 //! node-process mode and the shim's process tests start theirs there
@@ -28,7 +29,7 @@ mod test_host;
 pub mod verbs;
 
 pub use chaos::{CHAOS_SEED_VAR, ChaosRecord, ChaosStep, ChaosStepError, chaos_report, chaos_seed_from_env};
-pub use chaos_run::{ChaosFailure, ChaosRunError, HasTestHost, chaos_seeds, run_chaos};
+pub use chaos_run::{ChaosFailure, ChaosRunError, HasTestHost, chaos_seeds, run_chaos, run_chosen_seeds};
 pub use test_host::{
     Advanced, HistoryPosition, LOST_ANSWER_HEADER, MOST_NODES, QUIET_VAR, RestoreTo, TestAnswer, TestHost,
     TestHostError, TestHostErrorKind, TestHostOptions, UnknownTestHostErrorKind, parse_access, sql_value_json,

@@ -13,32 +13,88 @@
 use std::ffi::OsString;
 use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// How long [`Serve::spawn`] waits for the lines that say it listens,
+/// unless [`Serve::start_timeout`] says otherwise: a debug build compiling
+/// its components on a busy machine takes seconds, not minutes.
+pub const START_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Why a served host did not start.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
-    /// The binary could not be run, or its log file made.
-    #[error("starting {}", shim.display())]
-    Start {
+    /// The file its log was to go to ([`Serve::log_to`]) could not be made.
+    #[error("making the log file {} for {}", path.display(), shim.display())]
+    LogFile {
+        /// The binary.
+        shim: PathBuf,
+        /// The log file.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The binary could not be run.
+    #[error("running {}", shim.display())]
+    Spawn {
         /// The binary.
         shim: PathBuf,
         /// What the system said.
         #[source]
         source: std::io::Error,
     },
+    /// Its output could not be read (its first lines, or what it wrote
+    /// after it was stopped).
+    #[error("reading the output of {}", shim.display())]
+    Output {
+        /// The binary.
+        shim: PathBuf,
+        /// What the system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// It said nothing that ended its lines within the time
+    /// ([`Serve::start_timeout`]): it was killed, by its id.
+    #[error(
+        "{} did not say it listens within {} ms (killed){}; the lines it did say: {said:?}{}",
+        shim.display(),
+        waited.as_millis(),
+        its_log(log.as_deref()),
+        its_stderr(stderr)
+    )]
+    Silent {
+        /// The binary.
+        shim: PathBuf,
+        /// How long it was given.
+        waited: Duration,
+        /// The `listening on` lines it did write (fewer than its nodes).
+        said: Vec<String>,
+        /// The file its stderr went to ([`Serve::log_to`]), to read.
+        log: Option<PathBuf>,
+        /// What it wrote to stderr, when that was a pipe (empty otherwise).
+        stderr: String,
+    },
     /// Its first line was not `listening on http://…`.
-    #[error("serve did not start ({status}): {line:?}{}", its_stderr(stderr))]
+    #[error("serve did not start ({status}): {line:?}{}{}", its_log(log.as_deref()), its_stderr(stderr))]
     NotStarted {
         /// How it ended (killed if it still ran).
         status: ExitStatus,
         /// The line it wrote instead.
         line: String,
+        /// The file its stderr went to ([`Serve::log_to`]), to read.
+        log: Option<PathBuf>,
         /// What it wrote to stderr, when that was a pipe (empty otherwise).
         stderr: String,
     },
+}
+
+fn its_log(log: Option<&Path>) -> String {
+    log.map(|path| format!("; its log: {}", path.display()))
+        .unwrap_or_default()
 }
 
 fn its_stderr(stderr: &str) -> String {
@@ -69,6 +125,7 @@ pub struct Serve {
     args: Vec<OsString>,
     envs: Vec<(OsString, OsString)>,
     log: Log,
+    start_timeout: Duration,
 }
 
 impl Serve {
@@ -81,6 +138,7 @@ impl Serve {
             args: Vec::new(),
             envs: Vec::new(),
             log: Log::Piped,
+            start_timeout: START_TIMEOUT,
         }
     }
 
@@ -139,6 +197,14 @@ impl Serve {
         self
     }
 
+    /// How long [`Serve::spawn`] waits for it to say it listens
+    /// ([`START_TIMEOUT`] unless set).
+    #[must_use]
+    pub fn start_timeout(mut self, timeout: Duration) -> Self {
+        self.start_timeout = timeout;
+        self
+    }
+
     /// Its stderr to nowhere (a test that reads only answers).
     #[must_use]
     pub fn quiet(mut self) -> Self {
@@ -152,7 +218,12 @@ impl Serve {
     /// by its id.
     ///
     /// # Errors
-    /// [`ServeError`]: it could not be run, or did not say it listens.
+    /// [`ServeError`]: its log file could not be made
+    /// ([`ServeError::LogFile`]), it could not be run
+    /// ([`ServeError::Spawn`]) or its output read ([`ServeError::Output`]),
+    /// it said nothing in time ([`ServeError::Silent`], after
+    /// [`Serve::start_timeout`]), or it said something else or exited
+    /// ([`ServeError::NotStarted`]).
     pub fn spawn(self) -> Result<(Child, String), ServeError> {
         let (child, mut bases) = self.spawn_nodes(1)?;
         Ok((child, bases.remove(0)))
@@ -163,17 +234,25 @@ impl Serve {
     /// `nodes` lines (at least one), and answers their base URLs in order.
     ///
     /// # Errors
-    /// As [`Serve::spawn`]; a line that is not `listening on` is the one
-    /// the error names.
+    /// As [`Serve::spawn`]: [`ServeError::LogFile`], [`ServeError::Spawn`]
+    /// or [`ServeError::Output`] when the system refused;
+    /// [`ServeError::Silent`] when the lines did not come in time;
+    /// [`ServeError::NotStarted`] when a line is not `listening on` (the one
+    /// the error names) or its output closed first.
     pub fn spawn_nodes(self, nodes: usize) -> Result<(Child, Vec<String>), ServeError> {
-        let start = |source| ServeError::Start {
-            shim: self.shim.clone(),
-            source,
+        let nodes = nodes.max(1);
+        let log_file = match &self.log {
+            Log::File(path) => Some(path.clone()),
+            Log::Piped | Log::Null => None,
         };
-        let stderr = match &self.log {
-            Log::Piped => Stdio::piped(),
-            Log::File(path) => Stdio::from(std::fs::File::create(path).map_err(start)?),
-            Log::Null => Stdio::null(),
+        let stderr = match &log_file {
+            None if matches!(self.log, Log::Null) => Stdio::null(),
+            None => Stdio::piped(),
+            Some(path) => Stdio::from(std::fs::File::create(path).map_err(|source| ServeError::LogFile {
+                shim: self.shim.clone(),
+                path: path.clone(),
+                source,
+            })?),
         };
         let mut child = Command::new(&self.shim)
             .args(["serve", "--listen", "127.0.0.1:0"])
@@ -186,47 +265,76 @@ impl Serve {
             .stdout(Stdio::piped())
             .stderr(stderr)
             .spawn()
-            .map_err(start)?;
+            .map_err(|source| ServeError::Spawn {
+                shim: self.shim.clone(),
+                source,
+            })?;
+        let output = |source| ServeError::Output {
+            shim: self.shim.clone(),
+            source,
+        };
+        let lines = first_lines(child.stdout.take(), nodes);
+        let deadline = Instant::now() + self.start_timeout;
         let mut bases = Vec::new();
         let mut line = String::new();
         let mut read = Ok(());
-        if let Some(stdout) = child.stdout.take() {
-            let mut stdout = std::io::BufReader::new(stdout);
-            while bases.len() < nodes.max(1) {
-                line.clear();
-                if let Err(e) = stdout.read_line(&mut line) {
+        let mut timed_out = false;
+        while bases.len() < nodes {
+            match lines.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(Ok(next)) => line = next,
+                Ok(Err(e)) => {
                     read = Err(e);
                     break;
                 }
-                // "listening on http://127.0.0.1:PORT", with " (n1)" for a node.
-                match line
-                    .strip_prefix("listening on ")
-                    .and_then(|l| l.split_whitespace().next())
-                {
-                    Some(base) => bases.push(base.to_owned()),
-                    None => break,
+                Err(RecvTimeoutError::Timeout) => {
+                    timed_out = true;
+                    break;
+                }
+                // Its output closed (or there was none).
+                Err(RecvTimeoutError::Disconnected) => {
+                    line.clear();
+                    break;
                 }
             }
+            // "listening on http://127.0.0.1:PORT", with " (n1)" for a node.
+            match line
+                .strip_prefix("listening on ")
+                .and_then(|l| l.split_whitespace().next())
+            {
+                Some(base) => bases.push(base.to_owned()),
+                None => break,
+            }
         }
-        if read.is_ok() && bases.len() == nodes.max(1) {
+        if read.is_ok() && bases.len() == nodes {
             return Ok((child, bases));
         }
-        if line.is_empty() {
+        if line.is_empty() && !timed_out {
             // Its output closed: it is exiting (a refusal); its own status,
             // not the kill's, when it ends in time.
-            let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
-            while matches!(child.try_wait(), Ok(None)) && std::time::Instant::now() < until {
-                std::thread::sleep(std::time::Duration::from_millis(20));
+            let until = Instant::now() + Duration::from_secs(10);
+            while matches!(child.try_wait(), Ok(None)) && Instant::now() < until {
+                std::thread::sleep(Duration::from_millis(20));
             }
         }
         // Only the process started here, by its id.
         let _ = child.kill();
-        let out = child.wait_with_output().map_err(start)?;
-        read.map_err(start)?;
+        let out = child.wait_with_output().map_err(output)?;
+        read.map_err(output)?;
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        if timed_out {
+            return Err(ServeError::Silent {
+                shim: self.shim,
+                waited: self.start_timeout,
+                said: bases,
+                log: log_file,
+                stderr,
+            });
+        }
         Err(ServeError::NotStarted {
             status: out.status,
             line,
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            log: log_file,
+            stderr,
         })
     }
 
@@ -267,6 +375,38 @@ impl Serve {
             log,
         })
     }
+}
+
+/// The first lines of `stdout`, read on a thread of their own so that a
+/// process that never writes one cannot hold up its caller: up to `nodes`
+/// lines, stopping after the first that is not `listening on` or at the
+/// end; the pipe is closed after them, as it was when they were read here.
+fn first_lines(stdout: Option<ChildStdout>, nodes: usize) -> Receiver<std::io::Result<String>> {
+    let (send, lines) = mpsc::channel();
+    if let Some(stdout) = stdout {
+        // The thread ends with the pipe: at the line it stops at, or when the
+        // process, killed after a timeout, closes it.
+        std::thread::spawn(move || {
+            let mut stdout = std::io::BufReader::new(stdout);
+            for _ in 0..nodes {
+                let mut line = String::new();
+                match stdout.read_line(&mut line) {
+                    Ok(0) => return,
+                    Ok(_) => {
+                        let listens = line.starts_with("listening on ");
+                        if send.send(Ok(line)).is_err() || !listens {
+                            return;
+                        }
+                    }
+                    Err(e) => {
+                        let _ = send.send(Err(e));
+                        return;
+                    }
+                }
+            }
+        });
+    }
+    lines
 }
 
 /// Where a node process's log is kept.
@@ -334,7 +474,7 @@ mod tests {
             .start_node("n1")
             .err()
             .expect("echo does not listen");
-        let ServeError::NotStarted { line, stderr, .. } = &err else {
+        let ServeError::NotStarted { line, stderr, log, .. } = &err else {
             panic!("not NotStarted: {err}");
         };
         assert_eq!(
@@ -343,7 +483,65 @@ mod tests {
              --manifest m.toml --data-dir data"
         );
         assert!(stderr.is_empty(), "stderr went to the file");
+        assert_eq!(
+            log.as_deref(),
+            Some(dir.path().join("n1.log").as_path()),
+            "the file to read"
+        );
         assert!(err.to_string().starts_with("serve did not start ("), "{err}");
+        assert!(err.to_string().contains("n1.log"), "the message names the log: {err}");
+    }
+
+    /// A binary that never writes a line: it is given the start timeout,
+    /// then killed, and the error says so by its kind, with the log to read
+    /// (before, the test waited for the process's end, forever for a host).
+    #[test]
+    fn a_binary_that_says_nothing_times_out() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let shim = script(dir.path(), "silent", "echo 'compiling' >&2\nexec sleep 30");
+        let log = dir.path().join("silent.log");
+        let started = std::time::Instant::now();
+        let err = spawn_nodes(
+            || {
+                Serve::new(&shim, "m.toml", "data")
+                    .log_to(&log)
+                    .start_timeout(std::time::Duration::from_millis(300))
+            },
+            1,
+        )
+        .expect_err("it never listens");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "{:?}",
+            started.elapsed()
+        );
+        let ServeError::Silent {
+            waited,
+            said,
+            log: named,
+            ..
+        } = &err
+        else {
+            panic!("not Silent: {err}");
+        };
+        assert_eq!((waited.as_millis(), said.len()), (300, 0));
+        assert_eq!(named.as_deref(), Some(log.as_path()));
+        assert!(err.to_string().contains("silent.log"), "{err}");
+    }
+
+    /// A log file that cannot be made is a kind of its own, naming it.
+    #[test]
+    fn a_log_file_that_cannot_be_made_is_named() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("no-such-dir").join("n1.log");
+        let err = Serve::new("echo", "m.toml", "data")
+            .log_to(&path)
+            .spawn()
+            .expect_err("no log file");
+        let ServeError::LogFile { path: named, .. } = &err else {
+            panic!("not LogFile: {err}");
+        };
+        assert_eq!(named, &path);
     }
 
     /// A script in `dir` named `name` that runs `body` (the arguments
@@ -361,7 +559,7 @@ mod tests {
     fn spawn_nodes(serve: impl Fn() -> Serve, nodes: usize) -> Result<(std::process::Child, Vec<String>), ServeError> {
         for _ in 0..50 {
             match serve().spawn_nodes(nodes) {
-                Err(ServeError::Start { source, .. }) if source.raw_os_error() == Some(26) => {
+                Err(ServeError::Spawn { source, .. }) if source.raw_os_error() == Some(26) => {
                     std::thread::sleep(std::time::Duration::from_millis(20));
                 }
                 other => return other,
@@ -400,7 +598,10 @@ mod tests {
                 1,
             )
             .expect_err("refused");
-            let ServeError::NotStarted { status, line, stderr } = &err else {
+            let ServeError::NotStarted {
+                status, line, stderr, ..
+            } = &err
+            else {
                 panic!("not NotStarted: {err}");
             };
             assert_eq!((status.code(), line.as_str(), stderr.as_str()), (Some(3), "", said));
@@ -428,7 +629,7 @@ mod tests {
         let err = Serve::new("/no/such/wasmkeep-shim", "m.toml", "data")
             .spawn()
             .expect_err("no binary");
-        assert!(matches!(err, ServeError::Start { .. }), "{err}");
-        assert_eq!(err.to_string(), "starting /no/such/wasmkeep-shim");
+        assert!(matches!(err, ServeError::Spawn { .. }), "{err}");
+        assert_eq!(err.to_string(), "running /no/such/wasmkeep-shim");
     }
 }

@@ -4,7 +4,7 @@
 //! seed, the schedule and the report every harness prints.
 
 use crate::error::{Failure, guard};
-use crate::ffi_str::{arg, free_owned, owned};
+use crate::ffi_str::{bytes, free_owned, owned};
 use crate::host::WkhHost;
 use std::ffi::{CStr, c_char, c_void};
 use std::io::Write as _;
@@ -27,7 +27,22 @@ pub type WkhChaosBody = Option<
     ) -> i32,
 >;
 
-/// What `wkh_run_chaos` found. Free it with `wkh_chaos_result_free`.
+/// Where a body of `wkh_run_chaos_seeds` says why its seed failed, with
+/// `wkh_chaos_message_set`: a message of any length. Valid only during the
+/// body's call.
+pub struct WkhChaosMessage {
+    text: Option<String>,
+}
+
+/// A test body for `wkh_run_chaos_seeds`: as `wkh_chaos_body`, but it says
+/// why it failed with `wkh_chaos_message_set(message, ...)`, whatever the
+/// length, instead of into a buffer. Returns 0 when the test passed, nonzero
+/// when it failed. It must not reset or free the host. (Added after 0.2.0.)
+pub type WkhChaosSeedBody =
+    Option<unsafe extern "C" fn(host: *mut WkhHost, seed: u64, ctx: *mut c_void, message: *mut WkhChaosMessage) -> i32>;
+
+/// What `wkh_run_chaos` and `wkh_run_chaos_seeds` found. Free it with
+/// `wkh_chaos_result_free`.
 #[repr(C)]
 pub struct WkhChaosResult {
     /// How many seeds ran (the failing one included).
@@ -93,6 +108,8 @@ pub unsafe extern "C" fn wkh_chaos_end(host: *const WkhHost) -> *mut c_char {
 /// `WASMKEEP_CHAOS_SEED` set in the environment, only that seed runs (to
 /// replay a failure). The host is never left in chaos: when this returns it
 /// holds what the last seed's run left (the failing one's, to look at).
+/// `wkh_run_chaos_seeds` runs a list of seeds instead, and takes a message
+/// of any length.
 ///
 /// Returns the result (free it with `wkh_chaos_result_free`): `failed` false
 /// when every seed passed, else the seed, the body's message, the schedule
@@ -111,16 +128,10 @@ pub unsafe extern "C" fn wkh_run_chaos(
     ctx: *mut c_void,
 ) -> *mut WkhChaosResult {
     guard(std::ptr::null_mut(), || {
-        if host.is_null() {
-            return Err("host is NULL: make one with wkh_host_new".into());
-        }
         let body = body.ok_or("body is NULL: pass the test's function")?;
-        // SAFETY: a live host that nothing else uses meanwhile, per the contract.
-        let target = unsafe { WkhHost::from_mut_ptr(host)? };
         let seeds = (0..count).map(|i| first_seed.wrapping_add(i));
-        let outcome = run_chaos(target, seeds, |target, seed| {
+        let seed_run = |host: *mut WkhHost, seed: u64| {
             let mut message = vec![0u8; WKH_CHAOS_MESSAGE_CAP];
-            let host: *mut WkhHost = target;
             // SAFETY: the body's contract; `host` is the live host.
             let rc = unsafe { body(host, seed, ctx, message.as_mut_ptr().cast(), message.len()) };
             if rc == 0 {
@@ -130,76 +141,137 @@ pub unsafe extern "C" fn wkh_run_chaos(
             let text = CStr::from_bytes_until_nul(&message)
                 .map(|m| m.to_string_lossy().into_owned())
                 .unwrap_or_default();
-            Err(if text.is_empty() {
-                format!("the body returned {rc} (it wrote no message)")
-            } else {
-                text
-            })
-        });
-        let result = match outcome {
-            Ok(ran) => WkhChaosResult {
-                ran: ran as u64,
-                failed: false,
-                seed: 0,
-                message: std::ptr::null_mut(),
-                schedule: std::ptr::null_mut(),
-                report: std::ptr::null_mut(),
-            },
-            Err(ChaosRunError::Failed(failure)) => {
-                let mut err = std::io::stderr().lock();
-                for why in &failure.explanations {
-                    let _ = err.write_all(why.as_bytes());
-                }
-                WkhChaosResult {
-                    ran: failure.passed as u64 + 1,
-                    failed: true,
-                    seed: failure.seed,
-                    message: owned(failure.message.clone()),
-                    schedule: owned(lines(&failure.schedule)),
-                    report: owned(failure.report()),
-                }
-            }
-            // By the loop's own kind (a bad WASMKEEP_CHAOS_SEED: `bad-argument`).
-            Err(other) => return Err(Failure::with_kind(other.to_string(), other.kind())),
+            Err(said_or_returned(Some(text), rc))
         };
-        Ok(Box::into_raw(Box::new(result)))
+        // SAFETY: per the contract.
+        unsafe { run(host, seeds, seed_run) }
     })
 }
 
-/// Ends the chaos `wkh_chaos_start` started as a failure of its body: for a
-/// harness that runs its own loop over `wkh_reset`, `wkh_chaos_start` and
-/// `wkh_chaos_end` (added after 0.2.0 for the Rust harness, which now runs
-/// `wkh_run_chaos`). Prints to
-/// stderr what explained the seed's answers of 500 or more, as
-/// `wkh_run_chaos` does, and returns the result with `failed` true, `ran` 1,
-/// the seed, `message`, the schedule and the report (free it with
-/// `wkh_chaos_result_free`); NULL on failure (no chaos was running, a NULL
-/// host or message).
+/// Runs `body` once per seed of `seeds[0]` to `seeds[count - 1]`, in that
+/// order (repeats and all), as `wkh_run_chaos` runs a range: each after
+/// `wkh_reset` and under that seed's schedule, stopping at the first seed
+/// whose body returns nonzero; with `WASMKEEP_CHAOS_SEED` set, only that
+/// seed runs, once. The failing body's message is what it gave
+/// `wkh_chaos_message_set`, whole. (Added after 0.2.0.)
+///
+/// Returns the result as `wkh_run_chaos` does (`ran` counts the failing
+/// seed); NULL when it could not run (a NULL host or body, NULL seeds with
+/// `count` above 0, `WASMKEEP_CHAOS_SEED` not a number, a reset failed; see
+/// `wkh_last_error`).
 ///
 /// # Safety
-/// `host` is a live host; `message` NUL-terminated.
+/// `host` is a live host that nothing else uses meanwhile; `seeds` points to
+/// `count` seeds (or `count` is 0); `body` a function as
+/// `wkh_chaos_seed_body` describes; `ctx` is passed to it as it is.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn wkh_chaos_fail(host: *const WkhHost, message: *const c_char) -> *mut WkhChaosResult {
+pub unsafe extern "C" fn wkh_run_chaos_seeds(
+    host: *mut WkhHost,
+    seeds: *const u64,
+    count: usize,
+    body: WkhChaosSeedBody,
+    ctx: *mut c_void,
+) -> *mut WkhChaosResult {
     guard(std::ptr::null_mut(), || {
+        let body = body.ok_or("body is NULL: pass the test's function")?;
+        let seeds: Vec<u64> = if count == 0 {
+            Vec::new()
+        } else if seeds.is_null() {
+            return Err(format!("seeds is NULL with count {count}").into());
+        } else {
+            // SAFETY: `count` readable seeds, per the contract.
+            unsafe { std::slice::from_raw_parts(seeds, count) }.to_vec()
+        };
+        let seed_run = |host: *mut WkhHost, seed: u64| {
+            let mut message = WkhChaosMessage { text: None };
+            // SAFETY: the body's contract; `host` is the live host, and
+            // `message` lives until the body returns.
+            let rc = unsafe { body(host, seed, ctx, &raw mut message) };
+            if rc == 0 {
+                return Ok(());
+            }
+            Err(said_or_returned(message.text, rc))
+        };
         // SAFETY: per the contract.
-        let (host, message) = unsafe { (WkhHost::from_ptr(host)?, arg(message, "message")?) };
-        if host.host.chaos_seed().is_none() {
-            return Err("no chaos is running: start it with wkh_chaos_start".into());
-        }
-        let failure = host.host.fail_chaos(message);
-        let mut err = std::io::stderr().lock();
-        for why in &failure.explanations {
-            let _ = err.write_all(why.as_bytes());
-        }
-        Ok(Box::into_raw(Box::new(WkhChaosResult {
-            ran: 1,
-            failed: true,
-            seed: failure.seed,
-            message: owned(failure.message.clone()),
-            schedule: owned(lines(&failure.schedule)),
-            report: owned(failure.report()),
-        })))
+        unsafe { run(host, seeds, seed_run) }
     })
+}
+
+/// Sets the message of a failing body of `wkh_run_chaos_seeds`: the `len`
+/// bytes at `text` (UTF-8; what is not is replaced), copied, whatever their
+/// length. A second call replaces the first. Returns 0, or -1 for a NULL
+/// `message` (or NULL `text` with `len` above 0). (Added after 0.2.0.)
+///
+/// # Safety
+/// `message` is the one the body was given, during its call; `text` points
+/// to `len` readable bytes (or `len` is 0).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn wkh_chaos_message_set(message: *mut WkhChaosMessage, text: *const c_char, len: usize) -> i32 {
+    guard(-1, || {
+        if message.is_null() {
+            return Err("message is NULL: pass the one the body was given".into());
+        }
+        // SAFETY: per the contract.
+        let bytes = unsafe { bytes(text.cast(), len, "text")? };
+        // SAFETY: the body's message, alive during its call, per the contract.
+        unsafe { &mut *message }.text = Some(String::from_utf8_lossy(bytes).into_owned());
+        Ok(0)
+    })
+}
+
+/// A failed body's message: what it said, else what it returned.
+fn said_or_returned(said: Option<String>, rc: i32) -> String {
+    match said {
+        Some(text) if !text.is_empty() => text,
+        _ => format!("the body returned {rc} (it wrote no message)"),
+    }
+}
+
+/// The testing crate's loop over `seeds` on the C host, with `body` a
+/// seed's run (`Err` its message): the result for C, its failing seed's
+/// explanations printed to stderr; a loop that could not run is the error,
+/// by the loop's own kind.
+///
+/// # Safety
+/// `host` is NULL or a live host that nothing else uses meanwhile.
+unsafe fn run(
+    host: *mut WkhHost,
+    seeds: impl IntoIterator<Item = u64>,
+    mut body: impl FnMut(*mut WkhHost, u64) -> Result<(), String>,
+) -> Result<*mut WkhChaosResult, Failure> {
+    if host.is_null() {
+        return Err("host is NULL: make one with wkh_host_new".into());
+    }
+    // SAFETY: a live host that nothing else uses meanwhile, per the contract.
+    let target = unsafe { WkhHost::from_mut_ptr(host)? };
+    let outcome = run_chaos(target, seeds, |target, seed| body(target, seed));
+    let result = match outcome {
+        Ok(ran) => WkhChaosResult {
+            ran: ran as u64,
+            failed: false,
+            seed: 0,
+            message: std::ptr::null_mut(),
+            schedule: std::ptr::null_mut(),
+            report: std::ptr::null_mut(),
+        },
+        Err(ChaosRunError::Failed(failure)) => {
+            let mut err = std::io::stderr().lock();
+            for why in &failure.explanations {
+                let _ = err.write_all(why.as_bytes());
+            }
+            WkhChaosResult {
+                ran: failure.passed as u64 + 1,
+                failed: true,
+                seed: failure.seed,
+                message: owned(failure.message.clone()),
+                schedule: owned(lines(&failure.schedule)),
+                report: owned(failure.report()),
+            }
+        }
+        // By the loop's own kind (a bad WASMKEEP_CHAOS_SEED: `bad-argument`).
+        Err(other) => return Err(Failure::with_kind(other.to_string(), other.kind())),
+    };
+    Ok(Box::into_raw(Box::new(result)))
 }
 
 impl HasTestHost for WkhHost {
@@ -208,10 +280,10 @@ impl HasTestHost for WkhHost {
     }
 }
 
-/// Frees what `wkh_run_chaos` or `wkh_chaos_fail` returned. NULL does nothing.
+/// Frees what `wkh_run_chaos` or `wkh_run_chaos_seeds` returned. NULL does nothing.
 ///
 /// # Safety
-/// `result` is NULL or from `wkh_run_chaos` or `wkh_chaos_fail`, not freed before.
+/// `result` is NULL or from `wkh_run_chaos` or `wkh_run_chaos_seeds`, not freed before.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn wkh_chaos_result_free(result: *mut WkhChaosResult) {
     if !result.is_null() {

@@ -36,7 +36,12 @@ pub fn binding(verb: Verb) -> Binding {
         Verb::ClusterOperatorDelete => Binding::by(&[bound!(wkh_request_operator_delete)]),
         Verb::IdleExpiry => Binding::by(&[bound!(wkh_set_expire_after_idle), bound!(wkh_run_expiry_passes)]),
         Verb::AppDelete => Binding::by(&[bound!(wkh_delete_app)]),
-        Verb::SeededChaos => Binding::by(&[bound!(wkh_run_chaos), bound!(wkh_chaos_start), bound!(wkh_chaos_end)]),
+        Verb::SeededChaos => Binding::by(&[
+            bound!(wkh_run_chaos),
+            bound!(wkh_run_chaos_seeds),
+            bound!(wkh_chaos_start),
+            bound!(wkh_chaos_end),
+        ]),
         Verb::DeletionStatus => Binding::by(&[bound!(wkh_deletion_status)]),
         // The body of wkh_run_chaos is given its seed as an argument.
         Verb::ChaosSeed => Binding::by(&[bound!(wkh_run_chaos)]),

@@ -3,7 +3,7 @@
 //! Python callable) once per seed with the GIL held; the records and report
 //! every harness shares.
 
-use crate::{NativeHost, host_err};
+use crate::{HostError, NativeHost, host_err};
 use pyo3::exceptions::{PyAssertionError, PyException, PyValueError};
 use pyo3::prelude::*;
 use std::panic::{AssertUnwindSafe, catch_unwind, resume_unwind};
@@ -71,14 +71,27 @@ struct ChaosTarget<'py> {
     held: Option<PyRefMut<'py, NativeHost>>,
     /// What the failing body raised.
     raised: Option<PyErr>,
+    /// The seed whose body ran last.
+    last_seed: Option<u64>,
 }
+
+/// What unwinds out of the loop when it needs the host while another
+/// thread is inside one of its methods (a thread the body left running):
+/// the loop cannot reset it or end its chaos then. [`run`] catches it and
+/// raises `HostError` of kind `busy`.
+struct HostInUse;
 
 impl HasTestHost for ChaosTarget<'_> {
     fn test_host(&mut self) -> &mut TestHost {
-        // Panics when another thread is inside one of the host's methods
-        // (a thread the body left running); `run` ends the chaos then.
-        let held = self.held.get_or_insert_with(|| self.host.borrow_mut());
-        &mut held.host
+        let held = match self.held.take() {
+            Some(held) => held,
+            None => match self.host.try_borrow_mut() {
+                Ok(held) => held,
+                // Not a panic: no hook prints it, and `run` says what happened.
+                Err(_) => resume_unwind(Box::new(HostInUse)),
+            },
+        };
+        &mut self.held.insert(held).host
     }
 }
 
@@ -119,10 +132,12 @@ pub fn run(host: &Bound<'_, NativeHost>, seeds: Vec<u64>, body: &Bound<'_, PyAny
         host: host.clone(),
         held: None,
         raised: None,
+        last_seed: None,
     };
     let outcome = catch_unwind(AssertUnwindSafe(|| {
         run_chaos(&mut target, seeds, |target, seed| {
             target.held = None;
+            target.last_seed = Some(seed);
             body.call1((seed,)).map(drop).map_err(|e| {
                 let message = failure_message(py, &e);
                 target.raised = Some(e);
@@ -137,6 +152,9 @@ pub fn run(host: &Bound<'_, NativeHost>, seeds: Vec<u64>, body: &Bound<'_, PyAny
             // Never left in chaos, even so (a no-op when none runs).
             if let Ok(held) = host.try_borrow() {
                 held.host.end_chaos();
+            }
+            if panic.is::<HostInUse>() {
+                return Err(host_in_use(py, target.last_seed));
             }
             resume_unwind(panic)
         }
@@ -159,6 +177,32 @@ pub fn run(host: &Bound<'_, NativeHost>, seeds: Vec<u64>, body: &Bound<'_, PyAny
             }
         },
         Err(ChaosRunError::BadSeedVariable(message)) => Err(PyValueError::new_err(message)),
-        Err(ChaosRunError::Reset { source, .. }) => Err(host_err(source)),
+        Err(ChaosRunError::Reset { seed, source }) => {
+            // The host's error and kind, in the loop's words, with the seed.
+            let message = format!("resetting the host before seed {seed}: {source}");
+            let err = host_err(source);
+            let value = err.value(py);
+            value.setattr("args", (message,))?;
+            value.setattr("seed", seed)?;
+            Err(err)
+        }
     }
+}
+
+/// `HostError` of kind `busy`: the loop needed the host (to reset it, or to
+/// start or end a seed's chaos) while a thread the body started was still
+/// inside one of its methods; `seed` the seed whose body ran last (None:
+/// none had).
+fn host_in_use(py: Python<'_>, last_seed: Option<u64>) -> PyErr {
+    let after = last_seed.map_or_else(String::new, |seed| format!(" after the body of seed {seed}"));
+    let err = HostError::new_err(format!(
+        "run_chaos: another thread was still using the host{after} when the chaos loop needed it (to reset it, or \
+         to start or end a seed's schedule); the chaos ended. A body must not return while threads it started \
+         still call the host: join them before it returns"
+    ));
+    let value = err.value(py);
+    // A fresh exception's attributes: setting them fails only short of memory.
+    let _ = value.setattr("kind", "busy");
+    let _ = value.setattr("seed", last_seed);
+    err
 }

@@ -2,7 +2,7 @@
 //! schedule of what goes wrong at the durable boundaries, and on a failure
 //! say the seed and the schedule; the same seed replays the same run. The
 //! loop is the host's, as in every harness (the testing crate's
-//! `run_chaos`): the prebuilt driver calls the library's `wkh_run_chaos`
+//! `run_chaos`): the prebuilt driver calls the library's `wkh_run_chaos_seeds`
 //! with a C body that calls the closure, the in-process driver calls
 //! `run_chaos` itself. What is here is the Rust side of a body: the seed it
 //! sees, and its panic kept quiet and turned into the seed's message.

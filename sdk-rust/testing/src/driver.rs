@@ -149,7 +149,7 @@ pub(crate) trait HostDriver {
     fn start_chaos(&self, seed: u64) -> Verb<()>;
     /// Ends it; what it did, a line per step.
     fn end_chaos(&self) -> Verb<Vec<String>>;
-    /// The harness library's host, whose chaos loop (`wkh_run_chaos`)
+    /// The harness library's host, whose chaos loop (`wkh_run_chaos_seeds`)
     /// [`run_chaos`](crate::run_chaos) runs: the prebuilt driver's.
     fn prebuilt(&self) -> Option<&crate::prebuilt::PrebuiltHost> {
         None

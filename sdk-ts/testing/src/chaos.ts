@@ -1,7 +1,7 @@
 // Seeded chaos: the host testing library's chaos loop (the one every
 // language's harness runs), with the test's body called once per seed.
 import { TestHost } from "./host.js";
-import { kLogSink, loadNative } from "./native.js";
+import { kLogSink } from "./native.js";
 import type { ChaosOptions, ChaosRecord } from "./types.js";
 
 /**
@@ -80,9 +80,9 @@ export function runChaos(
   const [options, body] = typeof optionsOrBody === "function" ? [{}, optionsOrBody] : [optionsOrBody, maybeBody];
   if (!(host instanceof TestHost)) throw new TypeError("runChaos(host, options, body): host is a TestHost (createTestHost(...))");
   if (typeof body !== "function") throw new TypeError("runChaos(host, options, body): body is a function (host, seed) => { ... }");
-  // A replayed seed runs alone, whatever `seeds` says (the native loop reads it too).
-  const replay = loadNative().chaosSeedFromEnvironment();
-  const seeds = replay === null || replay === undefined ? seedsOf(options?.seeds) : [];
+  // WASMKEEP_CHAOS_SEED is read once, by the native loop: a replayed seed
+  // runs alone there, whatever `seeds` says.
+  const seeds = seedsOf(options?.seeds);
   let refused: TypeError | undefined;
   // The native loop resets the host, runs the seed's schedule around the
   // body and ends it, whatever the body does; a throw fails the seed.

@@ -39,7 +39,19 @@ export interface NativeChaosRun {
 
 type Key = [app: string, cls: string, name: string];
 
-/** The addon's host (`NativeHost`, a `TestHost` of the host testing library). */
+/**
+ * The addon's host (`NativeHost`, a `TestHost` of the host testing library).
+ *
+ * Written by hand, not generated: napi-rs writes an addon's .d.ts only
+ * through its CLI's `napi build` (`@napi-rs/cli`, which gathers what
+ * napi-derive's `type-def` feature emits), while this addon is built by
+ * plain `cargo build` like the rest of the workspace (setup, the release,
+ * the platform package); and about a dozen of its methods answer JSON
+ * (`serde_json::Value`) or a plain `Object`, which the generated
+ * declarations can only call `any` or `object`, so the shapes below (the
+ * answers, the actors, the tables, the chaos run) would be lost. Each verb's
+ * Rust method is bound by name in `native/harness/src/verbs.rs`.
+ */
 export interface NativeHost {
   readonly dataDir: string;
   readonly nodeCount: number;
@@ -82,7 +94,7 @@ export interface NativeHost {
   restartHost(): void;
   close(): void;
   startChaos(seed: number): void;
-  endChaos(failure?: string): { records: ChaosRecord[]; report: string | null; explanations: string[] };
+  endChaos(): { records: ChaosRecord[] };
   /** The testing library's chaos loop, calling `body` once per seed on this thread. */
   runChaos(seeds: number[], body: (seed: number) => void): NativeChaosRun;
 }
@@ -93,7 +105,6 @@ export interface NativeAddon {
   NativeHost: new (
     options: Pick<TestHostOptions, "dataDir" | "cacheDir" | "eventTimeoutMs" | "idleTimeoutMs" | "nodes" | "history">,
   ) => NativeHost;
-  chaosSeedFromEnvironment(): number | null;
   hostVersion(): string;
 }
 

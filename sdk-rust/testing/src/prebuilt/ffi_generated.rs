@@ -85,6 +85,14 @@ pub(crate) const WKH_DELETION_KIND_DELETED: WkhDeletionKind = 1;
 /// of its files began and has not finished).
 pub(crate) const WKH_DELETION_KIND_UNKNOWN: WkhDeletionKind = 2;
 
+/// Where a body of `wkh_run_chaos_seeds` says why its seed failed, with
+/// `wkh_chaos_message_set`: a message of any length. Valid only during the
+/// body's call.
+#[repr(C)]
+pub(crate) struct WkhChaosMessage {
+    _private: [u8; 0],
+}
+
 /// A host with its own data directory and a virtual clock (opaque). Made by
 /// `wkh_host_new`, freed by `wkh_host_free`.
 #[repr(C)]
@@ -92,7 +100,8 @@ pub(crate) struct WkhHost {
     _private: [u8; 0],
 }
 
-/// What `wkh_run_chaos` found. Free it with `wkh_chaos_result_free`.
+/// What `wkh_run_chaos` and `wkh_run_chaos_seeds` found. Free it with
+/// `wkh_chaos_result_free`.
 #[repr(C)]
 pub(crate) struct WkhChaosResult {
     /// How many seeds ran (the failing one included).
@@ -123,6 +132,14 @@ pub(crate) type WkhChaosBody = Option<
         message: *mut c_char,
         message_cap: usize,
     ) -> i32,
+>;
+
+/// A test body for `wkh_run_chaos_seeds`: as `wkh_chaos_body`, but it says
+/// why it failed with `wkh_chaos_message_set(message, ...)`, whatever the
+/// length, instead of into a buffer. Returns 0 when the test passed, nonzero
+/// when it failed. It must not reset or free the host. (Added after 0.2.0.)
+pub(crate) type WkhChaosSeedBody = Option<
+    unsafe extern "C" fn(host: *mut WkhHost, seed: u64, ctx: *mut c_void, message: *mut WkhChaosMessage) -> i32,
 >;
 
 /// One header: a name and a value (NUL-terminated).
@@ -298,6 +315,8 @@ pub(crate) type WkhChaosEndFn = unsafe extern "C" fn(host: *const WkhHost) -> *m
 /// `WASMKEEP_CHAOS_SEED` set in the environment, only that seed runs (to
 /// replay a failure). The host is never left in chaos: when this returns it
 /// holds what the last seed's run left (the failing one's, to look at).
+/// `wkh_run_chaos_seeds` runs a list of seeds instead, and takes a message
+/// of any length.
 ///
 /// Returns the result (free it with `wkh_chaos_result_free`): `failed` false
 /// when every seed passed, else the seed, the body's message, the schedule
@@ -315,25 +334,45 @@ pub(crate) type WkhRunChaosFn = unsafe extern "C" fn(
     ctx: *mut c_void,
 ) -> *mut WkhChaosResult;
 
-/// Ends the chaos `wkh_chaos_start` started as a failure of its body: for a
-/// harness that runs its own loop over `wkh_reset`, `wkh_chaos_start` and
-/// `wkh_chaos_end` (added after 0.2.0 for the Rust harness, which now runs
-/// `wkh_run_chaos`). Prints to
-/// stderr what explained the seed's answers of 500 or more, as
-/// `wkh_run_chaos` does, and returns the result with `failed` true, `ran` 1,
-/// the seed, `message`, the schedule and the report (free it with
-/// `wkh_chaos_result_free`); NULL on failure (no chaos was running, a NULL
-/// host or message).
+/// Runs `body` once per seed of `seeds[0]` to `seeds[count - 1]`, in that
+/// order (repeats and all), as `wkh_run_chaos` runs a range: each after
+/// `wkh_reset` and under that seed's schedule, stopping at the first seed
+/// whose body returns nonzero; with `WASMKEEP_CHAOS_SEED` set, only that
+/// seed runs, once. The failing body's message is what it gave
+/// `wkh_chaos_message_set`, whole. (Added after 0.2.0.)
+///
+/// Returns the result as `wkh_run_chaos` does (`ran` counts the failing
+/// seed); NULL when it could not run (a NULL host or body, NULL seeds with
+/// `count` above 0, `WASMKEEP_CHAOS_SEED` not a number, a reset failed; see
+/// `wkh_last_error`).
 ///
 /// # Safety
-/// `host` is a live host; `message` NUL-terminated.
-pub(crate) type WkhChaosFailFn =
-    unsafe extern "C" fn(host: *const WkhHost, message: *const c_char) -> *mut WkhChaosResult;
+/// `host` is a live host that nothing else uses meanwhile; `seeds` points to
+/// `count` seeds (or `count` is 0); `body` a function as
+/// `wkh_chaos_seed_body` describes; `ctx` is passed to it as it is.
+pub(crate) type WkhRunChaosSeedsFn = unsafe extern "C" fn(
+    host: *mut WkhHost,
+    seeds: *const u64,
+    count: usize,
+    body: WkhChaosSeedBody,
+    ctx: *mut c_void,
+) -> *mut WkhChaosResult;
 
-/// Frees what `wkh_run_chaos` or `wkh_chaos_fail` returned. NULL does nothing.
+/// Sets the message of a failing body of `wkh_run_chaos_seeds`: the `len`
+/// bytes at `text` (UTF-8; what is not is replaced), copied, whatever their
+/// length. A second call replaces the first. Returns 0, or -1 for a NULL
+/// `message` (or NULL `text` with `len` above 0). (Added after 0.2.0.)
 ///
 /// # Safety
-/// `result` is NULL or from `wkh_run_chaos` or `wkh_chaos_fail`, not freed before.
+/// `message` is the one the body was given, during its call; `text` points
+/// to `len` readable bytes (or `len` is 0).
+pub(crate) type WkhChaosMessageSetFn =
+    unsafe extern "C" fn(message: *mut WkhChaosMessage, text: *const c_char, len: usize) -> i32;
+
+/// Frees what `wkh_run_chaos` or `wkh_run_chaos_seeds` returned. NULL does nothing.
+///
+/// # Safety
+/// `result` is NULL or from `wkh_run_chaos` or `wkh_run_chaos_seeds`, not freed before.
 pub(crate) type WkhChaosResultFreeFn = unsafe extern "C" fn(result: *mut WkhChaosResult);
 
 /// Cuts node `node` (numbered from 1) off from the cluster: it holds nothing
@@ -880,7 +919,8 @@ pub(crate) struct Api {
     pub wkh_chaos_start: WkhChaosStartFn,
     pub wkh_chaos_end: WkhChaosEndFn,
     pub wkh_run_chaos: WkhRunChaosFn,
-    pub wkh_chaos_fail: WkhChaosFailFn,
+    pub wkh_run_chaos_seeds: WkhRunChaosSeedsFn,
+    pub wkh_chaos_message_set: WkhChaosMessageSetFn,
     pub wkh_chaos_result_free: WkhChaosResultFreeFn,
     pub wkh_cut_off: WkhCutOffFn,
     pub wkh_request_operator_delete: WkhRequestOperatorDeleteFn,
@@ -950,7 +990,8 @@ impl Api {
                 wkh_chaos_start: symbol(lib, b"wkh_chaos_start\0")?,
                 wkh_chaos_end: symbol(lib, b"wkh_chaos_end\0")?,
                 wkh_run_chaos: symbol(lib, b"wkh_run_chaos\0")?,
-                wkh_chaos_fail: symbol(lib, b"wkh_chaos_fail\0")?,
+                wkh_run_chaos_seeds: symbol(lib, b"wkh_run_chaos_seeds\0")?,
+                wkh_chaos_message_set: symbol(lib, b"wkh_chaos_message_set\0")?,
                 wkh_chaos_result_free: symbol(lib, b"wkh_chaos_result_free\0")?,
                 wkh_cut_off: symbol(lib, b"wkh_cut_off\0")?,
                 wkh_request_operator_delete: symbol(lib, b"wkh_request_operator_delete\0")?,

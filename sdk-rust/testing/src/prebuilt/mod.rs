@@ -1,7 +1,7 @@
 //! The prebuilt driver: the harness library of a release
 //! (`libwasmkeep_c_harness`, the C SDK's harness, with the whole host in
 //! it), loaded at start, so that a project's `cargo test` compiles no host
-//! (ADR 035). Its chaos loop is the library's `wkh_run_chaos` (`chaos`).
+//! (ADR 035). Its chaos loop is the library's `wkh_run_chaos_seeds` (`chaos`).
 
 // The harness header's declarations, written by `cargo xtask gen` (ADR 081),
 // laid out as rustfmt would; left as written.

@@ -10,7 +10,7 @@ use napi_derive::napi;
 use serde_json::{Value as Json, json};
 use std::cell::{RefCell, RefMut};
 use wasmkeep_host_testing::{
-    ChaosFailure, ChaosRecord, ChaosRunError, ChaosStep, HasTestHost, TestHost, chaos_seed_from_env, run_chaos,
+    ChaosFailure, ChaosRecord, ChaosRunError, ChaosStep, HasTestHost, TestHost, chaos_seed_from_env, run_chosen_seeds,
 };
 
 /// The host as [`run_chaos`] holds it: borrowed for the loop's own steps
@@ -39,27 +39,13 @@ impl NativeHost {
         Ok(())
     }
 
-    /// Ends seeded chaos: `{records, report, explanations}`, what the
-    /// schedule did (each record with its `text` as the report prints it)
-    /// and, when `failure` is given (the seed failed with that message), the
-    /// library's report of the failure and what explained each 5xx answer of
-    /// the seed (to print before it; empty when it passed).
+    /// Ends seeded chaos: `{records}`, what the schedule did, each record
+    /// with its `text` as the report prints it. (A failing seed's report and
+    /// explanations come from `run_chaos`, the only loop.)
     #[napi]
-    pub fn end_chaos(&self, failure: Option<String>) -> napi::Result<Json, ErrorCode> {
-        let host = self.host()?;
-        let (records, report, explanations) = match failure {
-            Some(message) => {
-                let f = host.fail_chaos(&message);
-                let report = f.report();
-                (f.schedule, Some(report), f.explanations)
-            }
-            None => (host.end_chaos(), None, Vec::new()),
-        };
-        Ok(json!({
-            "records": records.iter().map(record_json).collect::<Vec<_>>(),
-            "report": report,
-            "explanations": explanations,
-        }))
+    pub fn end_chaos(&self) -> napi::Result<Json, ErrorCode> {
+        let records = self.host()?.end_chaos();
+        Ok(json!({ "records": records.iter().map(record_json).collect::<Vec<_>>() }))
     }
 
     /// The chaos loop of the testing crate (`run_chaos`): `body(seed)` once
@@ -78,22 +64,21 @@ impl NativeHost {
         seeds: Vec<f64>,
         body: Function<'env, f64, Unknown<'env>>,
     ) -> napi::Result<Object<'env>, ErrorCode> {
-        // A replayed seed must be one a JavaScript number holds.
-        let replay = chaos_seed_from_environment()?;
-        let seeds = if replay.is_some() {
-            Vec::new()
-        } else {
-            seeds
+        // WASMKEEP_CHAOS_SEED is read here, once: a replayed seed runs
+        // alone, and must be one a JavaScript number holds.
+        let seeds = match chaos_seed_from_env().map_err(err)? {
+            Some(seed) => vec![replayable(seed)?],
+            None => seeds
                 .into_iter()
                 .map(seed_of)
-                .collect::<napi::Result<Vec<_>, ErrorCode>>()?
+                .collect::<napi::Result<Vec<_>, ErrorCode>>()?,
         };
         let mut cause = None;
         let mut lent = Lent {
             cell: &self.host,
             held: None,
         };
-        let outcome = run_chaos(&mut lent, seeds, |lent, seed| {
+        let outcome = run_chosen_seeds(&mut lent, seeds, |lent, seed| {
             // The body's verbs borrow the host themselves.
             lent.held = None;
             #[allow(clippy::cast_precision_loss, reason = "seeds are checked within 2^53")]
@@ -255,16 +240,16 @@ fn record_json(r: &ChaosRecord) -> Json {
     out
 }
 
-/// The seed `WASMKEEP_CHAOS_SEED` names, to replay alone; `null` when unset.
-#[napi]
-pub fn chaos_seed_from_environment() -> napi::Result<Option<f64>, ErrorCode> {
-    match chaos_seed_from_env().map_err(err)? {
-        None => Ok(None),
-        #[allow(clippy::cast_precision_loss, reason = "checked within 2^53 first")]
-        Some(seed) if seed as f64 <= MAX_SEED => Ok(Some(seed as f64)),
-        Some(seed) => Err(err(format!(
+/// The seed `WASMKEEP_CHAOS_SEED` named, to replay alone, if a JavaScript
+/// number holds it exactly (the body is given it as one).
+fn replayable(seed: u64) -> napi::Result<u64, ErrorCode> {
+    #[allow(clippy::cast_precision_loss, reason = "compared with 2^53 - 1, which f64 holds")]
+    if seed as f64 <= MAX_SEED {
+        Ok(seed)
+    } else {
+        Err(err(format!(
             "WASMKEEP_CHAOS_SEED={seed} is beyond the seeds a JavaScript number holds exactly (up to {MAX_SEED}): \
              give the seed a failure of this harness printed"
-        ))),
+        )))
     }
 }

@@ -21,8 +21,6 @@ use wasmkeep_host_testing::{RestoreTo, TestAnswer, TestHost, TestHostError, Test
 pub mod chaos;
 pub mod verbs;
 
-pub use chaos::chaos_seed_from_environment;
-
 /// The `code` of the error a harness call throws: the kind of the host's
 /// failure (`no-such-class`, `needs-cluster`, `no-such-node`, ...), for a test
 /// to compare rather than the message's words, or `InvalidArg` for an

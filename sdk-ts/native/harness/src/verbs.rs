@@ -5,7 +5,7 @@
 //! (`testing/src/` wraps these in the documented API; xtask's parity check
 //! reads its declarations.)
 
-use crate::{NativeHost, chaos_seed_from_environment};
+use crate::NativeHost;
 use wasmkeep_host_testing::bound;
 use wasmkeep_host_testing::verbs::{Binding, Verb};
 
@@ -45,7 +45,6 @@ pub fn binding(verb: Verb) -> Binding {
         Verb::AppDelete => Binding::by(&[bound!(NativeHost::delete_app)]),
         Verb::SeededChaos => Binding::by(&[
             bound!(NativeHost::run_chaos),
-            bound!(chaos_seed_from_environment),
             bound!(NativeHost::start_chaos),
             bound!(NativeHost::end_chaos),
         ]),

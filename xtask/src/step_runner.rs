@@ -30,12 +30,14 @@ struct Timing {
 }
 
 /// A command of [`Runner::summarised_at_once`]: the line printed before
-/// its output (if any), the lines of its output kept when it passes, and
-/// the command.
+/// its output (if any), the lines of its output kept when it passes, the
+/// command, and the group of jobs it never runs beside.
 pub struct Job {
     pub title: Option<String>,
     pub lines: fn(&str) -> bool,
     pub cmd: Command,
+    /// Jobs of the same group never run at the same time.
+    pub apart: Option<&'static str>,
 }
 
 impl Job {
@@ -44,6 +46,7 @@ impl Job {
             title: None,
             lines,
             cmd,
+            apart: None,
         }
     }
 
@@ -51,8 +54,17 @@ impl Job {
     pub fn titled(title: impl Into<String>, lines: fn(&str) -> bool, cmd: Command) -> Self {
         Self {
             title: Some(title.into()),
-            lines,
-            cmd,
+            ..Self::new(lines, cmd)
+        }
+    }
+
+    /// The same, never run beside another job of `group`: it waits, and a
+    /// later job that may run goes first.
+    #[must_use]
+    pub fn never_beside(self, group: &'static str) -> Self {
+        Self {
+            apart: Some(group),
+            ..self
         }
     }
 }
@@ -230,18 +242,27 @@ impl Runner {
     /// [`Runner::summarised`] does, its kept lines, or all of its output
     /// when it failed. After a failure no job starts; those running are
     /// waited for and shown. For commands that mostly wait (on servers,
-    /// leases, sleeps), not for compiles: 2 cores run two such at once.
+    /// leases, sleeps), not for compiles: 2 cores run two such at once. A
+    /// job never runs beside another of its group ([`Job::never_beside`]):
+    /// the first job in order that may run starts.
     ///
     /// # Errors
     /// A job could not start or failed (after printing all of its output);
     /// the error names the first that failed.
     pub fn summarised_at_once(&self, at_once: usize, jobs: Vec<Job>) -> Result<()> {
-        let mut waiting = jobs.into_iter();
+        let mut waiting: Vec<Job> = jobs;
         let mut running: Vec<Running> = Vec::new();
         let mut first_error: Option<anyhow::Error> = None;
         loop {
             while first_error.is_none() && running.len() < at_once.max(1) {
-                let Some(job) = waiting.next() else { break };
+                let may_run = |job: &Job| {
+                    job.apart
+                        .is_none_or(|group| running.iter().all(|r| r.job.apart != Some(group)))
+                };
+                let Some(next) = waiting.iter().position(may_run) else {
+                    break;
+                };
+                let job = waiting.remove(next);
                 match self.spawn(job) {
                     Ok(run) => running.push(run),
                     Err(e) => first_error = Some(e),
@@ -625,6 +646,31 @@ mod tests {
         let e = r.summarised_at_once(2, jobs).expect_err("the first fails");
         assert!(format!("{e}").contains("exit 4"), "{e}");
         assert!(!marker.exists(), "a job started after a failure");
+        let _ = fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn jobs_of_one_group_never_run_beside_each_other() {
+        let root = std::env::temp_dir().join(format!("xtask-runner-apart-{}", std::process::id()));
+        fs::create_dir_all(&root).expect("temp dir");
+        let r = Runner::new(&root, Selection::default(), None);
+        // Each of the group fails if it finds the other's mark: they must
+        // not overlap, though two run at once. The third, of no group, runs
+        // beside the first instead of the second.
+        let mark = root.join("busy");
+        let apart = format!("test ! -e {m} && touch {m} && sleep 0.3 && rm {m}", m = mark.display());
+        let began = Instant::now();
+        let jobs = vec![
+            Job::new(|_| false, r.command("sh", &["-c", &apart])).never_beside("servers"),
+            Job::new(|_| false, r.command("sh", &["-c", &apart])).never_beside("servers"),
+            Job::new(|_| false, r.command("sh", &["-c", "sleep 0.3"])),
+        ];
+        r.summarised_at_once(2, jobs).expect("the group's jobs never overlap");
+        let took = began.elapsed();
+        assert!(
+            took >= Duration::from_millis(600) && took < Duration::from_millis(850),
+            "the group's two one after another, the third beside the first: {took:?}"
+        );
         let _ = fs::remove_dir_all(&root);
     }
 }

@@ -163,7 +163,9 @@ pub(crate) fn run_event(host: &Arc<Host>, res: &mut Resident, kind: GuestEvent, 
         GuestEvent::Request { req, respond, .. } => {
             // Taken by the request that runs next once it is armed, never by
             // one already running (whose answer may be out already).
-            res.store.data_mut().ev.crash_after_answer = host.faults().take(FaultKind::CrashAfterAnswer);
+            if host.faults().take(FaultKind::CrashAfterAnswer) {
+                res.store.data_mut().ev.crash = crate::imports::CrashAfterAnswer::Armed;
+            }
             let slot: ResponseSlot = Arc::new(Mutex::new(Some(respond)));
             let out = match res.store.data_mut().table.push(Outparam { tx: slot.clone() }) {
                 Ok(o) => o,

@@ -109,12 +109,22 @@ pub(crate) struct EventState {
     /// The restore the guest asked for (`restore-on-next-session`, 0.2.4):
     /// the end of the event carries it out once the event's writes are kept.
     pub restore_after: Option<crate::replica::Pos>,
-    /// The fault `crash-after-answer` was taken for this request: the guest
-    /// is stopped the moment its answer has gone out.
-    pub crash_after_answer: bool,
+    /// Where the fault `crash-after-answer` stands for this event.
+    pub crash: CrashAfterAnswer,
+}
+
+/// The fault `crash-after-answer` for one event.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CrashAfterAnswer {
+    /// Not armed for this event.
+    #[default]
+    No,
+    /// Taken for this request: the guest is stopped the moment its answer
+    /// has gone out.
+    Armed,
     /// The guest was stopped so, after its answer went out: the event's end
     /// keeps nothing more and the actor starts again from what was kept.
-    pub crashed_after_answer: bool,
+    Crashed,
 }
 
 /// The data of one actor's store.

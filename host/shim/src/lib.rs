@@ -12,5 +12,6 @@ pub mod cluster_certs;
 mod dashboard;
 mod forward;
 pub mod peer_tls;
+mod reply;
 pub mod route;
 pub mod server;

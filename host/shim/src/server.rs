@@ -94,22 +94,7 @@ fn json_error(status: StatusCode, message: impl Into<String>) -> Response {
 /// An API error as JSON, `{"error": <what happened>, "kind": <its kind>}`,
 /// with the status its kind answers with.
 fn shim_error(e: &RuntimeError) -> Response {
-    let status = StatusCode::from_u16(e.kind().status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    shim_error_with_status(status, e)
-}
-
-/// A runtime error as JSON with its kind, answered with `status`.
-fn shim_error_with_status(status: StatusCode, e: &RuntimeError) -> Response {
-    let kind = e.kind();
-    let mut r = (
-        status,
-        axum::Json(json!({ "error": e.to_string(), "kind": kind.as_str() })),
-    )
-        .into_response();
-    if let Ok(v) = axum::http::HeaderValue::from_str(kind.as_str()) {
-        r.headers_mut().insert(wasmkeep_host::FAILURE_HEADER, v);
-    }
-    r
+    crate::reply::runtime_error(e)
 }
 
 async fn no_route() -> Response {
@@ -171,9 +156,9 @@ async fn tables(
             }
             axum::Json(json!({ "tables": obj })).into_response()
         }
-        Ok(Err(e @ RuntimeError::TablesTooLarge(_))) => json_error(StatusCode::PAYLOAD_TOO_LARGE, e.to_string()),
-        Ok(Err(e @ RuntimeError::TablesTooSlow(_))) => json_error(StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
-        Ok(Err(e)) => json_error(StatusCode::NOT_FOUND, e.to_string()),
+        // By its kind: no such actor 404, too large 413, too slow or the
+        // storage failing 503.
+        Ok(Err(e)) => shim_error(&e),
         Err(e) => json_error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     }
 }
@@ -194,11 +179,13 @@ async fn delete_actor(
             "note": "its database could not be opened: its files were removed",
         }))
         .into_response(),
-        Ok(Ok(AdminDeleted::Absent)) => json_error(StatusCode::NOT_FOUND, format!("no such actor: {key}")),
+        Ok(Ok(AdminDeleted::Absent)) => {
+            crate::reply::kind(crate::FailureKind::NoSuchActor, format!("no such actor: {key}"))
+        }
         // An actor another node holds is deleted with `wasmkeep-shim actor
         // delete`, which goes through the bucket: 409, asking for that.
         Ok(Err(e)) if e.kind() == crate::FailureKind::HolderUnreachable => {
-            shim_error_with_status(StatusCode::CONFLICT, &e)
+            crate::reply::failure(StatusCode::CONFLICT, e.kind(), e.to_string())
         }
         // Anything else by its kind: a storage failure is a 5xx.
         Ok(Err(e)) => shim_error(&e),
@@ -318,7 +305,7 @@ async fn cluster_info(State(ctx): State<Ctx>) -> Response {
 async fn cut_off(State(ctx): State<Ctx>) -> Response {
     match ctx.rt.dev().cut_off() {
         Ok(()) => axum::Json(json!({ "cut_off": ctx.rt.node_id() })).into_response(),
-        Err(e) => json_error(StatusCode::CONFLICT, e.to_string()),
+        Err(e) => shim_error(&e),
     }
 }
 

@@ -463,3 +463,30 @@ async fn the_admin_api_deletes_an_actor_and_bounds_its_table_dump() {
     assert_eq!(st, 413, "the dump is refused past 16 MiB: {}", body.len());
     assert!(body.contains("16 MiB"), "{body}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn admin_failures_carry_their_kind() {
+    let s = start(false).await;
+    let (st, kind, body) = send_for_kind(
+        reqwest::Method::GET,
+        &format!("{}/_shim/actors/counter/never-made/tables", s.base),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (st, kind.as_deref()),
+        (404, Some("no-such-actor")),
+        "an absent actor's tables: {body}"
+    );
+    let (st, kind, body) = send_for_kind(
+        reqwest::Method::POST,
+        &format!("{}/_shim/cluster/cut-off", s.base),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (st, kind.as_deref()),
+        (409, Some("needs-cluster")),
+        "cutting off a single node: {body}"
+    );
+}

@@ -185,7 +185,7 @@ impl ActorCell {
         }
         // A host that crashed after the answer keeps what was kept before it
         // and nothing of the event's end: the actor starts again from there.
-        let crashed = data.ev.crashed_after_answer;
+        let crashed = data.ev.crash == crate::imports::CrashAfterAnswer::Crashed;
         if crashed {
             tracing::warn!(actor = %key, "{}", crate::imports::CRASHED_AFTER_ANSWER);
         }

@@ -1,7 +1,7 @@
 //! `wasmkeep:actor/http`: the request's response, set through its outparam.
 
 use super::HostState;
-use super::{CRASHED_AFTER_ANSWER, R};
+use super::{CRASHED_AFTER_ANSWER, CrashAfterAnswer, R};
 use crate::bindings::http;
 use crate::http_types::HttpResponse;
 use crate::outparam::Outparam;
@@ -21,10 +21,10 @@ impl http::HostResponseOutparam for HostState {
                 failure: None,
                 held_elsewhere: None,
             });
-            if self.ev.crash_after_answer {
+            if self.ev.crash == CrashAfterAnswer::Armed {
                 // The answer is out; the host "crashes" here: the guest is
                 // trapped before anything it does after its answer.
-                self.ev.crashed_after_answer = true;
+                self.ev.crash = CrashAfterAnswer::Crashed;
                 return Err(wasmtime::Error::msg(CRASHED_AFTER_ANSWER));
             }
         }

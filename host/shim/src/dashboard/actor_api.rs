@@ -6,8 +6,8 @@
 
 use super::overview::actor_rows;
 use super::readonly_sql::{Cut, ReadError, ReadOnlyDb, Rows};
-use super::reply::{bad_request, failure, kind, ok};
 use super::state::DashCtx;
+use crate::reply::{bad_request, failure, kind, ok};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::Response;

@@ -8,7 +8,6 @@ mod live;
 mod metrics_history;
 mod overview;
 mod readonly_sql;
-mod reply;
 mod restore_api;
 mod state;
 

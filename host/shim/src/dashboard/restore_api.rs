@@ -9,8 +9,8 @@
 //! and the holder's answer is this answer.
 
 use super::actor_api::NodeQuery;
-use super::reply::{bad_request, kind, ok};
 use super::state::DashCtx;
+use crate::reply::{bad_request, kind, ok};
 use axum::Json;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};

@@ -1,6 +1,6 @@
-//! The dashboard API's answers: JSON, and failures named by their kind
-//! (`{"error", "kind"}` and the `wasmkeep-failure` header), so the page and the
-//! tests match on the kind rather than the words.
+//! The admin and dashboard APIs' answers: JSON, and failures named by their
+//! kind (`{"error", "kind"}` and the `wasmkeep-failure` header), so the page,
+//! scripts and tests match on the kind rather than the words.
 
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -30,6 +30,11 @@ pub(crate) fn failure(status: StatusCode, kind: FailureKind, message: impl Into<
 pub(crate) fn kind(kind: FailureKind, message: impl Into<String>) -> Response {
     let status = StatusCode::from_u16(kind.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     failure(status, kind, message)
+}
+
+/// A runtime error, with the status its kind answers with.
+pub(crate) fn runtime_error(e: &wasmkeep_host::RuntimeError) -> Response {
+    kind(e.kind(), e.to_string())
 }
 
 /// A request the API cannot read (no kind: nothing failed in the host).

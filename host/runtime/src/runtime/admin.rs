@@ -99,8 +99,7 @@ impl<'a> Admin<'a> {
         let (tx, rx) = oneshot::channel();
         self.host
             .enqueue(key, Job::new(HostJob::Inspect { reply: tx }, Vec::new()));
-        rx.blocking_recv()
-            .map_err(|_| RuntimeError::host("the actor's worker stopped before it answered"))?
+        rx.blocking_recv().map_err(|_| worker_stopped())?
     }
 
     /// Runs `read` on a read-only connection to the actor's database on this
@@ -146,8 +145,7 @@ impl<'a> Admin<'a> {
         let (tx, rx) = oneshot::channel();
         self.host
             .enqueue(key, Job::new(HostJob::AdminDelete { done: tx }, Vec::new()));
-        rx.blocking_recv()
-            .map_err(|_| RuntimeError::host("the actor's worker stopped before it answered"))?
+        rx.blocking_recv().map_err(|_| worker_stopped())?
     }
 
     /// Restores an actor of this cluster node to `to` (ADR 064): in its
@@ -166,8 +164,7 @@ impl<'a> Admin<'a> {
         let (tx, rx) = oneshot::channel();
         self.host
             .enqueue(key, Job::new(HostJob::Restore { to, done: tx }, Vec::new()));
-        rx.blocking_recv()
-            .map_err(|_| RuntimeError::host("the actor's worker stopped before it answered"))?
+        rx.blocking_recv().map_err(|_| worker_stopped())?
     }
 
     /// How many actors are resident now.
@@ -204,4 +201,13 @@ pub(super) fn actor_exists(host: &Host, key: &ActorKey) -> bool {
 /// How many actors are resident on `host` now.
 pub(super) fn resident_count(host: &Host) -> usize {
     host.scheduler().with_worker_count()
+}
+
+/// The actor's worker went before it answered an admin job: the node is
+/// shutting down, or the worker failed (its log says why).
+fn worker_stopped() -> RuntimeError {
+    RuntimeError::host(
+        "the actor's worker stopped before it answered: the node is shutting down or the worker failed; \
+         read the host's log, then try again",
+    )
 }
